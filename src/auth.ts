@@ -1,0 +1,34 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Credential } from './backends/backend.js';
+import { GatewayError } from './errors.js';
+
+/**
+ * Who may call the gateway. With keys, a client must present one of them
+ * (contract part 5: "Bearer " is unconfirmed there, so it is accepted and
+ * optional). Without keys the gateway forwards each client's own header and
+ * the upstream decides; the header must still be present.
+ */
+export interface Authenticator {
+  authenticate(authorization: string | null | undefined): Credential;
+}
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+export function createAuthenticator(apiKeys: readonly string[]): Authenticator {
+  // Compare digests in constant time so a key cannot be guessed byte by byte.
+  const accepted = apiKeys.map(digest);
+  return {
+    authenticate(authorization) {
+      const header = authorization?.trim();
+      if (!header) throw new GatewayError('UNAUTHENTICATED', 'Missing API key: send it in the Authorization header', {
+          failsRequest: true,
+        });
+      if (accepted.length === 0) return { authorization: header };
+      const presented = digest(header.replace(/^Bearer\s+/i, ''));
+      if (!accepted.some((key) => timingSafeEqual(key, presented))) {
+        throw new GatewayError('UNAUTHENTICATED', 'Unknown API key', { failsRequest: true });
+      }
+      return { authorization: header };
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
+
+/** What a client presented; backends that forward credentials send it upstream as is. */
+export interface Credential {
+  /** The client's `Authorization` header value, exactly as sent. */
+  authorization: string;
+}
+
+/** Options of the vending reads (contract part 4). */
+export interface VendingQuery {
+  /** The upstream value of the `products` query parameter, passed as given; absent means not sent. */
+  products?: string | undefined;
+}
+
+/**
+ * The REST contract's four operations. Everything above this interface
+ * (GraphQL, REST passthrough, webhook enrichment) is written once against it.
+ * Failures are `GatewayError`s: `NOT_FOUND` for an unknown id, `UPSTREAM_*` for
+ * a service that misbehaves.
+ */
+export interface Backend {
+  getTransaction(id: string, credential: Credential): Promise<Transaction>;
+  getVending(id: string, query: VendingQuery, credential: Credential): Promise<Vending>;
+  listVendings(query: VendingQuery, credential: Credential): Promise<Vending[]>;
+  /** Answers with the upstream's success body (the contract shows an empty object). */
+  updatePayment(id: string, payment: PaymentUpdate, credential: Credential): Promise<Record<string, unknown>>;
+  /** Releases connections and timers. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,83 @@
+import type { PaymentUpdate, Transaction, Vending } from '../../contract/index.js';
+import { badUserInput, notFound } from '../../errors.js';
+import type { Backend, VendingQuery } from '../backend.js';
+import { createDemoData, type DemoData, type DemoVending } from './demo-data.js';
+import { renderVending, type ProductsShape } from './vending-views.js';
+
+export interface MemoryBackendOptions {
+  /**
+   * The `products` parameter values this backend answers, as the upstream would.
+   * @default { flat: 'flat', planogram: 'planogram' }
+   */
+  productsValues?: Record<ProductsShape, string>;
+  /**
+   * Starting data; each backend gets its own copy.
+   * @default createDemoData()
+   */
+  data?: DemoData;
+  /** Called after a transaction changes (payment stored, status set), with the new record. */
+  onTransactionChanged?: (transaction: Transaction) => void;
+}
+
+export interface MemoryBackend extends Backend {
+  /** Sets a transaction's status, as the service does when a sale progresses. */
+  setTransactionStatus(id: string, status: string): Transaction;
+  /** Ids of every transaction held, in insertion order. */
+  transactionIds(): string[];
+}
+
+/** The embedded backend: the contract's service held in memory, with demo data. */
+export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryBackend {
+  const values = options.productsValues ?? { flat: 'flat', planogram: 'planogram' };
+  const data = structuredClone(options.data ?? createDemoData());
+  const transactions = new Map(data.transactions.map((t) => [t.transactionId, t]));
+  const vendings = new Map(data.vendings.map((v) => [v.vendingId, v]));
+
+  function shapeOf(query: VendingQuery): ProductsShape {
+    if (query.products === undefined || query.products === values.flat) return 'flat';
+    if (query.products === values.planogram) return 'planogram';
+    throw badUserInput(
+      `products must be ${JSON.stringify(values.flat)} or ${JSON.stringify(values.planogram)}, got ${JSON.stringify(query.products)}`,
+    );
+  }
+
+  function transactionOrThrow(id: string): Transaction {
+    const found = transactions.get(id);
+    if (!found) throw notFound('transaction', id);
+    return found;
+  }
+
+  function changed(transaction: Transaction): Transaction {
+    options.onTransactionChanged?.(structuredClone(transaction));
+    return structuredClone(transaction);
+  }
+
+  return {
+    async getTransaction(id) {
+      return structuredClone(transactionOrThrow(id));
+    },
+    async getVending(id, query) {
+      const shape = shapeOf(query);
+      const machine: DemoVending | undefined = vendings.get(id);
+      if (!machine) throw notFound('vending', id);
+      return renderVending(machine, shape);
+    },
+    async listVendings(query): Promise<Vending[]> {
+      const shape = shapeOf(query);
+      return [...vendings.values()].map((machine) => renderVending(machine, shape));
+    },
+    async updatePayment(id, payment: PaymentUpdate) {
+      const transaction = transactionOrThrow(id);
+      transaction.payment = structuredClone(payment);
+      changed(transaction);
+      return {};
+    },
+    setTransactionStatus(id, status) {
+      const transaction = transactionOrThrow(id);
+      transaction.status = status;
+      return changed(transaction);
+    },
+    transactionIds: () => [...transactions.keys()],
+    async close() {},
+  };
+}

@@ -1,0 +1,160 @@
+/*
+ * Environment → typed, validated Config, parsed once at start (DESIGN §2).
+ * Nothing else reads process.env. A bad value throws a ConfigError whose
+ * message is one line naming the variable and what it accepts.
+ */
+
+export type BackendKind = 'memory' | 'rest';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface UpstreamConfig {
+  /** Base address of the REST service, without a trailing slash. */
+  url: string;
+  /** Key sent upstream; when absent each client's own `Authorization` is forwarded. */
+  apiKey: string | undefined;
+  /** @default 10000 */
+  timeoutMs: number;
+  /** Most open connections to the upstream. @default 50 */
+  connections: number;
+  /** Most retries of an idempotent GET. @default 2 */
+  retries: number;
+}
+
+/** How per-request loaders turn a batch of ids into backend calls. */
+export interface BatchingConfig {
+  /** A batch of at least this many vending ids is read with one list call. @default 3 */
+  vendingListThreshold: number;
+  /** Most transaction reads in flight for one batch. @default 16 */
+  transactionConcurrency: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  production: boolean;
+  backend: BackendKind;
+  /** Set when `backend` is `rest`. */
+  upstream: UpstreamConfig | undefined;
+  batching: BatchingConfig;
+  /** Keys accepted from clients; empty when clients' keys are forwarded upstream unchecked. */
+  apiKeys: string[];
+  /** The key made up for development when `API_KEYS` is unset; printed on start. */
+  devApiKey: string | undefined;
+  webhookSecret: string | undefined;
+  redisUrl: string | undefined;
+  /** Upstream values of the `products` query parameter; an empty value means "send none". */
+  productsValues: { flat: string; planogram: string };
+  /** Largest request body accepted on any route, in bytes. @default 1048576 */
+  maxBodyBytes: number;
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, accepts: string, got: string | undefined) {
+    super(`${variable} must be ${accepts}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The fixed development key: README examples work as written. Never used in production. */
+export const DEVELOPMENT_API_KEY = 'dev-key-vending-gateway';
+
+type Env = Record<string, string | undefined>;
+
+const present = (env: Env, name: string): string | undefined => {
+  const value = env[name]?.trim();
+  return value === '' ? undefined : value;
+};
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new ConfigError(name, `a whole number from ${min} to ${max}`, raw);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `one of ${allowed.join(', ')}`, raw);
+  }
+  return raw as T;
+}
+
+function httpUrl(env: Env, name: string): string | undefined {
+  const raw = present(env, name);
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'an http:// or https:// address', raw);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, 'an http:// or https:// address', raw);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function list(env: Env, name: string): string[] {
+  return (present(env, name) ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+function upstreamConfig(env: Env): UpstreamConfig {
+  const url = httpUrl(env, 'UPSTREAM_URL');
+  if (url === undefined) throw new ConfigError('UPSTREAM_URL', 'set when BACKEND=rest', undefined);
+  return {
+    url,
+    apiKey: present(env, 'UPSTREAM_API_KEY'),
+    timeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000),
+    connections: integer(env, 'UPSTREAM_CONNECTIONS', 50, 1, 10_000),
+    retries: integer(env, 'UPSTREAM_RETRIES', 2, 0, 2),
+  };
+}
+
+export function loadConfig(env: Env): Config {
+  const production = env.NODE_ENV === 'production';
+  const backend = oneOf(env, 'BACKEND', ['memory', 'rest'] as const, 'memory');
+  const upstream = backend === 'rest' ? upstreamConfig(env) : undefined;
+  // In forward mode the upstream judges each client's own key (DESIGN §2).
+  const checksKeys = upstream === undefined || upstream.apiKey !== undefined;
+  let apiKeys = list(env, 'API_KEYS');
+  let devApiKey: string | undefined;
+  if (checksKeys && apiKeys.length === 0) {
+    if (production) throw new ConfigError('API_KEYS', 'set (comma-separated client keys) when NODE_ENV=production', undefined);
+    devApiKey = DEVELOPMENT_API_KEY;
+    apiKeys = [devApiKey];
+  }
+  const webhookSecret = present(env, 'WEBHOOK_SECRET');
+  if (webhookSecret !== undefined && !/^whsec_[A-Za-z0-9+/=]+$/.test(webhookSecret)) {
+    throw new ConfigError('WEBHOOK_SECRET', 'a Standard Webhooks secret (whsec_ followed by base64)', '…');
+  }
+  return {
+    port: integer(env, 'PORT', 4000, 0, 65_535),
+    host: present(env, 'HOST') ?? '127.0.0.1',
+    production,
+    backend,
+    upstream,
+    batching: {
+      vendingListThreshold: integer(env, 'VENDING_LIST_THRESHOLD', 3, 2, 1_000_000),
+      transactionConcurrency: integer(env, 'TRANSACTION_CONCURRENCY', 16, 1, 1_000),
+    },
+    apiKeys: checksKeys ? apiKeys : [],
+    devApiKey,
+    webhookSecret,
+    redisUrl: present(env, 'REDIS_URL'),
+    productsValues: {
+      flat: env.PRODUCTS_FLAT?.trim() ?? 'flat',
+      planogram: present(env, 'PRODUCTS_PLANOGRAM') ?? 'planogram',
+    },
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1_024, 104_857_600),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+  };
+}

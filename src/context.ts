@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { Authenticator } from './auth.js';
+import type { Backend, Credential } from './backends/backend.js';
+import type { BatchingConfig, Config } from './config.js';
+import { createLoaders, type Loaders } from './loaders.js';
+
+/** What every request may use; built once by `createGateway`. */
+export interface GatewayServices {
+  backend: Backend;
+  authenticator: Authenticator;
+  batching: BatchingConfig;
+  productsValues: Config['productsValues'];
+}
+
+/** The per-request context of GraphQL resolvers (and of each subscription). */
+export interface GatewayContext {
+  requestId: string;
+  credential: Credential;
+  backend: Backend;
+  loaders: Loaders;
+  productsValues: Config['productsValues'];
+}
+
+/** Accepts a caller's `x-request-id` when it is short and printable, else makes one. */
+export function requestIdFrom(header: string | null | undefined): string {
+  return header && /^[\w.:-]{1,128}$/.test(header) ? header : randomUUID();
+}
+
+/** Authenticates (throws `UNAUTHENTICATED`) and builds fresh loaders for this caller. */
+export function createContext(services: GatewayServices, authorization: string | null | undefined, requestId: string): GatewayContext {
+  const credential = services.authenticator.authenticate(authorization);
+  return {
+    requestId,
+    credential,
+    backend: services.backend,
+    loaders: createLoaders(services.backend, credential, services.batching),
+    productsValues: services.productsValues,
+  };
+}

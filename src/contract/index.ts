@@ -1,0 +1,3 @@
+export * from './resources.js';
+export * from './parse.js';
+export * from './envelopes.js';

@@ -1,0 +1,96 @@
+import { GraphQLError } from 'graphql';
+
+/**
+ * Every expected failure has one of these codes (DESIGN §3). GraphQL errors
+ * carry it as `extensions.code`; REST answers derive their status from it, so
+ * the two transports never disagree about a failure.
+ */
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'BAD_USER_INPUT'
+  | 'UPSTREAM_ERROR'
+  | 'UPSTREAM_TIMEOUT'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'RATE_LIMITED';
+
+/** HTTP status for each code where the contract is silent (DESIGN §4). */
+const statusByCode: Record<ErrorCode, number> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  BAD_USER_INPUT: 400,
+  UPSTREAM_ERROR: 502,
+  UPSTREAM_TIMEOUT: 504,
+  UPSTREAM_UNAVAILABLE: 502,
+  RATE_LIMITED: 429,
+};
+
+export interface GatewayErrorOptions {
+  /** Status the upstream answered with, kept so REST passthrough can repeat a 4xx verbatim. */
+  upstreamStatus?: number;
+  cause?: unknown;
+  /**
+   * Set when the error fails a whole GraphQL request (authentication, rate
+   * limits): yoga answers with the code's HTTP status instead of 200. Field
+   * errors never do, so a partial result keeps its 200.
+   */
+  failsRequest?: boolean;
+  /** HTTP headers to send with a request-failing error (e.g. `Retry-After`). */
+  headers?: Record<string, string>;
+}
+
+/** An expected failure: its message is safe to show to the client. */
+export class GatewayError extends GraphQLError {
+  readonly code: ErrorCode;
+  readonly upstreamStatus: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
+    const http = options.failsRequest ? { http: { status: statusByCode[code], headers: options.headers } } : {};
+    super(message, {
+      extensions: { code, ...http },
+      originalError: options.cause instanceof Error ? options.cause : undefined,
+    });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.upstreamStatus = options.upstreamStatus;
+  }
+
+  /** The REST status: an upstream 4xx is repeated as sent, anything else follows the code. */
+  get httpStatus(): number {
+    const upstream = this.upstreamStatus;
+    if (upstream !== undefined && upstream >= 400 && upstream < 500) return upstream;
+    return statusByCode[this.code];
+  }
+}
+
+export function isGatewayError(value: unknown): value is GatewayError {
+  return value instanceof GatewayError;
+}
+
+/** The contract's error envelope (part 7): `{errors: {message}}`. */
+export interface ErrorEnvelope {
+  errors: { message: string };
+}
+
+export function errorEnvelope(message: string): ErrorEnvelope {
+  return { errors: { message } };
+}
+
+/**
+ * Status and body for any thrown value on a REST route. Unexpected errors are
+ * masked: their text and stack never reach the client.
+ */
+export function toRestError(error: unknown): { status: number; body: ErrorEnvelope } {
+  if (isGatewayError(error)) {
+    return { status: error.httpStatus, body: errorEnvelope(error.message) };
+  }
+  return { status: 500, body: errorEnvelope('Unexpected error.') };
+}
+
+export const notFound = (what: string, id: string): GatewayError =>
+  new GatewayError('NOT_FOUND', `${what} ${JSON.stringify(id)} was not found`);
+
+export const badUserInput = (message: string): GatewayError =>
+  new GatewayError('BAD_USER_INPUT', message);

@@ -1,0 +1,19 @@
+import type { ProductLine } from '../contract/index.js';
+
+/*
+ * Money arithmetic for computed fields. Prices are decimals in the contract
+ * (part 2) and their currency's precision is not shown, so sums are rounded to
+ * ten decimal places: enough to drop binary noise (0.1 * 3), never a real digit.
+ */
+
+const clean = (value: number): number => Number(value.toFixed(10));
+
+/** price × quantity; a line without a quantity counts once, one without a price has no total. */
+export function lineTotal(line: ProductLine): number | null {
+  if (line.productPrice === null || line.productPrice === undefined) return null;
+  return clean(line.productPrice * (line.quantity ?? 1));
+}
+
+export function total(lines: readonly ProductLine[]): number {
+  return clean(lines.reduce((sum, line) => sum + (lineTotal(line) ?? 0), 0));
+}

@@ -1,0 +1,8 @@
+import type { GraphQLSchema } from 'graphql';
+import { builder } from './builder.js';
+import './types/product-line.js';
+import './types/transaction.js';
+import './types/vending.js';
+
+/** The gateway's schema, built once from the Pothos types. */
+export const schema: GraphQLSchema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,30 @@
+import { productLineSchema } from '../../contract/index.js';
+import { lineTotal } from '../amounts.js';
+import { builder } from '../builder.js';
+import { extraFields } from '../extra-fields.js';
+import { ProductLineRef } from '../refs.js';
+
+const knownFields = Object.keys(productLineSchema.shape);
+
+ProductLineRef.implement({
+  description: 'One product of a transaction, a vending or a webhook (contract part 2, "Product line").',
+  fields: (t) => ({
+    productId: t.id({ description: 'Identifier of the product (UUID-shaped string).', resolve: (p) => p.productId }),
+    productName: t.string({ nullable: true, description: 'Display name of the product.', resolve: (p) => p.productName ?? null }),
+    productPrice: t.float({ nullable: true, description: 'Unit price, a decimal in the currency of the vending.', resolve: (p) => p.productPrice ?? null }),
+    productThumbnail: t.string({ nullable: true, description: 'URL of a picture of the product.', resolve: (p) => p.productThumbnail ?? null }),
+    productSku: t.string({ nullable: true, description: 'Stock keeping unit of the product.', resolve: (p) => p.productSku ?? null }),
+    quantity: t.float({ nullable: true, description: 'How many: items sold in a transaction, items stocked on a vending.', resolve: (p) => p.quantity ?? null }),
+    lineTotal: t.float({
+      nullable: true,
+      description: 'Computed by the gateway: productPrice × quantity (a missing quantity counts as 1); null without a price.',
+      resolve: (p) => lineTotal(p),
+    }),
+    extra: t.field({
+      type: 'JSONObject',
+      nullable: true,
+      description: 'Fields the upstream sent that this schema does not name, as received; null when there are none.',
+      resolve: (p) => extraFields(p, knownFields),
+    }),
+  }),
+});

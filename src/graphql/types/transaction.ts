@@ -1,0 +1,96 @@
+import { transactionSchema } from '../../contract/index.js';
+import { badUserInput } from '../../errors.js';
+import { isNotFound } from '../../loaders.js';
+import { total } from '../amounts.js';
+import { builder } from '../builder.js';
+import { extraFields } from '../extra-fields.js';
+import { ProductLineRef, TransactionRef } from '../refs.js';
+
+const knownFields = Object.keys(transactionSchema.shape);
+
+/** Most ids one `transactions` query may ask for. */
+export const MAX_TRANSACTION_IDS = 500;
+
+export function requireId(id: string, argument: string): string {
+  if (id.trim() === '') throw badUserInput(`${argument} must not be empty`);
+  return id;
+}
+
+TransactionRef.implement({
+  description: 'A sale made at a vending machine (contract part 2, "Transaction").',
+  fields: (t) => ({
+    transactionId: t.id({ description: 'Identifier of the transaction (UUID-shaped string).', resolve: (tx) => tx.transactionId }),
+    customerId: t.id({ nullable: true, description: 'Identifier of the customer, when the service knows one.', resolve: (tx) => tx.customerId ?? null }),
+    products: t.field({ type: [ProductLineRef], description: 'The items of the transaction.', resolve: (tx) => tx.products }),
+    status: t.string({
+      description: 'State of the transaction as the service reports it. Seen: "active", "pending"; the full list is not shown in the contract.',
+      resolve: (tx) => tx.status,
+    }),
+    total: t.float({
+      description: 'Computed by the gateway: the sum of the product lines\' lineTotal, in the currency of the vending.',
+      resolve: (tx) => total(tx.products),
+    }),
+    extra: t.field({
+      type: 'JSONObject',
+      nullable: true,
+      description: 'Fields the upstream sent that this schema does not name, as received; null when there are none.',
+      resolve: (tx) => extraFields(tx, knownFields),
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  transaction: t.field({
+    type: TransactionRef,
+    nullable: true,
+    description: 'One transaction by id (GET /transactions/{id}); null with a NOT_FOUND error when unknown.',
+    args: { id: t.arg.id({ required: true, description: 'The transactionId.' }) },
+    resolve: (_root, { id }, ctx) => ctx.loaders.transactionById.load(requireId(id, 'id')),
+  }),
+  transactions: t.field({
+    type: [TransactionRef],
+    nullable: { list: false, items: true },
+    description: `Several transactions in one round trip, in the order asked; null where an id is unknown. At most ${MAX_TRANSACTION_IDS} ids.`,
+    args: { ids: t.arg.idList({ required: true, description: 'The transactionIds; repeats are read once.' }) },
+    resolve: async (_root, { ids }, ctx) => {
+      if (ids.length > MAX_TRANSACTION_IDS) throw badUserInput(`ids may hold at most ${MAX_TRANSACTION_IDS} ids, got ${ids.length}`);
+      const results = await ctx.loaders.transactionById.loadMany(ids.map((id) => requireId(id, 'ids')));
+      // Unknown ids become null; any other failure stays an error at its index.
+      return results.map((result) => (isNotFound(result) ? null : result)) as never;
+    },
+  }),
+}));
+
+const UpdateTransactionPaymentPayload = builder
+  .objectRef<{ transactionId: string }>('UpdateTransactionPaymentPayload')
+  .implement({
+    description: 'Result of updateTransactionPayment.',
+    fields: (t) => ({
+      transaction: t.field({
+        type: TransactionRef,
+        nullable: true,
+        description: 'The transaction read back from the service after the update.',
+        resolve: ({ transactionId }, _args, ctx) => ctx.loaders.transactionById.load(transactionId),
+      }),
+    }),
+  });
+
+builder.mutationFields((t) => ({
+  updateTransactionPayment: t.field({
+    type: UpdateTransactionPaymentPayload,
+    description: 'Enriches a transaction with payment status and customer details (PUT /transactions/{id}/payment).',
+    args: {
+      transactionId: t.arg.id({ required: true, description: 'The transaction to enrich.' }),
+      payment: t.arg({
+        type: 'JSONObject',
+        required: true,
+        description: 'The payment update request body, sent as given; its fields are not shown in the contract.',
+      }),
+    },
+    resolve: async (_root, { transactionId, payment }, ctx) => {
+      await ctx.backend.updatePayment(requireId(transactionId, 'transactionId'), payment, ctx.credential);
+      ctx.loaders.forgetTransaction(transactionId);
+      return { transactionId };
+    },
+  }),
+}));

@@ -1,0 +1,101 @@
+import { ContractViolation, parseProductLine, vendingSchema, type Vending } from '../../contract/index.js';
+import type { GatewayContext } from '../../context.js';
+import { GatewayError } from '../../errors.js';
+import { builder } from '../builder.js';
+import { extraFields } from '../extra-fields.js';
+import { ProductLineRef, VendingRef, type ProductsViewValue } from '../refs.js';
+import { paginate, VendingConnectionRef, VendingFilterInput, type VendingFilterValue } from './vending-connection.js';
+import { requireId } from './transaction.js';
+
+const knownFields = Object.keys(vendingSchema.shape);
+
+export const ProductsView = builder.enumType('ProductsView', {
+  description: 'How a vending\'s products are returned: the `products` query parameter of the contract (part 4).',
+  values: {
+    FLAT: { value: 'FLAT', description: 'A flat list of product lines, in Vending.products.' },
+    PLANOGRAM: { value: 'PLANOGRAM', description: 'The machine\'s planogram, in Vending.planogram, as the service sent it (its shape is not shown in the contract).' },
+  } as const,
+});
+
+/** The upstream value of `products` for a view; an empty configured value means "send none". */
+export function productsParam(ctx: GatewayContext, view: ProductsViewValue): string | undefined {
+  const value = view === 'FLAT' ? ctx.productsValues.flat : ctx.productsValues.planogram;
+  return value === '' ? undefined : value;
+}
+
+function flatProducts({ vending, view }: { vending: Vending; view: ProductsViewValue }) {
+  if (view !== 'FLAT' || !Array.isArray(vending.products)) return null;
+  try {
+    return vending.products.map(parseProductLine);
+  } catch (error) {
+    if (error instanceof ContractViolation) throw new GatewayError('UPSTREAM_ERROR', `vending ${vending.vendingId}: ${error.message}`);
+    throw error;
+  }
+}
+
+const optional = <T>(value: T | null | undefined): T | null => value ?? null;
+
+VendingRef.implement({
+  description: 'A vending machine (contract part 2, "Vending").',
+  fields: (t) => ({
+    vendingId: t.id({ description: 'Identifier of the vending (UUID-shaped string).', resolve: ({ vending }) => vending.vendingId }),
+    status: t.string({ nullable: true, description: 'State of the machine; the allowed values are not shown in the contract.', resolve: ({ vending }) => optional(vending.status) }),
+    online: t.boolean({ nullable: true, description: 'Whether the machine is connected; independent of `enabled`.', resolve: ({ vending }) => optional(vending.online) }),
+    enabled: t.boolean({ nullable: true, description: 'Whether the machine is enabled for sales; independent of `online`.', resolve: ({ vending }) => optional(vending.enabled) }),
+    address: t.string({ nullable: true, description: 'Street address of the machine.', resolve: ({ vending }) => optional(vending.address) }),
+    building: t.string({ nullable: true, description: 'Building or spot where the machine stands.', resolve: ({ vending }) => optional(vending.building) }),
+    countryCode: t.string({ nullable: true, description: 'Country of the machine, as the service codes it (e.g. "DE").', resolve: ({ vending }) => optional(vending.countryCode) }),
+    currencyCode: t.string({ nullable: true, description: 'Currency of the machine\'s prices (e.g. "EUR").', resolve: ({ vending }) => optional(vending.currencyCode) }),
+    identifier: t.string({ nullable: true, description: 'Operator-facing name of the machine.', resolve: ({ vending }) => optional(vending.identifier) }),
+    posId: t.id({ nullable: true, description: 'Identifier of the machine\'s point of sale (UUID-shaped string).', resolve: ({ vending }) => optional(vending.posId) }),
+    products: t.field({
+      type: [ProductLineRef],
+      nullable: true,
+      description: 'Products as a flat list: set in the FLAT view, null in the PLANOGRAM view.',
+      resolve: flatProducts,
+    }),
+    planogram: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'The `products` value the service sent in the PLANOGRAM view, unchanged (its shape is not shown in the contract); null in the FLAT view.',
+      resolve: ({ vending, view }) => (view === 'PLANOGRAM' ? optional(vending.products) : null),
+    }),
+    extra: t.field({
+      type: 'JSONObject',
+      nullable: true,
+      description: 'Fields the upstream sent that this schema does not name, as received; null when there are none.',
+      resolve: ({ vending }) => extraFields(vending, knownFields),
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  vending: t.field({
+    type: VendingRef,
+    nullable: true,
+    description: 'One vending by id (GET /vendings/{id}); null with a NOT_FOUND error when unknown.',
+    args: {
+      id: t.arg.id({ required: true, description: 'The vendingId.' }),
+      products: t.arg({ type: ProductsView, required: true, defaultValue: 'FLAT', description: 'Which form of products to read.' }),
+    },
+    resolve: async (_root, { id, products }, ctx) => {
+      const vending = await ctx.loaders.vendingById(productsParam(ctx, products)).load(requireId(id, 'id'));
+      return { vending, view: products };
+    },
+  }),
+  vendings: t.field({
+    type: VendingConnectionRef,
+    description: 'Every vending of the account (GET /vendings), filtered and paged by the gateway: the contract has no paging of its own.',
+    args: {
+      products: t.arg({ type: ProductsView, required: true, defaultValue: 'FLAT', description: 'Which form of products to read.' }),
+      filter: t.arg({ type: VendingFilterInput, description: 'Only vendings matching every field given.' }),
+      first: t.arg.int({ description: 'Page size; all remaining vendings when omitted.' }),
+      after: t.arg.string({ description: 'Cursor of the last vending of the previous page (PageInfo.endCursor).' }),
+    },
+    resolve: async (_root, { products, filter, first, after }, ctx) => {
+      const all = await ctx.loaders.listVendings(productsParam(ctx, products));
+      const views = all.map((vending) => ({ vending, view: products }));
+      return paginate(views, (filter ?? undefined) as VendingFilterValue | undefined, first ?? undefined, after ?? undefined);
+    },
+  }),
+}));

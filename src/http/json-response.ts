@@ -1,0 +1,7 @@
+/** A JSON answer with the contract's media type (part 1: every body is application/json). */
+export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+}

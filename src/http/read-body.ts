@@ -1,0 +1,31 @@
+/** The body was larger than allowed: answer 413. */
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`Request body is larger than ${limit} bytes`);
+    this.name = 'BodyTooLarge';
+  }
+}
+
+/**
+ * Reads a request body as UTF-8 text, stopping as soon as it passes `limit`
+ * bytes, so an oversized body is never held in memory whole.
+ */
+export async function readBodyText(request: Request, limit: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
+  if (!request.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new BodyTooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

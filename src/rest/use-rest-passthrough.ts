@@ -1,0 +1,24 @@
+import type { Plugin } from 'graphql-yoga';
+import { errorEnvelope } from '../errors.js';
+import { jsonResponse } from '../http/json-response.js';
+import { createRestHandler, type RestHandlerOptions } from './rest-handler.js';
+
+export interface RestPassthroughOptions extends RestHandlerOptions {
+  /** Paths served by something else (GraphQL, webhooks, operations); everything else is REST. */
+  reservedPaths: readonly string[];
+}
+
+/**
+ * Serves the REST contract's paths before yoga looks at the request; any other
+ * path outside `reservedPaths` is a 404 in the contract's error envelope.
+ */
+export function useRestPassthrough(options: RestPassthroughOptions): Plugin {
+  const handleRest = createRestHandler(options);
+  return {
+    async onRequest({ request, url, endResponse }) {
+      if (options.reservedPaths.includes(url.pathname)) return;
+      const response = await handleRest(request, url);
+      endResponse(response ?? jsonResponse(errorEnvelope(`No route for ${request.method} ${url.pathname}`), 404));
+    },
+  };
+}
