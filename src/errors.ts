@@ -48,11 +48,10 @@ export class GatewayError extends GraphQLError {
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     const http = options.failsRequest ? { http: { status: statusByCode[code], headers: options.headers } } : {};
-    super(message, {
-      extensions: { code, ...http },
-      originalError: options.cause instanceof Error ? options.cause : undefined,
-    });
-    this.name = 'GatewayError';
+    // The cause is kept apart from `originalError`: yoga masks any error whose
+    // original is not a GraphQLError, and this one is expected.
+    super(message, { extensions: { code, ...http } });
+    this.cause = options.cause;
     this.code = code;
     this.upstreamStatus = options.upstreamStatus;
   }

@@ -1,0 +1,20 @@
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { createGateway, type Gateway, type GatewayDeps } from '../../src/server.js';
+
+export const TEST_KEY = 'test-key-1';
+export const OTHER_KEY = 'test-key-2';
+
+export interface RunningGateway {
+  url: string;
+  gateway: Gateway;
+  close(): Promise<void>;
+}
+
+/** Starts a real gateway on a free loopback port; `env` is layered over test defaults. */
+export async function startGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}): Promise<RunningGateway> {
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', ...env });
+  const gateway = createGateway(config, { logger: pino({ level: 'silent' }), ...deps });
+  const { url } = await gateway.listen();
+  return { url, gateway, close: () => gateway.close() };
+}

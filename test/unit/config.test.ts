@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEVELOPMENT_API_KEY, loadConfig } from '../../src/config.js';
+
+describe.concurrent('loadConfig', () => {
+  it('has the defaults of DESIGN §2 and a development key', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 4000, host: '127.0.0.1', backend: 'memory', production: false, upstream: undefined });
+    expect(config.productsValues).toEqual({ flat: 'flat', planogram: 'planogram' });
+    expect(config.devApiKey).toBe(DEVELOPMENT_API_KEY);
+    expect(config.apiKeys).toEqual([DEVELOPMENT_API_KEY]);
+  });
+
+  it('reads API_KEYS as a comma-separated list and makes no development key then', () => {
+    const config = loadConfig({ API_KEYS: ' a , b,,c ' });
+    expect(config.apiKeys).toEqual(['a', 'b', 'c']);
+    expect(config.devApiKey).toBeUndefined();
+  });
+
+  it('refuses to start in production without API_KEYS', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/^API_KEYS must be set/);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^PORT must be a whole number from 0 to 65535, got "abc"$/],
+    [{ PORT: '70000' }, /^PORT must be/],
+    [{ BACKEND: 'graphql' }, /^BACKEND must be one of memory, rest, got "graphql"$/],
+    [{ BACKEND: 'rest' }, /^UPSTREAM_URL must be set when BACKEND=rest$/],
+    [{ BACKEND: 'rest', UPSTREAM_URL: 'ftp://x' }, /^UPSTREAM_URL must be an http/],
+    [{ BACKEND: 'rest', UPSTREAM_URL: 'not a url' }, /^UPSTREAM_URL must be an http/],
+    [{ WEBHOOK_SECRET: 'plain' }, /^WEBHOOK_SECRET must be a Standard Webhooks secret/],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
+  ])('rejects %o with one line naming the variable', (env, message) => {
+    let error: unknown;
+    try {
+      loadConfig(env as Record<string, string>);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('configures the rest backend, forwarding client keys when UPSTREAM_API_KEY is unset', () => {
+    const forward = loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://127.0.0.1:9999/api/' });
+    expect(forward.upstream).toMatchObject({ url: 'http://127.0.0.1:9999/api', apiKey: undefined, timeoutMs: 10_000 });
+    expect(forward.apiKeys).toEqual([]);
+    const service = loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k', API_KEYS: 'c' });
+    expect(service.upstream?.apiKey).toBe('k');
+    expect(service.apiKeys).toEqual(['c']);
+  });
+});
