@@ -4,9 +4,11 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { createAuthenticator } from './auth.js';
 import type { Backend } from './backends/backend.js';
 import { createMemoryBackend } from './backends/memory/memory-backend.js';
+import { createRestBackend } from './backends/rest/rest-backend.js';
 import type { Config } from './config.js';
 import { createContext, type GatewayContext, type GatewayServices } from './context.js';
 import { schema } from './graphql/schema.js';
+import { recordUpstreamCall, runWithRequestStats } from './http/request-stats.js';
 import { requestIdOf, useRequestLog } from './http/use-request-log.js';
 import { createLogger, yogaLogger, type Logger } from './logging.js';
 import { useRestPassthrough } from './rest/use-rest-passthrough.js';
@@ -32,15 +34,21 @@ export interface Gateway {
 
 export const GRAPHQL_PATH = '/graphql';
 
-function pickBackend(config: Config): Backend {
-  if (config.backend === 'memory') return createMemoryBackend({ productsValues: config.productsValues });
-  throw new Error('BACKEND=rest is not available yet');
+function pickBackend(config: Config, logger: Logger): Backend {
+  if (!config.upstream) return createMemoryBackend({ productsValues: config.productsValues });
+  return createRestBackend({
+    ...config.upstream,
+    onUpstreamCall(call) {
+      recordUpstreamCall(call.durationMs);
+      logger.debug({ upstream: call }, 'upstream call');
+    },
+  });
 }
 
 /** The one place that chooses implementations and wires HTTP, routes and GraphQL. */
 export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const logger = deps.logger ?? createLogger(config.logLevel);
-  const backend = deps.backend ?? pickBackend(config);
+  const backend = deps.backend ?? pickBackend(config, logger);
   const services: GatewayServices = {
     backend,
     authenticator: createAuthenticator(config.apiKeys),
@@ -74,7 +82,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     ],
   });
 
-  const server: Server = createServer(yoga);
+  const server: Server = createServer((req, res) => runWithRequestStats(() => yoga(req, res)));
 
   return {
     fetch: yoga.fetch,

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { requestIdFrom } from '../context.js';
 import type { Logger } from '../logging.js';
+import { currentRequestStats } from './request-stats.js';
 
 const started = new WeakMap<Request, { at: number; id: string }>();
 
@@ -18,6 +19,7 @@ export function useRequestLog(logger: Logger): Plugin {
     onResponse({ request, response }) {
       const entry = started.get(request);
       const url = new URL(request.url);
+      const stats = currentRequestStats();
       if (entry) response.headers.set('x-request-id', entry.id);
       logger.info(
         {
@@ -26,6 +28,8 @@ export function useRequestLog(logger: Logger): Plugin {
           path: url.pathname,
           status: response.status,
           durationMs: entry ? Math.round((performance.now() - entry.at) * 10) / 10 : undefined,
+          upstreamCalls: stats?.upstreamCalls,
+          upstreamMs: stats ? Math.round(stats.upstreamMs * 10) / 10 : undefined,
         },
         'request',
       );
