@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import { isJsonObject, transactionSchema, type ProductLine } from '../contract/index.js';
+
+/*
+ * Webhook body → one normalised event (DESIGN §5, contract part 6). Pure: the
+ * caller supplies the receive time and the `webhook-id` header, so the route
+ * decides about I/O, answering and publishing, and this file only reads.
+ */
+
+export type WebhookFormat = 'LEGACY' | 'ENVELOPED';
+
+export interface TransactionUpdateEvent {
+  /** meta.webhookId, else the envelope `id`, else "sha256:" + content hash. */
+  eventId: string;
+  type: 'transaction.update';
+  format: WebhookFormat;
+  /** ISO string given by the caller. */
+  receivedAt: string;
+  /** The envelope's timestamp when present (numbers become ISO strings). */
+  occurredAt: string | undefined;
+  transactionId: string;
+  status: string;
+  products: ProductLine[];
+  /** The transaction object as received (unknown fields kept). */
+  transaction: Record<string, unknown>;
+  /** The whole parsed body. */
+  raw: unknown;
+}
+
+export type NormalizeResult =
+  | { ok: true; event: TransactionUpdateEvent; dedupeKey: string }
+  | { ok: false; problems: string[] };
+
+export interface WebhookMeta {
+  receivedAt: string;
+  webhookId?: string | undefined;
+}
+
+const LEGACY_EVENT = 'transaction';
+const ENVELOPED_TYPE = 'transaction.update';
+/** Part 6 does not show the envelope's shape; these are the usual timestamp names. */
+const TIMESTAMP_FIELDS = ['timestamp', 'created_at', 'createdAt', 'time'] as const;
+/** Below this a numeric timestamp is read as seconds (1e11 s is year 5138; 1e11 ms is 1973). */
+const SECONDS_LIMIT = 1e11;
+
+interface Located {
+  transaction: unknown;
+  path: string;
+}
+
+interface Envelope {
+  format: WebhookFormat;
+  located: Located;
+  id: string | undefined;
+  occurredAt: string | undefined;
+}
+
+export function parseWebhookText(text: string, meta: WebhookMeta): NormalizeResult {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { ok: false, problems: ['body is not valid JSON'] };
+  }
+  return normalizeWebhook(body, meta);
+}
+
+export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeResult {
+  if (!isJsonObject(body)) return { ok: false, problems: ['body must be a JSON object'] };
+
+  const problems: string[] = [];
+  const envelope = readEnvelope(body, problems);
+  if (envelope === undefined) return { ok: false, problems };
+
+  const { transaction, path } = envelope.located;
+  if (!isJsonObject(transaction)) {
+    problems.push(`${path}: expected an object, received ${kindOf(transaction)}`);
+    return { ok: false, problems };
+  }
+  // The contract's own schema, so the webhook accepts exactly what REST does
+  // (part 2: product lines are shared by transactions, vendings and the webhook).
+  const parsed = transactionSchema.safeParse(transaction);
+  if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => describeIssue(path, issue)));
+  if (transaction.transactionId === '') problems.push(`${path}.transactionId: must not be empty`);
+  if (!parsed.success || problems.length > 0) return { ok: false, problems };
+
+  const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
+  const hash = webhookId === undefined && envelope.id === undefined ? contentHash(body) : undefined;
+  const eventId = webhookId ?? envelope.id ?? `sha256:${hash}`;
+  const dedupeKey =
+    webhookId !== undefined ? `webhook-id:${webhookId}`
+    : envelope.id !== undefined ? `envelope-id:${envelope.id}`
+    : `content:${hash}`;
+
+  return {
+    ok: true,
+    dedupeKey,
+    event: {
+      eventId,
+      type: ENVELOPED_TYPE,
+      format: envelope.format,
+      receivedAt: meta.receivedAt,
+      occurredAt: envelope.occurredAt,
+      transactionId: parsed.data.transactionId,
+      status: parsed.data.status,
+      products: parsed.data.products,
+      transaction,
+      raw: body,
+    },
+  };
+}
+
+/** Which of the two forms (part 9) this is, and where its transaction sits. */
+function readEnvelope(body: Record<string, unknown>, problems: string[]): Envelope | undefined {
+  if ('type' in body) {
+    if (body.type !== ENVELOPED_TYPE) {
+      problems.push(`unknown type ${JSON.stringify(body.type)}; expected "${ENVELOPED_TYPE}"`);
+      return undefined;
+    }
+    const id = readId(body, problems);
+    const occurredAt = readTimestamp(body);
+    return { format: 'ENVELOPED', located: locateEnveloped(body.data), id, occurredAt };
+  }
+  if ('event' in body) {
+    if (body.event !== LEGACY_EVENT) {
+      problems.push(`unknown event ${JSON.stringify(body.event)}; expected "${LEGACY_EVENT}"`);
+      return undefined;
+    }
+    return { format: 'LEGACY', located: { transaction: body.data, path: 'data' }, id: undefined, occurredAt: undefined };
+  }
+  problems.push('body has neither "type" (enveloped form) nor "event" (legacy form)');
+  return undefined;
+}
+
+/**
+ * The enveloped shape is "not shown" (part 6), so accept the common nestings:
+ * `data.object`, then `data.transaction`, then `data` itself. When none holds a
+ * transaction, `data` is validated so the problems point at it.
+ */
+function locateEnveloped(data: unknown): Located {
+  if (isJsonObject(data)) {
+    if (isJsonObject(data.object)) return { transaction: data.object, path: 'data.object' };
+    if (isJsonObject(data.transaction)) return { transaction: data.transaction, path: 'data.transaction' };
+  }
+  return { transaction: data, path: 'data' };
+}
+
+function readId(body: Record<string, unknown>, problems: string[]): string | undefined {
+  const { id } = body;
+  if (id === undefined || id === null) return undefined;
+  if (typeof id === 'string' && id !== '') return id;
+  if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+  // A wrong id would silently fall back to content dedupe; say so instead.
+  problems.push(`id: expected a non-empty string, received ${kindOf(id)}`);
+  return undefined;
+}
+
+/**
+ * The envelope's time is informative only, so a value that cannot be read is
+ * left out rather than making the sender retry a webhook the gateway can use.
+ */
+function readTimestamp(body: Record<string, unknown>): string | undefined {
+  for (const field of TIMESTAMP_FIELDS) {
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'string' && value !== '') return value;
+    if (typeof value === 'number' && Number.isFinite(value)) {
+      const date = new Date(value < SECONDS_LIMIT ? value * 1000 : value);
+      if (!Number.isNaN(date.getTime())) return date.toISOString();
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+/** Zod says "Invalid input: expected …"; the path already says where, so keep the useful part. */
+function describeIssue(prefix: string, issue: z.core.$ZodIssue): string {
+  const path = [prefix, ...issue.path.map(String)].join('.');
+  return `${path}: ${issue.message.replace(/^Invalid input: /, '')}`;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/** Hex sha256 of the body with object keys sorted at every depth, so key order does not matter. */
+function contentHash(body: unknown): string {
+  return createHash('sha256').update(JSON.stringify(sortKeys(body))).digest('hex');
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (!isJsonObject(value)) return value;
+  // fromEntries defines own properties, so a "__proto__" key is hashed like any other.
+  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys(value[key])]));
+}
