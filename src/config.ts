@@ -40,7 +40,10 @@ export interface Config {
   apiKeys: string[];
   /** The key made up for development when `API_KEYS` is unset; printed on start. */
   devApiKey: string | undefined;
-  webhookSecret: string | undefined;
+  /** Standard Webhooks secrets (`whsec_…`); several while one is rotated out. Empty: unsigned webhooks accepted. */
+  webhookSecrets: string[];
+  /** Every this many ms the memory backend changes a random transaction; 0 is off. @default 0 */
+  simulatorIntervalMs: number;
   redisUrl: string | undefined;
   /** Upstream values of the `products` query parameter; an empty value means "send none". */
   productsValues: { flat: string; planogram: string };
@@ -132,9 +135,10 @@ export function loadConfig(env: Env): Config {
     devApiKey = DEVELOPMENT_API_KEY;
     apiKeys = [devApiKey];
   }
-  const webhookSecret = present(env, 'WEBHOOK_SECRET');
-  if (webhookSecret !== undefined && !/^whsec_[A-Za-z0-9+/=]+$/.test(webhookSecret)) {
-    throw new ConfigError('WEBHOOK_SECRET', 'a Standard Webhooks secret (whsec_ followed by base64)', '…');
+  const webhookSecrets = list(env, 'WEBHOOK_SECRET');
+  if (webhookSecrets.some((secret) => !/^whsec_[A-Za-z0-9+/=]+$/.test(secret))) {
+    // The value is a secret: it is not repeated in the message.
+    throw new ConfigError('WEBHOOK_SECRET', 'Standard Webhooks secrets (whsec_ followed by base64), comma-separated', undefined);
   }
   return {
     port: integer(env, 'PORT', 4000, 0, 65_535),
@@ -148,7 +152,8 @@ export function loadConfig(env: Env): Config {
     },
     apiKeys: checksKeys ? apiKeys : [],
     devApiKey,
-    webhookSecret,
+    webhookSecrets,
+    simulatorIntervalMs: integer(env, 'SIMULATOR_INTERVAL_MS', 0, 0, 3_600_000),
     redisUrl: present(env, 'REDIS_URL'),
     productsValues: {
       flat: env.PRODUCTS_FLAT?.trim() ?? 'flat',

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Authenticator } from './auth.js';
 import type { Backend, Credential } from './backends/backend.js';
 import type { BatchingConfig, Config } from './config.js';
+import type { EventBus } from './events/event-bus.js';
+import type { EventTransactions } from './events/event-transactions.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 /** What every request may use; built once by `createGateway`. */
@@ -10,6 +12,8 @@ export interface GatewayServices {
   authenticator: Authenticator;
   batching: BatchingConfig;
   productsValues: Config['productsValues'];
+  bus: EventBus;
+  eventTransactions: EventTransactions;
 }
 
 /** The per-request context of GraphQL resolvers (and of each subscription). */
@@ -19,6 +23,8 @@ export interface GatewayContext {
   backend: Backend;
   loaders: Loaders;
   productsValues: Config['productsValues'];
+  bus: EventBus;
+  eventTransactions: EventTransactions;
 }
 
 /** Accepts a caller's `x-request-id` when it is short and printable, else makes one. */
@@ -35,5 +41,7 @@ export function createContext(services: GatewayServices, authorization: string |
     backend: services.backend,
     loaders: createLoaders(services.backend, credential, services.batching),
     productsValues: services.productsValues,
+    bus: services.bus,
+    eventTransactions: services.eventTransactions,
   };
 }

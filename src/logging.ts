@@ -9,7 +9,7 @@ export function createLogger(level: LogLevel): Logger {
   return pino({
     level,
     base: { service: 'vending-gateway' },
-    redact: { paths: ['authorization', 'headers.authorization', '*.authorization', 'webhookSecret'], censor: '[redacted]' },
+    redact: { paths: ['authorization', 'headers.authorization', '*.authorization', 'webhookSecrets', '*.webhookSecrets'], censor: '[redacted]' },
   });
 }
 

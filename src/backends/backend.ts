@@ -24,6 +24,18 @@ export interface Backend {
   listVendings(query: VendingQuery, credential: Credential): Promise<Vending[]>;
   /** Answers with the upstream's success body (the contract shows an empty object). */
   updatePayment(id: string, payment: PaymentUpdate, credential: Credential): Promise<Record<string, unknown>>;
+  /**
+   * Told of a transaction the service reported changed (a webhook), so
+   * whatever the backend holds of it is refreshed. Backends that hold nothing
+   * leave it out.
+   */
+  noteTransactionUpdate?(transaction: Transaction): void;
+  /**
+   * For backends that are the service themselves (memory): calls `listener`
+   * with each transaction they change, as the service's webhook would.
+   * Returns a function that stops the calls.
+   */
+  watchTransactionChanges?(listener: (transaction: Transaction) => void): () => void;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }

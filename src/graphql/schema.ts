@@ -3,6 +3,7 @@ import { builder } from './builder.js';
 import './types/product-line.js';
 import './types/transaction.js';
 import './types/vending.js';
+import './types/transaction-event.js';
 
 /** The gateway's schema, built once from the Pothos types. */
 export const schema: GraphQLSchema = builder.toSchema({ sortSchema: true });

@@ -27,7 +27,7 @@ describe.concurrent('loadConfig', () => {
     [{ BACKEND: 'rest' }, /^UPSTREAM_URL must be set when BACKEND=rest$/],
     [{ BACKEND: 'rest', UPSTREAM_URL: 'ftp://x' }, /^UPSTREAM_URL must be an http/],
     [{ BACKEND: 'rest', UPSTREAM_URL: 'not a url' }, /^UPSTREAM_URL must be an http/],
-    [{ WEBHOOK_SECRET: 'plain' }, /^WEBHOOK_SECRET must be a Standard Webhooks secret/],
+    [{ WEBHOOK_SECRET: 'plain' }, /^WEBHOOK_SECRET must be Standard Webhooks secrets/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
   ])('rejects %o with one line naming the variable', (env, message) => {
     let error: unknown;

@@ -15,8 +15,6 @@ export interface MemoryBackendOptions {
    * @default createDemoData()
    */
   data?: DemoData;
-  /** Called after a transaction changes (payment stored, status set), with the new record. */
-  onTransactionChanged?: (transaction: Transaction) => void;
 }
 
 export interface MemoryBackend extends Backend {
@@ -32,6 +30,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
   const data = structuredClone(options.data ?? createDemoData());
   const transactions = new Map(data.transactions.map((t) => [t.transactionId, t]));
   const vendings = new Map(data.vendings.map((v) => [v.vendingId, v]));
+  const listeners = new Set<(transaction: Transaction) => void>();
 
   function shapeOf(query: VendingQuery): ProductsShape {
     if (query.products === undefined || query.products === values.flat) return 'flat';
@@ -48,7 +47,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
   }
 
   function changed(transaction: Transaction): Transaction {
-    options.onTransactionChanged?.(structuredClone(transaction));
+    for (const listener of listeners) listener(structuredClone(transaction));
     return structuredClone(transaction);
   }
 
@@ -76,6 +75,16 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       const transaction = transactionOrThrow(id);
       transaction.status = status;
       return changed(transaction);
+    },
+    noteTransactionUpdate(update) {
+      // The memory backend plays the service: a webhook about a transaction is
+      // the service's word on it, so it is stored (added when new), quietly.
+      const current = transactions.get(update.transactionId);
+      transactions.set(update.transactionId, { ...current, ...structuredClone(update) });
+    },
+    watchTransactionChanges(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
     },
     transactionIds: () => [...transactions.keys()],
     async close() {},

@@ -1,0 +1,22 @@
+import type { MemoryBackend } from './memory-backend.js';
+
+/** The order a demo sale moves through; the last wraps to the first so the demo never runs dry. */
+const lifecycle = ['pending', 'active', 'completed'];
+
+/**
+ * Changes a random demo transaction every `intervalMs`, as sales would at the
+ * service, so a newcomer sees live events at once. Returns a stop function.
+ */
+export function startSimulator(backend: MemoryBackend, intervalMs: number, random: () => number = Math.random): () => void {
+  const timer = setInterval(() => {
+    const ids = backend.transactionIds();
+    const id = ids[Math.floor(random() * ids.length)];
+    if (id === undefined) return;
+    void backend.getTransaction(id, { authorization: '' }).then((transaction) => {
+      const at = lifecycle.indexOf(transaction.status);
+      backend.setTransactionStatus(id, lifecycle[(at + 1) % lifecycle.length] as string);
+    });
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,41 @@
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+
+/*
+ * Standard Webhooks signatures (webhook-id, webhook-timestamp,
+ * webhook-signature; HMAC-SHA256; 5-minute tolerance), checked by the
+ * reference library. Several secrets may be configured while one is rotated
+ * out; a sender rotating its own key sends several signatures, any of which
+ * may match.
+ */
+
+export type Verification = { ok: true } | { ok: false; reason: string };
+
+export interface WebhookVerifier {
+  verify(body: string, headers: Headers): Verification;
+}
+
+export function createWebhookVerifier(secrets: readonly string[]): WebhookVerifier {
+  const webhooks = secrets.map((secret) => new Webhook(secret));
+  return {
+    verify(body, headers) {
+      const signed = {
+        'webhook-id': headers.get('webhook-id') ?? '',
+        'webhook-timestamp': headers.get('webhook-timestamp') ?? '',
+        'webhook-signature': headers.get('webhook-signature') ?? '',
+      };
+      const missing = Object.entries(signed).filter(([, value]) => value === '').map(([name]) => name);
+      if (missing.length > 0) return { ok: false, reason: `Missing ${missing.join(', ')} header${missing.length > 1 ? 's' : ''}` };
+      let reason = 'No matching signature';
+      for (const webhook of webhooks) {
+        try {
+          webhook.verify(body, signed);
+          return { ok: true };
+        } catch (error) {
+          if (!(error instanceof WebhookVerificationError)) throw error;
+          reason = error.message;
+        }
+      }
+      return { ok: false, reason };
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import type { TransactionUpdateEvent } from '../../events/normalize.js';
+import { builder } from '../builder.js';
+import { ProductLineRef, TransactionRef } from '../refs.js';
+
+const WebhookFormat = builder.enumType('WebhookFormat', {
+  description: 'Which form of the service\'s webhook carried an event (contract parts 6 and 9).',
+  values: {
+    LEGACY: { value: 'LEGACY', description: 'The legacy body `{event: "transaction", data: {transactionId, products, status}}`.' },
+    ENVELOPED: { value: 'ENVELOPED', description: 'The current enveloped form whose `type` is "transaction.update" (its envelope is not shown in the contract).' },
+  } as const,
+});
+
+const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('TransactionUpdateEvent').implement({
+  description: 'A transaction changed at the service, as its webhook told the gateway.',
+  fields: (t) => ({
+    eventId: t.exposeID('eventId', {
+      description: 'Identifier of the event: the webhook-id header, else the envelope id, else a hash of the body. Redeliveries share it.',
+    }),
+    type: t.exposeString('type', { description: 'Always "transaction.update", whatever the form.' }),
+    format: t.field({ type: WebhookFormat, description: 'The webhook form that carried the event.', resolve: (e) => e.format }),
+    receivedAt: t.field({ type: 'DateTime', description: 'When the gateway received the webhook.', resolve: (e) => e.receivedAt }),
+    occurredAt: t.string({
+      nullable: true,
+      description: 'The envelope\'s own timestamp, as sent, when there was one (never in the legacy form).',
+      resolve: (e) => e.occurredAt ?? null,
+    }),
+    transactionId: t.exposeID('transactionId', { description: 'The transaction that changed.' }),
+    status: t.exposeString('status', { description: 'The transaction\'s status as the webhook reported it.' }),
+    products: t.field({ type: [ProductLineRef], description: 'The product lines as the webhook reported them.', resolve: (e) => e.products }),
+    transaction: t.field({
+      type: TransactionRef,
+      nullable: true,
+      description: 'The full transaction read from the service after the event; read once per event and API key, however many subscribers ask.',
+      resolve: (event, _args, ctx) => ctx.eventTransactions.load(event, ctx.credential),
+    }),
+    raw: t.field({ type: 'JSON', description: 'The webhook body exactly as received.', resolve: (e) => e.raw }),
+  }),
+});
+
+builder.subscriptionType({ description: 'Live changes, fed by the service\'s webhooks.' });
+
+builder.subscriptionFields((t) => ({
+  transactionUpdated: t.field({
+    type: TransactionUpdateEventRef,
+    description: 'Every transaction update the service reports, once each, as it arrives.',
+    args: { transactionId: t.arg.id({ description: 'Only updates of this transaction; all when omitted.' }) },
+    subscribe: (_root, { transactionId }, ctx) => ctx.bus.subscribe(transactionId),
+    resolve: (event, _args, ctx) => {
+      // The subscription's context outlives one event: nothing read for an earlier one may answer this one.
+      ctx.loaders.clearAll();
+      return event;
+    },
+  }),
+}));

@@ -1,0 +1,64 @@
+/*
+ * A GraphQL-over-SSE subscriber for yoga's "distinct connections" mode: one
+ * POST with `accept: text/event-stream`, then `event: next` / `data: …` frames.
+ */
+
+export interface SseSubscription {
+  status: number;
+  /** Resolves with the next `next` payload, or rejects after `timeoutMs`. */
+  next(timeoutMs?: number): Promise<any>;
+  close(): void;
+}
+
+export async function sseSubscribe(url: string, query: string, key: string, variables?: Record<string, unknown>): Promise<SseSubscription> {
+  const abort = new AbortController();
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: key },
+    body: JSON.stringify({ query, variables }),
+    signal: abort.signal,
+  });
+  const queue: any[] = [];
+  const waiters: Array<(payload: any) => void> = [];
+  const deliver = (payload: any) => {
+    const waiter = waiters.shift();
+    if (waiter) waiter(payload);
+    else queue.push(payload);
+  };
+  void (async () => {
+    if (!response.body) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      const reader = response.body.getReader();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const lines = frame.split('\n');
+          const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
+          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          if (event === 'next' && data) deliver(JSON.parse(data));
+        }
+      }
+    } catch {
+      // Aborted by close().
+    }
+  })();
+  return {
+    status: response.status,
+    close: () => abort.abort(),
+    next(timeoutMs = 2_000) {
+      if (queue.length > 0) return Promise.resolve(queue.shift());
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no SSE event within ${timeoutMs} ms`)), timeoutMs);
+        waiters.push((payload) => {
+          clearTimeout(timer);
+          resolve(payload);
+        });
+      });
+    },
+  };
+}
