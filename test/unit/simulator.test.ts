@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
+import { startSimulator } from '../../src/backends/memory/simulator.js';
+import type { Transaction } from '../../src/contract/index.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+describe('demo simulator', () => {
+  it('moves random transactions through their lifecycle and reports each change', async () => {
+    const backend = createMemoryBackend();
+    const changes: Transaction[] = [];
+    backend.watchTransactionChanges?.((transaction) => changes.push(transaction));
+    const stop = startSimulator(backend, 5);
+    expect(await waitFor(() => changes.length >= 5)).toBe(true);
+    stop();
+    for (const change of changes) {
+      expect(['pending', 'active', 'completed']).toContain(change.status);
+      const stored = await backend.getTransaction(change.transactionId, { authorization: '' });
+      expect(stored.transactionId).toBe(change.transactionId);
+    }
+    const count = changes.length;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(changes.length).toBe(count);
+  });
+});
