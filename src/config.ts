@@ -44,7 +44,12 @@ export interface Config {
   webhookSecrets: string[];
   /** Every this many ms the memory backend changes a random transaction; 0 is off. @default 0 */
   simulatorIntervalMs: number;
+  /** When set, events, dedupe and replay are shared by every instance through this Redis. */
   redisUrl: string | undefined;
+  /** Prefix of every Redis key, so deployments can share a Redis. @default 'vending-gateway:' */
+  redisPrefix: string;
+  /** Events kept for resuming subscribers (`after`, `Last-Event-ID`). @default 1000 */
+  eventLogSize: number;
   /** Upstream values of the `products` query parameter; an empty value means "send none". */
   productsValues: { flat: string; planogram: string };
   /** Largest request body accepted on any route, in bytes. @default 1048576 */
@@ -103,6 +108,14 @@ function httpUrl(env: Env, name: string): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+function redisUrl(env: Env): string | undefined {
+  const raw = present(env, 'REDIS_URL');
+  if (raw === undefined) return undefined;
+  if (!/^rediss?:\/\/./.test(raw)) // The address may hold a password: it is not repeated.
+    throw new ConfigError('REDIS_URL', 'a redis:// or rediss:// address', undefined);
+  return raw;
+}
+
 function list(env: Env, name: string): string[] {
   return (present(env, name) ?? '')
     .split(',')
@@ -154,7 +167,9 @@ export function loadConfig(env: Env): Config {
     devApiKey,
     webhookSecrets,
     simulatorIntervalMs: integer(env, 'SIMULATOR_INTERVAL_MS', 0, 0, 3_600_000),
-    redisUrl: present(env, 'REDIS_URL'),
+    redisUrl: redisUrl(env),
+    redisPrefix: present(env, 'REDIS_PREFIX') ?? 'vending-gateway:',
+    eventLogSize: integer(env, 'EVENT_LOG_SIZE', 1_000, 1, 1_000_000),
     productsValues: {
       flat: env.PRODUCTS_FLAT?.trim() ?? 'flat',
       planogram: present(env, 'PRODUCTS_PLANOGRAM') ?? 'planogram',

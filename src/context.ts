@@ -25,6 +25,15 @@ export interface GatewayContext {
   productsValues: Config['productsValues'];
   bus: EventBus;
   eventTransactions: EventTransactions;
+  /** SSE's `Last-Event-ID` on a reconnecting stream: resume after it, as with `after`. */
+  lastEventId: string | undefined;
+}
+
+/** What a request or WebSocket operation brings to its context. */
+export interface RequestFacts {
+  authorization: string | null | undefined;
+  requestId: string;
+  lastEventId?: string | null | undefined;
 }
 
 /** Accepts a caller's `x-request-id` when it is short and printable, else makes one. */
@@ -33,10 +42,11 @@ export function requestIdFrom(header: string | null | undefined): string {
 }
 
 /** Authenticates (throws `UNAUTHENTICATED`) and builds fresh loaders for this caller. */
-export function createContext(services: GatewayServices, authorization: string | null | undefined, requestId: string): GatewayContext {
-  const credential = services.authenticator.authenticate(authorization);
+export function createContext(services: GatewayServices, facts: RequestFacts): GatewayContext {
+  const credential = services.authenticator.authenticate(facts.authorization);
   return {
-    requestId,
+    requestId: facts.requestId,
+    lastEventId: facts.lastEventId || undefined,
     credential,
     backend: services.backend,
     loaders: createLoaders(services.backend, credential, services.batching),

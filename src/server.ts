@@ -8,9 +8,9 @@ import { startSimulator } from './backends/memory/simulator.js';
 import { createRestBackend } from './backends/rest/rest-backend.js';
 import type { Config } from './config.js';
 import { createContext, requestIdFrom, type GatewayContext, type GatewayServices } from './context.js';
-import { createMemoryDedupeStore, type DedupeStore } from './events/dedupe-store.js';
-import { createEventBus, type EventBus } from './events/event-bus.js';
+import type { EventBus } from './events/event-bus.js';
 import { createEventTransactions } from './events/event-transactions.js';
+import { createEventTransport, type EventTransport } from './events/event-transport.js';
 import { serviceEventFor } from './events/service-events.js';
 import { useWebhooks } from './events/use-webhooks.js';
 import { createWebhookVerifier } from './events/webhook-verifier.js';
@@ -27,10 +27,8 @@ export interface GatewayDeps {
   backend?: Backend;
   /** @default a JSON logger at `config.logLevel` */
   logger?: Logger;
-  /** @default an in-process bus */
-  bus?: EventBus;
-  /** @default an in-process store */
-  dedupe?: DedupeStore;
+  /** @default in process, or through Redis when `config.redisUrl` is set */
+  events?: EventTransport;
 }
 
 export interface Gateway {
@@ -43,6 +41,8 @@ export interface Gateway {
   readonly backend: Backend;
   readonly bus: EventBus;
   readonly logger: Logger;
+  /** Whether the gateway can take events now (the shared store is reachable). */
+  ready(): boolean;
 }
 
 export const GRAPHQL_PATH = '/graphql';
@@ -72,10 +72,17 @@ function pickBackend(config: Config, logger: Logger): Backend {
 /** The one place that chooses implementations and wires HTTP, WebSocket, routes and GraphQL. */
 export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const logger = deps.logger ?? createLogger(config.logLevel);
-  const bus = deps.bus ?? createEventBus();
+  const events = deps.events ?? createEventTransport({ ...config, logger });
+  const { bus } = events;
   const backend = deps.backend ?? pickBackend(config, logger);
   // A backend that is the service itself also sends the service's events.
-  const stopWatching = backend.watchTransactionChanges?.((transaction) => bus.publish(serviceEventFor(transaction)));
+  const stopWatching = backend.watchTransactionChanges?.((transaction) => {
+    bus.publish(serviceEventFor(transaction)).catch((error: unknown) => logger.error({ err: error }, 'could not publish a memory backend event'));
+  });
+  // Every event, from any instance, refreshes what this one holds of its transaction.
+  const stopRefreshing = bus.onEvent((event) =>
+    backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }),
+  );
   const services: GatewayServices = {
     backend,
     authenticator: createAuthenticator(config.apiKeys),
@@ -101,23 +108,23 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       // Only the development key is pre-filled, so GraphiQL works at once locally.
       headers: config.devApiKey ? JSON.stringify({ Authorization: config.devApiKey }) : undefined,
     },
-    context: (initial: InitialContext) => {
-      const authorization = initial.request ? initial.request.headers.get('authorization') : initial.authorization;
-      const requestId = initial.request ? requestIdOf(initial.request) : requestIdFrom(undefined);
-      return createContext(services, authorization, requestId);
-    },
+    context: ({ request, authorization }: InitialContext) =>
+      createContext(
+        services,
+        request
+          ? { authorization: request.headers.get('authorization'), requestId: requestIdOf(request), lastEventId: request.headers.get('last-event-id') }
+          : { authorization, requestId: requestIdFrom(undefined) },
+      ),
     plugins: [
       useRequestLog(logger),
       useWebhooks({
         path: WEBHOOK_PATH,
         maxBodyBytes: config.maxBodyBytes,
         verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
-        dedupe: deps.dedupe ?? createMemoryDedupeStore(),
-        onEvent(event) {
-          bus.publish(event);
-          backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products });
-        },
+        dedupe: events.dedupe,
+        publish: (event) => bus.publish(event),
         onOutcome: (outcome, detail) => logger.info({ webhook: outcome, detail }, 'webhook'),
+        onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on the webhook route'),
       }),
       useRestPassthrough({
         backend,
@@ -150,8 +157,10 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     backend,
     bus,
     logger,
-    listen: () =>
-      new Promise((resolve, reject) => {
+    ready: () => bus.ready(),
+    listen: async () => {
+      if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
+      return new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.port, config.host, () => {
           server.off('error', reject);
@@ -159,14 +168,17 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
           const host = config.host.includes(':') ? `[${config.host}]` : config.host;
           resolve({ url: `http://${host}:${port}`, port });
         });
-      }),
+      });
+    },
     async close() {
       stopWatching?.();
+      stopRefreshing();
       await ws.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await events.close();
       await backend.close();
     },
   };

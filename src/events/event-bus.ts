@@ -1,53 +1,140 @@
-import { createPubSub, filter, pipe, Repeater, type PubSub } from 'graphql-yoga';
-import type { TypedEventTarget } from '@graphql-yoga/typed-event-target';
+import { createMemoryEventLog, type EventLog, type LoggedEvent } from './event-log.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
- * The event bus between webhooks and subscriptions: yoga's PubSub over a
- * pluggable event target, so a Redis target replaces the in-process one
- * without touching resolvers (DESIGN §1).
+ * The event bus between webhooks and subscriptions, over an event log that is
+ * in-process or in Redis (DESIGN §1): resolvers see only this interface.
+ * A subscriber may resume after the last event it saw: it gets the logged
+ * events after that one, then live ones, with no gap and no repeat at the seam.
  */
 
-export const TRANSACTION_UPDATED = 'transaction.update';
-
-type Channels = { [TRANSACTION_UPDATED]: [TransactionUpdateEvent] };
+export interface SubscribeOptions {
+  /** Only events of this transaction. */
+  transactionId?: string | null | undefined;
+  /** The last `eventId` the subscriber saw: replay what came after it first. */
+  after?: string | null | undefined;
+}
 
 export interface EventBus {
-  publish(event: TransactionUpdateEvent): void;
-  /** Events as they come, only those of `transactionId` when given; ends when the consumer returns. */
-  subscribe(transactionId?: string | null): AsyncIterable<TransactionUpdateEvent>;
-  /** Subscriptions open right now, for tests and metrics. */
+  /** Resolves once the event is in the log (so it will reach every subscriber); rejects when the log is unreachable. */
+  publish(event: TransactionUpdateEvent): Promise<void>;
+  /** Rejects with `EVENTS_EXPIRED` when `after` is beyond the log's reach. */
+  subscribe(options?: SubscribeOptions): Promise<AsyncIterableIterator<TransactionUpdateEvent>>;
+  /** Calls `listener` with every event published on any instance. */
+  onEvent(listener: (event: TransactionUpdateEvent) => void): () => void;
+  /** Subscriptions open right now. */
   activeSubscriptions(): number;
+  /** Whether publishing can succeed now. */
+  ready(): boolean;
+  close(): Promise<void>;
 }
 
 export interface EventBusOptions {
-  /** @default an in-process EventTarget */
-  eventTarget?: TypedEventTarget<CustomEvent>;
+  /** @default an in-process log of 1000 events */
+  log?: EventLog;
+  /** Events held for one subscriber that reads too slowly before it is ended. @default 10000 */
+  maxQueuedPerSubscriber?: number;
 }
 
 export function createEventBus(options: EventBusOptions = {}): EventBus {
-  const pubSub: PubSub<Channels> = createPubSub<Channels>(options.eventTarget ? { eventTarget: options.eventTarget as never } : undefined);
-  let active = 0;
+  const log = options.log ?? createMemoryEventLog();
+  const maxQueued = options.maxQueuedPerSubscriber ?? 10_000;
+  const streams = new Set<{ end(error?: Error): void }>();
+
+  async function subscribe({ transactionId, after }: SubscribeOptions = {}): Promise<AsyncIterableIterator<TransactionUpdateEvent>> {
+    const queue: LoggedEvent[] = [];
+    let waiting: ((result: IteratorResult<TransactionUpdateEvent>) => void) | undefined;
+    let failure: Error | undefined;
+    let done = false;
+    let last: string | undefined;
+
+    // Listen before reading the log, so nothing published meanwhile is missed;
+    // positions then drop what both the replay and the live feed carry.
+    const unlisten = log.onAppend((logged) => {
+      if (done) return;
+      queue.push(logged);
+      if (queue.length > maxQueued) stream.end(new Error('Subscriber fell too far behind; resubscribe with `after`'));
+      else flush();
+    });
+
+    function take(): TransactionUpdateEvent | undefined {
+      while (queue.length > 0) {
+        const logged = queue.shift() as LoggedEvent;
+        if (last !== undefined && log.compare(logged.position, last) <= 0) continue;
+        last = logged.position;
+        if (!transactionId || logged.event.transactionId === transactionId) return logged.event;
+      }
+      return undefined;
+    }
+
+    function flush(): void {
+      if (!waiting) return;
+      const event = take();
+      if (event === undefined) return;
+      const resolve = waiting;
+      waiting = undefined;
+      resolve({ done: false, value: event });
+    }
+
+    const stream = {
+      end(error?: Error) {
+        if (done) return;
+        done = true;
+        failure = error;
+        unlisten();
+        streams.delete(stream);
+        queue.length = 0;
+        waiting?.({ done: true, value: undefined });
+        waiting = undefined;
+      },
+    };
+
+    if (after) {
+      try {
+        queue.push(...(await log.readAfter(after)));
+      } catch (error) {
+        unlisten();
+        throw error;
+      }
+      // Live events that arrived during the read sort after the replay.
+      queue.sort((a, b) => log.compare(a.position, b.position));
+    }
+    streams.add(stream);
+
+    const iterator: AsyncIterableIterator<TransactionUpdateEvent> = {
+      next() {
+        if (failure) return Promise.reject(failure);
+        if (done) return Promise.resolve({ done: true, value: undefined });
+        const event = take();
+        if (event !== undefined) return Promise.resolve({ done: false, value: event });
+        return new Promise((resolve) => (waiting = resolve));
+      },
+      async return() {
+        stream.end();
+        return { done: true, value: undefined };
+      },
+      async throw(error) {
+        stream.end();
+        throw error;
+      },
+      [Symbol.asyncIterator]() {
+        return iterator;
+      },
+    };
+    return iterator;
+  }
 
   return {
-    publish: (event) => pubSub.publish(TRANSACTION_UPDATED, event),
-    subscribe(transactionId) {
-      const source = pubSub.subscribe(TRANSACTION_UPDATED);
-      const events = transactionId ? pipe(source, filter((event: TransactionUpdateEvent) => event.transactionId === transactionId)) : source;
-      // A Repeater, so leaving is immediate even while waiting for the next event,
-      // and the count drops however the consumer leaves.
-      return new Repeater<TransactionUpdateEvent>(async (push, stop) => {
-        active += 1;
-        const iterator = events[Symbol.asyncIterator]();
-        void stop.then(() => iterator.return?.());
-        try {
-          for (let next = await iterator.next(); !next.done; next = await iterator.next()) await push(next.value);
-        } finally {
-          active -= 1;
-          stop();
-        }
-      });
+    async publish(event) {
+      await log.append(event);
     },
-    activeSubscriptions: () => active,
+    subscribe,
+    onEvent: (listener) => log.onAppend((logged) => listener(logged.event)),
+    activeSubscriptions: () => streams.size,
+    ready: () => log.ready(),
+    async close() {
+      for (const stream of [...streams]) stream.end();
+      await log.close();
+    },
   };
 }

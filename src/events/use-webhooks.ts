@@ -2,11 +2,12 @@ import type { Plugin } from 'graphql-yoga';
 import { errorEnvelope } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
 import { BodyTooLarge, readBodyText } from '../http/read-body.js';
+import { guardRoute } from '../http/route-guard.js';
 import type { DedupeStore } from './dedupe-store.js';
 import { parseWebhookText, type TransactionUpdateEvent } from './normalize.js';
 import type { WebhookVerifier } from './webhook-verifier.js';
 
-export type WebhookOutcome = 'published' | 'duplicate' | 'bad-signature' | 'unreadable' | 'too-large';
+export type WebhookOutcome = 'published' | 'duplicate' | 'bad-signature' | 'unreadable' | 'too-large' | 'unavailable';
 
 export interface WebhookRouteOptions {
   /** @default '/webhooks' */
@@ -19,15 +20,23 @@ export interface WebhookRouteOptions {
   idTtlMs?: number;
   /** How long a legacy body without ids is remembered by its content. @default 300000 (5 min) */
   contentTtlMs?: number;
-  /** Receives each distinct event, after the sender has its answer. */
-  onEvent(event: TransactionUpdateEvent): Promise<void> | void;
+  /**
+   * Takes each distinct event into the event log; the webhook is answered 200
+   * once this resolves, and 503 (so the sender retries) when it rejects.
+   */
+  publish(event: TransactionUpdateEvent): Promise<void>;
   /** Told of every webhook's outcome, for logs and metrics. */
   onOutcome?(outcome: WebhookOutcome, detail: string | undefined): void;
+  onUnexpectedError(error: unknown): void;
 }
 
+/** Retry-After of a 503: the event store is away, the sender should come back soon. */
+const RETRY_AFTER_SECONDS = '5';
+
 /**
- * `POST /webhooks` (DESIGN §5): verify → read → dedupe → answer 200 with an
- * empty body → publish. The answer never waits for subscribers.
+ * `POST /webhooks` (DESIGN §5): verify → read → dedupe → log → answer 200
+ * with an empty body. The answer waits for the event to be logged, never for
+ * subscribers: they are fed from the log afterwards.
  */
 export function useWebhooks(options: WebhookRouteOptions): Plugin {
   const path = options.path ?? '/webhooks';
@@ -62,24 +71,33 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
       return jsonResponse(errorEnvelope(message), 400);
     }
     const ttl = result.dedupeKey.startsWith('content:') ? contentTtlMs : idTtlMs;
-    if (!(await options.dedupe.claim(result.dedupeKey, ttl))) {
-      report('duplicate', result.dedupeKey);
-      return new Response(null, { status: 200 });
+    try {
+      if (!(await options.dedupe.claim(result.dedupeKey, ttl))) {
+        report('duplicate', result.dedupeKey);
+        return new Response(null, { status: 200 });
+      }
+    } catch (error) {
+      return unavailable(error);
     }
-    // Published once the answer is on its way: the sender waits for nobody.
-    setImmediate(() => {
-      Promise.resolve(options.onEvent(result.event)).then(
-        () => report('published', result.event.eventId),
-        // The claim is given back so the sender's retry can deliver it.
-        () => options.dedupe.release(result.dedupeKey),
-      );
-    });
+    try {
+      await options.publish(result.event);
+    } catch (error) {
+      // Not published, so not remembered: the sender's retry must get through.
+      await options.dedupe.release(result.dedupeKey).catch(() => undefined);
+      return unavailable(error);
+    }
+    report('published', result.event.eventId);
     return new Response(null, { status: 200 });
+  }
+
+  function unavailable(error: unknown): Response {
+    report('unavailable', error instanceof Error ? error.message : String(error));
+    return jsonResponse(errorEnvelope('Event store unavailable; retry later'), 503, { 'retry-after': RETRY_AFTER_SECONDS });
   }
 
   return {
     async onRequest({ request, url, endResponse }) {
-      if (url.pathname === path) endResponse(await handle(request));
+      if (url.pathname === path) endResponse(await guardRoute(() => handle(request), options.onUnexpectedError));
     },
   };
 }

@@ -28,7 +28,8 @@ export function createWebhookVerifier(secrets: readonly string[]): WebhookVerifi
       let reason = 'No matching signature';
       for (const webhook of webhooks) {
         try {
-          webhook.verify(body, signed);
+          // The library would also JSON.parse the body; reading it is normalize.ts's job (a 400, not a throw).
+          webhook.verify(body, signed, { jsonParse: false });
           return { ok: true };
         } catch (error) {
           if (!(error instanceof WebhookVerificationError)) throw error;

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { errorEnvelope } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
+import { guardRoute } from '../http/route-guard.js';
 import { createRestHandler, type RestHandlerOptions } from './rest-handler.js';
 
 export interface RestPassthroughOptions extends RestHandlerOptions {
@@ -17,8 +18,8 @@ export function useRestPassthrough(options: RestPassthroughOptions): Plugin {
   return {
     async onRequest({ request, url, endResponse }) {
       if (options.reservedPaths.includes(url.pathname)) return;
-      const response = await handleRest(request, url);
-      endResponse(response ?? jsonResponse(errorEnvelope(`No route for ${request.method} ${url.pathname}`), 404));
+      const notFound = () => jsonResponse(errorEnvelope(`No route for ${request.method} ${url.pathname}`), 404);
+      endResponse(await guardRoute(async () => (await handleRest(request, url)) ?? notFound(), options.onUnexpectedError));
     },
   };
 }

@@ -43,8 +43,14 @@ builder.subscriptionFields((t) => ({
   transactionUpdated: t.field({
     type: TransactionUpdateEventRef,
     description: 'Every transaction update the service reports, once each, as it arrives.',
-    args: { transactionId: t.arg.id({ description: 'Only updates of this transaction; all when omitted.' }) },
-    subscribe: (_root, { transactionId }, ctx) => ctx.bus.subscribe(transactionId),
+    args: {
+      transactionId: t.arg.id({ description: 'Only updates of this transaction; all when omitted.' }),
+      after: t.arg.id({
+        description:
+          'The last eventId this client saw: the events published after it are replayed first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED when that event is older than the event log reaches. Over SSE, a Last-Event-ID header does the same.',
+      }),
+    },
+    subscribe: (_root, { transactionId, after }, ctx) => ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId }),
     resolve: (event, _args, ctx) => {
       // The subscription's context outlives one event: nothing read for an earlier one may answer this one.
       ctx.loaders.clearAll();

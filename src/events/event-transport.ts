@@ -1,0 +1,55 @@
+import type { Logger } from '../logging.js';
+import { createMemoryDedupeStore, type DedupeStore } from './dedupe-store.js';
+import { createEventBus, type EventBus } from './event-bus.js';
+import { createMemoryEventLog } from './event-log.js';
+import { createRedisClients } from './redis/redis-clients.js';
+import { createRedisDedupeStore } from './redis/redis-dedupe-store.js';
+import { createRedisEventLog } from './redis/redis-event-log.js';
+
+/** The bus and the dedupe store, in process or shared through Redis (DESIGN §5). */
+export interface EventTransport {
+  bus: EventBus;
+  dedupe: DedupeStore;
+  /** Waits (bounded) for the shared store, so an instance starts ready when it can. */
+  connect(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface EventTransportOptions {
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  eventLogSize: number;
+  logger: Logger;
+}
+
+export function createEventTransport(options: EventTransportOptions): EventTransport {
+  if (!options.redisUrl) {
+    const bus = createEventBus({ log: createMemoryEventLog({ capacity: options.eventLogSize }) });
+    return { bus, dedupe: createMemoryDedupeStore(), connect: async () => true, close: () => bus.close() };
+  }
+  const clients = createRedisClients(options.redisUrl);
+  let tailFailing = false;
+  const log = createRedisEventLog(clients, {
+    prefix: options.redisPrefix,
+    capacity: options.eventLogSize,
+    onTailError(error) {
+      // Once per outage, not once per retry.
+      if (!tailFailing) options.logger.warn({ err: error }, 'Redis event tail interrupted; retrying');
+      tailFailing = true;
+    },
+  });
+  clients.commands.on('ready', () => {
+    if (tailFailing) options.logger.info('Redis is back');
+    tailFailing = false;
+  });
+  const bus = createEventBus({ log });
+  return {
+    bus,
+    dedupe: createRedisDedupeStore(clients, options.redisPrefix),
+    connect: (timeoutMs) => clients.connected(timeoutMs),
+    async close() {
+      await bus.close();
+      await clients.close();
+    },
+  };
+}
