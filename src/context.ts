@@ -27,6 +27,8 @@ export interface GatewayContext {
   eventTransactions: EventTransactions;
   /** SSE's `Last-Event-ID` on a reconnecting stream: resume after it, as with `after`. */
   lastEventId: string | undefined;
+  /** The event a subscription is answering right now, so its result can name it. */
+  currentEvent: { eventId: string | undefined };
 }
 
 /** What a request or WebSocket operation brings to its context. */
@@ -47,6 +49,7 @@ export function createContext(services: GatewayServices, facts: RequestFacts): G
   return {
     requestId: facts.requestId,
     lastEventId: facts.lastEventId || undefined,
+    currentEvent: { eventId: undefined },
     credential,
     backend: services.backend,
     loaders: createLoaders(services.backend, credential, services.batching),

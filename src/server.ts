@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import { createAuthenticator } from './auth.js';
 import type { Backend } from './backends/backend.js';
 import { createMemoryBackend } from './backends/memory/memory-backend.js';
@@ -17,6 +17,7 @@ import { createWebhookVerifier } from './events/webhook-verifier.js';
 import { schema } from './graphql/schema.js';
 import { attachGraphQLWs } from './http/graphql-ws.js';
 import { recordUpstreamCall, runWithRequestStats } from './http/request-stats.js';
+import { useEventIds } from './http/use-event-ids.js';
 import { requestIdOf, useRequestLog } from './http/use-request-log.js';
 import { createLogger, yogaLogger, type Logger } from './logging.js';
 import { useRestPassthrough } from './rest/use-rest-passthrough.js';
@@ -117,6 +118,9 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       ),
     plugins: [
       useRequestLog(logger),
+      useEventIds(),
+      // Ready when events can be taken: with Redis, while it is reachable.
+      useReadinessCheck({ endpoint: '/readyz', check: () => bus.ready() }),
       useWebhooks({
         path: WEBHOOK_PATH,
         maxBodyBytes: config.maxBodyBytes,
@@ -130,7 +134,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
         backend,
         authenticator: services.authenticator,
         maxBodyBytes: config.maxBodyBytes,
-        reservedPaths: [GRAPHQL_PATH, '/healthz', WEBHOOK_PATH],
+        reservedPaths: [GRAPHQL_PATH, '/healthz', '/readyz', WEBHOOK_PATH],
         onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on a REST route'),
       }),
     ],

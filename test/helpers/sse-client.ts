@@ -7,18 +7,27 @@ export interface SseSubscription {
   status: number;
   /** Resolves with the next `next` payload, or rejects after `timeoutMs`. */
   next(timeoutMs?: number): Promise<any>;
+  /** The `id:` of the last event delivered, as an EventSource would send back in Last-Event-ID. */
+  lastEventId(): string | undefined;
   close(): void;
 }
 
-export async function sseSubscribe(url: string, query: string, key: string, variables?: Record<string, unknown>): Promise<SseSubscription> {
+export async function sseSubscribe(
+  url: string,
+  query: string,
+  key: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<SseSubscription> {
   const abort = new AbortController();
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: key },
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: key, ...headers },
     body: JSON.stringify({ query, variables }),
     signal: abort.signal,
   });
   const queue: any[] = [];
+  let lastId: string | undefined;
   const waiters: Array<(payload: any) => void> = [];
   const deliver = (payload: any) => {
     const waiter = waiters.shift();
@@ -39,6 +48,8 @@ export async function sseSubscribe(url: string, query: string, key: string, vari
           buffer = buffer.slice(end + 2);
           const lines = frame.split('\n');
           const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
+          const id = lines.find((l) => l.startsWith('id:'))?.slice(3).trim();
+          if (id) lastId = id;
           const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
           if (event === 'next' && data) deliver(JSON.parse(data));
         }
@@ -50,6 +61,7 @@ export async function sseSubscribe(url: string, query: string, key: string, vari
   return {
     status: response.status,
     close: () => abort.abort(),
+    lastEventId: () => lastId,
     next(timeoutMs = 2_000) {
       if (queue.length > 0) return Promise.resolve(queue.shift());
       return new Promise((resolve, reject) => {

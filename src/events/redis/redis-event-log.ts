@@ -11,7 +11,7 @@ import type { RedisClients } from './redis-clients.js';
 export interface RedisEventLogOptions {
   /** Key prefix shared by the instances of one deployment. */
   prefix: string;
-  /** Events kept for replay (the stream is trimmed to about this many). */
+  /** Events kept for replay (the stream is trimmed to exactly this many). */
   capacity: number;
   /** How long an event id can be looked up for `after`. @default 86400 (s) */
   positionTtlSeconds?: number;
@@ -21,7 +21,7 @@ export interface RedisEventLogOptions {
 
 // Append and remember where the event went, atomically, so `after` always finds what was published.
 const APPEND = `
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[2])
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'event', ARGV[2])
 redis.call('SET', KEYS[2], id, 'EX', ARGV[3])
 return id`;
 

@@ -54,6 +54,7 @@ builder.subscriptionFields((t) => ({
     resolve: (event, _args, ctx) => {
       // The subscription's context outlives one event: nothing read for an earlier one may answer this one.
       ctx.loaders.clearAll();
+      ctx.currentEvent.eventId = event.eventId;
       return event;
     },
   }),

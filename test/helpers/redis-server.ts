@@ -1,0 +1,76 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+/*
+ * A throwaway redis-server on a free port when the binary is on PATH (so a
+ * test may stop and restart it); else the Redis named by REDIS_URL (or the
+ * machine's 127.0.0.1:6379), which a test may use but not restart.
+ */
+
+export interface TestRedis {
+  url: string;
+  /** Whether this helper owns the server and can restart it. */
+  restartable: boolean;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function answers(url: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      if ((await client.ping()) === 'PONG') return true;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      client.disconnect();
+    }
+  }
+  return false;
+}
+
+export async function startTestRedis(): Promise<TestRedis> {
+  const hasBinary = spawnSync('redis-server', ['--version']).status === 0;
+  if (!hasBinary) {
+    const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    if (!(await answers(url, 2_000))) throw new Error(`no redis-server on PATH and none answering at ${url}`);
+    const unsupported = async () => {
+      throw new Error('this Redis is not the test\'s own: it cannot be restarted');
+    };
+    return { url, restartable: false, stop: unsupported, start: unsupported, close: async () => {} };
+  }
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    if (!(await answers(url, 5_000))) throw new Error(`redis-server did not start on ${port}`);
+  };
+  const stop = async () => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    await new Promise((resolve) => {
+      running.once('exit', resolve);
+      running.kill('SIGKILL');
+    });
+  };
+  await start();
+  return { url, restartable: true, start, stop, close: stop };
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { createEventBus } from '../../src/events/event-bus.js';
+import { createMemoryEventLog } from '../../src/events/event-log.js';
+import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
+
+const event = (n: number, transactionId = `tx-${n % 3}`): TransactionUpdateEvent => ({
+  eventId: `evt-${n}`, type: 'transaction.update', format: 'ENVELOPED', receivedAt: new Date(0).toISOString(), occurredAt: undefined,
+  transactionId, status: `s-${n}`, products: [], transaction: {}, raw: {},
+});
+
+async function take(iterator: AsyncIterator<TransactionUpdateEvent>, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const next = await iterator.next();
+    if (next.done) break;
+    ids.push(next.value.eventId);
+  }
+  return ids;
+}
+
+describe.concurrent('in-process event bus', () => {
+  it('delivers live events in order, filtered by transaction', async () => {
+    const bus = createEventBus();
+    const all = await bus.subscribe();
+    const one = await bus.subscribe({ transactionId: 'tx-1' });
+    for (let n = 1; n <= 6; n++) await bus.publish(event(n));
+    expect(await take(all, 6)).toEqual(['evt-1', 'evt-2', 'evt-3', 'evt-4', 'evt-5', 'evt-6']);
+    expect(await take(one, 2)).toEqual(['evt-1', 'evt-4']);
+  });
+
+  it('replays after an event, then goes on live, with no gap or repeat at the seam', async () => {
+    const bus = createEventBus();
+    for (let n = 1; n <= 10; n++) await bus.publish(event(n));
+    // Published while the subscription starts: must appear once, after the replay.
+    const subscribing = bus.subscribe({ after: 'evt-7' });
+    const during = bus.publish(event(11));
+    const resumed = await subscribing;
+    await during;
+    await bus.publish(event(12));
+    expect(await take(resumed, 5)).toEqual(['evt-8', 'evt-9', 'evt-10', 'evt-11', 'evt-12']);
+  });
+
+  it('rejects an `after` older than the log with EVENTS_EXPIRED, and counts no subscription for it', async () => {
+    const bus = createEventBus({ log: createMemoryEventLog({ capacity: 3 }) });
+    for (let n = 1; n <= 5; n++) await bus.publish(event(n));
+    await expect(bus.subscribe({ after: 'evt-1' })).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
+    await expect(bus.subscribe({ after: 'unknown' })).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
+    expect(bus.activeSubscriptions()).toBe(0);
+    expect(await take(await bus.subscribe({ after: 'evt-3' }), 2)).toEqual(['evt-4', 'evt-5']);
+  });
+
+  it('counts open subscriptions and frees them on return, even while one waits', async () => {
+    const bus = createEventBus();
+    const a = await bus.subscribe();
+    const b = await bus.subscribe();
+    expect(bus.activeSubscriptions()).toBe(2);
+    const waiting = a.next();
+    await a.return?.();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    expect(bus.activeSubscriptions()).toBe(1);
+    await bus.close();
+    expect(bus.activeSubscriptions()).toBe(0);
+    expect(await b.next()).toEqual({ done: true, value: undefined });
+  });
+});
