@@ -2,13 +2,15 @@ import { productLineSchema } from '../../contract/index.js';
 import { lineTotal } from '../amounts.js';
 import { builder } from '../builder.js';
 import { extraFields } from '../extra-fields.js';
+import { fieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef } from '../refs.js';
 
 const knownFields = Object.keys(productLineSchema.shape);
 
 ProductLineRef.implement({
   description: 'One product of a transaction, a vending or a webhook (contract part 2, "Product line").',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.ProductLine>()({
     productId: t.id({ description: 'Identifier of the product (UUID-shaped string).', resolve: (p) => p.productId }),
     productName: t.string({ nullable: true, description: 'Display name of the product.', resolve: (p) => p.productName ?? null }),
     productPrice: t.float({ nullable: true, description: 'Unit price, a decimal in the currency of the vending.', resolve: (p) => p.productPrice ?? null }),

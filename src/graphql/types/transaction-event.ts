@@ -1,18 +1,20 @@
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
 import { builder } from '../builder.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
+import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 
 const WebhookFormat = builder.enumType('WebhookFormat', {
   description: 'Which form of the service\'s webhook carried an event (contract parts 6 and 9).',
-  values: {
+  values: exactly<Sdl.WebhookFormat>()({
     LEGACY: { value: 'LEGACY', description: 'The legacy body `{event: "transaction", data: {transactionId, products, status}}`.' },
     ENVELOPED: { value: 'ENVELOPED', description: 'The current enveloped form whose `type` is "transaction.update" (its envelope is not shown in the contract).' },
-  } as const,
+  } as const),
 });
 
 const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('TransactionUpdateEvent').implement({
   description: 'A transaction changed at the service, as its webhook told the gateway.',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.TransactionUpdateEvent>()({
     eventId: t.exposeID('eventId', {
       description: 'Identifier of the event: the webhook-id header, else the envelope id, else a hash of the body. Redeliveries share it.',
     }),
@@ -39,7 +41,8 @@ const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('Tra
 
 builder.subscriptionType({ description: 'Live changes, fed by the service\'s webhooks.' });
 
-builder.subscriptionFields((t) => ({
+builder.subscriptionFields((t) =>
+  rootFieldsOf<Sdl.Subscription>()({
   transactionUpdated: t.field({
     type: TransactionUpdateEventRef,
     description: 'Every transaction update the service reports, once each, as it arrives.',

@@ -4,6 +4,7 @@ import { isNotFound } from '../../loaders.js';
 import { total } from '../amounts.js';
 import { builder } from '../builder.js';
 import { extraFields } from '../extra-fields.js';
+import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
 
 const knownFields = Object.keys(transactionSchema.shape);
@@ -18,7 +19,8 @@ export function requireId(id: string, argument: string): string {
 
 TransactionRef.implement({
   description: 'A sale made at a vending machine (contract part 2, "Transaction").',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.Transaction>()({
     transactionId: t.id({ description: 'Identifier of the transaction (UUID-shaped string).', resolve: (tx) => tx.transactionId }),
     customerId: t.id({ nullable: true, description: 'Identifier of the customer, when the service knows one.', resolve: (tx) => tx.customerId ?? null }),
     products: t.field({ type: [ProductLineRef], description: 'The items of the transaction.', resolve: (tx) => tx.products }),
@@ -39,7 +41,8 @@ TransactionRef.implement({
   }),
 });
 
-builder.queryFields((t) => ({
+builder.queryFields((t) =>
+  rootFieldsOf<Sdl.Query>()({
   transaction: t.field({
     type: TransactionRef,
     nullable: true,
@@ -65,7 +68,8 @@ const UpdateTransactionPaymentPayload = builder
   .objectRef<{ transactionId: string }>('UpdateTransactionPaymentPayload')
   .implement({
     description: 'Result of updateTransactionPayment.',
-    fields: (t) => ({
+    fields: (t) =>
+      fieldsOf<Sdl.UpdateTransactionPaymentPayload>()({
       transaction: t.field({
         type: TransactionRef,
         nullable: true,
@@ -75,7 +79,8 @@ const UpdateTransactionPaymentPayload = builder
     }),
   });
 
-builder.mutationFields((t) => ({
+builder.mutationFields((t) =>
+  rootFieldsOf<Sdl.Mutation>()({
   updateTransactionPayment: t.field({
     type: UpdateTransactionPaymentPayload,
     description: 'Enriches a transaction with payment status and customer details (PUT /transactions/{id}/payment).',

@@ -1,6 +1,7 @@
 import { badUserInput } from '../../errors.js';
 import { builder } from '../builder.js';
 import { VendingRef, type VendingInView } from '../refs.js';
+import { fieldsOf, type Sdl } from '../field-check.js';
 
 /*
  * The contract's vending list has no paging, filtering or ordering (part 4,
@@ -21,7 +22,8 @@ export interface VendingFilterValue {
 
 export const VendingFilterInput = builder.inputType('VendingFilter', {
   description: 'Selects vendings; every field given must match.',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Required<Sdl.VendingFilter>>()({
     online: t.boolean({ description: 'Only vendings whose `online` equals this.' }),
     enabled: t.boolean({ description: 'Only vendings whose `enabled` equals this.' }),
     status: t.string({ description: 'Only vendings with exactly this status.' }),
@@ -94,7 +96,8 @@ export function paginate(all: VendingInView[], filter: VendingFilterValue | unde
 
 const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
   description: 'Where a page of a connection stands in the whole list.',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.PageInfo>()({
     hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether vendings follow this page.' }),
     hasPreviousPage: t.exposeBoolean('hasPreviousPage', { description: 'Whether vendings precede this page.' }),
     startCursor: t.exposeString('startCursor', { nullable: true, description: 'Cursor of the first vending of the page; null for an empty page.' }),
@@ -104,7 +107,8 @@ const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
 
 const VendingEdgeRef = builder.objectRef<Edge>('VendingEdge').implement({
   description: 'A vending and its cursor.',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.VendingEdge>()({
     cursor: t.exposeString('cursor', { description: 'Opaque position of this vending in the list.' }),
     node: t.field({ type: VendingRef, description: 'The vending.', resolve: (edge) => edge.node }),
   }),
@@ -112,7 +116,8 @@ const VendingEdgeRef = builder.objectRef<Edge>('VendingEdge').implement({
 
 export const VendingConnectionRef = builder.objectRef<VendingConnection>('VendingConnection').implement({
   description: 'A page of vendings.',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.VendingConnection>()({
     edges: t.field({ type: [VendingEdgeRef], description: 'The vendings of this page with their cursors.', resolve: (c) => c.edges }),
     nodes: t.field({ type: [VendingRef], description: 'The vendings of this page.', resolve: (c) => c.edges.map((edge) => edge.node) }),
     pageInfo: t.field({ type: PageInfoRef, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),

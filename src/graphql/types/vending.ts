@@ -3,6 +3,7 @@ import type { GatewayContext } from '../../context.js';
 import { GatewayError } from '../../errors.js';
 import { builder } from '../builder.js';
 import { extraFields } from '../extra-fields.js';
+import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, VendingRef, type ProductsViewValue } from '../refs.js';
 import { paginate, VendingConnectionRef, VendingFilterInput, type VendingFilterValue } from './vending-connection.js';
 import { requireId } from './transaction.js';
@@ -11,10 +12,10 @@ const knownFields = Object.keys(vendingSchema.shape);
 
 export const ProductsView = builder.enumType('ProductsView', {
   description: 'How a vending\'s products are returned: the `products` query parameter of the contract (part 4).',
-  values: {
+  values: exactly<Sdl.ProductsView>()({
     FLAT: { value: 'FLAT', description: 'A flat list of product lines, in Vending.products.' },
     PLANOGRAM: { value: 'PLANOGRAM', description: 'The machine\'s planogram, in Vending.planogram, as the service sent it (its shape is not shown in the contract).' },
-  } as const,
+  } as const),
 });
 
 /** The upstream value of `products` for a view; an empty configured value means "send none". */
@@ -37,7 +38,8 @@ const optional = <T>(value: T | null | undefined): T | null => value ?? null;
 
 VendingRef.implement({
   description: 'A vending machine (contract part 2, "Vending").',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.Vending>()({
     vendingId: t.id({ description: 'Identifier of the vending (UUID-shaped string).', resolve: ({ vending }) => vending.vendingId }),
     status: t.string({ nullable: true, description: 'State of the machine; the allowed values are not shown in the contract.', resolve: ({ vending }) => optional(vending.status) }),
     online: t.boolean({ nullable: true, description: 'Whether the machine is connected; independent of `enabled`.', resolve: ({ vending }) => optional(vending.online) }),
@@ -54,6 +56,11 @@ VendingRef.implement({
       description: 'Products as a flat list: set in the FLAT view, null in the PLANOGRAM view.',
       resolve: flatProducts,
     }),
+    productCount: t.int({
+      nullable: true,
+      description: 'How many product lines the machine has in the FLAT view; null in the PLANOGRAM view, whose shape the gateway does not read.',
+      resolve: ({ vending, view }) => (view === 'FLAT' && Array.isArray(vending.products) ? vending.products.length : null),
+    }),
     planogram: t.field({
       type: 'JSON',
       nullable: true,
@@ -69,7 +76,8 @@ VendingRef.implement({
   }),
 });
 
-builder.queryFields((t) => ({
+builder.queryFields((t) =>
+  rootFieldsOf<Sdl.Query>()({
   vending: t.field({
     type: VendingRef,
     nullable: true,

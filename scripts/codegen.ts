@@ -1,0 +1,44 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { generate } from '@graphql-codegen/cli';
+import config from '../codegen.js';
+
+/*
+ * npm run codegen          writes schema/schema.graphql and the typed documents
+ * npm run codegen:check    writes nothing; fails naming each file that differs
+ */
+const root = resolve(import.meta.dirname, '..');
+const check = process.argv.includes('--check');
+
+const name = check ? 'codegen:check' : 'codegen';
+let outputs: Awaited<ReturnType<typeof generate>>;
+try {
+  outputs = await generate({ ...config, cwd: root, silent: true, errorsOnly: true }, false);
+} catch (error) {
+  // Typically an operation in schema/operations/ that no longer fits the schema.
+  const details = (error as { errors?: unknown[] }).errors?.map(String).join('\n') ?? String(error);
+  process.stderr.write(`${name}: could not generate: ${details}\n`);
+  process.exit(1);
+}
+const stale: string[] = [];
+for (const { filename, content } of outputs) {
+  const path = resolve(root, filename);
+  let current: string | undefined;
+  try {
+    current = readFileSync(path, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current === content) continue;
+  stale.push(filename);
+  if (!check) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content);
+  }
+}
+
+if (check && stale.length > 0) {
+  for (const filename of stale) process.stderr.write(`${name}: ${filename} is out of date; run npm run codegen\n`);
+  process.exit(1);
+}
+process.stdout.write(check ? 'codegen:check: generated files are up to date\n' : `codegen: wrote ${stale.length === 0 ? 'nothing (up to date)' : stale.join(', ')}\n`);
