@@ -10,6 +10,8 @@ import { schema } from './src/graphql/schema.js';
  */
 export const SCHEMA_FILE = 'schema/schema.graphql';
 export const OPERATIONS_FILE = 'src/graphql/generated/operations.ts';
+/** { sha256: document } for TRUSTED_DOCUMENTS=only; written by scripts/codegen.ts beside the outputs below. */
+export const PERSISTED_DOCUMENTS_FILE = 'schema/persisted-documents.json';
 /** Every schema type as TypeScript; the Pothos types check their field names against it at compile time. */
 export const SCHEMA_TYPES_FILE = 'src/graphql/generated/schema-types.ts';
 

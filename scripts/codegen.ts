@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { generate } from '@graphql-codegen/cli';
-import config from '../codegen.js';
+import config, { PERSISTED_DOCUMENTS_FILE } from '../codegen.js';
+import { buildPersistedDocuments } from './persisted-documents.js';
 
 /*
  * npm run codegen          writes schema/schema.graphql and the typed documents
@@ -20,6 +21,9 @@ try {
   process.stderr.write(`${name}: could not generate: ${details}\n`);
   process.exit(1);
 }
+const manifest = buildPersistedDocuments(resolve(root, 'schema/operations'));
+outputs.push({ filename: PERSISTED_DOCUMENTS_FILE, content: `${JSON.stringify(manifest, null, 2)}\n` });
+
 const stale: string[] = [];
 for (const { filename, content } of outputs) {
   const path = resolve(root, filename);

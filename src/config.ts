@@ -18,6 +18,22 @@ export interface UpstreamConfig {
   connections: number;
   /** Most retries of an idempotent GET. @default 2 */
   retries: number;
+  /** Most upstream requests under way at once. @default 100 */
+  maxConcurrent: number;
+  /** Most requests waiting for one of those; more fail at once. @default 1000 */
+  maxQueued: number;
+  /** Circuit breaker in front of the upstream. */
+  breaker: {
+    enabled: boolean;
+    /** Opens when more than this % of calls in the window failed… @default 50 */
+    failureThresholdPercent: number;
+    /** …and the window held at least this many calls. @default 20 */
+    minimumCalls: number;
+    /** @default 10000 */
+    windowMs: number;
+    /** How long it stays open before one probe call. @default 10000 */
+    resetTimeoutMs: number;
+  };
 }
 
 /** How per-request loaders turn a batch of ids into backend calls. */
@@ -26,6 +42,37 @@ export interface BatchingConfig {
   vendingListThreshold: number;
   /** Most transaction reads in flight for one batch. @default 16 */
   transactionConcurrency: number;
+}
+
+/** Bounds on one GraphQL operation (GraphQL Armor); anything over is refused before it runs. */
+export interface QueryLimits {
+  /** @default 10 */
+  maxDepth: number;
+  /** @default 50 */
+  maxAliases: number;
+  /** @default 5000 (GraphQL Armor's cost units) */
+  maxCost: number;
+  /** @default 5000 */
+  maxTokens: number;
+  /** @default 50 */
+  maxDirectives: number;
+  /** Whether the schema may be introspected. @default off in production, on otherwise */
+  introspection: boolean;
+  /** Whether "Did you mean …?" hints are shown. @default off in production, on otherwise */
+  fieldSuggestions: boolean;
+  /** `only`: accept just the operations of schema/operations/, by hash. @default 'any' */
+  trustedDocuments: 'any' | 'only';
+}
+
+export interface WebSocketLimits {
+  /** Time a client has to send `connection_init`. @default 3000 */
+  initTimeoutMs: number;
+  /** Most subscriptions open on one connection. @default 100 */
+  maxSubscriptions: number;
+  /** Largest message accepted, in bytes. @default 65536 */
+  maxMessageBytes: number;
+  /** Interval of keep-alive pings; a peer that does not answer one is dropped. @default 12000 */
+  keepAliveMs: number;
 }
 
 export interface Config {
@@ -54,6 +101,14 @@ export interface Config {
   productsValues: { flat: string; planogram: string };
   /** Largest request body accepted on any route, in bytes. @default 1048576 */
   maxBodyBytes: number;
+  limits: QueryLimits;
+  websocket: WebSocketLimits;
+  /** Requests per second one API key may make (fixed one-second windows); 0 is off. @default 200 */
+  rateLimitPerSecond: number;
+  /** Longest a client may take to send a whole request. @default 30000 */
+  requestTimeoutMs: number;
+  /** Longest a graceful shutdown waits for in-flight work before closing what is left. @default 10000 */
+  shutdownTimeoutMs: number;
   logLevel: LogLevel;
 }
 
@@ -108,6 +163,32 @@ function httpUrl(env: Env, name: string): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  return oneOf(env, name, ['on', 'off'] as const, fallback ? 'on' : 'off') === 'on';
+}
+
+function queryLimits(env: Env, production: boolean): QueryLimits {
+  return {
+    maxDepth: integer(env, 'MAX_DEPTH', 10, 1, 1_000),
+    maxAliases: integer(env, 'MAX_ALIASES', 50, 0, 100_000),
+    maxCost: integer(env, 'MAX_COST', 5_000, 1, 10_000_000),
+    maxTokens: integer(env, 'MAX_TOKENS', 5_000, 10, 10_000_000),
+    maxDirectives: integer(env, 'MAX_DIRECTIVES', 50, 0, 100_000),
+    introspection: onOff(env, 'INTROSPECTION', !production),
+    fieldSuggestions: onOff(env, 'FIELD_SUGGESTIONS', !production),
+    trustedDocuments: oneOf(env, 'TRUSTED_DOCUMENTS', ['any', 'only'] as const, 'any'),
+  };
+}
+
+function webSocketLimits(env: Env): WebSocketLimits {
+  return {
+    initTimeoutMs: integer(env, 'WS_INIT_TIMEOUT_MS', 3_000, 100, 600_000),
+    maxSubscriptions: integer(env, 'WS_MAX_SUBSCRIPTIONS', 100, 1, 100_000),
+    maxMessageBytes: integer(env, 'WS_MAX_MESSAGE_BYTES', 65_536, 1_024, 104_857_600),
+    keepAliveMs: integer(env, 'WS_KEEPALIVE_MS', 12_000, 0, 600_000),
+  };
+}
+
 function redisUrl(env: Env): string | undefined {
   const raw = present(env, 'REDIS_URL');
   if (raw === undefined) return undefined;
@@ -132,6 +213,15 @@ function upstreamConfig(env: Env): UpstreamConfig {
     timeoutMs: integer(env, 'UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000),
     connections: integer(env, 'UPSTREAM_CONNECTIONS', 50, 1, 10_000),
     retries: integer(env, 'UPSTREAM_RETRIES', 2, 0, 2),
+    maxConcurrent: integer(env, 'UPSTREAM_MAX_CONCURRENT', 100, 1, 100_000),
+    maxQueued: integer(env, 'UPSTREAM_MAX_QUEUED', 1_000, 0, 1_000_000),
+    breaker: {
+      enabled: onOff(env, 'UPSTREAM_BREAKER', true),
+      failureThresholdPercent: integer(env, 'UPSTREAM_BREAKER_FAILURE_PERCENT', 50, 1, 100),
+      minimumCalls: integer(env, 'UPSTREAM_BREAKER_MIN_CALLS', 20, 1, 1_000_000),
+      windowMs: integer(env, 'UPSTREAM_BREAKER_WINDOW_MS', 10_000, 10, 3_600_000),
+      resetTimeoutMs: integer(env, 'UPSTREAM_BREAKER_RESET_MS', 10_000, 10, 3_600_000),
+    },
   };
 }
 
@@ -175,6 +265,11 @@ export function loadConfig(env: Env): Config {
       planogram: present(env, 'PRODUCTS_PLANOGRAM') ?? 'planogram',
     },
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1_024, 104_857_600),
+    limits: queryLimits(env, production),
+    websocket: webSocketLimits(env),
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 200, 0, 1_000_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Authenticator } from './auth.js';
+import type { RateLimiter } from './http/rate-limit.js';
 import type { Backend, Credential } from './backends/backend.js';
 import type { BatchingConfig, Config } from './config.js';
 import type { EventBus } from './events/event-bus.js';
@@ -10,6 +11,7 @@ import { createLoaders, type Loaders } from './loaders.js';
 export interface GatewayServices {
   backend: Backend;
   authenticator: Authenticator;
+  rateLimiter: RateLimiter;
   batching: BatchingConfig;
   productsValues: Config['productsValues'];
   bus: EventBus;
@@ -43,9 +45,13 @@ export function requestIdFrom(header: string | null | undefined): string {
   return header && /^[\w.:-]{1,128}$/.test(header) ? header : randomUUID();
 }
 
-/** Authenticates (throws `UNAUTHENTICATED`) and builds fresh loaders for this caller. */
-export function createContext(services: GatewayServices, facts: RequestFacts): GatewayContext {
+/**
+ * Authenticates (throws `UNAUTHENTICATED`), counts the request against its
+ * key's rate limit (throws `RATE_LIMITED`) and builds fresh loaders for it.
+ */
+export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
   const credential = services.authenticator.authenticate(facts.authorization);
+  await services.rateLimiter.admit(credential);
   return {
     requestId: facts.requestId,
     lastEventId: facts.lastEventId || undefined,

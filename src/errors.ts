@@ -45,6 +45,8 @@ export interface GatewayErrorOptions {
 export class GatewayError extends GraphQLError {
   readonly code: ErrorCode;
   readonly upstreamStatus: number | undefined;
+  /** HTTP headers that go with this error's answer (e.g. `Retry-After`). */
+  readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     const http = options.failsRequest ? { http: { status: statusByCode[code], headers: options.headers } } : {};
@@ -54,6 +56,7 @@ export class GatewayError extends GraphQLError {
     this.cause = options.cause;
     this.code = code;
     this.upstreamStatus = options.upstreamStatus;
+    this.headers = options.headers ?? {};
   }
 
   /** The REST status: an upstream 4xx is repeated as sent, anything else follows the code. */
@@ -81,11 +84,11 @@ export function errorEnvelope(message: string): ErrorEnvelope {
  * Status and body for any thrown value on a REST route. Unexpected errors are
  * masked: their text and stack never reach the client.
  */
-export function toRestError(error: unknown): { status: number; body: ErrorEnvelope } {
+export function toRestError(error: unknown): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
   if (isGatewayError(error)) {
-    return { status: error.httpStatus, body: errorEnvelope(error.message) };
+    return { status: error.httpStatus, body: errorEnvelope(error.message), headers: error.headers };
   }
-  return { status: 500, body: errorEnvelope('Unexpected error.') };
+  return { status: 500, body: errorEnvelope('Unexpected error.'), headers: {} };
 }
 
 export const notFound = (what: string, id: string): GatewayError =>

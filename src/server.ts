@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { createYoga, useReadinessCheck, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { createAuthenticator } from './auth.js';
 import type { Backend } from './backends/backend.js';
 import { createMemoryBackend } from './backends/memory/memory-backend.js';
 import { startSimulator } from './backends/memory/simulator.js';
-import { createRestBackend } from './backends/rest/rest-backend.js';
+import { createRestBackend, type UpstreamCall } from './backends/rest/rest-backend.js';
 import type { Config } from './config.js';
 import { createContext, requestIdFrom, type GatewayContext, type GatewayServices } from './context.js';
 import type { EventBus } from './events/event-bus.js';
@@ -15,11 +16,18 @@ import { serviceEventFor } from './events/service-events.js';
 import { useWebhooks } from './events/use-webhooks.js';
 import { createWebhookVerifier } from './events/webhook-verifier.js';
 import { schema } from './graphql/schema.js';
+import { loadTrustedDocuments, useTrustedDocuments } from './graphql/trusted-documents.js';
+import { queryLimitPlugins } from './graphql/use-query-limits.js';
+import { useBodyLimit } from './http/use-body-limit.js';
+import { drain } from './http/drain.js';
 import { attachGraphQLWs } from './http/graphql-ws.js';
+import { createRateLimiter } from './http/rate-limit.js';
 import { recordUpstreamCall, runWithRequestStats } from './http/request-stats.js';
 import { useEventIds } from './http/use-event-ids.js';
 import { requestIdOf, useRequestLog } from './http/use-request-log.js';
 import { createLogger, yogaLogger, type Logger } from './logging.js';
+import { createMetrics } from './observability/metrics.js';
+import { createRedisClients, type RedisClients } from './redis/redis-clients.js';
 import { useRestPassthrough } from './rest/use-rest-passthrough.js';
 
 /** Parts a test or benchmark may supply instead of the ones `config` would pick. */
@@ -28,26 +36,29 @@ export interface GatewayDeps {
   backend?: Backend;
   /** @default a JSON logger at `config.logLevel` */
   logger?: Logger;
-  /** @default in process, or through Redis when `config.redisUrl` is set */
-  events?: EventTransport;
 }
 
 export interface Gateway {
   /** Starts listening on `config.host:config.port` (port 0 picks a free one). */
   listen(): Promise<{ url: string; port: number }>;
-  /** Stops accepting, closes subscriptions, lets in-flight requests finish, releases the backend. */
+  /**
+   * Graceful shutdown: stops accepting, completes subscriptions, lets in-flight
+   * requests finish (each answered with `Connection: close`), and closes what
+   * is left after `config.shutdownTimeoutMs`.
+   */
   close(): Promise<void>;
   /** In-process entry point: answers a Fetch API request without a socket. */
   fetch: YogaServerInstance<Record<string, unknown>, GatewayContext>['fetch'];
   readonly backend: Backend;
   readonly bus: EventBus;
   readonly logger: Logger;
-  /** Whether the gateway can take events now (the shared store is reachable). */
+  /** Whether the gateway can serve: not shutting down, events storable, upstream not cut off. */
   ready(): boolean;
 }
 
 export const GRAPHQL_PATH = '/graphql';
 export const WEBHOOK_PATH = '/webhooks';
+const OPERATIONS_PATHS = ['/healthz', '/readyz', '/metrics'];
 
 /** Where the initial context of a request or WebSocket operation says the key is. */
 interface InitialContext {
@@ -55,7 +66,10 @@ interface InitialContext {
   authorization?: string;
 }
 
-function pickBackend(config: Config, logger: Logger): Backend {
+/** Backends that can say their upstream is cut off (the REST backend's circuit breaker). */
+type WithUpstreamState = Backend & { upstreamState?: () => { breaker: string } };
+
+function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall) => void): Backend {
   if (!config.upstream) {
     const memory = createMemoryBackend({ productsValues: config.productsValues });
     if (config.simulatorIntervalMs > 0) startSimulator(memory, config.simulatorIntervalMs);
@@ -63,19 +77,39 @@ function pickBackend(config: Config, logger: Logger): Backend {
   }
   return createRestBackend({
     ...config.upstream,
-    onUpstreamCall(call) {
-      recordUpstreamCall(call.durationMs);
-      logger.debug({ upstream: call }, 'upstream call');
-    },
+    breaker: { ...config.upstream.breaker, onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`) },
+    onUpstreamCall,
   });
 }
 
 /** The one place that chooses implementations and wires HTTP, WebSocket, routes and GraphQL. */
 export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const logger = deps.logger ?? createLogger(config.logLevel);
-  const events = deps.events ?? createEventTransport({ ...config, logger });
+  const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl) : undefined;
+  const events: EventTransport = createEventTransport({ ...config, redis, logger });
   const { bus } = events;
-  const backend = deps.backend ?? pickBackend(config, logger);
+  const backend: WithUpstreamState =
+    deps.backend ??
+    pickBackend(config, logger, (call) => {
+      // A call the breaker or the queue refused never left the gateway.
+      if (call.attempts > 0) recordUpstreamCall(call.durationMs);
+      metrics.upstreamCall(call);
+      logger.debug({ upstream: call }, 'upstream call');
+    });
+  const metrics = createMetrics({ activeSubscriptions: () => bus.activeSubscriptions(), circuitState: () => backend.upstreamState?.().breaker });
+  const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix });
+  const services: GatewayServices = {
+    backend,
+    authenticator: createAuthenticator(config.apiKeys),
+    rateLimiter,
+    batching: config.batching,
+    productsValues: config.productsValues,
+    bus,
+    eventTransactions: createEventTransactions(backend),
+  };
+  const trusted = config.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
+  if (config.webhookSecrets.length === 0) logger.warn('WEBHOOK_SECRET is not set: webhooks are accepted without a signature');
+
   // A backend that is the service itself also sends the service's events.
   const stopWatching = backend.watchTransactionChanges?.((transaction) => {
     bus.publish(serviceEventFor(transaction)).catch((error: unknown) => logger.error({ err: error }, 'could not publish a memory backend event'));
@@ -84,17 +118,41 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const stopRefreshing = bus.onEvent((event) =>
     backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }),
   );
-  const services: GatewayServices = {
-    backend,
-    authenticator: createAuthenticator(config.apiKeys),
-    batching: config.batching,
-    productsValues: config.productsValues,
-    bus,
-    eventTransactions: createEventTransactions(backend),
-  };
-  if (config.webhookSecrets.length === 0) {
-    logger.warn('WEBHOOK_SECRET is not set: webhooks are accepted without a signature');
-  }
+
+  let closing = false;
+  const ready = () => !closing && bus.ready() && backend.upstreamState?.().breaker !== 'open';
+
+  const plugins: Plugin[] = [
+    useRequestLog(logger, () => closing),
+    metrics.plugin(),
+    useBodyLimit(config.maxBodyBytes, GRAPHQL_PATH),
+    useEventIds() as Plugin,
+    useReadinessCheck({ endpoint: '/readyz', check: ready }),
+    useWebhooks({
+      path: WEBHOOK_PATH,
+      maxBodyBytes: config.maxBodyBytes,
+      verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
+      dedupe: events.dedupe,
+      publish: (event) => bus.publish(event),
+      onOutcome(outcome, detail) {
+        metrics.webhook(outcome);
+        logger.info({ webhook: outcome, detail }, 'webhook');
+      },
+      onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on the webhook route'),
+    }),
+    useRestPassthrough({
+      backend,
+      authenticator: services.authenticator,
+      admit: (credential) => rateLimiter.admit(credential),
+      maxBodyBytes: config.maxBodyBytes,
+      reservedPaths: [GRAPHQL_PATH, WEBHOOK_PATH, ...OPERATIONS_PATHS],
+      onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on a REST route'),
+    }),
+    // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
+    useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
+    ...queryLimitPlugins(config.limits),
+    ...(trusted ? [useTrustedDocuments(trusted)] : []),
+  ];
 
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
@@ -102,13 +160,16 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     logging: yogaLogger(logger),
     landingPage: false,
     healthCheckEndpoint: '/healthz',
+    batching: false,
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: false },
-    graphiql: {
-      title: 'vending-gateway',
-      // Only the development key is pre-filled, so GraphiQL works at once locally.
-      headers: config.devApiKey ? JSON.stringify({ Authorization: config.devApiKey }) : undefined,
-    },
+    graphiql: trusted
+      ? false
+      : {
+          title: 'vending-gateway',
+          // Only the development key is pre-filled, so GraphiQL works at once locally.
+          headers: config.devApiKey ? JSON.stringify({ Authorization: config.devApiKey }) : undefined,
+        },
     context: ({ request, authorization }: InitialContext) =>
       createContext(
         services,
@@ -116,35 +177,24 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
           ? { authorization: request.headers.get('authorization'), requestId: requestIdOf(request), lastEventId: request.headers.get('last-event-id') }
           : { authorization, requestId: requestIdFrom(undefined) },
       ),
-    plugins: [
-      useRequestLog(logger),
-      useEventIds(),
-      // Ready when events can be taken: with Redis, while it is reachable.
-      useReadinessCheck({ endpoint: '/readyz', check: () => bus.ready() }),
-      useWebhooks({
-        path: WEBHOOK_PATH,
-        maxBodyBytes: config.maxBodyBytes,
-        verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
-        dedupe: events.dedupe,
-        publish: (event) => bus.publish(event),
-        onOutcome: (outcome, detail) => logger.info({ webhook: outcome, detail }, 'webhook'),
-        onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on the webhook route'),
-      }),
-      useRestPassthrough({
-        backend,
-        authenticator: services.authenticator,
-        maxBodyBytes: config.maxBodyBytes,
-        reservedPaths: [GRAPHQL_PATH, '/healthz', '/readyz', WEBHOOK_PATH],
-        onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on a REST route'),
-      }),
-    ],
+    plugins,
   });
 
-  const server: Server = createServer((req, res) => runWithRequestStats(() => yoga(req, res)));
+  let inFlight = 0;
+  const server: Server = createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000) }, (req, res) => {
+    // Subscription streams are ended by the shutdown itself; every other request is waited for.
+    if (!(req.headers.accept ?? '').includes('text/event-stream')) {
+      inFlight += 1;
+      res.once('close', () => (inFlight -= 1));
+    }
+    return runWithRequestStats(() => yoga(req, res));
+  });
   const ws = attachGraphQLWs({
     server,
     path: GRAPHQL_PATH,
     yoga,
+    limits: config.websocket,
+    trusted,
     authorize(authorization) {
       try {
         services.authenticator.authenticate(authorization);
@@ -161,8 +211,8 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     backend,
     bus,
     logger,
-    ready: () => bus.ready(),
-    listen: async () => {
+    ready,
+    async listen() {
       if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -175,14 +225,21 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       });
     },
     async close() {
+      if (closing) return;
+      closing = true;
       stopWatching?.();
       stopRefreshing();
-      await ws.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
+      await drain({
+        server,
+        timeoutMs: config.shutdownTimeoutMs,
+        inFlight: () => inFlight,
+        endStreams: async () => {
+          await bus.close();
+          await ws.close();
+        },
       });
       await events.close();
+      await redis?.close();
       await backend.close();
     },
   };

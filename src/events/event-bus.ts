@@ -26,6 +26,7 @@ export interface EventBus {
   activeSubscriptions(): number;
   /** Whether publishing can succeed now. */
   ready(): boolean;
+  /** Ends every subscription once it has delivered what it already holds. */
   close(): Promise<void>;
 }
 
@@ -39,13 +40,14 @@ export interface EventBusOptions {
 export function createEventBus(options: EventBusOptions = {}): EventBus {
   const log = options.log ?? createMemoryEventLog();
   const maxQueued = options.maxQueuedPerSubscriber ?? 10_000;
-  const streams = new Set<{ end(error?: Error): void }>();
+  const streams = new Set<{ end(error?: Error): void; finish(): void }>();
 
   async function subscribe({ transactionId, after }: SubscribeOptions = {}): Promise<AsyncIterableIterator<TransactionUpdateEvent>> {
     const queue: LoggedEvent[] = [];
     let waiting: ((result: IteratorResult<TransactionUpdateEvent>) => void) | undefined;
     let failure: Error | undefined;
     let done = false;
+    let finishing = false;
     let last: string | undefined;
 
     // Listen before reading the log, so nothing published meanwhile is missed;
@@ -70,7 +72,10 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     function flush(): void {
       if (!waiting) return;
       const event = take();
-      if (event === undefined) return;
+      if (event === undefined) {
+        if (finishing) stream.end();
+        return;
+      }
       const resolve = waiting;
       waiting = undefined;
       resolve({ done: false, value: event });
@@ -86,6 +91,12 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
         queue.length = 0;
         waiting?.({ done: true, value: undefined });
         waiting = undefined;
+      },
+      /** Ends once every event already queued has been taken. */
+      finish() {
+        finishing = true;
+        if (queue.length === 0 || waiting) flush();
+        if (queue.length === 0) stream.end();
       },
     };
 
@@ -107,6 +118,10 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
         if (done) return Promise.resolve({ done: true, value: undefined });
         const event = take();
         if (event !== undefined) return Promise.resolve({ done: false, value: event });
+        if (finishing) {
+          stream.end();
+          return Promise.resolve({ done: true, value: undefined });
+        }
         return new Promise((resolve) => (waiting = resolve));
       },
       async return() {
@@ -133,7 +148,9 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     activeSubscriptions: () => streams.size,
     ready: () => log.ready(),
     async close() {
-      for (const stream of [...streams]) stream.end();
+      // Events appended a moment ago may still be on their way to the listeners.
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const stream of [...streams]) stream.finish();
       await log.close();
     },
   };

@@ -2,7 +2,7 @@ import type { Logger } from '../logging.js';
 import { createMemoryDedupeStore, type DedupeStore } from './dedupe-store.js';
 import { createEventBus, type EventBus } from './event-bus.js';
 import { createMemoryEventLog } from './event-log.js';
-import { createRedisClients } from './redis/redis-clients.js';
+import type { RedisClients } from '../redis/redis-clients.js';
 import { createRedisDedupeStore } from './redis/redis-dedupe-store.js';
 import { createRedisEventLog } from './redis/redis-event-log.js';
 
@@ -16,18 +16,19 @@ export interface EventTransport {
 }
 
 export interface EventTransportOptions {
-  redisUrl: string | undefined;
+  /** Shares events and dedupe through this Redis; in process without it. */
+  redis: RedisClients | undefined;
   redisPrefix: string;
   eventLogSize: number;
   logger: Logger;
 }
 
 export function createEventTransport(options: EventTransportOptions): EventTransport {
-  if (!options.redisUrl) {
+  const clients = options.redis;
+  if (!clients) {
     const bus = createEventBus({ log: createMemoryEventLog({ capacity: options.eventLogSize }) });
     return { bus, dedupe: createMemoryDedupeStore(), connect: async () => true, close: () => bus.close() };
   }
-  const clients = createRedisClients(options.redisUrl);
   let tailFailing = false;
   const log = createRedisEventLog(clients, {
     prefix: options.redisPrefix,
@@ -47,9 +48,6 @@ export function createEventTransport(options: EventTransportOptions): EventTrans
     bus,
     dedupe: createRedisDedupeStore(clients, options.redisPrefix),
     connect: (timeoutMs) => clients.connected(timeoutMs),
-    async close() {
-      await bus.close();
-      await clients.close();
-    },
+    close: () => bus.close(),
   };
 }

@@ -1,14 +1,17 @@
 import type { Server } from 'node:http';
-import type { ExecutionArgs } from 'graphql';
+import { GraphQLError, type ExecutionArgs } from 'graphql';
+
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocketLimits } from '../config.js';
+import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
 
 /*
  * GraphQL over WebSocket (graphql-transport-ws) on the same port and path as
- * HTTP. Operations run through yoga's envelop, so plugins, context and error
- * masking are the same as over HTTP (the graphql-yoga graphql-ws example).
- * The only file that imports `ws`.
+ * HTTP. Operations run through yoga's envelop, so plugins, context, limits and
+ * error masking are the same as over HTTP (the graphql-yoga graphql-ws
+ * example). The only file that imports `ws`.
  */
 
 export interface GraphQLWsOptions {
@@ -16,6 +19,9 @@ export interface GraphQLWsOptions {
   path: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   yoga: YogaServerInstance<any, any>;
+  limits: WebSocketLimits;
+  /** When set, only these documents may run (TRUSTED_DOCUMENTS=only). */
+  trusted: TrustedDocuments | undefined;
   /** The key a client sent in its `connection_init` payload, when any. */
   authorize(authorization: string | undefined): boolean;
   /** Makes the initial context of one operation from the connection's key. */
@@ -23,7 +29,7 @@ export interface GraphQLWsOptions {
 }
 
 export interface GraphQLWsServer {
-  /** Closes every socket (1001 Going Away) and stops accepting. */
+  /** Stops taking connections; open ones are closed with 1001 Going Away. */
   close(): Promise<void>;
   connections(): number;
 }
@@ -34,44 +40,63 @@ function authorizationOf(params: Readonly<Record<string, unknown>> | undefined):
 }
 
 type Rooted = ExecutionArgs & { rootValue: { execute: (args: ExecutionArgs) => unknown; subscribe: (args: ExecutionArgs) => unknown } };
+type Extra = { socket: WebSocket };
 
 export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
-  const wss = new WebSocketServer({ server: options.server, path: options.path });
-  const disposable = useServer(
+  // Past maxPayload, ws closes the socket with 1009 Message Too Big.
+  const wss = new WebSocketServer({ server: options.server, path: options.path, maxPayload: options.limits.maxMessageBytes });
+  const open = new WeakMap<object, Set<string>>();
+
+  const documentOf = (payload: { query: string; extensions?: unknown; documentId?: unknown }): string | GraphQLError => {
+    if (!options.trusted) return payload.query;
+    const id = options.trusted.idOf(payload);
+    if (id === undefined) return trustedOnlyError();
+    return options.trusted.lookup(id) ?? unknownDocumentError();
+  };
+
+  const disposable = useServer<Record<string, unknown>, Extra>(
     {
+      connectionInitWaitTimeout: options.limits.initTimeoutMs,
       execute: (args) => (args as Rooted).rootValue.execute(args) as never,
       subscribe: (args) => (args as Rooted).rootValue.subscribe(args) as never,
       // Returning false closes the socket with 4403 Forbidden, as the protocol defines.
       onConnect: (ctx) => options.authorize(authorizationOf(ctx.connectionParams)),
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
+        const ids = open.get(ctx) ?? new Set<string>();
+        open.set(ctx, ids);
+        if (ids.size >= options.limits.maxSubscriptions) {
+          return [new GraphQLError(`At most ${options.limits.maxSubscriptions} subscriptions per connection`, { extensions: { code: 'BAD_USER_INPUT' } })];
+        }
+        const source = documentOf(payload);
+        if (source instanceof GraphQLError) return [source];
         const { schema, execute, subscribe, contextFactory, parse, validate } = options.yoga.getEnveloped(
           options.initialContext(authorizationOf(ctx.connectionParams)),
         );
-        let document;
         try {
-          document = parse(payload.query);
+          const document = parse(source);
+          const errors = validate(schema, document);
+          if (errors.length > 0) return errors;
+          const contextValue = await contextFactory();
+          ids.add(id);
+          return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue, rootValue: { execute, subscribe } };
         } catch (error) {
-          return [error as never];
+          // Parse errors and refusals of the context (rate limit) are the client's to read, not a socket failure.
+          if (error instanceof GraphQLError) return [error];
+          throw error;
         }
-        const errors = validate(schema, document);
-        if (errors.length > 0) return errors;
-        return {
-          schema,
-          document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
       },
+      onComplete: (ctx, id) => void open.get(ctx)?.delete(id),
     },
     wss,
+    options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY,
   );
   return {
     async close() {
+      for (const client of wss.clients) client.close(1001, 'Going away');
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
     connections: () => wss.clients.size,
   };
 }
+

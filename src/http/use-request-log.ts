@@ -10,8 +10,12 @@ export function requestIdOf(request: Request): string {
   return started.get(request)?.id ?? requestIdFrom(request.headers.get('x-request-id'));
 }
 
-/** One structured log line per request, and its id echoed as `x-request-id`. */
-export function useRequestLog(logger: Logger): Plugin {
+/**
+ * One structured log line per request, and its id echoed as `x-request-id`.
+ * While the server shuts down, answers carry `Connection: close` so clients
+ * open their next request elsewhere instead of on a socket about to close.
+ */
+export function useRequestLog(logger: Logger, closing: () => boolean = () => false): Plugin {
   return {
     onRequest({ request }) {
       started.set(request, { at: performance.now(), id: requestIdFrom(request.headers.get('x-request-id')) });
@@ -21,6 +25,7 @@ export function useRequestLog(logger: Logger): Plugin {
       const url = new URL(request.url);
       const stats = currentRequestStats();
       if (entry) response.headers.set('x-request-id', entry.id);
+      if (closing()) response.headers.set('connection', 'close');
       logger.info(
         {
           requestId: entry?.id,

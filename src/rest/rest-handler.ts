@@ -13,6 +13,8 @@ export interface RestHandlerOptions {
   maxBodyBytes: number;
   /** Told of every failure that is not an expected GatewayError (the client sees only "Unexpected error."). */
   onUnexpectedError: (error: unknown) => void;
+  /** Counts the request against its key's rate limit; throws RATE_LIMITED over it. */
+  admit: (credential: Credential) => Promise<void>;
 }
 
 type RouteHandler = (id: string, request: Request, url: URL, credential: Credential) => Promise<unknown>;
@@ -21,7 +23,7 @@ type RouteHandler = (id: string, request: Request, url: URL, credential: Credent
  * The REST passthrough (DESIGN §4): the contract's paths at the gateway root,
  * answering the contract's envelopes from the same Backend as GraphQL.
  */
-export function createRestHandler({ backend, authenticator, maxBodyBytes, onUnexpectedError }: RestHandlerOptions) {
+export function createRestHandler({ backend, authenticator, maxBodyBytes, onUnexpectedError, admit }: RestHandlerOptions) {
   // `products` is passed as given (contract part 4): its accepted values are not shown.
   const productsOf = (url: URL): { products: string | undefined } => ({ products: url.searchParams.get('products') ?? undefined });
 
@@ -53,14 +55,15 @@ export function createRestHandler({ backend, authenticator, maxBodyBytes, onUnex
     }
     try {
       const credential = authenticator.authenticate(request.headers.get('authorization'));
+      await admit(credential);
       const id = match.id ?? '';
       if (match.name !== 'listVendings' && id.trim() === '') throw badUserInput('The id in the path must not be empty');
       return jsonResponse(await handlers[match.name](id, request, url, credential));
     } catch (error) {
       if (error instanceof BodyTooLarge) return jsonResponse(errorEnvelope(error.message), 413);
       if (!(error instanceof GatewayError)) onUnexpectedError(error);
-      const { status, body } = toRestError(error);
-      return jsonResponse(body, status);
+      const { status, body, headers } = toRestError(error);
+      return jsonResponse(body, status, headers);
     }
   };
 }

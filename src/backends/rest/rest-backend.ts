@@ -8,6 +8,8 @@ import {
 } from '../../contract/index.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import type { Backend, Credential, VendingQuery } from '../backend.js';
+import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
+import { createConcurrencyLimit } from './concurrency-limit.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamRequest } from './upstream-client.js';
 import { failureFromStatus } from './upstream-errors.js';
 
@@ -19,6 +21,7 @@ export interface UpstreamCall {
   /** HTTP status, or the gateway's error code when no answer came. */
   outcome: number | string;
   durationMs: number;
+  /** 0 when the call was refused before reaching the upstream (circuit open, queue full). */
   attempts: number;
 }
 
@@ -27,6 +30,23 @@ export interface RestBackendOptions extends UpstreamClientOptions {
   apiKey: string | undefined;
   /** Told of every upstream call when it ends. */
   onUpstreamCall?: (call: UpstreamCall) => void;
+  /** Circuit breaker settings, each defaulting as documented in `CircuitBreakerOptions`. @default {} */
+  breaker?: Partial<CircuitBreakerOptions>;
+  /** Most upstream requests under way at once; more wait in a FIFO queue. @default 100 */
+  maxConcurrent?: number;
+  /** Most requests waiting for a slot; beyond it a call fails at once with UPSTREAM_UNAVAILABLE. @default 1000 */
+  maxQueued?: number;
+}
+
+/** How the protection in front of the upstream stands, for health checks and metrics. */
+export interface UpstreamState {
+  breaker: BreakerState;
+  inFlight: number;
+  queued: number;
+}
+
+export interface RestBackend extends Backend {
+  upstreamState(): UpstreamState;
 }
 
 const segment = (id: string): string => encodeURIComponent(id);
@@ -34,18 +54,31 @@ const productsQuery = ({ products }: VendingQuery): string =>
   products === undefined ? '' : `?products=${encodeURIComponent(products)}`;
 
 /** The Backend in front of the real service (contract part 4), over one undici Pool. */
-export function createRestBackend(options: RestBackendOptions): Backend {
+export function createRestBackend(options: RestBackendOptions): RestBackend {
   const client = createUpstreamClient(options);
+  const breaker = createCircuitBreaker(options.breaker);
+  const limiter = createConcurrencyLimit({ maxConcurrent: options.maxConcurrent, maxQueued: options.maxQueued });
+
+  /** limiter → breaker → client. An open circuit refuses at once instead of queueing behind slow calls first. */
+  function guarded<T>(work: () => Promise<T>): Promise<T> {
+    const throughBreaker = () => breaker.run(work);
+    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker);
+  }
 
   async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential): Promise<unknown> {
     const started = performance.now();
-    let outcome: number | string = 'UPSTREAM_ERROR';
-    let attempts = 1;
+    // An object, not two `let`s: the guarded closure writes it and TS narrowing would not see that.
+    const seen: { outcome: number | string; attempts: number } = { outcome: 'UPSTREAM_ERROR', attempts: 0 };
     try {
-      const response = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization });
-      outcome = response.status;
-      attempts = response.attempts;
-      if (response.status < 200 || response.status >= 300) throw failureFromStatus(response.status, response.text);
+      const response = await guarded(async () => {
+        seen.attempts = 1;
+        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization });
+        seen.outcome = answer.status;
+        seen.attempts = answer.attempts;
+        // Thrown inside the breaker, so that 5xx answers count against the upstream's health.
+        if (answer.status < 200 || answer.status >= 300) throw failureFromStatus(answer.status, answer.text);
+        return answer;
+      });
       if (request.method === 'PUT' && response.text.trim() === '') return {};
       try {
         return JSON.parse(response.text) as unknown;
@@ -53,10 +86,10 @@ export function createRestBackend(options: RestBackendOptions): Backend {
         throw new GatewayError('UPSTREAM_ERROR', `Upstream answered ${response.status} with a body that is not JSON`);
       }
     } catch (error) {
-      if (isGatewayError(error) && typeof outcome !== 'number') outcome = error.code;
+      if (isGatewayError(error) && typeof seen.outcome !== 'number') seen.outcome = error.code;
       throw error;
     } finally {
-      options.onUpstreamCall?.({ method: request.method, route, outcome, durationMs: performance.now() - started, attempts });
+      options.onUpstreamCall?.({ method: request.method, route, ...seen, durationMs: performance.now() - started });
     }
   }
 
@@ -89,6 +122,10 @@ export function createRestBackend(options: RestBackendOptions): Backend {
       // The contract shows an empty object; anything else that is an object is carried back as sent.
       return isJsonObject(body) ? body : {};
     },
-    close: () => client.close(),
+    upstreamState: () => ({ breaker: breaker.state(), inFlight: limiter.inFlight, queued: limiter.queued }),
+    async close() {
+      breaker.shutdown();
+      await client.close();
+    },
   };
 }

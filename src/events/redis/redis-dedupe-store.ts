@@ -1,5 +1,5 @@
 import type { DedupeStore } from '../dedupe-store.js';
-import type { RedisClients } from './redis-clients.js';
+import type { RedisClients } from '../../redis/redis-clients.js';
 
 /** Dedupe shared by every instance: a key set once, with an expiry, by SET NX PX. */
 export function createRedisDedupeStore(clients: RedisClients, prefix: string): DedupeStore {

@@ -1,6 +1,6 @@
 import { eventsExpired, type EventLog, type LoggedEvent } from '../event-log.js';
 import type { TransactionUpdateEvent } from '../normalize.js';
-import type { RedisClients } from './redis-clients.js';
+import type { RedisClients } from '../../redis/redis-clients.js';
 
 /*
  * The event log as a capped Redis stream: every instance appends to it and

@@ -1,0 +1,132 @@
+import Opossum from 'opossum';
+import { GatewayError, isGatewayError, type ErrorCode } from '../../errors.js';
+
+/*
+ * Stops calling an upstream that keeps failing: callers get a prompt
+ * UPSTREAM_UNAVAILABLE instead of each waiting out a timeout, and the upstream
+ * gets room to recover. The only file that knows opossum, so it can be swapped.
+ */
+
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+export interface CircuitBreakerOptions {
+  /**
+   * The circuit opens when, within the last `windowMs`, more than this
+   * percentage of calls failed and there were at least `minimumCalls` calls.
+   * @default 50
+   */
+  failureThresholdPercent: number;
+  /**
+   * Fewest calls in the window before the circuit may open at all, so a few
+   * failures on a quiet gateway do not cut everyone off.
+   * @default 20
+   */
+  minimumCalls: number;
+  /** Length of the rolling window over which calls and failures are counted, in ms. @default 10000 */
+  windowMs: number;
+  /** How long the circuit stays open before one probe call is let through (half-open). @default 10000 */
+  resetTimeoutMs: number;
+  /** When false, every call goes straight through and the circuit never opens. @default true */
+  enabled: boolean;
+  /** Told of each change of state, for logs and metrics. */
+  onStateChange?: (state: BreakerState) => void;
+}
+
+export const circuitBreakerDefaults = {
+  failureThresholdPercent: 50,
+  minimumCalls: 20,
+  windowMs: 10_000,
+  resetTimeoutMs: 10_000,
+  enabled: true,
+} as const satisfies Omit<CircuitBreakerOptions, 'onStateChange'>;
+
+export interface CircuitBreaker {
+  /** Runs `work` unless the circuit is open; then rejects at once with UPSTREAM_UNAVAILABLE. */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  state(): BreakerState;
+  /** Stops the breaker's timers; later calls are refused. */
+  shutdown(): void;
+}
+
+// A refused, unknown or forbidden request is the caller's fault and says
+// nothing about the upstream's health, so it must never open the circuit.
+const callerCodes = new Set<ErrorCode>(['NOT_FOUND', 'UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'RATE_LIMITED']);
+
+function isCallerFault(error: unknown): boolean {
+  if (!isGatewayError(error)) return false;
+  const status = error.upstreamStatus;
+  return callerCodes.has(error.code) || (status !== undefined && status >= 400 && status < 500);
+}
+
+function check(name: string, value: number, min: number, max = Number.POSITIVE_INFINITY): void {
+  if (!Number.isFinite(value) || value < min || value > max) throw new RangeError(`circuit breaker ${name} must be between ${min} and ${max}, not ${value}`);
+}
+
+type Work = () => Promise<unknown>;
+
+export function createCircuitBreaker(options: Partial<CircuitBreakerOptions> = {}): CircuitBreaker {
+  // `??` rather than a spread, so an option passed as undefined still gets its default.
+  const defaults = circuitBreakerDefaults;
+  const settings: CircuitBreakerOptions = {
+    failureThresholdPercent: options.failureThresholdPercent ?? defaults.failureThresholdPercent,
+    minimumCalls: options.minimumCalls ?? defaults.minimumCalls,
+    windowMs: options.windowMs ?? defaults.windowMs,
+    resetTimeoutMs: options.resetTimeoutMs ?? defaults.resetTimeoutMs,
+    enabled: options.enabled ?? defaults.enabled,
+    onStateChange: options.onStateChange,
+  };
+  if (!settings.enabled) return { run: (work) => work(), state: () => 'closed', shutdown() {} };
+  check('failureThresholdPercent', settings.failureThresholdPercent, 0, 100);
+  check('minimumCalls', settings.minimumCalls, 0);
+  // opossum rotates its window in tenths; below 10 ms that would be a busy timer.
+  check('windowMs', settings.windowMs, 10);
+  check('resetTimeoutMs', settings.resetTimeoutMs, 1);
+
+  const breaker = new Opossum<[Work], unknown>((work) => work(), {
+    // The upstream client already has a deadline per attempt; a second one here
+    // would abandon GETs in the middle of their retries.
+    timeout: false,
+    errorThresholdPercentage: settings.failureThresholdPercent,
+    volumeThreshold: settings.minimumCalls,
+    rollingCountTimeout: settings.windowMs,
+    resetTimeout: settings.resetTimeoutMs,
+    errorFilter: isCallerFault,
+    // Latency percentiles and snapshots are unused and cost a sort per failure.
+    rollingPercentilesEnabled: false,
+    enableSnapshots: false,
+  });
+
+  const tell = (state: BreakerState) => {
+    // opossum emits inside its promise handlers: a throwing listener there
+    // would leave the caller's promise unsettled forever.
+    try {
+      settings.onStateChange?.(state);
+    } catch {
+      /* a listener's bug must not wedge upstream calls */
+    }
+  };
+  breaker.on('open', () => tell('open'));
+  breaker.on('halfOpen', () => tell('half-open'));
+  breaker.on('close', () => tell('closed'));
+
+  return {
+    async run<T>(work: () => Promise<T>): Promise<T> {
+      try {
+        return (await breaker.fire(work)) as T;
+      } catch (error) {
+        if (error instanceof Error && Opossum.isOurError(error)) {
+          const code = (error as { code?: unknown }).code;
+          if (code === 'ESHUTDOWN') throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Upstream client is closed', { cause: error });
+          throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Upstream is failing; requests are paused for a moment (circuit open)', { cause: error });
+        }
+        throw error;
+      }
+    },
+    state() {
+      if (breaker.closed) return 'closed';
+      if (breaker.halfOpen) return 'half-open';
+      return 'open'; // also after shutdown: calls are refused either way
+    },
+    shutdown: () => breaker.shutdown(),
+  };
+}

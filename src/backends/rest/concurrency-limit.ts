@@ -1,0 +1,67 @@
+import { GatewayError } from '../../errors.js';
+
+/*
+ * A bound on upstream requests under way at once, with a bounded FIFO queue
+ * behind it. The Pool's `connections` bounds sockets, but requests queued for a
+ * socket have no bound; under a slow upstream they would pile up in memory and
+ * all time out together. Here the excess is refused at once instead.
+ */
+
+export interface ConcurrencyLimitOptions {
+  /** Most `run` calls whose work is under way at once. @default 100 */
+  maxConcurrent: number;
+  /** Most calls waiting for a slot; one more is refused with UPSTREAM_UNAVAILABLE. @default 1000 */
+  maxQueued: number;
+}
+
+export const concurrencyLimitDefaults = { maxConcurrent: 100, maxQueued: 1000 } as const satisfies ConcurrencyLimitOptions;
+
+export interface ConcurrencyLimit {
+  /** Runs `work` when a slot is free, in arrival order. */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  /** Calls whose work is under way. */
+  readonly inFlight: number;
+  /** Calls waiting for a slot. */
+  readonly queued: number;
+}
+
+export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions> = {}): ConcurrencyLimit {
+  const maxConcurrent = options.maxConcurrent ?? concurrencyLimitDefaults.maxConcurrent;
+  const maxQueued = options.maxQueued ?? concurrencyLimitDefaults.maxQueued;
+  if (!(maxConcurrent >= 1)) throw new RangeError(`maxConcurrent must be at least 1, not ${maxConcurrent}`);
+  if (!(maxQueued >= 0)) throw new RangeError(`maxQueued must be at least 0, not ${maxQueued}`);
+
+  let inFlight = 0;
+  const waiting: Array<() => void> = [];
+
+  // A finished call hands its slot straight to the oldest waiter, so a call
+  // arriving in between can never overtake the queue.
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else inFlight--;
+  };
+
+  return {
+    async run<T>(work: () => Promise<T>): Promise<T> {
+      if (inFlight < maxConcurrent) {
+        inFlight++;
+      } else if (waiting.length < maxQueued) {
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      } else {
+        throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Too many upstream requests waiting; try again shortly');
+      }
+      try {
+        return await work();
+      } finally {
+        release();
+      }
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    get queued() {
+      return waiting.length;
+    },
+  };
+}

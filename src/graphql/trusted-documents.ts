@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/*
+ * TRUSTED_DOCUMENTS=only: the gateway runs just the operations of
+ * schema/operations/, named by the sha256 of their text (the manifest
+ * schema/persisted-documents.json). A client names one the way persisted-
+ * operation clients do: `extensions.persistedQuery.sha256Hash` (Apollo's
+ * format) or `documentId` ("sha256:<hash>" or the bare hash, the GraphQL over
+ * HTTP proposal).
+ */
+
+export const DEFAULT_MANIFEST = new URL('../../schema/persisted-documents.json', import.meta.url);
+
+export interface TrustedDocuments {
+  /** The document named by a request's parameters; `undefined` when none is named. */
+  idOf(params: { extensions?: unknown; documentId?: unknown }): string | undefined;
+  lookup(id: string): string | undefined;
+}
+
+export function loadTrustedDocuments(manifest: URL | string = DEFAULT_MANIFEST): TrustedDocuments {
+  const documents = new Map(Object.entries(JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, string>));
+  return {
+    idOf({ extensions, documentId }) {
+      if (typeof documentId === 'string') return documentId.replace(/^sha256:/, '');
+      const persisted = (extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined)?.persistedQuery;
+      return persisted?.version === 1 && typeof persisted.sha256Hash === 'string' ? persisted.sha256Hash : undefined;
+    },
+    lookup: (id) => documents.get(id),
+  };
+}
+
+export const trustedOnlyError = (): GraphQLError =>
+  new GraphQLError('Only trusted documents are accepted here: send the sha256 of one of schema/operations/', {
+    extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+  });
+
+export const unknownDocumentError = (): GraphQLError =>
+  new GraphQLError('Unknown trusted document', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } } });
+
+/** The HTTP side, through yoga's persisted-operations plugin. */
+export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
+  return usePersistedOperations({
+    allowArbitraryOperations: false,
+    extractPersistedOperationId: (params) => documents.idOf(params as never) ?? null,
+    getPersistedOperation: (id) => documents.lookup(id) ?? null,
+    customErrors: { persistedQueryOnly: () => trustedOnlyError(), keyNotFound: () => trustedOnlyError(), notFound: () => unknownDocumentError() },
+  }) as Plugin;
+}
