@@ -109,6 +109,12 @@ export interface Config {
   requestTimeoutMs: number;
   /** Longest a graceful shutdown waits for in-flight work before closing what is left. @default 10000 */
   shutdownTimeoutMs: number;
+  /**
+   * How long a shutting-down gateway goes on serving as usual, readiness
+   * answering 503, before it stops accepting, so a load balancer stops sending
+   * it traffic; it ends early once no connection is open. @default 0
+   */
+  shutdownGraceMs: number;
   logLevel: LogLevel;
 }
 
@@ -270,6 +276,7 @@ export function loadConfig(env: Env): Config {
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 200, 0, 1_000_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 0, 0, 600_000),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   };
 }

@@ -23,10 +23,12 @@ if (config.devApiKey) {
 
 let stopping = false;
 async function stop(signal: string): Promise<void> {
-  if (stopping) return;
+  // A second signal means "now": skip what is left of the graceful shutdown.
+  if (stopping) process.exit(1);
   stopping = true;
-  gateway.logger.info({ signal }, 'shutting down');
+  gateway.logger.info({ signal, deadlineMs: config.shutdownTimeoutMs }, 'shutting down');
   await gateway.close();
+  gateway.logger.info('stopped');
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop('SIGTERM'));

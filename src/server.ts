@@ -120,10 +120,12 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   );
 
   let closing = false;
+  let refusing = false;
+  let endingStreams = false;
   const ready = () => !closing && bus.ready() && backend.upstreamState?.().breaker !== 'open';
 
   const plugins: Plugin[] = [
-    useRequestLog(logger, () => closing),
+    useRequestLog(logger, () => refusing),
     metrics.plugin(),
     useBodyLimit(config.maxBodyBytes, GRAPHQL_PATH),
     useEventIds() as Plugin,
@@ -139,6 +141,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
         logger.info({ webhook: outcome, detail }, 'webhook');
       },
       onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on the webhook route'),
+      accepting: () => !endingStreams,
     }),
     useRestPassthrough({
       backend,
@@ -232,9 +235,15 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       await drain({
         server,
         timeoutMs: config.shutdownTimeoutMs,
+        graceMs: config.shutdownGraceMs,
+        onStopAccepting: () => (refusing = true),
         inFlight: () => inFlight,
         endStreams: async () => {
+          endingStreams = true;
           await bus.close();
+          // Let each subscription send its `complete` before the sockets go (1001).
+          for (let waited = 0; bus.activeSubscriptions() > 0 && waited < 1_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+          await new Promise((resolve) => setTimeout(resolve, 20));
           await ws.close();
         },
       });

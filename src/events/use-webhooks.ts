@@ -28,6 +28,12 @@ export interface WebhookRouteOptions {
   /** Told of every webhook's outcome, for logs and metrics. */
   onOutcome?(outcome: WebhookOutcome, detail: string | undefined): void;
   onUnexpectedError(error: unknown): void;
+  /**
+   * False once subscriptions are being ended for shutdown: a webhook is then
+   * answered 503, so its sender retries elsewhere, rather than 200 for an
+   * event no subscriber would get. @default () => true
+   */
+  accepting?(): boolean;
 }
 
 /** Retry-After of a 503: the event store is away, the sender should come back soon. */
@@ -70,6 +76,7 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
       report('unreadable', message);
       return jsonResponse(errorEnvelope(message), 400);
     }
+    if (options.accepting && !options.accepting()) return unavailable(new Error('shutting down'));
     const ttl = result.dedupeKey.startsWith('content:') ? contentTtlMs : idTtlMs;
     try {
       if (!(await options.dedupe.claim(result.dedupeKey, ttl))) {
@@ -92,7 +99,7 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
 
   function unavailable(error: unknown): Response {
     report('unavailable', error instanceof Error ? error.message : String(error));
-    return jsonResponse(errorEnvelope('Event store unavailable; retry later'), 503, { 'retry-after': RETRY_AFTER_SECONDS });
+    return jsonResponse(errorEnvelope('Events cannot be taken right now; retry later'), 503, { 'retry-after': RETRY_AFTER_SECONDS });
   }
 
   return {

@@ -1,5 +1,5 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config.js';
 
@@ -33,14 +33,26 @@ function useErrorCodes(): Plugin {
   };
 }
 
+/*
+ * Armor's validation rules throw by default, which aborts validation with a
+ * bare error; reported instead, each refusal is an ordinary validation error
+ * (a code, a location, and the GraphQL-over-HTTP status).
+ */
+const reported = {
+  propagateOnRejection: false,
+  exposeLimits: true,
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(withCode(error) as GraphQLError)],
+};
+
 export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
   const plugins: Plugin[] = [
     EnvelopArmorPlugin({
-      maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, exposeLimits: true },
-      maxAliases: { n: limits.maxAliases, exposeLimits: true },
-      costLimit: { maxCost: limits.maxCost, exposeLimits: true },
+      maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reported },
+      maxAliases: { n: limits.maxAliases, ...reported },
+      costLimit: { maxCost: limits.maxCost, ...reported },
+      maxDirectives: { n: limits.maxDirectives, ...reported },
+      // Counted while parsing, before there is a validation context: a parse error.
       maxTokens: { n: limits.maxTokens, exposeLimits: true },
-      maxDirectives: { n: limits.maxDirectives, exposeLimits: true },
       blockFieldSuggestion: { enabled: !limits.fieldSuggestions },
     }) as Plugin,
   ];

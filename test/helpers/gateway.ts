@@ -13,7 +13,7 @@ export interface RunningGateway {
 
 /** Starts a real gateway on a free loopback port; `env` is layered over test defaults. */
 export async function startGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}): Promise<RunningGateway> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...env });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_GRACE_MS: '0', ...env });
   const gateway = createGateway(config, { logger: pino({ level: 'silent' }), ...deps });
   const { url } = await gateway.listen();
   return { url, gateway, close: () => gateway.close() };

@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { TEST_KEY } from '../helpers/gateway.js';
+import { sseSubscribe } from '../helpers/sse-client.js';
+import { subscribe, wsClient } from '../helpers/ws-client.js';
+
+/*
+ * The real process, as `npm start` runs it, stopped with SIGTERM in the middle
+ * of a load: every request gets an answer (a client may only be refused a
+ * new connection once the gateway stopped listening), every webhook answered
+ * 200 reaches the subscribers, subscriptions end cleanly, and the process
+ * exits 0 within its deadline.
+ */
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const errorCode = (error: unknown): string => {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return cause?.code ?? (error as Error).name;
+};
+
+describe('SIGTERM under load', () => {
+  it('answers every request, loses no accepted webhook and exits 0', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, PORT: String(port), API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '5000', RATE_LIMIT_PER_SECOND: '0' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    for (let i = 0; i < 100; i++) {
+      if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    const client = wsClient(url, TEST_KEY);
+    const ws = subscribe(client, 'subscription { transactionUpdated { eventId } }');
+    const sse = await sseSubscribe(url, 'subscription { transactionUpdated { eventId } }', TEST_KEY);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const accepted: string[] = [];
+    const dropped: string[] = [];
+    let answered = 0;
+    let stopLoad = false;
+    let counter = 0;
+    const loop = async (kind: 'rest' | 'webhook') => {
+      while (!stopLoad) {
+        try {
+          if (kind === 'rest') {
+            const response = await fetch(`${url}/vendings`, { headers: { authorization: TEST_KEY } });
+            await response.arrayBuffer();
+            answered += 1;
+          } else {
+            const id = `load-${counter++}`;
+            const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 't', status: 's', products: [] }, id });
+            const response = await fetch(`${url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+            await response.arrayBuffer();
+            answered += 1;
+            if (response.status === 200) accepted.push(id);
+          }
+        } catch (error) {
+          const code = errorCode(error);
+          // Refused: the gateway no longer listens. That is the load's end, not a dropped request.
+          if (code === 'ECONNREFUSED') return;
+          dropped.push(code);
+          return;
+        }
+      }
+    };
+    const loops = [...Array.from({ length: 8 }, () => loop('rest')), ...Array.from({ length: 4 }, () => loop('webhook'))];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stoppedAt = Date.now();
+    child.kill('SIGTERM');
+    const code = await exited;
+    stopLoad = true;
+    await Promise.all(loops);
+
+    expect(code).toBe(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    expect(dropped).toEqual([]);
+    expect(answered).toBeGreaterThan(50);
+    expect(accepted.length).toBeGreaterThan(5);
+    // Both subscribers got every accepted event, then a clean end.
+    expect(await ws.ended).toBe('complete');
+    const wsIds = ws.received.map((result) => (result.data as { transactionUpdated: { eventId: string } }).transactionUpdated.eventId);
+    expect(new Set(wsIds)).toEqual(new Set(accepted));
+    const sseIds: string[] = [];
+    for (;;) {
+      const next = await sse.next(500).catch(() => undefined);
+      if (!next) break;
+      sseIds.push(next.data.transactionUpdated.eventId);
+    }
+    expect(new Set(sseIds)).toEqual(new Set(accepted));
+    await client.dispose();
+  }, 20_000);
+});
