@@ -105,6 +105,15 @@ export interface Config {
   websocket: WebSocketLimits;
   /** Requests per second one API key may make (fixed one-second windows); 0 is off. @default 200 */
   rateLimitPerSecond: number;
+  /** Fast paths, each switchable so a benchmark can show its effect. */
+  fastPaths: {
+    /** Concurrent identical reads under the same key share one backend call. @default true */
+    coalesce: boolean;
+    /** How long transactions and vendings are served from a per-key cache; 0 is off. @default 0 */
+    cacheTtlMs: number;
+    /** Subscribers with the same document, variables and key share one execution per event. @default true */
+    subscriptionSharing: boolean;
+  };
   /** Longest a client may take to send a whole request. @default 30000 */
   requestTimeoutMs: number;
   /** Longest a graceful shutdown waits for in-flight work before closing what is left. @default 10000 */
@@ -275,6 +284,11 @@ export function loadConfig(env: Env): Config {
     websocket: webSocketLimits(env),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 200, 0, 1_000_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
+    fastPaths: {
+      coalesce: onOff(env, 'UPSTREAM_COALESCE', true),
+      cacheTtlMs: integer(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),
+      subscriptionSharing: onOff(env, 'SUBSCRIPTION_SHARING', true),
+    },
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 0, 0, 600_000),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

@@ -4,6 +4,8 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createYoga, useReadinessCheck, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { createAuthenticator } from './auth.js';
 import type { Backend } from './backends/backend.js';
+import { createCachingBackend } from './backends/caching-backend.js';
+import { createCoalescingBackend } from './backends/coalescing-backend.js';
 import { createMemoryBackend } from './backends/memory/memory-backend.js';
 import { startSimulator } from './backends/memory/simulator.js';
 import { createRestBackend, type UpstreamCall } from './backends/rest/rest-backend.js';
@@ -82,13 +84,19 @@ function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: Upst
   });
 }
 
+/** Reads shared while in flight (outermost, so a cache miss is read once), then the cache. */
+function withFastPaths(backend: Backend, fastPaths: Config['fastPaths']): Backend {
+  const cached = fastPaths.cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: fastPaths.cacheTtlMs }) : backend;
+  return fastPaths.coalesce ? createCoalescingBackend(cached) : cached;
+}
+
 /** The one place that chooses implementations and wires HTTP, WebSocket, routes and GraphQL. */
 export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl) : undefined;
   const events: EventTransport = createEventTransport({ ...config, redis, logger });
   const { bus } = events;
-  const backend: WithUpstreamState =
+  const base: WithUpstreamState =
     deps.backend ??
     pickBackend(config, logger, (call) => {
       // A call the breaker or the queue refused never left the gateway.
@@ -96,7 +104,8 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       metrics.upstreamCall(call);
       logger.debug({ upstream: call }, 'upstream call');
     });
-  const metrics = createMetrics({ activeSubscriptions: () => bus.activeSubscriptions(), circuitState: () => backend.upstreamState?.().breaker });
+  const backend = withFastPaths(base, config.fastPaths);
+  const metrics = createMetrics({ activeSubscriptions: () => bus.activeSubscriptions(), circuitState: () => base.upstreamState?.().breaker });
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix });
   const services: GatewayServices = {
     backend,
@@ -122,7 +131,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   let closing = false;
   let refusing = false;
   let endingStreams = false;
-  const ready = () => !closing && bus.ready() && backend.upstreamState?.().breaker !== 'open';
+  const ready = () => !closing && bus.ready() && base.upstreamState?.().breaker !== 'open';
 
   const plugins: Plugin[] = [
     useRequestLog(logger, () => refusing),

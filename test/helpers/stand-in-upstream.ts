@@ -22,7 +22,8 @@ export type Fault =
   | { kind: 'reset' }
   | { kind: 'html' }
   | { kind: 'not-json' }
-  | { kind: 'wrong-shape' };
+  | { kind: 'wrong-shape' }
+  | { kind: 'delay'; ms: number }; // answers normally, late: lets a test overlap concurrent reads
 
 /** `query` is the raw query string without the leading `?` ('' when absent). */
 export interface RecordedCall { method: string; path: string; query: string; authorization: string | undefined; body: string }
@@ -125,6 +126,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       case 'html': return send(res, 500, '<!doctype html><html><body><h1>500 Internal Server Error</h1></body></html>', 'text/html');
       case 'not-json': return send(res, 200, 'this is not json');
       case 'wrong-shape': return json(res, 200, { items: [] });
+      case 'delay': return;
     }
   }
 
@@ -187,12 +189,16 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       // Recorded before answering, so faulted and hanging requests are visible too.
       calls.push({ method, path: url.pathname, query: url.search.replace(/^\?/, ''), authorization, body });
 
+      const answer = () => {
+        // Checked before any routing, so a bad key cannot probe which ids exist.
+        if (authorization === undefined || authorization === '') return error(res, 401, 'missing Authorization header');
+        if (!keys.some((k) => authorization === k || authorization === `Bearer ${k}`)) return error(res, 401, 'invalid API key');
+        route(method, url, body, res);
+      };
       const fault = takeFault(method, url.pathname);
+      if (fault?.kind === 'delay') return void setTimeout(answer, fault.ms);
       if (fault) return applyFault(fault, req, res);
-      // Checked before any routing, so a bad key cannot probe which ids exist.
-      if (authorization === undefined || authorization === '') return error(res, 401, 'missing Authorization header');
-      if (!keys.some((k) => authorization === k || authorization === `Bearer ${k}`)) return error(res, 401, 'invalid API key');
-      route(method, url, body, res);
+      answer();
     });
   });
   server.on('connection', (socket) => {

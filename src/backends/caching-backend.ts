@@ -1,0 +1,72 @@
+import type { Transaction, Vending } from '../contract/index.js';
+import type { Backend, Credential, VendingQuery } from './backend.js';
+
+/*
+ * A short-lived entity cache of transactions and vendings, keyed by
+ * credential (one client's answer is never served to another). A webhook
+ * about a transaction, or a payment update through the gateway, drops what is
+ * held of it for every credential, and a read that started before the drop
+ * does not refill it, so no read after an event sees the state before it.
+ * Vendings have no events: they are bounded by the TTL alone.
+ */
+
+export interface CachingOptions {
+  /** How long an entry is served. */
+  ttlMs: number;
+  /** Most entries held; the oldest goes first. @default 10000 */
+  maxEntries?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+export function createCachingBackend(inner: Backend, options: CachingOptions): Backend {
+  const maxEntries = options.maxEntries ?? 10_000;
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, { value: unknown; expires: number }>();
+  /** Bumped on every invalidation of a transaction, so reads in flight can tell they are stale. */
+  const versions = new Map<string, number>();
+
+  const keyOf = (kind: string, parts: Array<string | undefined>, credential: Credential) => JSON.stringify([kind, ...parts, credential.authorization]);
+
+  async function cached<T>(key: string, transactionId: string | undefined, load: () => Promise<T>): Promise<T> {
+    const hit = entries.get(key);
+    if (hit && hit.expires > now()) return hit.value as T;
+    const version = transactionId === undefined ? 0 : (versions.get(transactionId) ?? 0);
+    const value = await load();
+    if (transactionId === undefined || (versions.get(transactionId) ?? 0) === version) {
+      entries.delete(key);
+      entries.set(key, { value, expires: now() + options.ttlMs });
+      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
+    }
+    return value;
+  }
+
+  function forgetTransaction(id: string): void {
+    versions.set(id, (versions.get(id) ?? 0) + 1);
+    const prefix = JSON.stringify(['transaction', id]).slice(0, -1);
+    for (const key of entries.keys()) if (key.startsWith(`${prefix},`)) entries.delete(key);
+  }
+
+  return {
+    getTransaction: (id, credential) =>
+      cached<Transaction>(keyOf('transaction', [id], credential), id, () => inner.getTransaction(id, credential)),
+    getVending: (id, query: VendingQuery, credential) =>
+      cached<Vending>(keyOf('vending', [id, query.products], credential), undefined, () => inner.getVending(id, query, credential)),
+    listVendings: (query, credential) =>
+      cached<Vending[]>(keyOf('vendings', [query.products], credential), undefined, () => inner.listVendings(query, credential)),
+    async updatePayment(id, payment, credential) {
+      forgetTransaction(id);
+      try {
+        return await inner.updatePayment(id, payment, credential);
+      } finally {
+        forgetTransaction(id);
+      }
+    },
+    noteTransactionUpdate(transaction) {
+      forgetTransaction(transaction.transactionId);
+      inner.noteTransactionUpdate?.(transaction);
+    },
+    watchTransactionChanges: inner.watchTransactionChanges?.bind(inner),
+    close: () => inner.close(),
+  };
+}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { postGraphQL } from '../helpers/graphql-client.js';
+import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
+
+/*
+ * Coalescing and caching in front of an independent upstream, in forward
+ * mode so each client's own key reaches it: neither ever shares an answer
+ * across keys, and neither serves a state older than the last webhook.
+ */
+const KEY_A = 'key-a';
+const KEY_B = 'key-b';
+let upstream: StandInUpstream;
+const gateways: RunningGateway[] = [];
+
+beforeAll(async () => {
+  upstream = await startStandInUpstream({ keys: [KEY_A, KEY_B] });
+});
+afterAll(async () => {
+  await Promise.all(gateways.map((gateway) => gateway.close()));
+  await upstream.close();
+});
+
+async function gateway(env: Record<string, string>): Promise<RunningGateway> {
+  const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, ...env });
+  gateways.push(running);
+  return running;
+}
+
+const tx = (n: number) => upstream.transactions[n] as { transactionId: string; status: string };
+const statusOf = async (url: string, id: string, key: string) =>
+  (await postGraphQL(url, `{ transaction(id: "${id}") { status } }`, { key })).body.data?.transaction?.status as string | undefined;
+const callsFor = (id: string) => upstream.callsTo('GET', `/transactions/${id}`);
+
+async function webhook(url: string, id: string, status: string): Promise<void> {
+  const request = buildWebhookRequest({ form: 'legacy', transaction: { transactionId: id, status, products: [] } });
+  const response = await fetch(`${url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+  expect(response.status).toBe(200);
+}
+
+describe('request coalescing', () => {
+  it('shares one upstream call among concurrent identical reads of one key, never across keys', async () => {
+    const gw = await gateway({ UPSTREAM_COALESCE: 'on' });
+    const { transactionId } = tx(1);
+    const before = callsFor(transactionId).length;
+    upstream.injectFault({ kind: 'delay', ms: 150 }, { pathPrefix: `/transactions/${transactionId}`, times: 2 });
+    const reads = [
+      ...Array.from({ length: 8 }, () => statusOf(gw.url, transactionId, KEY_A)),
+      ...Array.from({ length: 8 }, () => statusOf(gw.url, transactionId, KEY_B)),
+    ];
+    expect(new Set(await Promise.all(reads))).toEqual(new Set([tx(1).status]));
+    const made = callsFor(transactionId).slice(before);
+    expect(made.map((call) => call.authorization).sort()).toEqual([KEY_A, KEY_B]);
+  });
+
+  it('makes one call per read when switched off', async () => {
+    const gw = await gateway({ UPSTREAM_COALESCE: 'off' });
+    const { transactionId } = tx(2);
+    const before = callsFor(transactionId).length;
+    upstream.injectFault({ kind: 'delay', ms: 100 }, { pathPrefix: `/transactions/${transactionId}`, times: 4 });
+    await Promise.all(Array.from({ length: 4 }, () => statusOf(gw.url, transactionId, KEY_A)));
+    expect(callsFor(transactionId).length - before).toBe(4);
+  });
+
+  it('does not let a read that starts after a webhook join one from before it', async () => {
+    const gw = await gateway({ UPSTREAM_COALESCE: 'on' });
+    const target = tx(3);
+    const before = callsFor(target.transactionId).length;
+    upstream.injectFault({ kind: 'delay', ms: 300 }, { pathPrefix: `/transactions/${target.transactionId}`, times: 1 });
+    const early = statusOf(gw.url, target.transactionId, KEY_A);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    target.status = 'changed-before-webhook';
+    await webhook(gw.url, target.transactionId, 'changed-before-webhook');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await statusOf(gw.url, target.transactionId, KEY_A)).toBe('changed-before-webhook');
+    await early;
+    expect(callsFor(target.transactionId).length - before).toBe(2);
+  });
+});
+
+describe('entity cache', () => {
+  it('serves repeated reads of one key from the cache, and reads of another key from the upstream', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const { transactionId } = tx(0);
+    const before = callsFor(transactionId).length;
+    for (let i = 0; i < 3; i++) expect(await statusOf(gw.url, transactionId, KEY_A)).toBe(tx(0).status);
+    expect(callsFor(transactionId).length - before).toBe(1);
+    expect(await statusOf(gw.url, transactionId, KEY_B)).toBe(tx(0).status);
+    expect(callsFor(transactionId).slice(before).map((call) => call.authorization)).toEqual([KEY_A, KEY_B]);
+    const refused = await postGraphQL(gw.url, `{ transaction(id: "${transactionId}") { status } }`, { key: 'not-a-key' });
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('never serves the state from before a webhook, for any key', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const target = tx(4);
+    await statusOf(gw.url, target.transactionId, KEY_A);
+    await statusOf(gw.url, target.transactionId, KEY_B);
+    target.status = 'refunded';
+    await webhook(gw.url, target.transactionId, 'refunded');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await statusOf(gw.url, target.transactionId, KEY_A)).toBe('refunded');
+    expect(await statusOf(gw.url, target.transactionId, KEY_B)).toBe('refunded');
+  });
+
+  it('reads a transaction afresh after a payment update through the gateway', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const { transactionId } = tx(1);
+    await postGraphQL(gw.url, `{ transaction(id: "${transactionId}") { extra } }`, { key: KEY_A });
+    const response = await fetch(`${gw.url}/transactions/${transactionId}/payment`, {
+      method: 'PUT',
+      headers: { authorization: KEY_A, 'content-type': 'application/json' },
+      body: '{"paymentStatus":"captured"}',
+    });
+    expect(response.status).toBe(200);
+    const after = await fetch(`${gw.url}/transactions/${transactionId}`, { headers: { authorization: KEY_A } });
+    expect(((await after.json()) as { data: { payment: unknown } }).data.payment).toEqual({ paymentStatus: 'captured' });
+  });
+});
