@@ -56,6 +56,8 @@ export interface Gateway {
   readonly logger: Logger;
   /** Whether the gateway can serve: not shutting down, events storable, upstream not cut off. */
   ready(): boolean;
+  /** Subscribers connected now, over WebSocket and SSE. */
+  activeSubscriptions(): number;
 }
 
 export const GRAPHQL_PATH = '/graphql';
@@ -105,7 +107,12 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       logger.debug({ upstream: call }, 'upstream call');
     });
   const backend = withFastPaths(base, config.fastPaths);
-  const metrics = createMetrics({ activeSubscriptions: () => bus.activeSubscriptions(), circuitState: () => base.upstreamState?.().breaker });
+  // SSE subscribers each hold a bus subscription; WebSocket ones share theirs per group.
+  const activeSubscriptions = () => {
+    const { subscribers, executions } = ws.subscriptions();
+    return bus.activeSubscriptions() - executions + subscribers;
+  };
+  const metrics = createMetrics({ activeSubscriptions: () => activeSubscriptions(), circuitState: () => base.upstreamState?.().breaker });
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix });
   const services: GatewayServices = {
     backend,
@@ -206,6 +213,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     path: GRAPHQL_PATH,
     yoga,
     limits: config.websocket,
+    sharing: config.fastPaths.subscriptionSharing,
     trusted,
     authorize(authorization) {
       try {
@@ -224,6 +232,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     bus,
     logger,
     ready,
+    activeSubscriptions,
     async listen() {
       if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
       return new Promise((resolve, reject) => {

@@ -1,11 +1,13 @@
 import type { Server } from 'node:http';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { randomUUID } from 'node:crypto';
+import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { WebSocketLimits } from '../config.js';
 import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
+import { createSharedSubscriptions } from './shared-subscriptions.js';
 
 /*
  * GraphQL over WebSocket (graphql-transport-ws) on the same port and path as
@@ -20,6 +22,8 @@ export interface GraphQLWsOptions {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   yoga: YogaServerInstance<any, any>;
   limits: WebSocketLimits;
+  /** Subscribers with the same document, variables and key share one execution per event. */
+  sharing: boolean;
   /** When set, only these documents may run (TRUSTED_DOCUMENTS=only). */
   trusted: TrustedDocuments | undefined;
   /** The key a client sent in its `connection_init` payload, when any. */
@@ -32,6 +36,8 @@ export interface GraphQLWsServer {
   /** Stops taking connections; open ones are closed with 1001 Going Away. */
   close(): Promise<void>;
   connections(): number;
+  /** Subscriptions open over WebSocket, and how many subscriptions of the event bus they use. */
+  subscriptions(): { subscribers: number; executions: number };
 }
 
 function authorizationOf(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
@@ -46,6 +52,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   // Past maxPayload, ws closes the socket with 1009 Message Too Big.
   const wss = new WebSocketServer({ server: options.server, path: options.path, maxPayload: options.limits.maxMessageBytes });
   const open = new WeakMap<object, Set<string>>();
+  const shared = createSharedSubscriptions();
 
   const documentOf = (payload: { query: string; extensions?: unknown; documentId?: unknown }): string | GraphQLError => {
     if (!options.trusted) return payload.query;
@@ -78,7 +85,19 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
           if (errors.length > 0) return errors;
           const contextValue = await contextFactory();
           ids.add(id);
-          return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue, rootValue: { execute, subscribe } };
+          const authorization = authorizationOf(ctx.connectionParams);
+          const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
+          // Every subscription is a group member (of a group of one when not sharing), so counts are uniform.
+          const group = options.sharing ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
+          const joined = (args: ExecutionArgs) => shared.join(group, async () => (await subscribe(args)) as AsyncIterable<ExecutionResult> | ExecutionResult);
+          return {
+            schema,
+            document,
+            operationName: payload.operationName,
+            variableValues: payload.variables,
+            contextValue,
+            rootValue: { execute, subscribe: isSubscription ? joined : subscribe },
+          };
         } catch (error) {
           // Parse errors and refusals of the context (rate limit) are the client's to read, not a socket failure.
           if (error instanceof GraphQLError) return [error];
@@ -97,6 +116,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
     connections: () => wss.clients.size,
+    subscriptions: () => ({ subscribers: shared.members(), executions: shared.groups() }),
   };
 }
 

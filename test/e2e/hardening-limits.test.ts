@@ -151,7 +151,7 @@ describe('trusted documents', () => {
     // By hash, the same subscription runs.
     const events: unknown[] = [];
     const stop = client.subscribe({ query: '', extensions: { persistedQuery: { version: 1, sha256Hash: liveHash } } }, { next: (r) => events.push(r), error: () => {}, complete: () => {} });
-    expect(await waitFor(() => gw.gateway.bus.activeSubscriptions() === 1)).toBe(true);
+    expect(await waitFor(() => gw.gateway.activeSubscriptions() === 1)).toBe(true);
     stop();
     await client.dispose();
   });
@@ -204,13 +204,13 @@ describe('WebSocket limits', () => {
     const gw = await gateway({ WS_MAX_SUBSCRIPTIONS: '2' });
     const client = wsClient(gw.url, TEST_KEY);
     const subs = Array.from({ length: 2 }, () => subscribe(client, 'subscription { transactionUpdated { eventId } }'));
-    expect(await waitFor(() => gw.gateway.bus.activeSubscriptions() === 2)).toBe(true);
+    expect(await waitFor(() => gw.gateway.activeSubscriptions() === 2)).toBe(true);
     const third = subscribe(client, 'subscription { transactionUpdated { eventId } }');
     expect(((await third.ended) as Array<{ message: string }>)[0]?.message).toMatch(/At most 2 subscriptions/);
     subs[0]!.unsubscribe();
-    expect(await waitFor(() => gw.gateway.bus.activeSubscriptions() === 1)).toBe(true);
+    expect(await waitFor(() => gw.gateway.activeSubscriptions() === 1)).toBe(true);
     const again = subscribe(client, 'subscription { transactionUpdated { eventId } }');
-    expect(await waitFor(() => gw.gateway.bus.activeSubscriptions() === 2)).toBe(true);
+    expect(await waitFor(() => gw.gateway.activeSubscriptions() === 2)).toBe(true);
     again.unsubscribe();
     await client.dispose();
   });

@@ -56,7 +56,7 @@ describe('health, readiness and metrics', () => {
     await fetch(`${running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"event":"order"}' });
     const client = wsClient(running.url, TEST_KEY);
     subscribe(client, 'subscription { transactionUpdated { eventId } }');
-    expect(await waitFor(() => running.gateway.bus.activeSubscriptions() === 1)).toBe(true);
+    expect(await waitFor(() => running.gateway.activeSubscriptions() === 1)).toBe(true);
 
     const after = await scrape(running.url);
     const delta = (key: string) => at(after, key) - at(before, key);

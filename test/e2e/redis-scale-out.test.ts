@@ -53,9 +53,9 @@ const QUERY = 'subscription($after: ID) { transactionUpdated(after: $after) { ev
 
 async function liveSubscriber(gateway: RunningGateway, after?: string): Promise<{ sub: QueuedSubscription; dispose(): Promise<void> }> {
   const client = wsClient(gateway.url, TEST_KEY);
-  const before = gateway.gateway.bus.activeSubscriptions();
+  const before = gateway.gateway.activeSubscriptions();
   const sub = subscribe(client, QUERY, after ? { after } : {});
-  expect(await waitFor(() => gateway.gateway.bus.activeSubscriptions() > before)).toBe(true);
+  expect(await waitFor(() => gateway.gateway.activeSubscriptions() > before)).toBe(true);
   return { sub, dispose: async () => void (await client.dispose()) };
 }
 
@@ -124,7 +124,7 @@ describe('with REDIS_URL', () => {
   it('resumes an SSE stream from Last-Event-ID and names each event in `id:`', async () => {
     const [a, b] = await deployment(2);
     const sse = await sseSubscribe(a!.url, 'subscription { transactionUpdated { status } }', TEST_KEY);
-    expect(await waitFor(() => a!.gateway.bus.activeSubscriptions() === 1)).toBe(true);
+    expect(await waitFor(() => a!.gateway.activeSubscriptions() === 1)).toBe(true);
     const firstId = await send(b!, 1);
     const first = await sse.next();
     expect(first.extensions).toEqual({ eventId: firstId });

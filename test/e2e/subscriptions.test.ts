@@ -29,12 +29,12 @@ async function postWebhook(form: WebhookForm, transaction: { transactionId: stri
   expect(await response.text()).toBe('');
 }
 
-const untilSubscribed = (count: number) => waitFor(() => running.gateway.bus.activeSubscriptions() === count);
+const untilSubscribed = (count: number) => waitFor(() => running.gateway.activeSubscriptions() === count);
 
 describe('over graphql-ws', () => {
   it('delivers a legacy and an enveloped webhook with their fields', async () => {
     const client = wsClient(running.url, TEST_KEY);
-    const before = running.gateway.bus.activeSubscriptions();
+    const before = running.gateway.activeSubscriptions();
     const sub = subscribe(client, `subscription { transactionUpdated { ${EVENT_FIELDS} } }`);
     expect(await untilSubscribed(before + 1)).toBe(true);
 
@@ -56,7 +56,7 @@ describe('over graphql-ws', () => {
 
   it('delivers only the events of the transaction asked for', async () => {
     const client = wsClient(running.url, TEST_KEY);
-    const before = running.gateway.bus.activeSubscriptions();
+    const before = running.gateway.activeSubscriptions();
     const sub = subscribe(client, 'subscription($id: ID) { transactionUpdated(transactionId: $id) { transactionId status } }', { id: txA!.transactionId });
     expect(await untilSubscribed(before + 1)).toBe(true);
     await postWebhook('legacy', { transactionId: txB!.transactionId, status: 'x-other', products: [] });
@@ -79,7 +79,7 @@ describe('over graphql-ws', () => {
   });
 
   it('frees subscriptions on unsubscribe and on a closed socket', async () => {
-    const baseline = running.gateway.bus.activeSubscriptions();
+    const baseline = running.gateway.activeSubscriptions();
     const client = wsClient(running.url, TEST_KEY);
     const subs = Array.from({ length: 5 }, () => subscribe(client, 'subscription { transactionUpdated { eventId } }'));
     expect(await untilSubscribed(baseline + 5)).toBe(true);
@@ -92,7 +92,7 @@ describe('over graphql-ws', () => {
 
 describe('over SSE', () => {
   it('delivers webhook events to a subscriber holding the key in its header', async () => {
-    const before = running.gateway.bus.activeSubscriptions();
+    const before = running.gateway.activeSubscriptions();
     const sse = await sseSubscribe(running.url, `subscription { transactionUpdated { ${EVENT_FIELDS} } }`, TEST_KEY);
     expect(sse.status).toBe(200);
     expect(await untilSubscribed(before + 1)).toBe(true);
@@ -114,7 +114,7 @@ describe('over SSE', () => {
 describe('the event\'s transaction', () => {
   it('is read once per event and key, however many subscribers select it', async () => {
     const target = demo.transactions[12]!;
-    const before = running.gateway.bus.activeSubscriptions();
+    const before = running.gateway.activeSubscriptions();
     const clients = [wsClient(running.url, TEST_KEY), wsClient(running.url, TEST_KEY)];
     const subs = Array.from({ length: 50 }, (_, i) =>
       subscribe(clients[i % 2]!, 'subscription { transactionUpdated { eventId transaction { transactionId customerId } } }'),
@@ -150,7 +150,7 @@ describe('events of the memory backend', () => {
   it('a payment update emits transaction.update as the service would', async () => {
     const target = demo.transactions[20]!;
     const client = wsClient(running.url, TEST_KEY);
-    const before = running.gateway.bus.activeSubscriptions();
+    const before = running.gateway.activeSubscriptions();
     const sub = subscribe(client, 'subscription($id: ID) { transactionUpdated(transactionId: $id) { format transactionId transaction { extra } } }', { id: target.transactionId });
     expect(await untilSubscribed(before + 1)).toBe(true);
     const mutation = await postGraphQL(running.url, `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) { transaction { transactionId } } }`);
@@ -160,5 +160,32 @@ describe('events of the memory backend', () => {
     expect(event.transaction.extra).toEqual({ payment: { wallet: 'apple_pay' } });
     await client.dispose();
     expect(await untilSubscribed(before)).toBe(true);
+  });
+});
+
+describe('execute once per event', () => {
+  it('runs one execution for subscribers with the same document, variables and key; one each otherwise', async () => {
+    for (const sharing of ['on', 'off']) {
+      const gw = await startGateway({ SUBSCRIPTION_SHARING: sharing });
+      const clients = [wsClient(gw.url, TEST_KEY), wsClient(gw.url, TEST_KEY), wsClient(gw.url, OTHER_KEY)];
+      const query = 'subscription { transactionUpdated { eventId status } }';
+      const same = Array.from({ length: 6 }, (_, i) => subscribe(clients[i % 2]!, query));
+      const otherKey = subscribe(clients[2]!, query);
+      const otherDocument = subscribe(clients[0]!, 'subscription { transactionUpdated { eventId } }');
+      expect(await waitFor(() => gw.gateway.activeSubscriptions() === 8)).toBe(true);
+      expect(gw.gateway.bus.activeSubscriptions()).toBe(sharing === 'on' ? 3 : 8);
+
+      const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 't', status: 'shared', products: [] }, id: `share-${sharing}` });
+      await fetch(`${gw.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+      for (const sub of [...same, otherKey]) expect((await sub.next()).data).toEqual({ transactionUpdated: { eventId: `share-${sharing}`, status: 'shared' } });
+      expect((await otherDocument.next()).data).toEqual({ transactionUpdated: { eventId: `share-${sharing}` } });
+
+      same.slice(0, 5).forEach((sub) => sub.unsubscribe());
+      expect(await waitFor(() => gw.gateway.activeSubscriptions() === 3)).toBe(true);
+      expect(gw.gateway.bus.activeSubscriptions()).toBe(3);
+      await Promise.all(clients.map((client) => client.dispose()));
+      expect(await waitFor(() => gw.gateway.activeSubscriptions() === 0 && gw.gateway.bus.activeSubscriptions() === 0)).toBe(true);
+      await gw.close();
+    }
   });
 });

@@ -580,7 +580,7 @@ describe.concurrent('exactly once', () => {
 describe('without subscribers', () => {
   it('answers 200 with an empty body when nobody listens', async (ctx) => {
     const gw = await openGateway(ctx, { collect: false });
-    expect(gw.running.gateway.bus.activeSubscriptions()).toBe(0);
+    expect(gw.running.gateway.activeSubscriptions()).toBe(0);
     for (const form of ['legacy', 'enveloped'] as const) {
       await gw.expectAccepted(await gw.post(buildWebhookRequest({ form, transaction: txn() })));
     }

@@ -1,0 +1,107 @@
+import type { ExecutionResult } from 'graphql';
+
+/*
+ * "Execute once per event": WebSocket subscribers with the same document,
+ * variables and key join one group, which runs one subscription; each event
+ * is executed once and the same result goes to every member. A group ends
+ * when its last member leaves.
+ */
+
+type Source = AsyncIterator<ExecutionResult>;
+
+interface Member {
+  queue: ExecutionResult[];
+  waiting: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
+  done: boolean;
+}
+
+interface Group {
+  members: Set<Member>;
+  source: Source;
+}
+
+export interface SharedSubscriptions {
+  /** A member iterator of the group `key`, starting the group with `start()` when there is none. */
+  join(key: string, start: () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
+  groups(): number;
+  members(): number;
+}
+
+export function createSharedSubscriptions(): SharedSubscriptions {
+  const groups = new Map<string, Group>();
+  let memberCount = 0;
+
+  function deliver(member: Member, result: IteratorResult<ExecutionResult>): void {
+    if (member.waiting) {
+      const resolve = member.waiting;
+      member.waiting = undefined;
+      resolve(result);
+    } else if (!result.done) member.queue.push(result.value);
+  }
+
+  async function pump(key: string, group: Group): Promise<void> {
+    try {
+      for (let next = await group.source.next(); !next.done; next = await group.source.next()) {
+        for (const member of group.members) deliver(member, next);
+      }
+    } finally {
+      if (groups.get(key) === group) groups.delete(key);
+      for (const member of group.members) end(member);
+      group.members.clear();
+    }
+  }
+
+  function end(member: Member): void {
+    if (member.done) return;
+    member.done = true;
+    memberCount -= 1;
+    deliver(member, { done: true, value: undefined });
+  }
+
+  function memberOf(key: string, group: Group): AsyncIterableIterator<ExecutionResult> {
+    const member: Member = { queue: [], waiting: undefined, done: false };
+    group.members.add(member);
+    memberCount += 1;
+    const iterator: AsyncIterableIterator<ExecutionResult> = {
+      next() {
+        const queued = member.queue.shift();
+        if (queued) return Promise.resolve({ done: false, value: queued });
+        if (member.done) return Promise.resolve({ done: true, value: undefined });
+        return new Promise((resolve) => (member.waiting = resolve));
+      },
+      async return() {
+        group.members.delete(member);
+        end(member);
+        if (group.members.size === 0 && groups.get(key) === group) {
+          groups.delete(key);
+          await group.source.return?.();
+        }
+        return { done: true, value: undefined };
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  return {
+    async join(key, start) {
+      const existing = groups.get(key);
+      if (existing) return memberOf(key, existing);
+      const started = await start();
+      // A subscription that could not start (an error result) is nobody's to share.
+      if (!(Symbol.asyncIterator in Object(started))) return started as ExecutionResult;
+      const raced = groups.get(key);
+      if (raced) {
+        await (started as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]().return?.();
+        return memberOf(key, raced);
+      }
+      const group: Group = { members: new Set(), source: (started as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]() };
+      groups.set(key, group);
+      const member = memberOf(key, group);
+      void pump(key, group);
+      return member;
+    },
+    groups: () => groups.size,
+    members: () => memberCount,
+  };
+}
