@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
-import { isJsonObject, transactionSchema, type ProductLine } from '../contract/index.js';
+import { isJsonObject, jsonTooDeep, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
 
 /*
  * Webhook body → one normalised event (DESIGN §5, contract part 6). Pure: the
@@ -68,6 +68,7 @@ export function parseWebhookText(text: string, meta: WebhookMeta): NormalizeResu
 
 export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeResult {
   if (!isJsonObject(body)) return { ok: false, problems: ['body must be a JSON object'] };
+  if (jsonTooDeep(body)) return { ok: false, problems: [`body nests deeper than ${MAX_JSON_DEPTH} levels`] };
 
   const problems: string[] = [];
   const envelope = readEnvelope(body, problems);

@@ -2,6 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config.js';
+import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 
 /*
  * Bounds on what one operation may ask (GraphQL Armor: depth, cost, aliases,
@@ -44,8 +45,30 @@ const reported = {
   onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(withCode(error) as GraphQLError)],
 };
 
+/** Deepest bracket nesting a document may have: well past MAX_DEPTH plus a JSON literal of MAX_JSON_DEPTH. */
+export const MAX_DOCUMENT_NESTING = 256;
+
+/**
+ * Refuses a request whose document or variables nest too deeply, before
+ * anything recursive (the parser, the token counter, a clone) walks them.
+ */
+export function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
+  const refuse = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  if (typeof params.query === 'string' && documentNesting(params.query) > MAX_DOCUMENT_NESTING) {
+    return refuse(`The document nests deeper than ${MAX_DOCUMENT_NESTING} brackets`);
+  }
+  if (jsonTooDeep(params.variables) || jsonTooDeep(params.extensions)) return refuse(`Variables and extensions may nest at most ${MAX_JSON_DEPTH} levels`);
+  return undefined;
+}
+
 export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
   const plugins: Plugin[] = [
+    {
+      onParams({ params, setResult }) {
+        const problem = nestingProblem(params);
+        if (problem) setResult({ errors: [problem] });
+      },
+    },
     EnvelopArmorPlugin({
       maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reported },
       maxAliases: { n: limits.maxAliases, ...reported },

@@ -7,6 +7,7 @@ import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { WebSocketLimits } from '../config.js';
 import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
+import { nestingProblem } from '../graphql/use-query-limits.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
 
 /*
@@ -76,6 +77,8 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         }
         const source = documentOf(payload);
         if (source instanceof GraphQLError) return [source];
+        const tooDeep = nestingProblem({ query: source, variables: payload.variables, extensions: payload.extensions });
+        if (tooDeep) return [tooDeep];
         const { schema, execute, subscribe, contextFactory, parse, validate } = options.yoga.getEnveloped(
           options.initialContext(authorizationOf(ctx.connectionParams)),
         );

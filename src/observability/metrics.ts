@@ -117,8 +117,9 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   const states = new WeakMap<Request, RequestState>();
   const operationNames = new Set<string>();
 
-  function operationLabel(name: string | null | undefined): string {
-    const clean = (name ?? '').replace(/[^A-Za-z0-9_]/g, '').slice(0, 64);
+  function operationLabel(name: unknown): string {
+    // operationName comes from the client's JSON: anything but a string is anonymous.
+    const clean = (typeof name === 'string' ? name : '').replace(/[^A-Za-z0-9_]/g, '').slice(0, 64);
     if (clean === '') return 'anonymous';
     if (operationNames.has(clean)) return clean;
     if (operationNames.size >= MAX_OPERATION_NAMES) return 'other';

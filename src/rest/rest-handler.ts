@@ -1,6 +1,6 @@
 import type { Authenticator } from '../auth.js';
 import type { Backend, Credential } from '../backends/backend.js';
-import { dataEnvelope, isJsonObject } from '../contract/index.js';
+import { dataEnvelope, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 import { badUserInput, errorEnvelope, GatewayError, toRestError } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
 import { BodyTooLarge, readBodyText } from '../http/read-body.js';
@@ -36,6 +36,7 @@ export function createRestHandler({ backend, authenticator, maxBodyBytes, onUnex
       throw badUserInput('Request body must be a JSON object; it is not valid JSON');
     }
     if (!isJsonObject(body)) throw badUserInput('Request body must be a JSON object');
+    if (jsonTooDeep(body)) throw badUserInput(`Request body nests deeper than ${MAX_JSON_DEPTH} levels`);
     return body;
   }
 
