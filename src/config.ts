@@ -89,8 +89,12 @@ export interface Config {
   devApiKey: string | undefined;
   /** Standard Webhooks secrets (`whsec_…`); several while one is rotated out. Empty: unsigned webhooks accepted. */
   webhookSecrets: string[];
-  /** Every this many ms the memory backend changes a random transaction; 0 is off. @default 0 */
-  simulatorIntervalMs: number;
+  /**
+   * The memory backend's demo simulator, which changes a random transaction
+   * every `intervalMs`: `auto` runs it while a dashboard page is open (it asks
+   * for it), `on` always, `off` never. @default auto (off in production)
+   */
+  simulator: { mode: 'auto' | 'on' | 'off'; intervalMs: number };
   /** When set, events, dedupe and replay are shared by every instance through this Redis. */
   redisUrl: string | undefined;
   /** Prefix of every Redis key, so deployments can share a Redis. @default 'vending-gateway:' */
@@ -271,7 +275,10 @@ export function loadConfig(env: Env): Config {
     apiKeys: checksKeys ? apiKeys : [],
     devApiKey,
     webhookSecrets,
-    simulatorIntervalMs: integer(env, 'SIMULATOR_INTERVAL_MS', 0, 0, 3_600_000),
+    simulator: {
+      mode: oneOf(env, 'SIMULATOR', ['auto', 'on', 'off'] as const, production ? 'off' : 'auto'),
+      intervalMs: integer(env, 'SIMULATOR_INTERVAL_MS', 3_000, 50, 3_600_000),
+    },
     redisUrl: redisUrl(env),
     redisPrefix: present(env, 'REDIS_PREFIX') ?? 'vending-gateway:',
     eventLogSize: integer(env, 'EVENT_LOG_SIZE', 1_000, 1, 1_000_000),

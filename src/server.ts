@@ -7,7 +7,7 @@ import type { Backend } from './backends/backend.js';
 import { createCachingBackend } from './backends/caching-backend.js';
 import { createCoalescingBackend } from './backends/coalescing-backend.js';
 import { createMemoryBackend } from './backends/memory/memory-backend.js';
-import { startSimulator } from './backends/memory/simulator.js';
+import { createSimulatorControl, startSimulator } from './backends/memory/simulator.js';
 import { createRestBackend, type UpstreamCall } from './backends/rest/rest-backend.js';
 import type { Config } from './config.js';
 import { createContext, requestIdFrom, type GatewayContext, type GatewayServices } from './context.js';
@@ -21,6 +21,7 @@ import { schema } from './graphql/schema.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './graphql/trusted-documents.js';
 import { queryLimitPlugins } from './graphql/use-query-limits.js';
 import { useBodyLimit } from './http/use-body-limit.js';
+import { useDashboard } from './http/use-dashboard.js';
 import { drain } from './http/drain.js';
 import { attachGraphQLWs } from './http/graphql-ws.js';
 import { createRateLimiter } from './http/rate-limit.js';
@@ -73,17 +74,21 @@ interface InitialContext {
 /** Backends that can say their upstream is cut off (the REST backend's circuit breaker). */
 type WithUpstreamState = Backend & { upstreamState?: () => { breaker: string } };
 
-function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall) => void): Backend {
+/** The backend, and for the memory one a way to run its demo simulator while a dashboard asks. */
+function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall) => void): { backend: Backend; demo?: () => () => void } {
   if (!config.upstream) {
     const memory = createMemoryBackend({ productsValues: config.productsValues });
-    if (config.simulatorIntervalMs > 0) startSimulator(memory, config.simulatorIntervalMs);
-    return memory;
+    const { mode, intervalMs } = config.simulator;
+    if (mode === 'on') startSimulator(memory, intervalMs);
+    const control = mode === 'auto' ? createSimulatorControl(memory, intervalMs) : undefined;
+    return { backend: memory, demo: control && (() => control.acquire()) };
   }
-  return createRestBackend({
+  const backend = createRestBackend({
     ...config.upstream,
     breaker: { ...config.upstream.breaker, onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`) },
     onUpstreamCall,
   });
+  return { backend };
 }
 
 /** Reads shared while in flight (outermost, so a cache miss is read once), then the cache. */
@@ -98,14 +103,15 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl) : undefined;
   const events: EventTransport = createEventTransport({ ...config, redis, logger });
   const { bus } = events;
-  const base: WithUpstreamState =
-    deps.backend ??
-    pickBackend(config, logger, (call) => {
+  const picked = deps.backend
+    ? { backend: deps.backend, demo: undefined }
+    : pickBackend(config, logger, (call) => {
       // A call the breaker or the queue refused never left the gateway.
       if (call.attempts > 0) recordUpstreamCall(call.durationMs);
       metrics.upstreamCall(call);
       logger.debug({ upstream: call }, 'upstream call');
     });
+  const base: WithUpstreamState = picked.backend;
   const backend = withFastPaths(base, config.fastPaths);
   // SSE subscribers each hold a bus subscription; WebSocket ones share theirs per group.
   const activeSubscriptions = () => {
@@ -145,6 +151,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     metrics.plugin(),
     useBodyLimit(config.maxBodyBytes, GRAPHQL_PATH),
     useEventIds() as Plugin,
+    useDashboard((error) => logger.error({ err: error }, 'could not build the dashboard')),
     useReadinessCheck({ endpoint: '/readyz', check: ready }),
     useWebhooks({
       path: WEBHOOK_PATH,
@@ -214,6 +221,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     yoga,
     limits: config.websocket,
     sharing: config.fastPaths.subscriptionSharing,
+    onDemoRequest: picked.demo,
     trusted,
     authorize(authorization) {
       try {

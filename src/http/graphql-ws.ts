@@ -27,6 +27,11 @@ export interface GraphQLWsOptions {
   sharing: boolean;
   /** When set, only these documents may run (TRUSTED_DOCUMENTS=only). */
   trusted: TrustedDocuments | undefined;
+  /**
+   * Asked when a client's `connection_init` payload says `demoSimulator: true`
+   * (the dashboard page); the returned function is called when it leaves.
+   */
+  onDemoRequest?: (() => () => void) | undefined;
   /** The key a client sent in its `connection_init` payload, when any. */
   authorize(authorization: string | undefined): boolean;
   /** Makes the initial context of one operation from the connection's key. */
@@ -54,6 +59,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   const wss = new WebSocketServer({ server: options.server, path: options.path, maxPayload: options.limits.maxMessageBytes });
   const open = new WeakMap<object, Set<string>>();
   const shared = createSharedSubscriptions();
+  const demoReleases = new WeakMap<object, () => void>();
 
   const documentOf = (payload: { query: string; extensions?: unknown; documentId?: unknown }): string | GraphQLError => {
     if (!options.trusted) return payload.query;
@@ -68,7 +74,12 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       execute: (args) => (args as Rooted).rootValue.execute(args) as never,
       subscribe: (args) => (args as Rooted).rootValue.subscribe(args) as never,
       // Returning false closes the socket with 4403 Forbidden, as the protocol defines.
-      onConnect: (ctx) => options.authorize(authorizationOf(ctx.connectionParams)),
+      onConnect: (ctx) => {
+        if (!options.authorize(authorizationOf(ctx.connectionParams))) return false;
+        if (ctx.connectionParams?.demoSimulator === true && options.onDemoRequest) demoReleases.set(ctx, options.onDemoRequest());
+        return true;
+      },
+      onClose: (ctx) => demoReleases.get(ctx)?.(),
       onSubscribe: async (ctx, id, payload) => {
         const ids = open.get(ctx) ?? new Set<string>();
         open.set(ctx, ids);

@@ -185,7 +185,7 @@ describe('errors common to every path', () => {
   });
 
   it('answers 404 in the envelope for an unknown path', async () => {
-    for (const path of ['/', '/nothing', '/vendings/a/b', '/transactions']) {
+    for (const path of ['/nothing', '/vendings/a/b', '/transactions', '/dashboard/other.js']) {
       const { status, body } = await call(path);
       expect(status, path).toBe(404);
       expectErrorEnvelope(body);

@@ -20,3 +20,28 @@ export function startSimulator(backend: MemoryBackend, intervalMs: number, rando
   timer.unref();
   return () => clearInterval(timer);
 }
+
+/**
+ * Runs the simulator while someone asks for it: each `acquire()` holds it on
+ * until its release is called (the dashboard page asks while it is open).
+ */
+export function createSimulatorControl(backend: MemoryBackend, intervalMs: number): { acquire(): () => void } {
+  let holders = 0;
+  let stop: (() => void) | undefined;
+  return {
+    acquire() {
+      holders += 1;
+      stop ??= startSimulator(backend, intervalMs);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        holders -= 1;
+        if (holders === 0) {
+          stop?.();
+          stop = undefined;
+        }
+      };
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDemoData } from '../../src/backends/memory/demo-data.js';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+
+/*
+ * The dashboard at `/` in a real browser (Debian's Chromium driven by
+ * playwright-core): key, fleet, detail, a webhook arriving in the live feed,
+ * and the feed reconnecting by itself after the gateway restarts.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`dashboard browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+
+const demo = createDemoData();
+let port: number;
+let running: RunningGateway;
+let browser: Browser;
+let page: Page;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = server.address() as { port: number };
+      server.close(() => resolve(free));
+    });
+  });
+}
+
+const start = () => startGateway({ PORT: String(port), SIMULATOR: 'off' });
+
+async function postWebhook(id: string, transactionId: string, status: string): Promise<void> {
+  const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId, status, products: demo.transactions[0]!.products } });
+  const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+  expect(response.status).toBe(200);
+}
+
+describe.skipIf(!hasChromium)('dashboard page', () => {
+  beforeAll(async () => {
+    port = await freePort();
+    running = await start();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  }, 30_000);
+  afterAll(async () => {
+    await browser?.close();
+    await running?.close();
+  });
+
+  it('asks for the key, refuses a wrong one in words, then shows the fleet', async () => {
+    await page.goto(`${running.url}/`);
+    await page.locator('#key').fill('wrong-key');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#error').textContent()).toMatch(/does not know this API key/);
+    await page.locator('#key').fill(TEST_KEY);
+    await page.keyboard.press('Enter');
+    await page.locator('.machine').first().waitFor();
+    expect(await page.locator('#key-form').isVisible()).toBe(false);
+    expect(await page.locator('#error').isVisible()).toBe(false);
+    expect(await page.locator('.machine').count()).toBe(demo.vendings.length);
+    expect(await page.locator('.machine').first().textContent()).toContain(demo.vendings[0]!.identifier);
+    await expect.poll(() => page.locator('#connection').textContent(), { timeout: 5_000 }).toBe('live');
+  });
+
+  it('shows a machine\'s products, chosen with the keyboard', async () => {
+    const machine = demo.vendings[1]!;
+    await page.locator(`[data-vending-id="${machine.vendingId}"]`).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#detail .product').count()).toBe(machine.slots.length);
+    expect(await page.locator('#detail-title').textContent()).toBe(machine.identifier);
+    expect(await page.locator('#detail .product').first().textContent()).toContain(machine.slots[0]!.product.productName!);
+  });
+
+  it('shows a webhook in the live feed within 2 seconds', async () => {
+    const target = demo.transactions[2]!;
+    await postWebhook('browser-1', target.transactionId, 'completed');
+    await page.locator('[data-event-id="browser-1"]').waitFor({ timeout: 2_000 });
+    expect(await page.locator('.event').first().getAttribute('data-event-id')).toBe('browser-1');
+    expect(await page.locator('.event').first().textContent()).toContain('completed');
+  });
+
+  it('reconnects by itself after the gateway restarts, and goes on showing events', async () => {
+    await running.close();
+    await expect.poll(() => page.locator('#connection').textContent(), { timeout: 5_000 }).toBe('reconnecting');
+    running = await start();
+    await expect.poll(() => page.locator('#connection').textContent(), { timeout: 10_000 }).toBe('live');
+    await postWebhook('browser-2', demo.transactions[3]!.transactionId, 'refunded');
+    await page.locator('[data-event-id="browser-2"]').waitFor({ timeout: 2_000 });
+    expect(await page.locator('.event').first().getAttribute('data-event-id')).toBe('browser-2');
+  }, 20_000);
+
+  it('fits a phone-width screen without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+  });
+});

@@ -1,0 +1,104 @@
+import { createClient, type Client } from 'graphql-ws';
+import { print } from 'graphql';
+import {
+  LiveTransactionsDocument,
+  ResumeTransactionsDocument,
+  type LiveTransactionsSubscription,
+} from '../src/graphql/generated/operations.js';
+import { describeProblem } from './api.js';
+
+export type TransactionEvent = LiveTransactionsSubscription['transactionUpdated'];
+export type FeedState = 'connecting' | 'connected' | 'reconnecting';
+
+export interface FeedHandlers {
+  onEvent(event: TransactionEvent): void;
+  onState(state: FeedState): void;
+  /** Something the operator should read: a refusal, or events that could not be replayed. */
+  onNotice(message: string, fatal: boolean): void;
+}
+
+/*
+ * The live feed over graphql-ws. After any disconnect (the gateway restarted,
+ * the network dropped) it reconnects by itself with a growing pause, and
+ * resumes after the last event it showed, so nothing is missed; when the
+ * gateway no longer holds that event (EVENTS_EXPIRED) it goes on live.
+ */
+export function startLiveFeed(key: string, handlers: FeedHandlers): () => void {
+  let lastEventId: string | undefined;
+  let client: Client | undefined;
+  let attempt = 0;
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/graphql`;
+
+  function retry(): void {
+    if (stopped) return;
+    handlers.onState('reconnecting');
+    client?.dispose();
+    client = undefined;
+    timer = setTimeout(connect, Math.min(500 * 2 ** attempt++, 5_000));
+  }
+
+  function connect(): void {
+    if (stopped) return;
+    handlers.onState(attempt === 0 ? 'connecting' : 'reconnecting');
+    const current = createClient({
+      url,
+      connectionParams: { Authorization: key, demoSimulator: true },
+      retryAttempts: 0,
+      lazy: false,
+      on: {
+        connected: () => {
+          attempt = 0;
+          handlers.onState('connected');
+        },
+        closed: (event) => {
+          if (current !== client) return;
+          if ((event as CloseEvent).code === 4403) {
+            stopped = true;
+            handlers.onNotice(describeProblem('UNAUTHENTICATED', ''), true);
+            return;
+          }
+          retry();
+        },
+      },
+    });
+    client = current;
+    const resuming = lastEventId !== undefined;
+    const query = print(resuming ? ResumeTransactionsDocument : LiveTransactionsDocument);
+    current.subscribe<LiveTransactionsSubscription>(
+      { query, variables: resuming ? { after: lastEventId } : {} },
+      {
+        next(result) {
+          const code = result.errors?.[0]?.extensions?.code as string | undefined;
+          if (code === 'EVENTS_EXPIRED') {
+            handlers.onNotice('The gateway restarted and could not replay what happened meanwhile; showing new events from now on.', false);
+            lastEventId = undefined;
+            retry();
+            return;
+          }
+          if (result.errors?.length) return handlers.onNotice(describeProblem(code, String(result.errors[0]?.message)), false);
+          const event = result.data?.transactionUpdated;
+          if (!event) return;
+          lastEventId = event.eventId;
+          handlers.onEvent(event);
+        },
+        error: () => {
+          if (current === client) retry();
+        },
+        complete: () => {
+          // The gateway is shutting down: it completes every subscription first.
+          if (current === client) retry();
+        },
+      },
+    );
+  }
+
+  connect();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    client?.dispose();
+  };
+}

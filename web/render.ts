@@ -1,0 +1,66 @@
+import type { FleetOverviewQuery, VendingDetailQuery } from '../src/graphql/generated/operations.js';
+import type { TransactionEvent } from './live-feed.js';
+
+/*
+ * DOM building without a framework. Text goes in through textContent, never
+ * innerHTML: every value shown comes from the service.
+ */
+
+type Machine = FleetOverviewQuery['vendings']['nodes'][number];
+type Detail = NonNullable<VendingDetailQuery['vending']>;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: Array<Node | string | null>): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  for (const child of children) if (child !== null) node.append(child);
+  return node;
+}
+
+const flag = (label: string, on: boolean | null) => el('span', { class: `flag ${on ? 'on' : 'off'}` }, `${label}: ${on === null ? 'unknown' : on ? 'yes' : 'no'}`);
+
+/** An amount in its currency; events carry no currency, so theirs are plain numbers. */
+export function money(amount: number | null, currency: string | null): string {
+  if (amount === null) return '—';
+  if (currency === null) return amount.toFixed(2);
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency: currency ?? 'EUR' }).format(amount);
+  } catch {
+    return amount.toFixed(2);
+  }
+}
+
+export function machineCard(machine: Machine, selected: boolean, onSelect: (id: string) => void): HTMLLIElement {
+  const button = el(
+    'button',
+    { type: 'button', class: 'machine', 'aria-pressed': String(selected), 'data-vending-id': machine.vendingId },
+    el('span', { class: 'name' }, machine.identifier ?? machine.vendingId),
+    el('span', { class: 'where' }, [machine.address, machine.building, machine.countryCode].filter(Boolean).join(' · ')),
+    el('span', { class: 'flags' }, flag('online', machine.online), flag('enabled', machine.enabled), el('span', { class: 'flag' }, `${machine.productCount ?? '?'} products`)),
+  );
+  button.addEventListener('click', () => onSelect(machine.vendingId));
+  return el('li', {}, button);
+}
+
+export function machineDetail(detail: Detail): HTMLElement {
+  const products = el('ul', { class: 'products' });
+  for (const product of detail.products ?? []) {
+    const image = el('img', { src: product.productThumbnail ?? '', alt: '', loading: 'lazy' });
+    image.addEventListener('error', () => image.removeAttribute('src'), { once: true });
+    products.append(
+      el('li', { class: 'product' }, image, el('span', {}, product.productName ?? product.productId), el('span', {}, `${money(product.productPrice, detail.currencyCode)} × ${product.quantity ?? '?'}`)),
+    );
+  }
+  return el('div', {}, el('p', { class: 'hint' }, [detail.address, detail.building].filter(Boolean).join(' · ')), products);
+}
+
+export function feedItem(event: TransactionEvent): HTMLLIElement {
+  const lines = event.products.map((p) => `${p.quantity ?? 1} × ${p.productName ?? p.productId}`).join(', ');
+  const total = event.transaction?.total ?? event.products.reduce((sum, p) => sum + (p.lineTotal ?? 0), 0);
+  return el(
+    'li',
+    { class: 'event', 'data-event-id': event.eventId, 'data-transaction-id': event.transactionId },
+    el('div', { class: 'head' }, el('span', { class: 'status' }, event.status), el('span', {}, money(total, null))),
+    el('div', {}, lines || 'no products'),
+    el('div', { class: 'when' }, `${new Date(event.receivedAt).toLocaleTimeString()} · ${event.transactionId.slice(0, 8)}`),
+  );
+}
