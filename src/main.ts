@@ -16,7 +16,7 @@ function configOrExit(): Config {
 const config = configOrExit();
 const gateway = createGateway(config);
 const { url } = await gateway.listen();
-gateway.logger.info({ url, backend: config.backend }, `listening on ${url} (GraphiQL at ${url}/graphql)`);
+gateway.logger.info({ url, backend: config.backend }, `listening on ${url}: dashboard at ${url}/, GraphiQL at ${url}/graphql`);
 if (config.devApiKey) {
   gateway.logger.warn({ devApiKey: config.devApiKey }, `development API key: ${config.devApiKey} (set API_KEYS to choose your own)`);
 }
