@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/*
+ * Every server under test runs as a child process, so the load generated in
+ * this (parent) process never shares an event loop with what it measures.
+ * Every child is registered here and killed on exit, on errors and on signals.
+ */
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PRELOAD = fileURLToPath(new URL('./child-preload.ts', import.meta.url));
+
+export interface Child {
+  name: string;
+  pid: number;
+  url: string;
+  port: number;
+  /** Last few KB of the child's stdout and stderr, for error messages. */
+  output(): string;
+  /** User + system CPU seconds the child has used so far (Linux /proc), or NaN. */
+  cpuSeconds(): number;
+  /** Sends a signal to this child (SIGUSR2: a forced garbage collection, see child-preload.ts). */
+  signal(name: NodeJS.Signals): void;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+
+export function killAllNow(): void {
+  for (const child of running) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  running.clear();
+}
+
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((child) => stopProcess(child)));
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    running.delete(child);
+    return;
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  // The gateway's graceful shutdown may wait for connections; the bench does not.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 1_500);
+  await exited;
+  clearTimeout(timer);
+  running.delete(child);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** USER_HZ is 100 on every Linux the harness targets. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export interface SpawnOptions {
+  name: string;
+  /** Path of the entry module, relative to the repository root. */
+  entry: string;
+  env: Record<string, string>;
+  /** Resolves true once the child serves; polled every 50 ms. */
+  ready(url: string): Promise<boolean>;
+  nodeFlags?: string[];
+  /** @default 30000 */
+  readyTimeoutMs?: number;
+}
+
+/** Starts `node --import tsx <entry>` on a free loopback port (env PORT, HOST) and waits for `ready`. */
+export async function spawnNode(options: SpawnOptions): Promise<Child> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', PRELOAD, options.entry], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
+    // 'ipc': the child notices when this process disappears (child-preload.ts).
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  running.add(child);
+  let tail = '';
+  const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  child.on('exit', () => running.delete(child));
+  const handle: Child = {
+    name: options.name,
+    pid: child.pid ?? -1,
+    url,
+    port,
+    output: () => tail,
+    cpuSeconds: () => cpuSecondsOf(child.pid ?? -1),
+    signal: (name) => void child.kill(name),
+    stop: () => stopProcess(child),
+  };
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail.trim()}`);
+    }
+    if (await options.ready(url).catch(() => false)) return handle;
+    await sleep(50);
+  }
+  await handle.stop();
+  throw new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 30_000} ms:\n${tail.trim()}`);
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** GET `path` answers 200. */
+export const answers200 = (path: string) => async (url: string) => {
+  const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(1_000) });
+  await response.arrayBuffer();
+  return response.status === 200;
+};

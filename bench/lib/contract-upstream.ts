@@ -1,0 +1,113 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { planogram, transactions, vendings } from './fixtures.js';
+
+/*
+ * A contract upstream built to be cheaper than anything measured through it:
+ * every answer is a Buffer serialised once at start, a GET is one Map lookup
+ * on the raw request URL, and no URL object is made per request. It counts the
+ * calls per contract route, so the harness can tell how many upstream calls a
+ * gateway query cost (GET /__stats, POST /__reset; these need no key).
+ */
+
+export const UPSTREAM_KEY = 'bench-upstream-key';
+
+type Route = 'GET /transactions/{id}' | 'PUT /transactions/{id}/payment' | 'GET /vendings' | 'GET /vendings/{id}' | 'unauthorized' | 'not found';
+
+const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+const notFound = (what: string) => json({ errors: { message: `${what} not found` } });
+const UNAUTHORIZED = json({ errors: { message: 'invalid API key' } });
+const EMPTY = json({});
+
+/** Exact `req.url` → [route, body]. The gateway sends `?products=flat|planogram`; both forms and none are served. */
+function buildAnswers(): Map<string, [Route, Buffer]> {
+  const answers = new Map<string, [Route, Buffer]>();
+  for (const t of transactions) answers.set(`/transactions/${t.transactionId}`, ['GET /transactions/{id}', json({ data: t })]);
+  const views = { flat: (v: (typeof vendings)[number]) => v, planogram: (v: (typeof vendings)[number]) => ({ ...v, products: planogram(v.products) }) };
+  for (const [query, view] of [['', views.flat], ['?products=flat', views.flat], ['?products=planogram', views.planogram]] as const) {
+    answers.set(`/vendings${query}`, ['GET /vendings', json({ data: vendings.map(view) })]);
+    for (const v of vendings) answers.set(`/vendings/${v.vendingId}${query}`, ['GET /vendings/{id}', json({ data: view(v) })]);
+  }
+  return answers;
+}
+
+export interface ContractUpstream {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export async function startContractUpstream(port = 0, host = '127.0.0.1'): Promise<ContractUpstream> {
+  const answers = buildAnswers();
+  const counts: Record<string, number> = {};
+  const count = (route: Route) => (counts[route] = (counts[route] ?? 0) + 1);
+  const send = (res: ServerResponse, status: number, body: Buffer) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
+    res.end(body);
+  };
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url ?? '/';
+    if (url.startsWith('/__')) return control(req, res, url);
+    if (req.headers.authorization !== UPSTREAM_KEY) {
+      count('unauthorized');
+      req.resume();
+      return send(res, 401, UNAUTHORIZED);
+    }
+    if (req.method === 'GET') {
+      const answer = answers.get(url);
+      if (answer) {
+        count(answer[0]);
+        return send(res, 200, answer[1]);
+      }
+    } else if (req.method === 'PUT' && url.startsWith('/transactions/') && url.endsWith('/payment')) {
+      // The body is read (a real service would), not stored: answers stay the pre-serialised ones.
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        count('PUT /transactions/{id}/payment');
+        const id = decodeURIComponent(url.slice('/transactions/'.length, -'/payment'.length));
+        if (!answers.has(`/transactions/${id}`)) return send(res, 404, notFound(`transaction ${id}`));
+        let body: unknown;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          body = undefined;
+        }
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) return send(res, 400, json({ errors: { message: 'body must be a JSON object' } }));
+        send(res, 200, EMPTY);
+      });
+      return;
+    }
+    count('not found');
+    req.resume();
+    send(res, 404, notFound(url));
+  }
+
+  function control(req: IncomingMessage, res: ServerResponse, url: string): void {
+    req.resume();
+    if (url === '/__stats') return send(res, 200, json(counts));
+    if (url === '/__ready') return send(res, 200, EMPTY);
+    if (url === '/__reset' && req.method === 'POST') {
+      for (const key of Object.keys(counts)) delete counts[key];
+      return send(res, 200, EMPTY);
+    }
+    send(res, 404, notFound(url));
+  }
+
+  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${bound}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

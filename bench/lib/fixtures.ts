@@ -1,0 +1,100 @@
+/*
+ * The benchmark's data set, deterministic so that the upstream child and the
+ * parent (which checks every response body) build the same values
+ * independently: 200 transactions and 50 vendings, each vending readable as a
+ * flat product list or as a planogram.
+ */
+
+// A type alias, not an interface: it must fit the gateway's loose (index-signed) ProductLine where the webhook builder takes one.
+export type ProductLine = {
+  productId: string;
+  productName: string;
+  productPrice: number;
+  productThumbnail: string;
+  productSku: string;
+  quantity: number;
+};
+
+export interface Transaction {
+  transactionId: string;
+  customerId: string;
+  products: ProductLine[];
+  status: string;
+  [extra: string]: unknown;
+}
+
+export interface Vending {
+  vendingId: string;
+  status: string;
+  online: boolean;
+  enabled: boolean;
+  address: string;
+  building: string;
+  countryCode: string;
+  currencyCode: string;
+  identifier: string;
+  posId: string;
+  products: ProductLine[];
+  [extra: string]: unknown;
+}
+
+/** UUID-shaped (the contract's identifiers are strings shown as UUIDs), stable per (kind, n). */
+const uuid = (kind: number, n: number): string => {
+  const hex = (kind * 1_000_003 + n).toString(16).padStart(12, '0');
+  return `${kind.toString(16).padStart(8, '0')}-0000-4000-8000-${hex}`;
+};
+
+const NAMES = ['Cola 0.5 l', 'Still water 0.5 l', 'Paprika chips 75 g', 'Chocolate bar', 'Cold brew coffee', 'Orange juice', 'Gummy bears', 'Protein bar', 'Iced tea', 'Pretzels', 'Energy drink', 'Mint gum'];
+// Prices in quarters keep products' sums exact in binary floating point.
+const CATALOG = NAMES.map((productName, i) => ({
+  productId: uuid(1, i),
+  productName,
+  productPrice: 1 + (i % 7) * 0.25,
+  productThumbnail: `https://cdn.example.com/p/${i}.png`,
+  productSku: `SKU-${String(i).padStart(4, '0')}`,
+}));
+
+const line = (i: number, quantity: number): ProductLine => ({ ...CATALOG[i % CATALOG.length]!, quantity });
+
+const STATUSES = ['active', 'pending', 'completed'];
+
+export const transactions: Transaction[] = Array.from({ length: 200 }, (_, n) => ({
+  transactionId: uuid(2, n),
+  customerId: uuid(3, n % 37),
+  products: Array.from({ length: 1 + (n % 4) }, (_, k) => line(n + k * 5, 1 + ((n + k) % 3))),
+  status: STATUSES[n % STATUSES.length]!,
+  // Fields the contract does not name: the gateway must carry them, so they cost what they would in real life.
+  terminalId: `T-${1000 + (n % 50)}`,
+  createdAt: new Date(Date.UTC(2026, 0, 1 + (n % 28), 8, n % 60)).toISOString(),
+}));
+
+export const vendings: Vending[] = Array.from({ length: 50 }, (_, n) => ({
+  vendingId: uuid(4, n),
+  status: n % 10 === 9 ? 'maintenance' : 'active',
+  online: n % 7 !== 3,
+  enabled: n % 11 !== 5,
+  address: `Street ${n + 1}, ${10_000 + n * 17} City`,
+  building: `Building ${String.fromCharCode(65 + (n % 26))}, floor ${n % 5}`,
+  countryCode: n % 2 === 0 ? 'DE' : 'GB',
+  currencyCode: n % 2 === 0 ? 'EUR' : 'GBP',
+  identifier: `VM-${String(n + 1).padStart(3, '0')}`,
+  posId: uuid(5, n),
+  products: Array.from({ length: 4 + (n % 9) }, (_, k) => line(n + k, 2 + ((n * k) % 9))),
+  firmware: { version: '4.2.1' },
+}));
+
+/** The planogram view of a vending's products (the contract does not show its shape; this is one plausible grid). */
+export function planogram(products: ProductLine[]): unknown {
+  const rows: Array<{ row: number; columns: unknown[] }> = [];
+  products.forEach((p, i) => {
+    const row = Math.floor(i / 4);
+    (rows[row] ??= { row: row + 1, columns: [] }).columns.push({ column: (i % 4) + 1, productId: p.productId, capacity: 10, stock: p.quantity });
+  });
+  return { layout: 'grid', rows };
+}
+
+/** The gateway's documented total: Σ productPrice × quantity. */
+export const totalOf = (t: Transaction): number => t.products.reduce((sum, p) => sum + p.productPrice * p.quantity, 0);
+
+export const transactionById = new Map(transactions.map((t) => [t.transactionId, t]));
+export const vendingById = new Map(vendings.map((v) => [v.vendingId, v]));

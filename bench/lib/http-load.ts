@@ -1,0 +1,157 @@
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import type { Child } from './children.js';
+import type { BodyCheck } from './expect.js';
+import { contractCalls, type Upstream } from './servers.js';
+import { median } from './stats.js';
+
+/*
+ * One HTTP measurement: a warm-up, then RUNS measured runs of the same length
+ * and connection count. Every response body is checked; non-2xx answers,
+ * connection errors, timeouts and mismatches are counted (warm-up included),
+ * and any of them voids the figure.
+ */
+
+export const SETTINGS = {
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
+  warmupSeconds: Number(process.env.BENCH_WARMUP_S ?? 1),
+  runSeconds: Number(process.env.BENCH_RUN_S ?? 3),
+  runs: 3,
+};
+
+/** One request shape; several rotate (each client takes the next in turn). */
+export interface RequestCase {
+  path: string;
+  body?: string;
+  check: BodyCheck;
+}
+
+export interface HttpTarget {
+  /** Base address of the server, e.g. http://127.0.0.1:4000. */
+  url: string;
+  method: 'GET' | 'POST' | 'PUT';
+  headers: Record<string, string>;
+  cases: RequestCase[];
+}
+
+export interface RunFigures {
+  rps: number;
+  p99: number;
+  requests: number;
+  /** Upstream contract calls during the run ÷ requests, when an upstream was given. */
+  callsPerQuery: number | undefined;
+  /** CPU used by the measured child over the run, in cores (1 = one core busy). */
+  serverCores: number | undefined;
+  /** Event-loop utilisation of this (load generating) process over the run. */
+  loadgenElu: number;
+}
+
+export interface Measurement {
+  runs: RunFigures[];
+  rps: { median: number; min: number; max: number };
+  p99: number;
+  callsPerQuery: number | undefined;
+  errors: { non2xx: number; mismatches: number; connection: number; timeouts: number; total: number };
+  notes: string[];
+}
+
+interface Counters {
+  mismatches: number;
+  statuses: Map<number, number>;
+}
+
+async function once(target: HttpTarget, seconds: number, counters: Counters) {
+  let next = 0;
+  // The case index a client is on; autocannon types the context as a bare object.
+  type Context = { i?: number };
+  const verify = (status: number, body: string, context: object) => {
+    if (status < 200 || status >= 300) {
+      counters.statuses.set(status, (counters.statuses.get(status) ?? 0) + 1);
+      return;
+    }
+    const check = target.cases[(context as Context).i ?? 0]!.check;
+    if (!check.matches(body)) counters.mismatches += 1;
+  };
+  const single = target.cases.length === 1;
+  const requests: autocannon.Request[] = single
+    ? [{ method: target.method, path: target.cases[0]!.path, body: target.cases[0]!.body, onResponse: verify }]
+    : [
+        {
+          method: target.method,
+          // Rotation: the case index travels in the client's context to the matching onResponse (pipelining 1).
+          setupRequest: (request: autocannon.Request, context: object) => {
+            const i = next++ % target.cases.length;
+            (context as Context).i = i;
+            const chosen = target.cases[i]!;
+            return { ...request, path: chosen.path, body: chosen.body ?? request.body };
+          },
+          onResponse: verify,
+        },
+      ];
+  return autocannon({
+    url: target.url,
+    connections: SETTINGS.connections,
+    duration: seconds,
+    headers: target.headers,
+    requests,
+  });
+}
+
+export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstream; server?: Child } = {}): Promise<Measurement> {
+  const counters: Counters = { mismatches: 0, statuses: new Map() };
+  let non2xx = 0;
+  let connection = 0;
+  let timeouts = 0;
+  const tally = (result: autocannon.Result) => {
+    non2xx += result.non2xx;
+    connection += result.errors - result.timeouts;
+    timeouts += result.timeouts;
+  };
+  tally(await once(target, SETTINGS.warmupSeconds, counters));
+  const runs: RunFigures[] = [];
+  for (let run = 0; run < SETTINGS.runs; run += 1) {
+    const before = watch.upstream ? await watch.upstream.stats() : undefined;
+    const cpuBefore = watch.server?.cpuSeconds();
+    const elu = performance.eventLoopUtilization();
+    const started = performance.now();
+    const result = await once(target, SETTINGS.runSeconds, counters);
+    const elapsed = (performance.now() - started) / 1_000;
+    const loadgenElu = performance.eventLoopUtilization(elu).utilization;
+    const serverCores = watch.server ? (watch.server.cpuSeconds() - (cpuBefore ?? 0)) / elapsed : undefined;
+    tally(result);
+    let callsPerQuery: number | undefined;
+    if (watch.upstream && before) {
+      // Requests in flight when the run stopped still make their upstream calls: let them land, and
+      // divide by requests sent (completed + those), not completed, or short runs overstate the cost.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, Math.max(250, 2 * result.latency.p99))));
+      const sent = (result.requests as { sent?: number }).sent ?? result.requests.total;
+      callsPerQuery = contractCalls(before, await watch.upstream.stats()) / Math.max(1, sent);
+    }
+    runs.push({ rps: result.requests.total / result.duration, p99: result.latency.p99, requests: result.requests.total, callsPerQuery, serverCores, loadgenElu });
+  }
+  const rpsValues = runs.map((r) => r.rps);
+  const notes: string[] = [];
+  const cores = median(runs.map((r) => r.serverCores ?? Number.NaN));
+  if (Number.isFinite(cores)) notes.push(`server CPU ${cores.toFixed(2)} cores`);
+  const elu = median(runs.map((r) => r.loadgenElu));
+  notes.push(`loadgen ELU ${(elu * 100).toFixed(0)}%${elu > 0.95 ? ' (load generator saturated)' : ''}`);
+  if (counters.statuses.size > 0) notes.push(`statuses ${[...counters.statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
+  return {
+    runs,
+    rps: { median: median(rpsValues), min: Math.min(...rpsValues), max: Math.max(...rpsValues) },
+    p99: median(runs.map((r) => r.p99)),
+    callsPerQuery: watch.upstream ? median(runs.map((r) => r.callsPerQuery ?? Number.NaN)) : undefined,
+    errors: { non2xx, mismatches: counters.mismatches, connection, timeouts, total: non2xx + counters.mismatches + connection + timeouts },
+    notes,
+  };
+}
+
+/** A GraphQL POST target. */
+export function graphqlTarget(url: string, path: string, key: string, cases: Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>): HttpTarget {
+  return {
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: key },
+    cases: cases.map((c) => ({ path, body: JSON.stringify({ query: c.query, variables: c.variables }), check: c.check })),
+  };
+}

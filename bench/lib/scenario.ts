@@ -1,0 +1,28 @@
+import type { Child } from './children.js';
+import type { Measurement } from './http-load.js';
+import type { Upstream } from './servers.js';
+import type { Row } from './table.js';
+
+export interface ScenarioContext {
+  /** The one contract upstream every scenario goes through. */
+  upstream: Upstream;
+  /** Figures a later scenario may reuse, e.g. S7 compares Apollo with S1/S2's gateway figures. */
+  shared: Map<string, Measurement>;
+  log(message: string): void;
+}
+
+export interface Scenario {
+  name: string;
+  title: string;
+  run(ctx: ScenarioContext): Promise<Row[]>;
+}
+
+/** Runs `use` with a started child and stops the child whatever happens. */
+export async function withChild<T>(start: Promise<Child>, use: (child: Child) => Promise<T>): Promise<T> {
+  const child = await start;
+  try {
+    return await use(child);
+  } finally {
+    await child.stop();
+  }
+}

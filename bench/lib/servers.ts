@@ -1,0 +1,101 @@
+import { answers200, sleep, spawnNode, type Child } from './children.js';
+import { UPSTREAM_KEY } from './contract-upstream.js';
+
+/* The processes under test: the contract upstream, gateway variants, the Apollo peer and the raw ws baseline. */
+
+export const CLIENT_KEY = 'bench-key';
+
+/** The gateway's fast-path switches (README: UPSTREAM_COALESCE, CACHE_TTL_MS, SUBSCRIPTION_SHARING). */
+export interface Variant {
+  coalesce?: 'on' | 'off';
+  cacheTtlMs?: number;
+  sharing?: 'on' | 'off';
+}
+
+export const variantLabel = (v: Variant): string =>
+  [`coalesce ${v.coalesce ?? 'on'}`, `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`, `sharing ${v.sharing ?? 'on'}`].join(', ');
+
+export interface Upstream extends Child {
+  /** Calls per contract route since the last reset. */
+  stats(): Promise<Record<string, number>>;
+  reset(): Promise<void>;
+}
+
+export async function startUpstream(): Promise<Upstream> {
+  const child = await spawnNode({ name: 'contract upstream', entry: 'bench/lib/contract-upstream-main.ts', env: {}, ready: answers200('/__ready') });
+  return {
+    ...child,
+    async stats() {
+      const response = await fetch(`${child.url}/__stats`);
+      return (await response.json()) as Record<string, number>;
+    },
+    async reset() {
+      await (await fetch(`${child.url}/__reset`, { method: 'POST' })).arrayBuffer();
+    },
+  };
+}
+
+/** Sum of the contract calls (not 401s or unknown paths) in a stats delta. */
+export function contractCalls(before: Record<string, number>, after: Record<string, number>): number {
+  let total = 0;
+  for (const [route, n] of Object.entries(after)) if (route.includes('/')) total += n - (before[route] ?? 0);
+  return total;
+}
+
+/**
+ * A gateway child over `upstreamUrl`. Every switch is set explicitly, so an
+ * environment inherited from the shell cannot change a variant. A gateway that
+ * exits at start (the sources may be mid-edit by someone else) is retried.
+ */
+export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}): Promise<Child> {
+  const env = {
+    BACKEND: 'rest',
+    UPSTREAM_URL: upstreamUrl,
+    UPSTREAM_API_KEY: UPSTREAM_KEY,
+    API_KEYS: CLIENT_KEY,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_SECOND: '0',
+    UPSTREAM_COALESCE: variant.coalesce ?? 'on',
+    CACHE_TTL_MS: String(variant.cacheTtlMs ?? 0),
+    SUBSCRIPTION_SHARING: variant.sharing ?? 'on',
+    ...extraEnv,
+  };
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await spawnNode({ name: `gateway (${variantLabel(variant)})`, entry: 'src/main.ts', env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
+    } catch (error) {
+      if (attempt >= 4) throw error;
+      process.stderr.write(`  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`);
+      await sleep(10_000);
+    }
+  }
+}
+
+export async function startApollo(upstreamUrl: string): Promise<Child> {
+  return spawnNode({
+    name: 'apollo peer',
+    entry: 'bench/peers/apollo/main.ts',
+    env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY, API_KEYS: CLIENT_KEY, NODE_ENV: 'production' },
+    async ready(url) {
+      const response = await fetch(`${url}/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
+        body: '{"query":"{ __typename }"}',
+        signal: AbortSignal.timeout(1_000),
+      });
+      await response.arrayBuffer();
+      return response.status === 200;
+    },
+  });
+}
+
+export async function startRawWs(): Promise<Child> {
+  return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts', env: {}, ready: answers200('/readyz') });
+}
+
+/** Reads one unlabelled sample of a Prometheus metric from the child's /metrics. */
+export async function metric(child: Child, name: string): Promise<number> {
+  const text = await (await fetch(`${child.url}/metrics`)).text();
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : Number.NaN;
+}

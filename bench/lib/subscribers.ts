@@ -1,0 +1,166 @@
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { CLIENT_KEY } from './servers.js';
+
+/*
+ * Subscriber fleets, one WebSocket connection per subscriber (never several
+ * subscriptions on one connection), opened in batches so the server sees a
+ * realistic ramp rather than thousands of simultaneous handshakes.
+ * - graphqlWsFleet: the real graphql-ws client, for S4's delivery times;
+ * - liteFleet: the same protocol spoken by hand and messages handed over as
+ *   Buffers, for S5/S6, where this process must take 200 000 messages/s
+ *   without becoming the bottleneck itself;
+ * - rawFleet: plain ws clients of the raw broadcaster (S4 baseline).
+ */
+
+export const SUBSCRIPTION = 'subscription { transactionUpdated { eventId status } }';
+const BATCH = 200;
+
+export interface Fleet {
+  readonly size: number;
+  /** Subscribers whose connection failed or closed unexpectedly. */
+  readonly failures: number;
+  /** Opens subscribers until `size` reaches `target`. */
+  grow(target: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const wsUrl = (httpUrl: string, path: string) => `${httpUrl.replace(/^http/, 'ws')}${path}`;
+
+/** Opens `count` subscribers from `from` on, BATCH at a time; `open(i)` resolves once subscriber i is connected. */
+async function inBatches(from: number, count: number, open: (i: number) => Promise<void>, failed: Set<number>): Promise<void> {
+  for (let start = from; start < from + count; start += BATCH) {
+    await Promise.all(Array.from({ length: Math.min(BATCH, from + count - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))));
+  }
+}
+
+/** `sink(i, eventId, status)` per `next`; eventId undefined when the result is not the expected shape (errors, missing fields). */
+export function graphqlWsFleet(httpUrl: string, sink: (i: number, eventId: string | undefined, status: string | undefined) => void): Fleet {
+  const clients: Client[] = [];
+  const failed = new Set<number>();
+  let closing = false;
+  const closed: Array<Promise<void>> = [];
+  const open = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      let markClosed: () => void = () => {};
+      closed[i] = new Promise<void>((r) => (markClosed = r));
+      const client = createClient({
+        url: wsUrl(httpUrl, '/graphql'),
+        webSocketImpl: WebSocket,
+        connectionParams: { Authorization: CLIENT_KEY },
+        retryAttempts: 0,
+        lazy: true,
+        connectionAckWaitTimeout: 15_000,
+        on: {
+          connected: () => resolve(),
+          closed: () => {
+            if (!closing) failed.add(i);
+            markClosed();
+            reject(new Error('closed'));
+          },
+        },
+      });
+      clients[i] = client;
+      client.subscribe<{ transactionUpdated: { eventId: string; status: string } }>(
+        { query: SUBSCRIPTION },
+        {
+          next: (result) => {
+            const update = result.errors ? undefined : result.data?.transactionUpdated;
+            sink(i, update?.eventId, update?.status);
+          },
+          error: () => sink(i, undefined, undefined),
+          complete: () => {},
+        },
+      );
+    });
+  return {
+    get size() {
+      return clients.length;
+    },
+    get failures() {
+      return failed.size;
+    },
+    grow: (target) => inBatches(clients.length, target - clients.length, open, failed),
+    async close() {
+      closing = true;
+      await Promise.all(clients.map((c) => c.dispose()));
+      await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, 10_000))]);
+    },
+  };
+}
+
+interface SocketFleetOptions {
+  url: string;
+  protocol?: string;
+  /** First message after open (connection_init) and the one after the first answer (subscribe); none for raw. */
+  handshake?: [string, string];
+  sink(i: number, data: Buffer): void;
+}
+
+function socketFleet(options: SocketFleetOptions): Fleet {
+  const sockets: WebSocket[] = [];
+  const failed = new Set<number>();
+  let closing = false;
+  const open = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(options.url, options.protocol, { perMessageDeflate: false });
+      sockets[i] = ws;
+      let ready = !options.handshake;
+      ws.on('open', () => {
+        if (options.handshake) ws.send(options.handshake[0]);
+        else resolve();
+      });
+      ws.on('message', (data: Buffer) => {
+        if (!ready) {
+          // The only message before the subscribe is connection_ack (anything else fails the subscriber).
+          if (!data.includes('"connection_ack"')) return reject(new Error(data.toString()));
+          ready = true;
+          ws.send(options.handshake![1]);
+          return resolve();
+        }
+        if (data.includes('"type":"ping"')) return ws.send('{"type":"pong"}');
+        options.sink(i, data);
+      });
+      ws.on('error', reject);
+      ws.on('close', () => {
+        if (!closing) failed.add(i);
+        reject(new Error('closed'));
+      });
+    });
+  return {
+    get size() {
+      return sockets.length;
+    },
+    get failures() {
+      return failed.size;
+    },
+    grow: (target) => inBatches(sockets.length, target - sockets.length, open, failed),
+    async close() {
+      closing = true;
+      const all = sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? undefined : new Promise((r) => ws.once('close', r))));
+      for (const ws of sockets) ws.close(1000);
+      await Promise.race([Promise.all(all), new Promise((r) => setTimeout(r, 10_000))]);
+      for (const ws of sockets) ws.terminate();
+    },
+  };
+}
+
+export const liteFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void): Fleet =>
+  socketFleet({
+    url: wsUrl(httpUrl, '/graphql'),
+    protocol: 'graphql-transport-ws',
+    handshake: [JSON.stringify({ type: 'connection_init', payload: { Authorization: CLIENT_KEY } }), JSON.stringify({ id: '1', type: 'subscribe', payload: { query: SUBSCRIPTION } })],
+    sink,
+  });
+
+export const rawFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void): Fleet => socketFleet({ url: wsUrl(httpUrl, '/'), sink });
+
+/** The eventId of a graphql-ws `next` message, read without parsing the JSON; undefined for any other message. */
+export function eventIdOf(data: Buffer): string | undefined {
+  if (!data.includes('"type":"next"') || data.includes('"errors"')) return undefined;
+  const key = data.indexOf('"eventId":"');
+  if (key < 0) return undefined;
+  const start = key + '"eventId":"'.length;
+  const end = data.indexOf(0x22, start);
+  return end < 0 ? undefined : data.toString('latin1', start, end);
+}

@@ -1,0 +1,49 @@
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { transactions } from './fixtures.js';
+
+/*
+ * Posts the service's `transaction.update` webhook (enveloped form, unsigned:
+ * the bench gateways run without WEBHOOK_SECRET) over kept-alive connections,
+ * so a measured POST never pays for a TCP handshake. Each envelope id is new,
+ * so the gateway's dedupe never drops one; the id is the subscribers' eventId.
+ */
+
+export interface Posted {
+  status: number;
+  /** POST sent → answer fully read. */
+  ms: number;
+  /** performance.now() when the POST was issued. */
+  at: number;
+}
+
+export interface WebhookSender {
+  /** Posts the update of fixture transaction `n % 200` with envelope id `id` and a status derived from `n`. */
+  post(id: string, n: number): Promise<Posted>;
+  /** Posts a body as is (the raw ws baseline takes the message it broadcasts). */
+  postRaw(path: string, body: string): Promise<Posted>;
+  close(): Promise<void>;
+}
+
+export const statusFor = (n: number): string => (n % 2 === 0 ? 'pending' : 'completed');
+
+export function webhookSender(baseUrl: string, connections = 16): WebhookSender {
+  const pool = new Pool(baseUrl, { connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+  async function send(path: string, body: string, headers: Record<string, string>): Promise<Posted> {
+    const at = performance.now();
+    const response = await pool.request({ path, method: 'POST', headers, body });
+    await response.body.dump();
+    return { status: response.statusCode, ms: performance.now() - at, at };
+  }
+  return {
+    post(id, n) {
+      const t = transactions[n % transactions.length]!;
+      const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: t.transactionId, status: statusFor(n), products: t.products } });
+      return send('/webhooks', request.body, request.headers);
+    },
+    postRaw: (path, body) => send(path, body, { 'content-type': 'application/json' }),
+    // destroy, not close: after a capped wait, answers still pending are abandoned rather than awaited.
+    close: () => pool.destroy(),
+  };
+}

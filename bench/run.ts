@@ -1,0 +1,81 @@
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { killAllNow, REPO_ROOT, stopAll } from './lib/children.js';
+import { SETTINGS } from './lib/http-load.js';
+import type { Measurement } from './lib/http-load.js';
+import type { Scenario } from './lib/scenario.js';
+import { startUpstream } from './lib/servers.js';
+import { renderTable, type Row } from './lib/table.js';
+import { s1 } from './scenarios/s1-single.js';
+import { s2 } from './scenarios/s2-dashboard.js';
+import { s3 } from './scenarios/s3-mutation.js';
+import { s4 } from './scenarios/s4-fanout.js';
+import { s5 } from './scenarios/s5-sustained.js';
+import { s6 } from './scenarios/s6-memory.js';
+import { s7 } from './scenarios/s7-apollo.js';
+
+/*
+ * `npm run bench [-- S1 S4 …]`: runs the scenarios (all by default) against
+ * child processes, prints one markdown table and writes it, with the machine,
+ * to bench/RESULTS.md. Children are killed on every way out.
+ */
+
+const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7];
+
+// Children die with us: synchronously on exit, after a clean stop on signals and crashes.
+process.on('exit', killAllNow);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`\n${signal}: stopping children\n`);
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+process.on('uncaughtException', (error) => {
+  process.stderr.write(`uncaught: ${error.stack ?? String(error)}\n`);
+  void stopAll().finally(() => process.exit(1));
+});
+
+const wanted = process.argv.slice(2).map((arg) => arg.toUpperCase());
+const unknown = wanted.filter((name) => !ALL.some((s) => s.name === name));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown scenario(s): ${unknown.join(', ')}; known: ${ALL.map((s) => s.name).join(' ')}\n`);
+  process.exit(2);
+}
+const selected = wanted.length === 0 ? ALL : ALL.filter((s) => wanted.includes(s.name));
+
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1_000).toFixed(0)} s`;
+const rows: Row[] = [];
+const shared = new Map<string, Measurement>();
+const upstream = await startUpstream();
+try {
+  for (const scenario of selected) {
+    const log = (message: string) => process.stderr.write(`[${elapsed()}] ${scenario.name} ${message}\n`);
+    log(`— ${scenario.title}`);
+    try {
+      rows.push(...(await scenario.run({ upstream, shared, log })));
+    } catch (error) {
+      // One failing scenario must not lose the others' figures.
+      log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      rows.push({ scenario: scenario.name, variant: scenario.title, value: '', p99: '', ratio: '', target: '', calls: '', errors: 'scenario failed', notes: '', voided: String(error instanceof Error ? error.message : error).split('\n')[0]!.slice(0, 200) });
+    }
+  }
+} finally {
+  await stopAll();
+}
+
+const cpus = os.cpus();
+const machine = [
+  `- date: ${new Date().toISOString()}`,
+  `- machine: ${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`,
+  `- node ${process.version}; scenarios: ${selected.map((s) => s.name).join(' ')}; total ${elapsed()}`,
+  `- HTTP: ${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s runs (median [min–max]; p99 is the median of the runs' p99); load generated in the parent, servers in child processes, all on this machine`,
+].join('\n');
+const table = renderTable(rows);
+process.stdout.write(`\n${table}\n`);
+writeFileSync(
+  `${REPO_ROOT}bench/RESULTS.md`,
+  `# Benchmark results\n\n${machine}\n\n${table}\n\nA figure marked VOID had errors (non-2xx, mismatched bodies, connection errors, lost events) or could not be measured; see its errors and notes. "loadgen ELU" is the event-loop utilisation of the load-generating process: near 100% the generator, not the server, limited the rate. "server CPU" is the measured child's CPU in cores.\n`,
+);
+process.stderr.write(`[${elapsed()}] wrote bench/RESULTS.md\n`);

@@ -1,0 +1,59 @@
+import type { BodyCheck } from '../lib/expect.js';
+import { graphqlTarget, measureHttp } from '../lib/http-load.js';
+import { BATCH_DISTINCT, BATCH_IDS, BATCH_QUERY, batchCheck, FLEET_QUERY, fleetCheck } from '../lib/queries.js';
+import { withChild, type Scenario } from '../lib/scenario.js';
+import { CLIENT_KEY, contractCalls, startGateway, type Upstream, type Variant } from '../lib/servers.js';
+import { fmt } from '../lib/stats.js';
+import { httpRow, verdict, type Row } from '../lib/table.js';
+
+/*
+ * S2: the two dashboard shapes — a batch of 50 transaction ids (10 repeated)
+ * and the fleet overview (count + 20 vending aliases) — with the upstream
+ * calls each query costs. The target is judged on one query sent alone on a
+ * fresh gateway (what a query costs by itself); under load, concurrent
+ * queries may also share calls (coalescing), shown next to it.
+ */
+
+const VARIANTS: Array<{ label: string; variant: Variant; key?: string }> = [
+  { label: 'defaults (coalesce on, cache off)', variant: {}, key: 'S2' },
+  { label: 'coalesce off, cache off', variant: { coalesce: 'off' } },
+  { label: 'cache on (5 s)', variant: { cacheTtlMs: 5_000 } },
+];
+
+/** Upstream calls of one query sent alone; NaN when its answer is wrong. */
+async function callsAlone(url: string, upstream: Upstream, body: string, check: BodyCheck): Promise<number> {
+  const before = await upstream.stats();
+  const response = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: CLIENT_KEY }, body });
+  const ok = response.status === 200 && check.matches(await response.text());
+  return ok ? contractCalls(before, await upstream.stats()) : Number.NaN;
+}
+
+export const s2: Scenario = {
+  name: 'S2',
+  title: 'dashboard shapes',
+  async run({ upstream, shared, log }) {
+    const rows: Row[] = [];
+    const shapes = [
+      { name: 'batch', label: `transactions(ids: 50, ${BATCH_DISTINCT} distinct)`, query: BATCH_QUERY, variables: { ids: BATCH_IDS }, check: batchCheck, target: BATCH_DISTINCT },
+      { name: 'fleet', label: 'fleet: vendings{totalCount} + 20 vending aliases', query: FLEET_QUERY, variables: undefined, check: fleetCheck, target: 1 },
+    ];
+    for (const { label, variant, key } of VARIANTS) {
+      await withChild(startGateway(upstream.url, variant), async (gateway) => {
+        for (const shape of shapes) {
+          log(`${shape.label}, ${label}`);
+          // Before any load: on a fresh gateway the cache (if on) is cold, so this is the query's own cost.
+          const alone = await callsAlone(gateway.url, upstream, JSON.stringify({ query: shape.query, variables: shape.variables }), shape.check());
+          const m = await measureHttp(graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: shape.query, variables: shape.variables, check: shape.check() }]), { upstream, server: gateway });
+          if (key) shared.set(`${key} ${shape.name}`, m);
+          const row = httpRow('S2', `${shape.label}, ${label}`, m, {
+            calls: `alone ${fmt(alone)}; under load ${fmt(m.callsPerQuery ?? Number.NaN, 2)}`,
+            target: `alone = ${shape.target} ${verdict(alone === shape.target)}`,
+          });
+          if (Number.isNaN(alone)) row.voided = 'the query sent alone got a wrong answer';
+          rows.push(row);
+        }
+      });
+    }
+    return rows;
+  },
+};
