@@ -9,6 +9,14 @@ import type { ExecutionResult } from 'graphql';
 
 type Source = AsyncIterator<ExecutionResult>;
 
+/**
+ * Members served before the fan-out yields to the event loop: sending to
+ * thousands of sockets in one go would make webhooks (and every other
+ * request) wait for all of it.
+ */
+const MEMBERS_PER_TURN = 250;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 interface Member {
   queue: ExecutionResult[];
   waiting: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
@@ -42,7 +50,11 @@ export function createSharedSubscriptions(): SharedSubscriptions {
   async function pump(key: string, group: Group): Promise<void> {
     try {
       for (let next = await group.source.next(); !next.done; next = await group.source.next()) {
-        for (const member of group.members) deliver(member, next);
+        let served = 0;
+        for (const member of [...group.members]) {
+          if (!member.done) deliver(member, next);
+          if (++served % MEMBERS_PER_TURN === 0) await nextTurn();
+        }
       }
     } finally {
       if (groups.get(key) === group) groups.delete(key);
