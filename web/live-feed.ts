@@ -65,17 +65,25 @@ export function startLiveFeed(key: string, handlers: FeedHandlers): () => void {
       },
     });
     client = current;
+    subscribe(current);
+  }
+
+  /** Resumes after the last event shown when there is one, else goes on live. */
+  function subscribe(current: Client): void {
     const resuming = lastEventId !== undefined;
     const query = print(resuming ? ResumeTransactionsDocument : LiveTransactionsDocument);
+    let replaced = false;
     current.subscribe<LiveTransactionsSubscription>(
       { query, variables: resuming ? { after: lastEventId } : {} },
       {
         next(result) {
           const code = result.errors?.[0]?.extensions?.code as string | undefined;
           if (code === 'EVENTS_EXPIRED') {
+            // The gateway no longer holds what came after our last event (it restarted): go on live at once.
             handlers.onNotice('The gateway restarted and could not replay what happened meanwhile; showing new events from now on.', false);
             lastEventId = undefined;
-            retry();
+            replaced = true;
+            subscribe(current);
             return;
           }
           if (result.errors?.length) return handlers.onNotice(describeProblem(code, String(result.errors[0]?.message)), false);
@@ -88,8 +96,8 @@ export function startLiveFeed(key: string, handlers: FeedHandlers): () => void {
           if (current === client) retry();
         },
         complete: () => {
-          // The gateway is shutting down: it completes every subscription first.
-          if (current === client) retry();
+          // The gateway completes every subscription when it shuts down; a replaced one just ends.
+          if (current === client && !replaced) retry();
         },
       },
     );
