@@ -103,7 +103,13 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
           const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
           // Every subscription is a group member (of a group of one when not sharing), so counts are uniform.
           const group = options.sharing ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
-          const joined = (args: ExecutionArgs) => shared.join(group, async () => (await subscribe(args)) as AsyncIterable<ExecutionResult> | ExecutionResult);
+          // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
+          const socket = ctx.extra.socket;
+          const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+          const send = (json: string) => {
+            if (socket.readyState === socket.OPEN) socket.send(`${frameStart}${json}}`);
+          };
+          const joined = (args: ExecutionArgs) => shared.join(group, async () => (await subscribe(args)) as AsyncIterable<ExecutionResult> | ExecutionResult, send);
           return {
             schema,
             document,

@@ -14,10 +14,15 @@ type Source = AsyncIterator<ExecutionResult>;
  * thousands of sockets in one go would make webhooks (and every other
  * request) wait for all of it.
  */
-const MEMBERS_PER_TURN = 250;
+const MEMBERS_PER_TURN = 100;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Writes one serialised result to a member's client; the result is serialised once per event for all. */
+export type DirectSend = (resultJson: string) => void;
+
 interface Member {
+  /** When set, results go straight to the client and the iterator only reports the end. */
+  send: DirectSend | undefined;
   queue: ExecutionResult[];
   waiting: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
   done: boolean;
@@ -30,7 +35,11 @@ interface Group {
 
 export interface SharedSubscriptions {
   /** A member iterator of the group `key`, starting the group with `start()` when there is none. */
-  join(key: string, start: () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
+  join(
+    key: string,
+    start: () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
+    send?: DirectSend,
+  ): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
   groups(): number;
   members(): number;
 }
@@ -51,8 +60,11 @@ export function createSharedSubscriptions(): SharedSubscriptions {
     try {
       for (let next = await group.source.next(); !next.done; next = await group.source.next()) {
         let served = 0;
+        let json: string | undefined;
         for (const member of [...group.members]) {
-          if (!member.done) deliver(member, next);
+          if (member.done) continue;
+          if (member.send) member.send((json ??= JSON.stringify(next.value)));
+          else deliver(member, next);
           if (++served % MEMBERS_PER_TURN === 0) await nextTurn();
         }
       }
@@ -70,8 +82,8 @@ export function createSharedSubscriptions(): SharedSubscriptions {
     deliver(member, { done: true, value: undefined });
   }
 
-  function memberOf(key: string, group: Group): AsyncIterableIterator<ExecutionResult> {
-    const member: Member = { queue: [], waiting: undefined, done: false };
+  function memberOf(key: string, group: Group, send: DirectSend | undefined): AsyncIterableIterator<ExecutionResult> {
+    const member: Member = { send, queue: [], waiting: undefined, done: false };
     group.members.add(member);
     memberCount += 1;
     const iterator: AsyncIterableIterator<ExecutionResult> = {
@@ -96,20 +108,20 @@ export function createSharedSubscriptions(): SharedSubscriptions {
   }
 
   return {
-    async join(key, start) {
+    async join(key, start, send) {
       const existing = groups.get(key);
-      if (existing) return memberOf(key, existing);
+      if (existing) return memberOf(key, existing, send);
       const started = await start();
       // A subscription that could not start (an error result) is nobody's to share.
       if (!(Symbol.asyncIterator in Object(started))) return started as ExecutionResult;
       const raced = groups.get(key);
       if (raced) {
         await (started as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]().return?.();
-        return memberOf(key, raced);
+        return memberOf(key, raced, send);
       }
       const group: Group = { members: new Set(), source: (started as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]() };
       groups.set(key, group);
-      const member = memberOf(key, group);
+      const member = memberOf(key, group, send);
       void pump(key, group);
       return member;
     },
