@@ -1,5 +1,6 @@
 import type { Transaction, Vending } from '../contract/index.js';
-import type { Backend, Credential, VendingQuery } from './backend.js';
+import type { Backend, VendingQuery } from './backend.js';
+import { forgetTransactionReads, readKey } from './read-keys.js';
 
 /*
  * A short-lived entity cache of transactions and vendings, keyed by
@@ -26,8 +27,6 @@ export function createCachingBackend(inner: Backend, options: CachingOptions): B
   /** Bumped on every invalidation of a transaction, so reads in flight can tell they are stale. */
   const versions = new Map<string, number>();
 
-  const keyOf = (kind: string, parts: Array<string | undefined>, credential: Credential) => JSON.stringify([kind, ...parts, credential.authorization]);
-
   async function cached<T>(key: string, transactionId: string | undefined, load: () => Promise<T>): Promise<T> {
     const hit = entries.get(key);
     if (hit && hit.expires > now()) return hit.value as T;
@@ -43,17 +42,16 @@ export function createCachingBackend(inner: Backend, options: CachingOptions): B
 
   function forgetTransaction(id: string): void {
     versions.set(id, (versions.get(id) ?? 0) + 1);
-    const prefix = JSON.stringify(['transaction', id]).slice(0, -1);
-    for (const key of entries.keys()) if (key.startsWith(`${prefix},`)) entries.delete(key);
+    forgetTransactionReads(entries, id);
   }
 
   return {
     getTransaction: (id, credential) =>
-      cached<Transaction>(keyOf('transaction', [id], credential), id, () => inner.getTransaction(id, credential)),
+      cached<Transaction>(readKey('transaction', [id], credential), id, () => inner.getTransaction(id, credential)),
     getVending: (id, query: VendingQuery, credential) =>
-      cached<Vending>(keyOf('vending', [id, query.products], credential), undefined, () => inner.getVending(id, query, credential)),
+      cached<Vending>(readKey('vending', [id, query.products], credential), undefined, () => inner.getVending(id, query, credential)),
     listVendings: (query, credential) =>
-      cached<Vending[]>(keyOf('vendings', [query.products], credential), undefined, () => inner.listVendings(query, credential)),
+      cached<Vending[]>(readKey('vendings', [query.products], credential), undefined, () => inner.listVendings(query, credential)),
     async updatePayment(id, payment, credential) {
       forgetTransaction(id);
       try {

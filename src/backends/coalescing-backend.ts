@@ -1,4 +1,5 @@
 import type { Backend, Credential } from './backend.js';
+import { forgetTransactionReads, readKey, type ReadKind } from './read-keys.js';
 
 /*
  * Concurrent identical reads share one call: the first asks the backend, the
@@ -8,13 +9,11 @@ import type { Backend, Credential } from './backend.js';
  * the event gets the state from before it.
  */
 
-type Read = 'getTransaction' | 'getVending' | 'listVendings';
-
 export function createCoalescingBackend(inner: Backend): Backend {
   const inFlight = new Map<string, Promise<unknown>>();
 
-  function share<T>(read: Read, parts: Array<string | undefined>, credential: Credential, call: () => Promise<T>): Promise<T> {
-    const key = JSON.stringify([read, ...parts, credential.authorization]);
+  function share<T>(kind: ReadKind, parts: Array<string | undefined>, credential: Credential, call: () => Promise<T>): Promise<T> {
+    const key = readKey(kind, parts, credential);
     const current = inFlight.get(key);
     if (current) return current as Promise<T>;
     const promise = call().finally(() => {
@@ -25,13 +24,12 @@ export function createCoalescingBackend(inner: Backend): Backend {
   }
 
   return {
-    getTransaction: (id, credential) => share('getTransaction', [id], credential, () => inner.getTransaction(id, credential)),
-    getVending: (id, query, credential) => share('getVending', [id, query.products], credential, () => inner.getVending(id, query, credential)),
-    listVendings: (query, credential) => share('listVendings', [query.products], credential, () => inner.listVendings(query, credential)),
+    getTransaction: (id, credential) => share('transaction', [id], credential, () => inner.getTransaction(id, credential)),
+    getVending: (id, query, credential) => share('vending', [id, query.products], credential, () => inner.getVending(id, query, credential)),
+    listVendings: (query, credential) => share('vendings', [query.products], credential, () => inner.listVendings(query, credential)),
     updatePayment: (id, payment, credential) => inner.updatePayment(id, payment, credential),
     noteTransactionUpdate(transaction) {
-      const prefix = JSON.stringify(['getTransaction', transaction.transactionId]).slice(0, -1);
-      for (const key of inFlight.keys()) if (key.startsWith(`${prefix},`)) inFlight.delete(key);
+      forgetTransactionReads(inFlight, transaction.transactionId);
       inner.noteTransactionUpdate?.(transaction);
     },
     watchTransactionChanges: inner.watchTransactionChanges?.bind(inner),

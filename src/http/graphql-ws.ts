@@ -41,7 +41,6 @@ export interface GraphQLWsOptions {
 export interface GraphQLWsServer {
   /** Stops taking connections; open ones are closed with 1001 Going Away. */
   close(): Promise<void>;
-  connections(): number;
   /** Subscriptions open over WebSocket, and how many subscriptions of the event bus they use. */
   subscriptions(): { subscribers: number; executions: number };
 }
@@ -135,7 +134,6 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
-    connections: () => wss.clients.size,
     subscriptions: () => ({ subscribers: shared.members(), executions: shared.groups() }),
   };
 }
