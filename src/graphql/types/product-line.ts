@@ -1,11 +1,9 @@
 import { productLineSchema } from '../../contract/index.js';
 import { lineTotal } from '../amounts.js';
 import { builder } from '../builder.js';
-import { extraFields } from '../extra-fields.js';
+import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef } from '../refs.js';
-
-const knownFields = Object.keys(productLineSchema.shape);
 
 ProductLineRef.implement({
   description: 'One product of a transaction, a vending or a webhook (contract part 2, "Product line").',
@@ -22,11 +20,6 @@ ProductLineRef.implement({
       description: 'Computed by the gateway: productPrice × quantity (a missing quantity counts as 1); null without a price.',
       resolve: (p) => lineTotal(p),
     }),
-    extra: t.field({
-      type: 'JSONObject',
-      nullable: true,
-      description: 'Fields the upstream sent that this schema does not name, as received; null when there are none.',
-      resolve: (p) => extraFields(p, knownFields),
-    }),
+    extra: t.field(extraFieldOptions(productLineSchema, (p) => p)),
   }),
 });

@@ -3,11 +3,9 @@ import { badUserInput } from '../../errors.js';
 import { isNotFound } from '../../loaders.js';
 import { total } from '../amounts.js';
 import { builder } from '../builder.js';
-import { extraFields } from '../extra-fields.js';
+import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
-
-const knownFields = Object.keys(transactionSchema.shape);
 
 /** Most ids one `transactions` query may ask for. */
 export const MAX_TRANSACTION_IDS = 500;
@@ -32,12 +30,7 @@ TransactionRef.implement({
       description: 'Computed by the gateway: the sum of the product lines\' lineTotal, in the currency of the vending.',
       resolve: (tx) => total(tx.products),
     }),
-    extra: t.field({
-      type: 'JSONObject',
-      nullable: true,
-      description: 'Fields the upstream sent that this schema does not name, as received; null when there are none.',
-      resolve: (tx) => extraFields(tx, knownFields),
-    }),
+    extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),
   }),
 });
 

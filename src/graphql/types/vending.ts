@@ -2,13 +2,11 @@ import { ContractViolation, parseProductLine, vendingSchema, type Vending } from
 import type { GatewayContext } from '../../context.js';
 import { GatewayError } from '../../errors.js';
 import { builder } from '../builder.js';
-import { extraFields } from '../extra-fields.js';
+import { extraFieldOptions } from '../extra-fields.js';
 import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, VendingRef, type ProductsViewValue } from '../refs.js';
 import { paginate, VendingConnectionRef, VendingFilterInput, type VendingFilterValue } from './vending-connection.js';
 import { requireId } from './transaction.js';
-
-const knownFields = Object.keys(vendingSchema.shape);
 
 export const ProductsView = builder.enumType('ProductsView', {
   description: 'How a vending\'s products are returned: the `products` query parameter of the contract (part 4).',
@@ -67,12 +65,7 @@ VendingRef.implement({
       description: 'The `products` value the service sent in the PLANOGRAM view, unchanged (its shape is not shown in the contract); null in the FLAT view.',
       resolve: ({ vending, view }) => (view === 'PLANOGRAM' ? optional(vending.products) : null),
     }),
-    extra: t.field({
-      type: 'JSONObject',
-      nullable: true,
-      description: 'Fields the upstream sent that this schema does not name, as received; null when there are none.',
-      resolve: ({ vending }) => extraFields(vending, knownFields),
-    }),
+    extra: t.field(extraFieldOptions(vendingSchema, ({ vending }) => vending)),
   }),
 });
 
