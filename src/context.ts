@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Authenticator } from './auth.js';
 import type { RateLimiter } from './http/rate-limit.js';
-import type { Backend, Credential } from './backends/backend.js';
+import type { Backend, Credential, UpstreamTally } from './backends/backend.js';
 import type { BatchingConfig, Config } from './config.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventTransactions } from './events/event-transactions.js';
@@ -38,6 +38,8 @@ export interface RequestFacts {
   authorization: string | null | undefined;
   requestId: string;
   lastEventId?: string | null | undefined;
+  /** Where the request's upstream calls are counted, for its log line. */
+  tally?: UpstreamTally | undefined;
 }
 
 /** Accepts a caller's `x-request-id` when it is short and printable, else makes one. */
@@ -50,7 +52,7 @@ export function requestIdFrom(header: string | null | undefined): string {
  * key's rate limit (throws `RATE_LIMITED`) and builds fresh loaders for it.
  */
 export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
-  const credential = services.authenticator.authenticate(facts.authorization);
+  const credential: Credential = { ...services.authenticator.authenticate(facts.authorization), tally: facts.tally };
   await services.rateLimiter.admit(credential);
   return {
     requestId: facts.requestId,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createYoga, useReadinessCheck, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { createAuthenticator } from './auth.js';
-import type { Backend } from './backends/backend.js';
+import type { Backend, Credential } from './backends/backend.js';
 import { createCachingBackend } from './backends/caching-backend.js';
 import { createCoalescingBackend } from './backends/coalescing-backend.js';
 import { createMemoryBackend } from './backends/memory/memory-backend.js';
@@ -23,11 +23,11 @@ import { queryLimitPlugins } from './graphql/use-query-limits.js';
 import { useBodyLimit } from './http/use-body-limit.js';
 import { useDashboard } from './http/use-dashboard.js';
 import { drain } from './http/drain.js';
+import { readSmallBody, smallBodyLength } from './http/small-body.js';
 import { attachGraphQLWs } from './http/graphql-ws.js';
 import { createRateLimiter } from './http/rate-limit.js';
-import { recordUpstreamCall, runWithRequestStats } from './http/request-stats.js';
 import { useEventIds } from './http/use-event-ids.js';
-import { requestIdOf, useRequestLog } from './http/use-request-log.js';
+import { requestIdOf, upstreamTallyOf, useRequestLog } from './http/use-request-log.js';
 import { createLogger, yogaLogger, type Logger } from './logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { createRedisClients, type RedisClients } from './redis/redis-clients.js';
@@ -75,7 +75,7 @@ interface InitialContext {
 type WithUpstreamState = Backend & { upstreamState?: () => { breaker: string } };
 
 /** The backend, and for the memory one a way to run its demo simulator while a dashboard asks. */
-function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall) => void): { backend: Backend; demo?: () => () => void } {
+function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall, credential: Credential) => void): { backend: Backend; demo?: () => () => void } {
   if (!config.upstream) {
     const memory = createMemoryBackend({ productsValues: config.productsValues });
     const { mode, intervalMs } = config.simulator;
@@ -105,9 +105,12 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const { bus } = events;
   const picked = deps.backend
     ? { backend: deps.backend, demo: undefined }
-    : pickBackend(config, logger, (call) => {
+    : pickBackend(config, logger, (call, { tally }) => {
       // A call the breaker or the queue refused never left the gateway.
-      if (call.attempts > 0) recordUpstreamCall(call.durationMs);
+      if (call.attempts > 0 && tally) {
+        tally.upstreamCalls += 1;
+        tally.upstreamMs += call.durationMs;
+      }
       metrics.upstreamCall(call);
       logger.debug({ upstream: call }, 'upstream call');
     });
@@ -187,6 +190,8 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     landingPage: false,
     healthCheckEndpoint: '/healthz',
     batching: false,
+    // useBodyLimit bounds every body, and more cheaply (see there).
+    maxRequestBodySize: false,
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: false },
     graphiql: trusted
@@ -200,7 +205,12 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       createContext(
         services,
         request
-          ? { authorization: request.headers.get('authorization'), requestId: requestIdOf(request), lastEventId: request.headers.get('last-event-id') }
+          ? {
+              authorization: request.headers.get('authorization'),
+              requestId: requestIdOf(request),
+              lastEventId: request.headers.get('last-event-id'),
+              tally: upstreamTallyOf(request),
+            }
           : { authorization, requestId: requestIdFrom(undefined) },
       ),
     plugins,
@@ -213,7 +223,8 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       inFlight += 1;
       res.once('close', () => (inFlight -= 1));
     }
-    return runWithRequestStats(() => yoga(req, res));
+    if (smallBodyLength(req) === undefined) return yoga(req, res);
+    readSmallBody(req, () => void yoga(req, res));
   });
   const ws = attachGraphQLWs({
     server,

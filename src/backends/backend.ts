@@ -4,6 +4,18 @@ import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
 export interface Credential {
   /** The client's `Authorization` header value, exactly as sent. */
   authorization: string;
+  /**
+   * Where the upstream calls made for the request that presented this
+   * credential are counted (the request log reads it). Never part of a
+   * sharing or cache key.
+   */
+  tally?: UpstreamTally;
+}
+
+/** Upstream calls made on behalf of one request. */
+export interface UpstreamTally {
+  upstreamCalls: number;
+  upstreamMs: number;
 }
 
 /** Options of the vending reads (contract part 4). */

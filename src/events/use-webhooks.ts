@@ -1,4 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
+import { Response } from '@whatwg-node/fetch';
 import { errorEnvelope } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
 import { BodyTooLarge, readBodyText } from '../http/read-body.js';

@@ -22,23 +22,35 @@ export function useBodyLimit(maxBytes: number, graphqlPath: string): Plugin {
           : jsonResponse(errorEnvelope(tooLarge(maxBytes)), 413),
       );
     },
-    onRequestParse({ request, setRequestParser }) {
-      if (request.method !== 'POST' || request.headers.has('content-length')) return;
-      if (!(request.headers.get('content-type') ?? '').includes('json')) return;
-      setRequestParser(async (req) => {
-        let text: string;
+    // Yoga's own limit (`maxRequestBodySize`) is off: it pipes every body, even a
+    // small one already in memory, through a stream per request. Bodies without a
+    // length (chunked) are the only ones whose size is not known up front.
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      if (request.method !== 'POST' || request.headers.has('content-length') || !request.body) return;
+      const readLimited = async (req: Request): Promise<string> => {
         try {
-          text = await readBodyText(req, maxBytes);
+          return await readBodyText(req, maxBytes);
         } catch (error) {
           if (!(error instanceof BodyTooLarge)) throw error;
           throw createGraphQLError(tooLarge(maxBytes), { extensions: { code: 'BAD_USER_INPUT', http: { status: 413 } } });
         }
-        try {
-          return JSON.parse(text);
-        } catch {
-          throw createGraphQLError('Request body is not valid JSON', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
-        }
-      });
+      };
+      if ((request.headers.get('content-type') ?? '').includes('json')) {
+        setRequestParser(async (req) => {
+          const text = await readLimited(req);
+          try {
+            return JSON.parse(text);
+          } catch {
+            throw createGraphQLError('Request body is not valid JSON', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+          }
+        });
+        return;
+      }
+      // Other media types keep yoga's parser, given the body once it is known to be within the limit.
+      if (!requestParser) return;
+      setRequestParser(async (req) =>
+        requestParser(new Request(req.url, { method: req.method, headers: req.headers, body: await readLimited(req) })),
+      );
     },
   };
 }

@@ -4,6 +4,7 @@ import { dataEnvelope, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH } from '../cont
 import { badUserInput, errorEnvelope, GatewayError, toRestError } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
 import { BodyTooLarge, readBodyText } from '../http/read-body.js';
+import { upstreamTallyOf } from '../http/use-request-log.js';
 import { matchRoute, type RouteName } from './routes.js';
 
 export interface RestHandlerOptions {
@@ -55,7 +56,7 @@ export function createRestHandler({ backend, authenticator, maxBodyBytes, onUnex
       return jsonResponse(errorEnvelope(`Method ${request.method} is not allowed here; use ${match.allow}`), 405, { allow: match.allow });
     }
     try {
-      const credential = authenticator.authenticate(request.headers.get('authorization'));
+      const credential: Credential = { ...authenticator.authenticate(request.headers.get('authorization')), tally: upstreamTallyOf(request) };
       await admit(credential);
       const id = match.id ?? '';
       if (match.name !== 'listVendings' && id.trim() === '') throw badUserInput('The id in the path must not be empty');

@@ -91,6 +91,34 @@ describe('query limits', () => {
     expect(response.status).toBe(413);
   });
 
+  // Bodies of the other media types yoga reads (application/graphql, form-encoded) are bounded too.
+  const chunked = (parts: string[]) => {
+    const queue = parts.map((part) => new TextEncoder().encode(part));
+    return new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = queue.shift();
+        if (next) controller.enqueue(next);
+        else controller.close();
+      },
+    });
+  };
+  const postChunked = (contentType: string, parts: string[]) =>
+    fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': contentType, authorization: TEST_KEY }, body: chunked(parts), duplex: 'half' } as RequestInit);
+
+  it('refuses a chunked application/graphql or form body over the limit', async () => {
+    const padding = Array.from({ length: 40 }, () => `# ${'x'.repeat(64 * 1024)}\n`);
+    const graphql = await postChunked('application/graphql', ['{ vendings { totalCount } }\n', ...padding]);
+    expect(graphql.status).toBe(413);
+    const form = await postChunked('application/x-www-form-urlencoded', ['query=%7B__typename%7D&padding=', ...padding.map(() => 'x'.repeat(64 * 1024))]);
+    expect(form.status).toBe(413);
+  });
+
+  it('still answers a chunked application/graphql body within the limit', async () => {
+    const response = await postChunked('application/graphql', ['{ vendings ', '{ totalCount } }']);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { vendings: { totalCount: 8 } } });
+  });
+
   it('does not take batched requests', async () => {
     const response = await fetch(`${gw.url}/graphql`, {
       method: 'POST',

@@ -28,8 +28,8 @@ export interface UpstreamCall {
 export interface RestBackendOptions extends UpstreamClientOptions {
   /** Sent as `Authorization` on every call; when undefined each client's own header is forwarded as is. */
   apiKey: string | undefined;
-  /** Told of every upstream call when it ends. */
-  onUpstreamCall?: (call: UpstreamCall) => void;
+  /** Told of every upstream call when it ends, with the credential it was made for. */
+  onUpstreamCall?: (call: UpstreamCall, credential: Credential) => void;
   /** Circuit breaker settings, each defaulting as documented in `CircuitBreakerOptions`. @default {} */
   breaker?: Partial<CircuitBreakerOptions>;
   /** Most upstream requests under way at once; more wait in a FIFO queue. @default 100 */
@@ -89,7 +89,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
       if (isGatewayError(error) && typeof seen.outcome !== 'number') seen.outcome = error.code;
       throw error;
     } finally {
-      options.onUpstreamCall?.({ method: request.method, route, ...seen, durationMs: performance.now() - started });
+      options.onUpstreamCall?.({ method: request.method, route, ...seen, durationMs: performance.now() - started }, credential);
     }
   }
 
