@@ -117,6 +117,8 @@ export interface Config {
     cacheTtlMs: number;
     /** Subscribers with the same document, variables and key share one execution per event. @default true */
     subscriptionSharing: boolean;
+    /** GraphQL queries and REST paths from non-browser clients skip the Fetch adapter (src/http/direct-lane.ts). @default true */
+    directLane: boolean;
   };
   /** Longest a client may take to send a whole request. @default 30000 */
   requestTimeoutMs: number;
@@ -295,6 +297,7 @@ export function loadConfig(env: Env): Config {
       coalesce: onOff(env, 'UPSTREAM_COALESCE', true),
       cacheTtlMs: integer(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),
       subscriptionSharing: onOff(env, 'SUBSCRIPTION_SHARING', true),
+      directLane: onOff(env, 'DIRECT_LANE', true),
     },
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 0, 0, 600_000),

@@ -11,6 +11,7 @@ import { createSimulatorControl, startSimulator } from './backends/memory/simula
 import { createRestBackend, type UpstreamCall } from './backends/rest/rest-backend.js';
 import type { Config } from './config.js';
 import { createContext, requestIdFrom, type GatewayContext, type GatewayServices } from './context.js';
+import { errorEnvelope } from './errors.js';
 import type { EventBus } from './events/event-bus.js';
 import { createEventTransactions } from './events/event-transactions.js';
 import { createEventTransport, type EventTransport } from './events/event-transport.js';
@@ -23,7 +24,9 @@ import { queryLimitPlugins } from './graphql/use-query-limits.js';
 import { useBodyLimit } from './http/use-body-limit.js';
 import { useDashboard } from './http/use-dashboard.js';
 import { drain } from './http/drain.js';
-import { readSmallBody, smallBodyLength } from './http/small-body.js';
+import { createDirectLane } from './http/direct-lane.js';
+import { jsonResponse } from './http/json-response.js';
+import { createRequestRouter } from './http/request-router.js';
 import { attachGraphQLWs } from './http/graphql-ws.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { useEventIds } from './http/use-event-ids.js';
@@ -31,7 +34,7 @@ import { requestIdOf, upstreamTallyOf, useRequestLog } from './http/use-request-
 import { createLogger, yogaLogger, type Logger } from './logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { createRedisClients, type RedisClients } from './redis/redis-clients.js';
-import { useRestPassthrough } from './rest/use-rest-passthrough.js';
+import { createRestResponder, useRestPassthrough } from './rest/use-rest-passthrough.js';
 
 /** Parts a test or benchmark may supply instead of the ones `config` would pick. */
 export interface GatewayDeps {
@@ -149,9 +152,20 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   let endingStreams = false;
   const ready = () => !closing && bus.ready() && base.upstreamState?.().breaker !== 'open';
 
+  const restOptions = {
+    backend,
+    authenticator: services.authenticator,
+    admit: (credential: Credential) => rateLimiter.admit(credential),
+    maxBodyBytes: config.maxBodyBytes,
+    reservedPaths: [GRAPHQL_PATH, WEBHOOK_PATH, ...OPERATIONS_PATHS],
+    onUnexpectedError: (error: unknown) => logger.error({ err: error }, 'unexpected error on a REST route'),
+  };
+  const restResponder = createRestResponder(restOptions);
+  const requestLog = useRequestLog(logger, () => refusing);
+  const metricsPlugin = metrics.plugin();
   const plugins: Plugin[] = [
-    useRequestLog(logger, () => refusing),
-    metrics.plugin(),
+    requestLog,
+    metricsPlugin,
     useBodyLimit(config.maxBodyBytes, GRAPHQL_PATH),
     useEventIds() as Plugin,
     useDashboard((error) => logger.error({ err: error }, 'could not build the dashboard')),
@@ -169,20 +183,14 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on the webhook route'),
       accepting: () => !endingStreams,
     }),
-    useRestPassthrough({
-      backend,
-      authenticator: services.authenticator,
-      admit: (credential) => rateLimiter.admit(credential),
-      maxBodyBytes: config.maxBodyBytes,
-      reservedPaths: [GRAPHQL_PATH, WEBHOOK_PATH, ...OPERATIONS_PATHS],
-      onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on a REST route'),
-    }),
+    useRestPassthrough(restOptions, restResponder),
     // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
     useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
     ...queryLimitPlugins(config.limits),
     ...(trusted ? [useTrustedDocuments(trusted)] : []),
   ];
 
+  const masking = { isDev: false, errorMessage: 'Unexpected error.', onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
   const yoga = createYoga<Record<string, unknown>, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -193,7 +201,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     // useBodyLimit bounds every body, and more cheaply (see there).
     maxRequestBodySize: false,
     // Never attach stacks or original messages, whatever NODE_ENV says.
-    maskedErrors: { isDev: false },
+    maskedErrors: { isDev: masking.isDev, errorMessage: masking.errorMessage },
     graphiql: trusted
       ? false
       : {
@@ -216,6 +224,20 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     plugins,
   });
 
+  const routeRequest = createRequestRouter({
+    yoga,
+    graphqlPath: GRAPHQL_PATH,
+    masking,
+    rest: restResponder,
+    enabled: config.fastPaths.directLane,
+    lane: createDirectLane({
+      hooks: [requestLog, metricsPlugin],
+      onUnexpectedError(error, request) {
+        logger.error({ err: error }, `unexpected error on ${request.method} ${new URL(request.url).pathname}`);
+        return jsonResponse(new URL(request.url).pathname === GRAPHQL_PATH ? { errors: [{ message: 'Unexpected error.' }] } : errorEnvelope('Unexpected error.'), 500);
+      },
+    }),
+  });
   let inFlight = 0;
   const server: Server = createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000) }, (req, res) => {
     // Subscription streams are ended by the shutdown itself; every other request is waited for.
@@ -223,8 +245,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       inFlight += 1;
       res.once('close', () => (inFlight -= 1));
     }
-    if (smallBodyLength(req) === undefined) return yoga(req, res);
-    readSmallBody(req, () => void yoga(req, res));
+    return routeRequest(req, res);
   });
   const ws = attachGraphQLWs({
     server,

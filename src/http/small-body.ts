@@ -1,12 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 
 /*
- * Small bodies are read here, before the Fetch adapter sees the request, and
- * handed to it whole: the adapter then builds its Request from the bytes
- * instead of piping the socket through a stream pipeline, which costs a
- * third of a small GraphQL request's time (an AbortController and a
- * DOMException per request). Larger, chunked or bodiless requests keep the
- * streaming path, where the body limit counts as bytes arrive.
+ * Small bodies are read before any Request is built, and handed over whole:
+ * the direct lane needs them to choose, and the Fetch adapter (which takes
+ * them from `req.body`) then builds its Request from the bytes instead of
+ * piping the socket through a stream pipeline with an AbortController and a
+ * DOMException per request. Larger or chunked bodies keep the streaming path,
+ * where the body limit counts bytes as they arrive.
  */
 
 /** Largest declared body read up front; the adapter lists the keys of what it is given. */
@@ -21,14 +21,11 @@ export function smallBodyLength(req: IncomingMessage): number | undefined {
   return Number.isInteger(length) && length > 0 && length <= SMALL_BODY_BYTES ? length : undefined;
 }
 
-/** Reads the whole body and attaches it as `req.body`, the field the adapter takes a pre-read body from. */
-export function readSmallBody(req: IncomingMessage, then: () => void): void {
+/** Reads the whole body and hands it to `then`. */
+export function readSmallBody(req: IncomingMessage, then: (body: Buffer) => void): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.once('end', () => {
-    (req as IncomingMessage & { body?: Buffer }).body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-    then();
-  });
+  req.once('end', () => then(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
   // A client gone mid-body: nothing to answer.
   req.once('error', () => req.removeAllListeners('data'));
 }

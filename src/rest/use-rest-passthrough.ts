@@ -9,18 +9,22 @@ export interface RestPassthroughOptions extends RestHandlerOptions {
   reservedPaths: readonly string[];
 }
 
-/**
- * Serves the REST contract's paths before yoga looks at the request; any other
- * path outside `reservedPaths` is a 404 in the contract's error envelope.
- */
-export function useRestPassthrough(options: RestPassthroughOptions): Plugin {
+/** The answer to any request outside `reservedPaths`: a contract path's, or a 404 in the contract's error envelope. */
+export function createRestResponder(options: RestPassthroughOptions): (request: Request, url: URL) => Promise<Response> {
   const handleRest = createRestHandler(options);
+  return (request, url) => {
+    const notFound = () => jsonResponse(errorEnvelope(`No route for ${request.method} ${url.pathname}`), 404);
+    return guardRoute(async () => (await handleRest(request, url)) ?? notFound(), options.onUnexpectedError);
+  };
+}
+
+/** Serves the REST contract's paths before yoga looks at the request (those the direct lane did not take). */
+export function useRestPassthrough(options: RestPassthroughOptions, respond = createRestResponder(options)): Plugin {
   return {
     // Synchronous for reserved paths, so GraphQL requests do not pay for a promise here.
     onRequest({ request, url, endResponse }) {
       if (options.reservedPaths.includes(url.pathname)) return;
-      const notFound = () => jsonResponse(errorEnvelope(`No route for ${request.method} ${url.pathname}`), 404);
-      return guardRoute(async () => (await handleRest(request, url)) ?? notFound(), options.onUnexpectedError).then(endResponse);
+      return respond(request, url).then(endResponse);
     },
   };
 }

@@ -4,10 +4,10 @@ import {
   type GraphQLField, type GraphQLInputType, type GraphQLObjectType,
 } from 'graphql';
 import { schema } from '../../src/graphql/schema.js';
-import { anyText, idLike } from './arbitraries.js';
+import { anyText, idLike, jsonValue, mostly, nestedJsonText } from './arbitraries.js';
 
 /*
- * Random GraphQL documents for graphql.property.test.ts, walked from the live
+ * Random GraphQL documents and request bodies for the property tests, walked from the live
  * schema: its real types, fields and arguments, mostly with literals of the
  * right type, plus noise (unknown names, aliases, wrong-typed and variable
  * arguments, inline fragments, spreads of fragments that may be missing or
@@ -139,3 +139,53 @@ const noisyDocument = fc
 const cleanDocument = fc.constantFrom('query' as const, 'query' as const, 'mutation' as const).chain((op) => selectionSet(roots[op], 3, false).map((set) => `${op} ${set}`));
 
 export const document = fc.oneof(cleanDocument, noisyDocument);
+
+// ---------------------------------------------------------------------------
+// Request bodies.
+
+/**
+ * Nesting of selections and literals the main property draws from. Before the
+ * gateway bounded nesting, a cold process's parser overflowed at ~1500 levels
+ * of `{a: …}`, ~1900 of `[…]`, ~2000 of `a { … }`; the first property below
+ * sends such documents.
+ */
+const SAFE_DEPTH = 700;
+const deep = fc.integer({ min: 1, max: SAFE_DEPTH });
+const many = fc.integer({ min: 1, max: 2_000 });
+const garbage = fc.oneof(
+  anyText(200),
+  fc.tuple(document, fc.nat(), fc.nat({ max: 10 }), anyText(5)).map(([d, at, cut, insert]) => d.slice(0, at % (d.length + 1)) + insert + d.slice((at % (d.length + 1)) + cut)),
+  deep.map((n) => `{ ${'a { '.repeat(n)}b${' }'.repeat(n)} }`),
+  deep.map((n) => `{ transaction(id: ${'['.repeat(n)}"x"${']'.repeat(n)}) { status } }`),
+  deep.map((n) => `{ vendings(filter: ${'{status: '.repeat(n)}"x"${'}'.repeat(n)}) { totalCount } }`),
+  many.map((n) => `{ ${'vendings { nodes { products { productId } } } '.repeat(Math.min(n, 500))}}`),
+  many.map((n) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`),
+  many.map((n) => `{ transactions(ids: [${Array.from({ length: Math.min(n, 1_000) }, (_, i) => `"t${i}"`).join(',')}]) { status } }`),
+  many.map((n) => `{ ${'...F '.repeat(Math.min(n, 1_000))}} fragment F on Query { __typename ...G } fragment G on Query { ...F }`),
+  many.map((n) => '{'.repeat(n)),
+);
+
+const variables = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record(
+      {
+        id: mostly(idLike), ids: mostly(fc.array(idLike, { maxLength: 3 })), p: mostly(fc.constantFrom('FLAT', 'PLANOGRAM', 'flat')), n: mostly(fc.integer()),
+        j: fc.oneof(jsonValue, nestedJsonText.map((text) => ({ nested: JSON.parse(text) as unknown }))), s: mostly(anyText(8)), f: jsonValue,
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { weight: 1, arbitrary: jsonValue },
+);
+/** A POST /graphql body: mostly documents with variables, sometimes garbage, wrong types or not JSON at all. */
+export const graphqlPayload = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc
+      .record({ query: fc.oneof({ weight: 4, arbitrary: document }, { weight: 1, arbitrary: garbage }), variables, operationName: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: name }) }, { requiredKeys: ['query'] })
+      .map((p) => JSON.stringify(p)),
+  },
+  { weight: 1, arbitrary: fc.record({ query: jsonValue, variables: jsonValue, extensions: jsonValue }, { requiredKeys: [] }).map((p) => JSON.stringify(p)) },
+  { weight: 1, arbitrary: fc.oneof(anyText(100), jsonValue.map((v) => JSON.stringify(v))) },
+);

@@ -1,10 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
-import {
-  anyText, describeExchange, idLike, isObject, jsonValue, leaksNothing, mostly, nestedJson, nestedJsonText, readAnswer, runs, TRANSACTION_IDS,
-} from './arbitraries.js';
-import { document, name } from './graphql-documents.js';
+import { describeExchange, isObject, jsonValue, leaksNothing, nestedJson, readAnswer, runs, TRANSACTION_IDS } from './arbitraries.js';
+import { document, graphqlPayload as payload, name } from './graphql-documents.js';
 
 /*
  * POST /graphql with random documents built from the schema's real names plus
@@ -14,52 +12,6 @@ import { document, name } from './graphql-documents.js';
  * of an unexpected failure ("Unexpected error.", which with the memory backend
  * can only come from a crash in the gateway).
  */
-
-/**
- * Nesting of selections and literals the main property draws from. Before the
- * gateway bounded nesting, a cold process's parser overflowed at ~1500 levels
- * of `{a: …}`, ~1900 of `[…]`, ~2000 of `a { … }`; the first property below
- * sends such documents.
- */
-const SAFE_DEPTH = 700;
-const deep = fc.integer({ min: 1, max: SAFE_DEPTH });
-const many = fc.integer({ min: 1, max: 2_000 });
-const garbage = fc.oneof(
-  anyText(200),
-  fc.tuple(document, fc.nat(), fc.nat({ max: 10 }), anyText(5)).map(([d, at, cut, insert]) => d.slice(0, at % (d.length + 1)) + insert + d.slice((at % (d.length + 1)) + cut)),
-  deep.map((n) => `{ ${'a { '.repeat(n)}b${' }'.repeat(n)} }`),
-  deep.map((n) => `{ transaction(id: ${'['.repeat(n)}"x"${']'.repeat(n)}) { status } }`),
-  deep.map((n) => `{ vendings(filter: ${'{status: '.repeat(n)}"x"${'}'.repeat(n)}) { totalCount } }`),
-  many.map((n) => `{ ${'vendings { nodes { products { productId } } } '.repeat(Math.min(n, 500))}}`),
-  many.map((n) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`),
-  many.map((n) => `{ transactions(ids: [${Array.from({ length: Math.min(n, 1_000) }, (_, i) => `"t${i}"`).join(',')}]) { status } }`),
-  many.map((n) => `{ ${'...F '.repeat(Math.min(n, 1_000))}} fragment F on Query { __typename ...G } fragment G on Query { ...F }`),
-  many.map((n) => '{'.repeat(n)),
-);
-
-const variables = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.record(
-      {
-        id: mostly(idLike), ids: mostly(fc.array(idLike, { maxLength: 3 })), p: mostly(fc.constantFrom('FLAT', 'PLANOGRAM', 'flat')), n: mostly(fc.integer()),
-        j: fc.oneof(jsonValue, nestedJsonText.map((text) => ({ nested: JSON.parse(text) as unknown }))), s: mostly(anyText(8)), f: jsonValue,
-      },
-      { requiredKeys: [] },
-    ),
-  },
-  { weight: 1, arbitrary: jsonValue },
-);
-const payload = fc.oneof(
-  {
-    weight: 8,
-    arbitrary: fc
-      .record({ query: fc.oneof({ weight: 4, arbitrary: document }, { weight: 1, arbitrary: garbage }), variables, operationName: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: name }) }, { requiredKeys: ['query'] })
-      .map((p) => JSON.stringify(p)),
-  },
-  { weight: 1, arbitrary: fc.record({ query: jsonValue, variables: jsonValue, extensions: jsonValue }, { requiredKeys: [] }).map((p) => JSON.stringify(p)) },
-  { weight: 1, arbitrary: fc.oneof(anyText(100), jsonValue.map((v) => JSON.stringify(v))) },
-);
 
 // ---------------------------------------------------------------------------
 
