@@ -89,6 +89,11 @@ export async function startApollo(upstreamUrl: string): Promise<Child> {
   });
 }
 
+/** S5's webhook sender (webhook-pacer.ts), alone in its process so its clock times only the server. */
+export async function startWebhookPacer(): Promise<Child> {
+  return spawnNode({ name: 'webhook pacer', entry: 'bench/lib/webhook-pacer-main.ts', env: {}, ready: answers200('/readyz') });
+}
+
 export async function startRawWs(): Promise<Child> {
   return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts', env: {}, ready: answers200('/readyz') });
 }
