@@ -49,6 +49,8 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
  */
 export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}): Promise<Child> {
   const env = {
+    // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
+    NODE_ENV: 'production',
     BACKEND: 'rest',
     UPSTREAM_URL: upstreamUrl,
     UPSTREAM_API_KEY: UPSTREAM_KEY,
@@ -87,6 +89,11 @@ export async function startApollo(upstreamUrl: string): Promise<Child> {
       return response.status === 200;
     },
   });
+}
+
+/** S1's floor: a bare Node proxy hop to the upstream (bare-hop-main.ts). */
+export async function startBareHop(upstreamUrl: string): Promise<Child> {
+  return spawnNode({ name: 'bare proxy hop', entry: 'bench/lib/bare-hop-main.ts', env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY }, ready: answers200('/readyz') });
 }
 
 /** S5's webhook sender (webhook-pacer.ts), alone in its process so its clock times only the server. */

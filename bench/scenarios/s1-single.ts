@@ -4,11 +4,14 @@ import { graphqlTarget, measureHttp, type Measurement } from '../lib/http-load.j
 import { S1_ID, SINGLE_QUERY, singleCheck } from '../lib/queries.js';
 import type { Scenario } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
-import { CLIENT_KEY, startGateway, type Variant } from '../lib/servers.js';
+import { CLIENT_KEY, startBareHop, startGateway, type Variant } from '../lib/servers.js';
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
 import { httpRow, ratioOf, times, verdict, type Row } from '../lib/table.js';
 
-/* S1: one transaction through the gateway (GraphQL and REST passthrough) against the upstream answering it directly. */
+/*
+ * S1: one transaction through the gateway (GraphQL and REST passthrough) against the upstream answering it directly,
+ * and against a bare Node proxy hop: the least any gateway process adds on this machine.
+ */
 
 const PATH = `/transactions/${S1_ID}`;
 const envelope = JSON.stringify({ data: transactionById.get(S1_ID) });
@@ -29,6 +32,12 @@ export const s1: Scenario = {
       { server: upstream },
     );
     const rows: Row[] = [httpRow('S1', 'direct upstream GET /transactions/{id}', direct, { calls: '1' })];
+    // The floor of any gateway here: one more Node HTTP hop, doing nothing else.
+    log('bare proxy hop (baseline)');
+    const hop = await withChild(startBareHop(upstream.url), (bare) =>
+      measureHttp({ url: bare.url, method: 'GET', headers: {}, cases: [{ path: PATH, check: BodyCheck.exact(envelope) }] }, { upstream, server: bare }),
+    );
+    rows.push({ ...httpRow('S1', 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', hop), ratio: `${times(ratioOf(hop.rps.median, direct.rps.median))} direct` });
     const compared = (m: Measurement, target: number, extra: Partial<Row>): Row => {
       const ratio = ratioOf(m.rps.median, direct.rps.median);
       return { ...httpRow('S1', '', m), ratio: `${times(ratio)} direct`, target: `≥ ${target}× ${verdict(ratio >= target && m.errors.total === 0)}`, ...extra };

@@ -24,6 +24,15 @@ export interface DirectLaneOptions {
   onUnexpectedError(error: unknown, request: Request): Response;
 }
 
+async function send(res: ServerResponse, response: Response): Promise<void> {
+  const text = response.body ? await response.text() : undefined;
+  if (res.destroyed) return;
+  res.statusCode = response.status;
+  response.headers.forEach((value, key) => res.setHeader(key, value));
+  // Given whole to end(), the body sets Content-Length itself.
+  res.end(text);
+}
+
 type OnRequest = NonNullable<Plugin['onRequest']>;
 type OnResponse = NonNullable<Plugin['onResponse']>;
 
@@ -46,19 +55,25 @@ export function createDirectLane({ hooks, onUnexpectedError }: DirectLaneOptions
     }
   }
 
-  /** Serves `req` (at `url`) with `respond`. `body` is the whole request body when it has one (see small-body.ts). */
-  return async function serve(req: IncomingMessage, res: ServerResponse, url: URL, respond: DirectResponder, body?: Buffer): Promise<void> {
+  async function write(req: IncomingMessage, res: ServerResponse, url: URL, respond: DirectResponder, body: Buffer | undefined): Promise<void> {
     const request = new Request(url.href, { method: req.method, headers: req.headers as Record<string, string>, body: body as BodyInit | undefined });
     const response = await answer(request, url, respond);
     for (const hook of onResponse) {
       const pending: unknown = hook({ request, response, serverContext: {}, fetchAPI: undefined } as never);
       if (pending instanceof Promise) await pending;
     }
-    const text = response.body ? await response.text() : undefined;
-    if (res.destroyed) return;
-    res.statusCode = response.status;
-    response.headers.forEach((value, key) => res.setHeader(key, value));
-    // Given whole to end(), the body sets Content-Length itself.
-    res.end(text);
+    await send(res, response);
+  }
+
+  /** Serves `req` (at `url`) with `respond`. `body` is the whole request body when it has one (see small-body.ts). */
+  return async function serve(req: IncomingMessage, res: ServerResponse, url: URL, respond: DirectResponder, body?: Buffer): Promise<void> {
+    try {
+      await write(req, res, url, respond, body);
+    } catch (error) {
+      // A hook or the writing failed: the masked 500 if nothing was sent yet, never a crash of the process.
+      const fallback = onUnexpectedError(error, new Request(url.href, { method: req.method }));
+      if (res.headersSent || res.destroyed) res.destroy();
+      else await send(res, fallback);
+    }
   };
 }
