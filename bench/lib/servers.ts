@@ -5,15 +5,16 @@ import { UPSTREAM_KEY } from './contract-upstream.js';
 
 export const CLIENT_KEY = 'bench-key';
 
-/** The gateway's fast-path switches (README: UPSTREAM_COALESCE, CACHE_TTL_MS, SUBSCRIPTION_SHARING). */
+/** The gateway's fast-path switches (README: UPSTREAM_COALESCE, CACHE_TTL_MS, SUBSCRIPTION_SHARING, DIRECT_LANE). */
 export interface Variant {
   coalesce?: 'on' | 'off';
   cacheTtlMs?: number;
   sharing?: 'on' | 'off';
+  directLane?: 'on' | 'off';
 }
 
 export const variantLabel = (v: Variant): string =>
-  [`coalesce ${v.coalesce ?? 'on'}`, `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`, `sharing ${v.sharing ?? 'on'}`].join(', ');
+  [`coalesce ${v.coalesce ?? 'on'}`, `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`, `sharing ${v.sharing ?? 'on'}`, `direct lane ${v.directLane ?? 'on'}`].join(', ');
 
 export interface Upstream extends Child {
   /** Calls per contract route since the last reset. */
@@ -60,6 +61,7 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     UPSTREAM_COALESCE: variant.coalesce ?? 'on',
     CACHE_TTL_MS: String(variant.cacheTtlMs ?? 0),
     SUBSCRIPTION_SHARING: variant.sharing ?? 'on',
+    DIRECT_LANE: variant.directLane ?? 'on',
     ...extraEnv,
   };
   for (let attempt = 1; ; attempt += 1) {
