@@ -132,7 +132,9 @@ export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstre
   const rpsValues = runs.map((r) => r.rps);
   const notes: string[] = [];
   const cores = median(runs.map((r) => r.serverCores ?? Number.NaN));
-  if (Number.isFinite(cores)) notes.push(`server CPU ${cores.toFixed(2)} cores`);
+  // CPU per request moves less than req/s when other work on the machine takes turns with the server.
+  const cpuPerRequest = median(runs.map((r) => ((r.serverCores ?? Number.NaN) / r.rps) * 1e6));
+  if (Number.isFinite(cores)) notes.push(`server CPU ${cores.toFixed(2)} cores, ${cpuPerRequest.toFixed(0)} µs/request`);
   const elu = median(runs.map((r) => r.loadgenElu));
   notes.push(`loadgen ELU ${(elu * 100).toFixed(0)}%${elu > 0.95 ? ' (load generator saturated)' : ''}`);
   if (counters.statuses.size > 0) notes.push(`statuses ${[...counters.statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
