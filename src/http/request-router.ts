@@ -7,9 +7,10 @@ import { readSmallBody, smallBodyLength } from './small-body.js';
 /*
  * Chooses, per request, between the direct lane (direct-lane.ts) and yoga's
  * Fetch adapter. The lane takes plain GraphQL queries and mutations and the
- * REST contract's paths, from clients that send no Origin (a browser's
- * requests need yoga's CORS answers); yoga takes the rest and every request
- * whose body is large or chunked, where its body limit counts as bytes arrive.
+ * REST contract's paths from clients that send no Origin: a browser's
+ * requests, and every OPTIONS, need yoga's CORS answers. Yoga takes the rest,
+ * and every request whose body is large or chunked, where its body limit
+ * counts bytes as they arrive.
  */
 
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
@@ -42,7 +43,8 @@ export function createRequestRouter({ yoga, lane, graphqlPath, masking, rest, en
       if (params) return lane(req, res, new URL(graphqlPath, ORIGIN), graphqlResponder(yoga, masking, params, mediaType), body);
       return toYoga(req, res, body);
     }
-    if (req.headers.origin !== undefined) return toYoga(req, res, body);
+    // OPTIONS is yoga's CORS preflight answer, Origin or not.
+    if (req.headers.origin !== undefined || req.method === 'OPTIONS') return toYoga(req, res, body);
     // Only the contract's own paths: the dashboard, probes and unknown paths keep yoga's answers.
     let url: URL;
     try {
