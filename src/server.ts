@@ -11,7 +11,6 @@ import { createSimulatorControl, startSimulator } from './backends/memory/simula
 import { createRestBackend, type UpstreamCall } from './backends/rest/rest-backend.js';
 import type { Config } from './config.js';
 import { createContext, requestIdFrom, type GatewayContext, type GatewayServices } from './context.js';
-import { errorEnvelope } from './errors.js';
 import type { EventBus } from './events/event-bus.js';
 import { createEventTransactions } from './events/event-transactions.js';
 import { createEventTransport, type EventTransport } from './events/event-transport.js';
@@ -24,8 +23,6 @@ import { queryLimitPlugins } from './graphql/use-query-limits.js';
 import { useBodyLimit } from './http/use-body-limit.js';
 import { useDashboard } from './http/use-dashboard.js';
 import { drain } from './http/drain.js';
-import { createDirectLane } from './http/direct-lane.js';
-import { jsonResponse } from './http/json-response.js';
 import { createRequestRouter } from './http/request-router.js';
 import { attachGraphQLWs } from './http/graphql-ws.js';
 import { createRateLimiter } from './http/rate-limit.js';
@@ -226,17 +223,11 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
 
   const routeRequest = createRequestRouter({
     yoga,
+    laneHooks: [requestLog, metricsPlugin],
     graphqlPath: GRAPHQL_PATH,
     masking,
     rest: restResponder,
     enabled: config.fastPaths.directLane,
-    lane: createDirectLane({
-      hooks: [requestLog, metricsPlugin],
-      onUnexpectedError(error, request) {
-        logger.error({ err: error }, `unexpected error on ${request.method} ${new URL(request.url).pathname}`);
-        return jsonResponse(new URL(request.url).pathname === GRAPHQL_PATH ? { errors: [{ message: 'Unexpected error.' }] } : errorEnvelope('Unexpected error.'), 500);
-      },
-    }),
   });
   let inFlight = 0;
   const server: Server = createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000) }, (req, res) => {

@@ -1,7 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Plugin } from 'graphql-yoga';
+import { errorEnvelope } from '../errors.js';
 import { matchRoute } from '../rest/routes.js';
-import type { DirectResponder } from './direct-lane.js';
+import { createDirectLane, type DirectResponder } from './direct-lane.js';
 import { graphqlLaneMediaType, graphqlLaneParams, graphqlResponder, type LaneMasking, type LaneYoga } from './graphql-lane.js';
+import { jsonResponse } from './json-response.js';
 import { readSmallBody, smallBodyLength } from './small-body.js';
 
 /*
@@ -14,11 +17,11 @@ import { readSmallBody, smallBodyLength } from './small-body.js';
  */
 
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
-type Lane = (req: IncomingMessage, res: ServerResponse, url: URL, respond: DirectResponder, body?: Buffer) => Promise<void>;
 
 export interface RequestRouterOptions {
   yoga: LaneYoga & NodeHandler;
-  lane: Lane;
+  /** Adapter-level plugins that must see every request on the lane too (request log, metrics), in order. */
+  laneHooks: Plugin[];
   graphqlPath: string;
   masking: LaneMasking;
   rest: DirectResponder;
@@ -29,7 +32,16 @@ export interface RequestRouterOptions {
 /** Only the path and query of a request are read, so one fixed origin serves (a Host header is not trusted to parse). */
 const ORIGIN = 'http://localhost';
 
-export function createRequestRouter({ yoga, lane, graphqlPath, masking, rest, enabled = true }: RequestRouterOptions): NodeHandler {
+export function createRequestRouter({ yoga, laneHooks, graphqlPath, masking, rest, enabled = true }: RequestRouterOptions): NodeHandler {
+  const lane = createDirectLane({
+    hooks: laneHooks,
+    // What yoga's masking and the REST routes' guard answer to a failure, in each route's own envelope.
+    onUnexpectedError(error, request) {
+      masking.onMasked(error);
+      const graphql = new URL(request.url).pathname === graphqlPath;
+      return jsonResponse(graphql ? { errors: [{ message: masking.errorMessage }] } : errorEnvelope(masking.errorMessage), 500);
+    },
+  });
   // The adapter takes a body read up front from `req.body`.
   const toYoga = (req: IncomingMessage, res: ServerResponse, body?: Buffer) => {
     if (body) (req as IncomingMessage & { body?: Buffer }).body = body;
