@@ -1,5 +1,5 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { Credential } from './backends/backend.js';
+import type { Credential, UpstreamTally } from './backends/backend.js';
 import { GatewayError } from './errors.js';
 
 /**
@@ -9,7 +9,8 @@ import { GatewayError } from './errors.js';
  * the upstream decides; the header must still be present.
  */
 export interface Authenticator {
-  authenticate(authorization: string | null | undefined): Credential;
+  /** The credential of a request's `Authorization`, counting its upstream calls in `tally` when given. */
+  authenticate(authorization: string | null | undefined, tally?: UpstreamTally): Credential;
 }
 
 // One-shot hashing: no Hash object per request.
@@ -19,17 +20,17 @@ export function createAuthenticator(apiKeys: readonly string[]): Authenticator {
   // Compare digests in constant time so a key cannot be guessed byte by byte.
   const accepted = apiKeys.map(digest);
   return {
-    authenticate(authorization) {
+    authenticate(authorization, tally) {
       const header = authorization?.trim();
       if (!header) throw new GatewayError('UNAUTHENTICATED', 'Missing API key: send it in the Authorization header', {
           failsRequest: true,
         });
-      if (accepted.length === 0) return { authorization: header };
+      if (accepted.length === 0) return { authorization: header, tally };
       const presented = digest(header.replace(/^Bearer\s+/i, ''));
       if (!accepted.some((key) => timingSafeEqual(key, presented))) {
         throw new GatewayError('UNAUTHENTICATED', 'Unknown API key', { failsRequest: true });
       }
-      return { authorization: header };
+      return { authorization: header, tally };
     },
   };
 }

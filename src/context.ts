@@ -52,7 +52,7 @@ export function requestIdFrom(header: string | null | undefined): string {
  * key's rate limit (throws `RATE_LIMITED`) and builds fresh loaders for it.
  */
 export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
-  const credential: Credential = { ...services.authenticator.authenticate(facts.authorization), tally: facts.tally };
+  const credential = services.authenticator.authenticate(facts.authorization, facts.tally);
   await services.rateLimiter.admit(credential);
   return {
     requestId: facts.requestId,

@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
  */
 
 /** Largest declared body read up front; the adapter lists the keys of what it is given. */
-export const SMALL_BODY_BYTES = 16 * 1024;
+const SMALL_BODY_BYTES = 16 * 1024;
 
 /** The declared length when the body is small enough to read up front, else undefined. */
 export function smallBodyLength(req: IncomingMessage): number | undefined {
