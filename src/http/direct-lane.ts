@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Request, type Response } from '@whatwg-node/fetch';
+import { Request } from '@whatwg-node/fetch';
 import type { Plugin } from 'graphql-yoga';
 
 /*

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createGraphQLError, maskError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
-import type { Response } from '@whatwg-node/fetch';
 import type { DirectResponder } from './direct-lane.js';
 
 /*
@@ -89,6 +88,6 @@ export function graphqlResponder(yoga: LaneYoga, masking: LaneMasking, params: P
     } catch (error) {
       result = thrownResult(error, masking);
     }
-    return processRegularResult(result, yoga.fetchAPI, mediaType) as Response;
+    return processRegularResult(result, yoga.fetchAPI, mediaType);
   };
 }
