@@ -5,7 +5,7 @@ import { matchRoute } from '../rest/routes.js';
 import { createDirectLane, type DirectResponder } from './direct-lane.js';
 import { graphqlLaneMediaType, graphqlLaneParams, graphqlResponder, type LaneMasking, type LaneYoga } from './graphql-lane.js';
 import { jsonResponse } from './json-response.js';
-import { readSmallBody, smallBodyLength } from './small-body.js';
+import { hasSmallBody, readSmallBody } from './small-body.js';
 
 /*
  * Chooses, per request, between the direct lane (direct-lane.ts) and yoga's
@@ -72,7 +72,7 @@ export function createRequestRouter({ yoga, laneHooks, graphqlPath, masking, res
     if (!enabled) return yoga(req, res);
     const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     if (!hasBody || req.headers['content-length'] === '0') return route(req, res, undefined);
-    if (smallBodyLength(req) === undefined) return yoga(req, res);
+    if (!hasSmallBody(req)) return yoga(req, res);
     readSmallBody(req, (body) => void route(req, res, body));
   };
 }

@@ -12,13 +12,13 @@ import type { IncomingMessage } from 'node:http';
 /** Largest declared body read up front; the adapter lists the keys of what it is given. */
 const SMALL_BODY_BYTES = 16 * 1024;
 
-/** The declared length when the body is small enough to read up front, else undefined. */
-export function smallBodyLength(req: IncomingMessage): number | undefined {
-  if (req.method !== 'POST' && req.method !== 'PUT') return undefined;
+/** Whether the request's declared body is small enough to read up front. */
+export function hasSmallBody(req: IncomingMessage): boolean {
+  if (req.method !== 'POST' && req.method !== 'PUT') return false;
   const header = req.headers['content-length'];
-  if (header === undefined || req.headers['transfer-encoding'] !== undefined) return undefined;
+  if (header === undefined || req.headers['transfer-encoding'] !== undefined) return false;
   const length = Number(header);
-  return Number.isInteger(length) && length > 0 && length <= SMALL_BODY_BYTES ? length : undefined;
+  return Number.isInteger(length) && length > 0 && length <= SMALL_BODY_BYTES;
 }
 
 /** Reads the whole body and hands it to `then`. */
