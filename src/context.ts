@@ -29,8 +29,8 @@ export interface GatewayContext {
   eventTransactions: EventTransactions;
   /** SSE's `Last-Event-ID` on a reconnecting stream: resume after it, as with `after`. */
   lastEventId: string | undefined;
-  /** The event a subscription is answering right now, so its result can name it. */
-  currentEvent: { eventId: string | undefined };
+  /** The event a subscription is answering right now, so its result can name it (and SSE its position). */
+  currentEvent: { eventId: string | undefined; position: string | undefined };
 }
 
 /** What a request or WebSocket operation brings to its context. */
@@ -57,7 +57,7 @@ export async function createContext(services: GatewayServices, facts: RequestFac
   return {
     requestId: facts.requestId,
     lastEventId: facts.lastEventId || undefined,
-    currentEvent: { eventId: undefined },
+    currentEvent: { eventId: undefined, position: undefined },
     credential,
     backend: services.backend,
     loaders: createLoaders(services.backend, credential, services.batching),

@@ -171,8 +171,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       path: WEBHOOK_PATH,
       maxBodyBytes: config.maxBodyBytes,
       verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
-      dedupe: events.dedupe,
-      publish: (event) => bus.publish(event),
+      publish: (event, dedupeBy) => bus.publish(event, dedupeBy),
       onOutcome(outcome, detail) {
         metrics.webhook(outcome);
         logger.info({ webhook: outcome, detail }, 'webhook');

@@ -1,4 +1,4 @@
-import { createMemoryEventLog, type EventLog, type LoggedEvent } from './event-log.js';
+import { comparePositions, createMemoryEventLog, type DedupeBy, type EventLog, type LoggedEvent } from './event-log.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
@@ -11,15 +11,19 @@ import type { TransactionUpdateEvent } from './normalize.js';
 export interface SubscribeOptions {
   /** Only events of this transaction. */
   transactionId?: string | null | undefined;
-  /** The last `eventId` the subscriber saw: replay what came after it first. */
+  /** The last position (or `eventId`) the subscriber saw: replay what came after it first. */
   after?: string | null | undefined;
 }
 
 export interface EventBus {
-  /** Resolves once the event is in the log (so it will reach every subscriber); rejects when the log is unreachable. */
-  publish(event: TransactionUpdateEvent): Promise<void>;
-  /** Rejects with `EVENTS_EXPIRED` when `after` is beyond the log's reach. */
-  subscribe(options?: SubscribeOptions): Promise<AsyncIterableIterator<TransactionUpdateEvent>>;
+  /**
+   * Resolves `true` once the event is in the log (so it will reach every
+   * subscriber), `false` when it is a redelivery (see `DedupeBy`); rejects
+   * when the log is unreachable.
+   */
+  publish(event: TransactionUpdateEvent, dedupeBy?: DedupeBy): Promise<boolean>;
+  /** Each event with its position in the log. Rejects with `EVENTS_EXPIRED` when `after` is beyond the log's reach. */
+  subscribe(options?: SubscribeOptions): Promise<AsyncIterableIterator<LoggedEvent>>;
   /** Calls `listener` with every event published on any instance. */
   onEvent(listener: (event: TransactionUpdateEvent) => void): () => void;
   /** Subscriptions open right now. */
@@ -42,9 +46,9 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   const maxQueued = options.maxQueuedPerSubscriber ?? 10_000;
   const streams = new Set<{ end(error?: Error): void; finish(): void }>();
 
-  async function subscribe({ transactionId, after }: SubscribeOptions = {}): Promise<AsyncIterableIterator<TransactionUpdateEvent>> {
+  async function subscribe({ transactionId, after }: SubscribeOptions = {}): Promise<AsyncIterableIterator<LoggedEvent>> {
     const queue: LoggedEvent[] = [];
-    let waiting: ((result: IteratorResult<TransactionUpdateEvent>) => void) | undefined;
+    let waiting: ((result: IteratorResult<LoggedEvent>) => void) | undefined;
     let failure: Error | undefined;
     let done = false;
     let finishing = false;
@@ -59,12 +63,12 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       else flush();
     });
 
-    function take(): TransactionUpdateEvent | undefined {
+    function take(): LoggedEvent | undefined {
       while (queue.length > 0) {
         const logged = queue.shift() as LoggedEvent;
-        if (last !== undefined && log.compare(logged.position, last) <= 0) continue;
+        if (last !== undefined && comparePositions(logged.position, last) <= 0) continue;
         last = logged.position;
-        if (!transactionId || logged.event.transactionId === transactionId) return logged.event;
+        if (!transactionId || logged.event.transactionId === transactionId) return logged;
       }
       return undefined;
     }
@@ -108,11 +112,11 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
         throw error;
       }
       // Live events that arrived during the read sort after the replay.
-      queue.sort((a, b) => log.compare(a.position, b.position));
+      queue.sort((a, b) => comparePositions(a.position, b.position));
     }
     streams.add(stream);
 
-    const iterator: AsyncIterableIterator<TransactionUpdateEvent> = {
+    const iterator: AsyncIterableIterator<LoggedEvent> = {
       next() {
         if (failure) return Promise.reject(failure);
         if (done) return Promise.resolve({ done: true, value: undefined });
@@ -140,8 +144,8 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   }
 
   return {
-    async publish(event) {
-      await log.append(event);
+    async publish(event, dedupeBy = 'id') {
+      return (await log.append(event, dedupeBy)) !== undefined;
     },
     subscribe,
     onEvent: (listener) => log.onAppend((logged) => listener(logged.event)),

@@ -1,10 +1,16 @@
 import { GraphQLError } from 'graphql';
+import { createRecentEvents, type RecentEventsOptions } from './recent-events.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
- * The bounded log of published events: it both fans events out (every
- * instance tails it) and lets a subscriber that lost its connection replay
- * what it missed. In process it is a ring buffer; with Redis, a capped stream.
+ * The log of published events: it decides which webhooks are new (DESIGN §5:
+ * each distinct event once), fans them out to every instance, and lets a
+ * subscriber that lost its connection replay what it missed. In process it is
+ * a ring buffer; with Redis, a capped stream.
+ *
+ * Positions are the log's own ids ("<ms>-<seq>", ordered like Redis stream
+ * ids). They are what SSE writes into `id:` lines, so no sender's text ever
+ * frames a stream; `after` and Last-Event-ID take a position or an event id.
  */
 
 /** An event and its place in the log; positions only grow. */
@@ -13,46 +19,96 @@ export interface LoggedEvent {
   event: TransactionUpdateEvent;
 }
 
+/**
+ * How an event is told from a redelivery: `id`, by its event id (the sender
+ * gave one); `content`, by its transaction being the same as in the last
+ * event published for that transaction (a legacy body without ids: a status
+ * that comes back after another is a new event).
+ */
+export type DedupeBy = 'id' | 'content';
+
 export interface EventLog {
-  /** Appends an event; it reaches every `onAppend` listener (on every instance) afterwards. */
-  append(event: TransactionUpdateEvent): Promise<LoggedEvent>;
   /**
-   * The events after the one with `eventId`, oldest first. Throws
-   * `EVENTS_EXPIRED` when that event is no longer (or never was) in the log.
+   * Appends the event unless it is a redelivery, deciding and appending in one
+   * step (so a crash in between can neither lose nor double it). Resolves with
+   * its place, or `undefined` for a redelivery.
    */
-  readAfter(eventId: string): Promise<LoggedEvent[]>;
-  /** Calls `listener` with every event appended from now on, in log order. */
+  append(event: TransactionUpdateEvent, dedupeBy: DedupeBy): Promise<LoggedEvent | undefined>;
+  /**
+   * The events after `cursor` (a position this log wrote, or an event id: its
+   * newest copy), oldest first. Throws `EVENTS_EXPIRED` when the log no longer
+   * reaches it (or never held it).
+   */
+  readAfter(cursor: string): Promise<LoggedEvent[]>;
+  /** Calls `listener` with every event appended from now on, on any instance, in log order. */
   onAppend(listener: (logged: LoggedEvent) => void): () => void;
-  /** Orders two positions of this log. */
-  compare(a: string, b: string): number;
   /** Whether appends can succeed now. */
   ready(): boolean;
   close(): Promise<void>;
 }
 
-/** `after` named an event the log no longer reaches: the client must start afresh. */
-export function eventsExpired(eventId: string): GraphQLError {
+/** Longest client text quoted back in an error message. */
+const QUOTED_PREFIX = 64;
+
+/**
+ * `after` named an event the log no longer reaches: the client must reload.
+ * `extensions.cursor` is the log's position now: subscribing `after` it once
+ * reloaded misses nothing, and SSE writes it as the frame's `id:` so an
+ * EventSource's automatic reconnect goes on live instead of failing again.
+ */
+export function eventsExpired(cursor: string, now: string): GraphQLError {
+  const quoted = cursor.length > QUOTED_PREFIX ? `${cursor.slice(0, QUOTED_PREFIX)}…` : cursor;
   return new GraphQLError(
-    `Event ${JSON.stringify(eventId)} is older than the event log reaches (or unknown); subscribe without \`after\` and reload`,
-    { extensions: { code: 'EVENTS_EXPIRED' } },
+    `Event ${JSON.stringify(quoted)} is older than the event log reaches (or unknown); reload, then subscribe after extensions.cursor`,
+    { extensions: { code: 'EVENTS_EXPIRED', cursor: now } },
   );
 }
 
-export interface MemoryEventLogOptions {
+const POSITION = /^(\d{1,16})-(\d{1,16})$/;
+
+export function isPosition(text: string): boolean {
+  return POSITION.test(text);
+}
+
+/** Orders two positions ("<ms>-<seq>"). */
+export function comparePositions(a: string, b: string): number {
+  const [, am = '0', as = '0'] = POSITION.exec(a) ?? [];
+  const [, bm = '0', bs = '0'] = POSITION.exec(b) ?? [];
+  return Number(am) - Number(bm) || Number(as) - Number(bs);
+}
+
+export interface MemoryEventLogOptions extends RecentEventsOptions {
   /** Most events kept for replay. @default 1000 */
   capacity?: number;
 }
 
-/** The in-process log: a ring of the last `capacity` events, positions counting up from 1. */
+/**
+ * The in-process log: a ring of the last `capacity` events. Positions start
+ * with the time the log was made, so a position from an earlier process is
+ * never mistaken for one of this one.
+ */
 export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
   const capacity = options.capacity ?? 1_000;
+  const epoch = Date.now();
+  const recent = createRecentEvents(options);
   const ring: LoggedEvent[] = [];
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let sequence = 0;
+  const current = () => `${epoch}-${sequence}`;
+
+  function indexOf(cursor: string): number {
+    const match = POSITION.exec(cursor);
+    if (match && Number(match[1]) === epoch) {
+      const index = ring.length - 1 - (sequence - Number(match[2]));
+      if (ring[index]?.position === cursor) return index;
+    }
+    return ring.findLastIndex((logged) => logged.event.eventId === cursor);
+  }
 
   return {
-    async append(event) {
-      const logged = { position: String(++sequence), event };
+    async append(event, dedupeBy) {
+      if (!recent.admit(event, dedupeBy)) return undefined;
+      const logged = { position: `${epoch}-${++sequence}`, event };
       ring.push(logged);
       if (ring.length > capacity) ring.shift();
       // Fan-out after the caller's answer: listeners are subscriber work.
@@ -61,16 +117,16 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       });
       return logged;
     },
-    async readAfter(eventId) {
-      const index = ring.findIndex((logged) => logged.event.eventId === eventId);
-      if (index < 0) throw eventsExpired(eventId);
+    async readAfter(cursor) {
+      if (cursor === current()) return [];
+      const index = indexOf(cursor);
+      if (index < 0) throw eventsExpired(cursor, current());
       return ring.slice(index + 1);
     },
     onAppend(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-    compare: (a, b) => Number(a) - Number(b),
     ready: () => true,
     async close() {
       listeners.clear();

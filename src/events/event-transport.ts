@@ -1,15 +1,12 @@
 import type { Logger } from '../logging.js';
-import { createMemoryDedupeStore, type DedupeStore } from './dedupe-store.js';
 import { createEventBus, type EventBus } from './event-bus.js';
 import { createMemoryEventLog } from './event-log.js';
 import type { RedisClients } from '../redis/redis-clients.js';
-import { createRedisDedupeStore } from './redis/redis-dedupe-store.js';
 import { createRedisEventLog } from './redis/redis-event-log.js';
 
-/** The bus and the dedupe store, in process or shared through Redis (DESIGN §5). */
+/** The event bus, in process or shared through Redis (DESIGN §5). */
 export interface EventTransport {
   bus: EventBus;
-  dedupe: DedupeStore;
   /** Waits (bounded) for the shared store, so an instance starts ready when it can. */
   connect(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -27,7 +24,7 @@ export function createEventTransport(options: EventTransportOptions): EventTrans
   const clients = options.redis;
   if (!clients) {
     const bus = createEventBus({ log: createMemoryEventLog({ capacity: options.eventLogSize }) });
-    return { bus, dedupe: createMemoryDedupeStore(), connect: async () => true, close: () => bus.close() };
+    return { bus, connect: async () => true, close: () => bus.close() };
   }
   let tailFailing = false;
   const log = createRedisEventLog(clients, {
@@ -35,7 +32,7 @@ export function createEventTransport(options: EventTransportOptions): EventTrans
     capacity: options.eventLogSize,
     onTailError(error) {
       // Once per outage, not once per retry.
-      if (!tailFailing) options.logger.warn({ err: error }, 'Redis event tail interrupted; retrying');
+      if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');
       tailFailing = true;
     },
   });
@@ -46,7 +43,6 @@ export function createEventTransport(options: EventTransportOptions): EventTrans
   const bus = createEventBus({ log });
   return {
     bus,
-    dedupe: createRedisDedupeStore(clients, options.redisPrefix),
     connect: (timeoutMs) => clients.connected(timeoutMs),
     close: () => bus.close(),
   };

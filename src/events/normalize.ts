@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { isJsonObject, jsonTooDeep, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
+import type { DedupeBy } from './event-log.js';
 
 /*
  * Webhook body → one normalised event (DESIGN §5, contract part 6). Pure: the
@@ -11,7 +11,7 @@ import { isJsonObject, jsonTooDeep, MAX_JSON_DEPTH, transactionSchema, type Prod
 export type WebhookFormat = 'LEGACY' | 'ENVELOPED';
 
 export interface TransactionUpdateEvent {
-  /** meta.webhookId, else the envelope `id`, else "sha256:" + content hash. */
+  /** meta.webhookId, else the envelope `id`, else the id the gateway made (meta.madeId). */
   eventId: string;
   type: 'transaction.update';
   format: WebhookFormat;
@@ -29,12 +29,18 @@ export interface TransactionUpdateEvent {
 }
 
 export type NormalizeResult =
-  | { ok: true; event: TransactionUpdateEvent; dedupeKey: string }
+  | { ok: true; event: TransactionUpdateEvent; dedupeBy: DedupeBy }
   | { ok: false; problems: string[] };
 
 export interface WebhookMeta {
   receivedAt: string;
   webhookId?: string | undefined;
+  /**
+   * The event id when the sender gave none (a legacy body): one of the
+   * gateway's own, so every published event has an id no other shares and
+   * `after` resumes exactly where it names.
+   */
+  madeId: string;
 }
 
 const LEGACY_EVENT = 'transaction';
@@ -87,18 +93,14 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
 
   const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
-  const hash = webhookId === undefined && envelope.id === undefined ? contentHash(body) : undefined;
-  const eventId = webhookId ?? envelope.id ?? `sha256:${hash}`;
-  const dedupeKey =
-    webhookId !== undefined ? `webhook-id:${webhookId}`
-    : envelope.id !== undefined ? `envelope-id:${envelope.id}`
-    : `content:${hash}`;
+  const senderId = webhookId ?? envelope.id;
 
   return {
     ok: true,
-    dedupeKey,
+    // Without an id, a redelivery is told by its content (DESIGN §5).
+    dedupeBy: senderId === undefined ? 'content' : 'id',
     event: {
-      eventId,
+      eventId: senderId ?? meta.madeId,
       type: ENVELOPED_TYPE,
       format: envelope.format,
       receivedAt: meta.receivedAt,
@@ -185,16 +187,4 @@ function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   return typeof value;
-}
-
-/** Hex sha256 of the body with object keys sorted at every depth, so key order does not matter. */
-function contentHash(body: unknown): string {
-  return createHash('sha256').update(JSON.stringify(sortKeys(body))).digest('hex');
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (!isJsonObject(value)) return value;
-  // fromEntries defines own properties, so a "__proto__" key is hashed like any other.
-  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys(value[key])]));
 }

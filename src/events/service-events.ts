@@ -8,7 +8,7 @@ import { normalizeWebhook, type TransactionUpdateEvent } from './normalize.js';
  */
 export function serviceEventFor(transaction: Transaction, at: Date = new Date()): TransactionUpdateEvent {
   const body = { id: `evt_${randomUUID()}`, type: 'transaction.update', timestamp: at.toISOString(), data: transaction };
-  const result = normalizeWebhook(body, { receivedAt: at.toISOString() });
+  const result = normalizeWebhook(body, { receivedAt: at.toISOString(), madeId: body.id });
   if (!result.ok) throw new Error(`memory backend produced an unreadable event: ${result.problems.join('; ')}`);
   return result.event;
 }

@@ -1,10 +1,11 @@
 import type { Plugin } from 'graphql-yoga';
+import { randomUUID } from 'node:crypto';
 import { Response } from '@whatwg-node/fetch';
 import { errorEnvelope } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
 import { BodyTooLarge, readBodyText } from '../http/read-body.js';
 import { guardRoute } from '../http/route-guard.js';
-import type { DedupeStore } from './dedupe-store.js';
+import type { DedupeBy } from './event-log.js';
 import { parseWebhookText, type TransactionUpdateEvent } from './normalize.js';
 import type { WebhookVerifier } from './webhook-verifier.js';
 
@@ -16,16 +17,12 @@ export interface WebhookRouteOptions {
   maxBodyBytes: number;
   /** Checks Standard Webhooks signatures; without one every body is accepted unsigned. */
   verifier: WebhookVerifier | undefined;
-  dedupe: DedupeStore;
-  /** How long an id (webhook-id or envelope id) is remembered. @default 86400000 (24 h) */
-  idTtlMs?: number;
-  /** How long a legacy body without ids is remembered by its content. @default 300000 (5 min) */
-  contentTtlMs?: number;
   /**
-   * Takes each distinct event into the event log; the webhook is answered 200
-   * once this resolves, and 503 (so the sender retries) when it rejects.
+   * Takes the event into the event log unless it is a redelivery (resolving
+   * `false`); the webhook is answered 200 once this resolves, and 503 (so the
+   * sender retries) when it rejects.
    */
-  publish(event: TransactionUpdateEvent): Promise<void>;
+  publish(event: TransactionUpdateEvent, dedupeBy: DedupeBy): Promise<boolean>;
   /** Told of every webhook's outcome, for logs and metrics. */
   onOutcome?(outcome: WebhookOutcome, detail: string | undefined): void;
   onUnexpectedError(error: unknown): void;
@@ -41,14 +38,12 @@ export interface WebhookRouteOptions {
 const RETRY_AFTER_SECONDS = '5';
 
 /**
- * `POST /webhooks` (DESIGN §5): verify → read → dedupe → log → answer 200
+ * `POST /webhooks` (DESIGN §5): verify → read → dedupe and log → answer 200
  * with an empty body. The answer waits for the event to be logged, never for
  * subscribers: they are fed from the log afterwards.
  */
 export function useWebhooks(options: WebhookRouteOptions): Plugin {
   const path = options.path ?? '/webhooks';
-  const idTtlMs = options.idTtlMs ?? 86_400_000;
-  const contentTtlMs = options.contentTtlMs ?? 300_000;
   const report = (outcome: WebhookOutcome, detail?: string) => options.onOutcome?.(outcome, detail);
 
   async function handle(request: Request): Promise<Response> {
@@ -71,6 +66,7 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
     const result = parseWebhookText(text, {
       receivedAt: new Date().toISOString(),
       webhookId: request.headers.get('webhook-id') ?? undefined,
+      madeId: `gw_${randomUUID()}`,
     });
     if (!result.ok) {
       const message = `Webhook body rejected: ${result.problems.join('; ')}`;
@@ -78,23 +74,14 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
       return jsonResponse(errorEnvelope(message), 400);
     }
     if (options.accepting && !options.accepting()) return unavailable(new Error('shutting down'));
-    const ttl = result.dedupeKey.startsWith('content:') ? contentTtlMs : idTtlMs;
+    let published: boolean;
     try {
-      if (!(await options.dedupe.claim(result.dedupeKey, ttl))) {
-        report('duplicate', result.dedupeKey);
-        return new Response(null, { status: 200 });
-      }
+      published = await options.publish(result.event, result.dedupeBy);
     } catch (error) {
+      // Deciding and appending are one step: nothing was remembered, so the sender's retry gets through.
       return unavailable(error);
     }
-    try {
-      await options.publish(result.event);
-    } catch (error) {
-      // Not published, so not remembered: the sender's retry must get through.
-      await options.dedupe.release(result.dedupeKey).catch(() => undefined);
-      return unavailable(error);
-    }
-    report('published', result.event.eventId);
+    report(published ? 'published' : 'duplicate', result.event.eventId);
     return new Response(null, { status: 200 });
   }
 

@@ -1,20 +1,45 @@
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
 import type { GatewayContext } from '../context.js';
+import { isPosition } from '../events/event-log.js';
 
 /*
  * Resumable subscriptions: each subscription result carries the id of the
  * event behind it (`extensions.eventId`, on every transport), and over SSE the
- * same id is the frame's `id:`, so a browser's EventSource sends it back as
- * Last-Event-ID when it reconnects (https://html.spec.whatwg.org/multipage/server-sent-events.html).
- * The SSE writer is yoga's (result-processor/sse.ts) with that one line added.
+ * event's position in the log is the frame's `id:`, so a browser's
+ * EventSource sends it back as Last-Event-ID when it reconnects
+ * (https://html.spec.whatwg.org/multipage/server-sent-events.html). Only
+ * positions the log wrote go into `id:` lines: a sender's text could end the
+ * frame. The SSE writer is yoga's (result-processor/sse.ts) with that one
+ * line added.
  */
 
 const PING_MS = 12_000;
 
-function eventIdOf(result: ExecutionResult): string | undefined {
-  const id = result.extensions?.eventId;
-  return typeof id === 'string' ? id : undefined;
+/** Where a result carries its event's position to the SSE writer; a symbol, so no serialiser sends it. */
+const POSITION = Symbol('event position');
+type Extensions = Record<string | symbol, unknown>;
+
+/**
+ * The `id:` of a frame: the position of the event behind it, or, for the
+ * EVENTS_EXPIRED answer, the log's position now, so that an EventSource's
+ * automatic reconnect goes on live instead of getting the same error forever.
+ */
+function frameId(result: ExecutionResult): string | undefined {
+  const id = (result.extensions as Extensions | undefined)?.[POSITION] ?? result.errors?.find((error) => error.extensions?.code === 'EVENTS_EXPIRED')?.extensions.cursor;
+  return typeof id === 'string' && isPosition(id) ? id : undefined;
+}
+
+function frame(result: ExecutionResult): string {
+  const { extensions, ...rest } = result;
+  const id = frameId(result);
+  const payload = extensions && Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
+  return `${id ? `id: ${id}\n` : ''}event: next\ndata: ${JSON.stringify(payload)}\n\n`;
+}
+
+/** One result (a query, or a subscription that could not start) as a stream of one. */
+async function* once(result: ExecutionResult): AsyncGenerator<ExecutionResult> {
+  yield result;
 }
 
 function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream; TextEncoder: typeof TextEncoder }): Response {
@@ -32,12 +57,7 @@ function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Respons
     },
     async pull(controller) {
       const next = await iterator.next();
-      if (next.value != null) {
-        const { extensions, ...rest } = next.value;
-        const id = eventIdOf(next.value);
-        const payload = extensions && Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
-        controller.enqueue(encoder.encode(`${id ? `id: ${id}\n` : ''}event: next\ndata: ${JSON.stringify(payload)}\n\n`));
-      }
+      if (next.value != null) controller.enqueue(encoder.encode(frame(next.value)));
       if (next.done) {
         controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));
         clearInterval(ping);
@@ -60,14 +80,16 @@ export function useEventIds(): Plugin<GatewayContext> {
     onSubscribe: () => ({
       onSubscribeResult: () => ({
         onNext({ args, result, setResult }) {
-          const eventId = args.contextValue.currentEvent.eventId;
-          if (eventId) setResult({ ...result, extensions: { ...result.extensions, eventId } });
+          const { eventId, position } = args.contextValue.currentEvent;
+          if (eventId) setResult({ ...result, extensions: { ...result.extensions, eventId, [POSITION]: position } });
         },
       }),
     }),
     onResultProcess({ request, result, setResultProcessor }) {
-      if (!isAsyncIterable(result) || !(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
-      setResultProcessor((processed, fetchAPI) => sseResponse(processed as AsyncIterable<ExecutionResult>, fetchAPI as never), 'text/event-stream');
+      if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
+      // Other single results keep yoga's writer, which also sets their HTTP status.
+      const results = isAsyncIterable(result) ? (result as AsyncIterable<ExecutionResult>) : frameId(result as ExecutionResult) ? once(result as ExecutionResult) : undefined;
+      if (results) setResultProcessor((_processed, fetchAPI) => sseResponse(results, fetchAPI as never), 'text/event-stream');
     },
   };
 }

@@ -3,8 +3,8 @@ import { Redis, type RedisOptions } from 'ioredis';
 /*
  * Two connections per instance: one for commands, which fails fast while
  * Redis is away (a webhook then answers 503 and its sender retries, rather
- * than waiting on a queue nobody can see), and one that blocks tailing the
- * event stream and waits out reconnections.
+ * than waiting on a queue nobody can see), and one subscribed to the live
+ * event channel, which waits out reconnections.
  */
 
 export interface RedisClients {
@@ -19,7 +19,8 @@ const reconnect: RedisOptions['retryStrategy'] = (attempt) => Math.min(50 * 2 **
 
 export function createRedisClients(url: string): RedisClients {
   const commands = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: reconnect, lazyConnect: false });
-  const tail = new Redis(url, { maxRetriesPerRequest: null, retryStrategy: reconnect });
+  // The event log subscribes again itself on every reconnection, and then reads what went by meanwhile.
+  const tail = new Redis(url, { maxRetriesPerRequest: null, retryStrategy: reconnect, autoResubscribe: false });
   // Connection errors are reported through readiness; unhandled 'error' events would crash the process.
   commands.on('error', () => {});
   tail.on('error', () => {});

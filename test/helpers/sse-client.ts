@@ -9,6 +9,8 @@ export interface SseSubscription {
   next(timeoutMs?: number): Promise<any>;
   /** The `id:` of the last event delivered, as an EventSource would send back in Last-Event-ID. */
   lastEventId(): string | undefined;
+  /** Every byte of the stream so far, as text, to check its framing. */
+  raw(): string;
   close(): void;
 }
 
@@ -28,6 +30,7 @@ export async function sseSubscribe(
   });
   const queue: any[] = [];
   let lastId: string | undefined;
+  let raw = '';
   const waiters: Array<(payload: any) => void> = [];
   const deliver = (payload: any) => {
     const waiter = waiters.shift();
@@ -41,7 +44,9 @@ export async function sseSubscribe(
     try {
       const reader = response.body.getReader();
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-        buffer += decoder.decode(chunk.value, { stream: true });
+        const text = decoder.decode(chunk.value, { stream: true });
+        raw += text;
+        buffer += text;
         let end: number;
         while ((end = buffer.indexOf('\n\n')) >= 0) {
           const frame = buffer.slice(0, end);
@@ -62,6 +67,7 @@ export async function sseSubscribe(
     status: response.status,
     close: () => abort.abort(),
     lastEventId: () => lastId,
+    raw: () => raw,
     next(timeoutMs = 2_000) {
       if (queue.length > 0) return Promise.resolve(queue.shift());
       return new Promise((resolve, reject) => {

@@ -84,7 +84,7 @@ async function collectEvents(bus: EventBus) {
   let wake: (() => void) | undefined;
   const loop = (async () => {
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      events.push(next.value);
+      events.push(next.value.event);
       wake?.();
     }
   })();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createEventBus } from '../../src/events/event-bus.js';
 import { createMemoryEventLog } from '../../src/events/event-log.js';
+import type { LoggedEvent } from '../../src/events/event-log.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 
 const event = (n: number, transactionId = `tx-${n % 3}`): TransactionUpdateEvent => ({
@@ -8,12 +9,12 @@ const event = (n: number, transactionId = `tx-${n % 3}`): TransactionUpdateEvent
   transactionId, status: `s-${n}`, products: [], transaction: {}, raw: {},
 });
 
-async function take(iterator: AsyncIterator<TransactionUpdateEvent>, count: number): Promise<string[]> {
+async function take(iterator: AsyncIterator<LoggedEvent>, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const next = await iterator.next();
     if (next.done) break;
-    ids.push(next.value.eventId);
+    ids.push(next.value.event.eventId);
   }
   return ids;
 }
@@ -61,5 +62,18 @@ describe.concurrent('in-process event bus', () => {
     await bus.close();
     expect(bus.activeSubscriptions()).toBe(0);
     expect(await b.next()).toEqual({ done: true, value: undefined });
+  });
+});
+
+describe('in-process event log', () => {
+  it('resolves an event id that appears twice to its newest copy', async () => {
+    // Past the dedupe memory (a day), a sender may reuse an id.
+    let now = 0;
+    const log = createMemoryEventLog({ now: () => now });
+    for (const id of ['a', 'b', 'a', 'c']) {
+      await log.append({ ...event(1), eventId: id }, 'id');
+      now += 86_400_001;
+    }
+    expect((await log.readAfter('a')).map((logged) => logged.event.eventId)).toEqual(['c']);
   });
 });

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { DedupeBy } from '../../src/events/event-log.js';
 import { normalizeWebhook, parseWebhookText, type NormalizeResult, type TransactionUpdateEvent } from '../../src/events/normalize.js';
+import { transactionDigest } from '../../src/events/transaction-digest.js';
 
-const meta = { receivedAt: '2025-01-02T03:04:05.000Z' };
+const meta = { receivedAt: '2025-01-02T03:04:05.000Z', madeId: 'gw_made' };
 const line = { productId: 'p1', productName: 'Cola', productPrice: 1.5, productSku: 'C1', quantity: 2 };
 const tx = { transactionId: 't1', status: 'completed', products: [line] };
 
-function expectEvent(result: NormalizeResult): { event: TransactionUpdateEvent; dedupeKey: string } {
+function expectEvent(result: NormalizeResult): { event: TransactionUpdateEvent; dedupeBy: DedupeBy } {
   if (!result.ok) throw new Error(`expected ok, got problems: ${result.problems.join('; ')}`);
   return result;
 }
@@ -19,14 +21,15 @@ function expectProblems(result: NormalizeResult): string[] {
 describe.concurrent('normalizeWebhook', () => {
   it('reads the legacy form', () => {
     const body = { event: 'transaction', data: tx };
-    const { event, dedupeKey } = expectEvent(normalizeWebhook(body, meta));
+    const { event, dedupeBy } = expectEvent(normalizeWebhook(body, meta));
     expect(event).toMatchObject({
       type: 'transaction.update', format: 'LEGACY', receivedAt: meta.receivedAt, occurredAt: undefined,
       transactionId: 't1', status: 'completed', products: [line], transaction: tx,
     });
     expect(event.raw).toBe(body);
-    expect(event.eventId).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(dedupeKey).toMatch(/^content:[0-9a-f]{64}$/);
+    // No id from the sender: one of the gateway's, and a redelivery is told by its content.
+    expect(event.eventId).toBe('gw_made');
+    expect(dedupeBy).toBe('content');
   });
 
   it.each([
@@ -45,10 +48,10 @@ describe.concurrent('normalizeWebhook', () => {
 
   it('keeps the envelope id and a string timestamp', () => {
     const body = { id: 'evt_1', type: 'transaction.update', timestamp: '2025-01-01T00:00:00Z', data: tx };
-    const { event, dedupeKey } = expectEvent(normalizeWebhook(body, meta));
+    const { event, dedupeBy } = expectEvent(normalizeWebhook(body, meta));
     expect(event.eventId).toBe('evt_1');
     expect(event.occurredAt).toBe('2025-01-01T00:00:00Z');
-    expect(dedupeKey).toBe('envelope-id:evt_1');
+    expect(dedupeBy).toBe('id');
   });
 
   it.each([
@@ -60,26 +63,20 @@ describe.concurrent('normalizeWebhook', () => {
     expect(expectEvent(normalizeWebhook(body, meta)).event.occurredAt).toBe(iso);
   });
 
-  it('lets the webhook-id header win for eventId and dedupeKey', () => {
+  it('lets the webhook-id header win for eventId, and dedupes by it', () => {
     const body = { id: 'evt_1', type: 'transaction.update', data: tx };
-    const { event, dedupeKey } = expectEvent(normalizeWebhook(body, { ...meta, webhookId: 'wh_9' }));
+    const { event, dedupeBy } = expectEvent(normalizeWebhook(body, { ...meta, webhookId: 'wh_9' }));
     expect(event.eventId).toBe('wh_9');
-    expect(dedupeKey).toBe('webhook-id:wh_9');
+    expect(dedupeBy).toBe('id');
   });
 
-  it('hashes the same content to the same key whatever the key order', () => {
-    const a = { event: 'transaction', data: { transactionId: 't1', status: 's', products: [{ productId: 'p', quantity: 1 }] } };
-    const b = { data: { products: [{ quantity: 1, productId: 'p' }], status: 's', transactionId: 't1' }, event: 'transaction' };
-    const ra = expectEvent(normalizeWebhook(a, meta));
-    const rb = expectEvent(normalizeWebhook(b, meta));
-    expect(ra.dedupeKey).toBe(rb.dedupeKey);
-    expect(ra.event.eventId).toBe(rb.event.eventId);
-    const canonical = '{"data":{"products":[{"productId":"p","quantity":1}],"status":"s","transactionId":"t1"},"event":"transaction"}';
-    const hex = createHash('sha256').update(canonical).digest('hex');
-    expect(ra.event.eventId).toBe(`sha256:${hex}`);
-    expect(ra.dedupeKey).toBe(`content:${hex}`);
-    const c = { ...a, data: { ...a.data, status: 'other' } };
-    expect(expectEvent(normalizeWebhook(c, meta)).dedupeKey).not.toBe(ra.dedupeKey);
+  it('digests the same transaction to the same content whatever the key order', () => {
+    const a = { transactionId: 't1', status: 's', products: [{ productId: 'p', quantity: 1 }] };
+    const b = { products: [{ quantity: 1, productId: 'p' }], status: 's', transactionId: 't1' };
+    expect(transactionDigest(a)).toBe(transactionDigest(b));
+    const canonical = '{"products":[{"productId":"p","quantity":1}],"status":"s","transactionId":"t1"}';
+    expect(transactionDigest(a)).toBe(createHash('sha256').update(canonical).digest('hex'));
+    expect(transactionDigest({ ...a, status: 'other' })).not.toBe(transactionDigest(a));
   });
 
   it('keeps fields it does not know, at every level', () => {
@@ -144,7 +141,7 @@ describe.concurrent('normalizeWebhook', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.event.eventId).toBe('5');
-    expect(result.dedupeKey).toBe('envelope-id:5');
+    expect(result.dedupeBy).toBe('id');
     expect(result.event.occurredAt).toBeUndefined();
   });
 });

@@ -1,102 +1,180 @@
-import { eventsExpired, type EventLog, type LoggedEvent } from '../event-log.js';
+import { comparePositions, eventsExpired, isPosition, type EventLog, type LoggedEvent } from '../event-log.js';
 import type { TransactionUpdateEvent } from '../normalize.js';
+import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../recent-events.js';
+import { transactionDigest } from '../transaction-digest.js';
 import type { RedisClients } from '../../redis/redis-clients.js';
 
 /*
- * The event log as a capped Redis stream: every instance appends to it and
- * tails it, so a webhook received by one reaches subscribers on all, and any
- * instance can replay. Stream ids are the positions ("ms-seq", ordered).
+ * The event log shared by every instance through Redis. One script decides
+ * whether a webhook is new, appends it to a capped stream (the replay log,
+ * whose ids are the positions) and publishes it on a channel, atomically.
+ * Live delivery comes from the channel, so it does not depend on how many
+ * entries the stream keeps; the stream fills the gap after a reconnection
+ * and serves `after` / Last-Event-ID.
  */
 
-export interface RedisEventLogOptions {
+export interface RedisEventLogOptions extends RecentEventsOptions {
   /** Key prefix shared by the instances of one deployment. */
   prefix: string;
   /** Events kept for replay (the stream is trimmed to exactly this many). */
   capacity: number;
   /** How long an event id can be looked up for `after`. @default 86400 (s) */
   positionTtlSeconds?: number;
-  /** Told when tailing fails (Redis away); tailing resumes by itself. */
+  /** Told when the live feed is interrupted (Redis away); it resumes by itself. */
   onTailError?: (error: unknown) => void;
 }
 
-// Append and remember where the event went, atomically, so `after` always finds what was published.
+/*
+ * KEYS: stream, event id → position, event id claim, transaction → digest of its last event.
+ * ARGV: capacity, event JSON, position TTL (s), dedupe TTL (ms), digest, 'id' | 'content',
+ *       the digest this instance remembers for the transaction ('' when none: used only when
+ *       Redis has none, e.g. after it restarted empty), channel.
+ */
 const APPEND = `
+if ARGV[6] == 'id' then
+  if not redis.call('SET', KEYS[3], '1', 'PX', ARGV[4], 'NX') then return false end
+elseif (redis.call('GET', KEYS[4]) or ARGV[7]) == ARGV[5] then
+  return false
+end
+redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[4])
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'event', ARGV[2])
 redis.call('SET', KEYS[2], id, 'EX', ARGV[3])
+redis.call('PUBLISH', ARGV[8], id .. ' ' .. ARGV[2])
 return id`;
+
+/** Longest cursor looked up as an event id; anything longer was never one of ours. */
+const MAX_CURSOR_LENGTH = 1_024;
 
 type StreamEntries = Array<[id: string, fields: string[]]>;
 
-function parseId(id: string): [number, number] {
-  const [ms, seq] = id.split('-');
-  return [Number(ms), Number(seq ?? 0)];
-}
-
-export function compareStreamIds(a: string, b: string): number {
-  const [am, as] = parseId(a);
-  const [bm, bs] = parseId(b);
-  return am !== bm ? am - bm : as - bs;
-}
-
-function toLogged([id, fields]: [string, string[]]): LoggedEvent | undefined {
+function fromEntry([id, fields]: [string, string[]]): LoggedEvent | undefined {
   const index = fields.indexOf('event');
   if (index < 0) return undefined;
   return { position: id, event: JSON.parse(fields[index + 1] as string) as TransactionUpdateEvent };
 }
 
+function fromMessage(message: string): LoggedEvent {
+  const space = message.indexOf(' ');
+  return { position: message.slice(0, space), event: JSON.parse(message.slice(space + 1)) as TransactionUpdateEvent };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export function createRedisEventLog(clients: RedisClients, options: RedisEventLogOptions): EventLog {
+  const { commands, tail } = clients;
   const stream = `${options.prefix}events`;
-  const positionKey = (eventId: string) => `${options.prefix}event-position:${eventId}`;
-  const ttl = options.positionTtlSeconds ?? 86_400;
+  const channel = `${options.prefix}events:live`;
+  const key = (kind: string, id: string) => `${options.prefix}${kind}:${id}`;
+  const dedupeTtlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
+  const positionTtl = options.positionTtlSeconds ?? 86_400;
+  const recent = createRecentEvents(options);
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let closed = false;
+  /** Position of the last event handed to listeners; undefined until the first connection. */
+  let delivered: string | undefined;
+  /** Channel messages that arrive while the stream is read after a reconnection. */
+  let held: LoggedEvent[] | undefined = [];
 
-  async function tail(): Promise<void> {
-    // Start after whatever is already there: older events are for replay, not live.
-    let last = '0-0';
+  async function newest(): Promise<string> {
+    try {
+      const info = (await commands.xinfo('STREAM', stream)) as unknown[];
+      return String(info[info.indexOf('last-generated-id') + 1]);
+    } catch (error) {
+      if (String(error).includes('no such key')) return '0-0';
+      throw error;
+    }
+  }
+
+  const range = async (from: string) => ((await commands.xrange(stream, from, '+')) as StreamEntries);
+
+  function deliver(logged: LoggedEvent | undefined): void {
+    if (!logged || (delivered !== undefined && comparePositions(logged.position, delivered) <= 0)) return;
+    delivered = logged.position;
+    recent.note(logged.event);
+    for (const listener of listeners) listener(logged);
+  }
+
+  tail.on('message', (from: string, message: string) => {
+    if (from !== channel) return;
+    const logged = fromMessage(message);
+    if (held) held.push(logged);
+    else deliver(logged);
+  });
+
+  /** On every (re)connection: listen again, then read from the stream whatever went by meanwhile. */
+  async function resync(): Promise<void> {
+    held ??= [];
     while (!closed) {
       try {
-        if (last === '0-0') {
-          const newest = (await clients.tail.xrevrange(stream, '+', '-', 'COUNT', 1)) as StreamEntries;
-          last = newest[0]?.[0] ?? '0-1';
-        }
-        const answer = (await clients.tail.xread('COUNT', 500, 'BLOCK', 1_000, 'STREAMS', stream, last)) as Array<[string, StreamEntries]> | null;
-        for (const entry of answer?.[0]?.[1] ?? []) {
-          last = entry[0];
-          const logged = toLogged(entry);
-          if (logged) for (const listener of listeners) listener(logged);
-        }
+        await tail.subscribe(channel);
+        if (delivered === undefined) delivered = await newest();
+        else for (const entry of await range(`(${delivered}`)) deliver(fromEntry(entry));
+        break;
       } catch (error) {
         if (closed) return;
         options.onTailError?.(error);
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await sleep(200);
       }
     }
+    for (const logged of held.splice(0)) deliver(logged);
+    held = undefined;
   }
-  void tail();
+  let syncing = Promise.resolve();
+  const onReady = () => void (syncing = syncing.then(resync));
+  tail.on('ready', onReady);
+  if (tail.status === 'ready') onReady();
+
+  /** The stream's entries after the one at `position`, or undefined when the stream no longer holds it. */
+  async function after(position: string | null): Promise<LoggedEvent[] | undefined> {
+    if (position === null) return undefined;
+    const entries = await range(position);
+    if (entries[0]?.[0] !== position) return undefined;
+    return entries.slice(1).map(fromEntry).filter((logged): logged is LoggedEvent => logged !== undefined);
+  }
 
   return {
-    async append(event) {
-      const position = (await clients.commands.eval(APPEND, 2, stream, positionKey(event.eventId), options.capacity, JSON.stringify(event), ttl)) as string;
-      return { position, event };
+    async append(event, dedupeBy) {
+      if (dedupeBy === 'id' && recent.hasId(event.eventId)) return undefined;
+      const digest = transactionDigest(event.transaction);
+      const position = (await commands.eval(
+        APPEND,
+        4,
+        stream,
+        key('event-position', event.eventId),
+        key('dedupe', event.eventId),
+        key('last-digest', event.transactionId),
+        options.capacity,
+        JSON.stringify(event),
+        positionTtl,
+        dedupeTtlMs,
+        digest,
+        dedupeBy,
+        recent.lastDigest(event.transactionId) ?? '',
+        channel,
+      )) as string | null;
+      return position === null ? undefined : { position, event };
     },
-    async readAfter(eventId) {
-      const position = await clients.commands.get(positionKey(eventId));
-      if (position === null) throw eventsExpired(eventId);
-      // Trimming removes the oldest first: if the event itself is gone, so may be some after it.
-      const oldest = (await clients.commands.xrange(stream, '-', '+', 'COUNT', 1)) as StreamEntries;
-      if (!oldest[0] || compareStreamIds(oldest[0][0], position) > 0) throw eventsExpired(eventId);
-      const entries = (await clients.commands.xrange(stream, `(${position}`, '+')) as StreamEntries;
-      return entries.map(toLogged).filter((logged): logged is LoggedEvent => logged !== undefined);
+    async readAfter(cursor) {
+      // A position first (the ids SSE writes), else an event id.
+      if (isPosition(cursor)) {
+        const replay = await after(cursor);
+        if (replay) return replay;
+        // The position of a log that holds nothing yet.
+        if (cursor === (await newest())) return [];
+      }
+      const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(key('event-position', cursor)) : null;
+      const replay = await after(position);
+      if (!replay) throw eventsExpired(cursor, await newest());
+      return replay;
     },
     onAppend(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-    compare: compareStreamIds,
-    ready: () => clients.commands.status === 'ready',
+    ready: () => commands.status === 'ready',
     async close() {
       closed = true;
+      tail.off('ready', onReady);
       listeners.clear();
     },
   };

@@ -146,7 +146,7 @@ export type Transaction = {
 /** A transaction changed at the service, as its webhook told the gateway. */
 export type TransactionUpdateEvent = {
   __typename?: 'TransactionUpdateEvent';
-  /** Identifier of the event: the webhook-id header, else the envelope id, else a hash of the body. Redeliveries share it. */
+  /** Identifier of the event: the webhook-id header, else the envelope id, else (a legacy body) an id the gateway made. Redeliveries share it. */
   eventId: Scalars['ID']['output'];
   /** The webhook form that carried the event. */
   format: WebhookFormat;

@@ -1,3 +1,4 @@
+import type { LoggedEvent } from '../../events/event-log.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
 import { builder } from '../builder.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
@@ -16,7 +17,7 @@ const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('Tra
   fields: (t) =>
     fieldsOf<Sdl.TransactionUpdateEvent>()({
     eventId: t.exposeID('eventId', {
-      description: 'Identifier of the event: the webhook-id header, else the envelope id, else a hash of the body. Redeliveries share it.',
+      description: 'Identifier of the event: the webhook-id header, else the envelope id, else (a legacy body) an id the gateway made. Redeliveries share it.',
     }),
     type: t.exposeString('type', { description: 'Always "transaction.update", whatever the form.' }),
     format: t.field({ type: WebhookFormat, description: 'The webhook form that carried the event.', resolve: (e) => e.format }),
@@ -50,14 +51,15 @@ builder.subscriptionFields((t) =>
       transactionId: t.arg.id({ description: 'Only updates of this transaction; all when omitted.' }),
       after: t.arg.id({
         description:
-          'The last eventId this client saw: the events published after it are replayed first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED when that event is older than the event log reaches. Over SSE, a Last-Event-ID header does the same.',
+          'The last eventId this client saw (or the SSE `id:` of its last frame): the events published after it are replayed first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED, whose extensions.cursor is the position to resume from once reloaded, when that event is older than the event log reaches. Over SSE, a Last-Event-ID header does the same.',
       }),
     },
     subscribe: (_root, { transactionId, after }, ctx) => ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId }),
-    resolve: (event, _args, ctx) => {
+    resolve: ({ event, position }: LoggedEvent, _args, ctx) => {
       // The subscription's context outlives one event: nothing read for an earlier one may answer this one.
       ctx.loaders.clearAll();
       ctx.currentEvent.eventId = event.eventId;
+      ctx.currentEvent.position = position;
       return event;
     },
   }),

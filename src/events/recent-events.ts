@@ -1,0 +1,78 @@
+import type { DedupeBy } from './event-log.js';
+import type { TransactionUpdateEvent } from './normalize.js';
+import { transactionDigest } from './transaction-digest.js';
+
+/*
+ * What this process remembers of published events, to tell a redelivery from
+ * a new event (DESIGN §5): the event ids published lately, and the content of
+ * the last event of each transaction. The in-process log decides with it
+ * alone; the Redis log asks it first, so that a redelivery is still caught
+ * after a Redis without persistence restarted and forgot its own keys.
+ */
+
+/** Senders retry for a day or more, so a published event is remembered that long. */
+export const DEDUPE_TTL_MS = 86_400_000;
+
+export interface RecentEventsOptions {
+  /** How long an event id, and a transaction's last content, is remembered. @default DEDUPE_TTL_MS (24 h) */
+  dedupeTtlMs?: number;
+  /** Most ids, and most transactions, remembered; the oldest go first. @default 100000 */
+  maxEntries?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+export interface RecentEvents {
+  /** Whether the event is new by `dedupeBy`; if so it is remembered as published. */
+  admit(event: TransactionUpdateEvent, dedupeBy: DedupeBy): boolean;
+  /** Remembers an event published elsewhere (another instance). */
+  note(event: TransactionUpdateEvent): void;
+  /** Whether an event with this id was published lately. */
+  hasId(eventId: string): boolean;
+  /** The digest of the last event of a transaction, when remembered. */
+  lastDigest(transactionId: string): string | undefined;
+}
+
+/** A Map used as a bounded, expiring LRU: insertion order is age order. */
+function boundedMap<V>(maxEntries: number, ttlMs: number, now: () => number) {
+  const entries = new Map<string, { value: V; expires: number }>();
+  return {
+    get(key: string): V | undefined {
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      if (entry.expires > now()) return entry.value;
+      entries.delete(key);
+      return undefined;
+    },
+    set(key: string, value: V): void {
+      entries.delete(key);
+      entries.set(key, { value, expires: now() + ttlMs });
+      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
+    },
+  };
+}
+
+export function createRecentEvents(options: RecentEventsOptions = {}): RecentEvents {
+  const ttlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
+  const maxEntries = options.maxEntries ?? 100_000;
+  const now = options.now ?? Date.now;
+  const ids = boundedMap<true>(maxEntries, ttlMs, now);
+  const digests = boundedMap<string>(maxEntries, ttlMs, now);
+
+  function note(event: TransactionUpdateEvent, digest = transactionDigest(event.transaction)): void {
+    ids.set(event.eventId, true);
+    digests.set(event.transactionId, digest);
+  }
+
+  return {
+    admit(event, dedupeBy) {
+      const digest = transactionDigest(event.transaction);
+      if (dedupeBy === 'id' ? ids.get(event.eventId) : digests.get(event.transactionId) === digest) return false;
+      note(event, digest);
+      return true;
+    },
+    note: (event) => note(event),
+    hasId: (eventId) => ids.get(eventId) === true,
+    lastDigest: (transactionId) => digests.get(transactionId),
+  };
+}

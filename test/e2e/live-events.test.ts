@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildWebhookRequest, type WebhookForm } from '../../src/events/webhook-request.js';
+import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { sseSubscribe } from '../helpers/sse-client.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { subscribe, wsClient } from '../helpers/ws-client.js';
+
+/*
+ * The live path on one instance (issue 15): what a sender's text may do to an
+ * SSE stream, statuses that come back, and cursors the log no longer reaches.
+ */
+
+const started: RunningGateway[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((running) => running.close()));
+});
+
+async function gateway(env: Record<string, string> = {}): Promise<RunningGateway> {
+  const running = await startGateway(env);
+  started.push(running);
+  return running;
+}
+
+const line = { productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 2 };
+
+async function post(running: RunningGateway, form: WebhookForm, transaction: { transactionId: string; status: string }, id?: string): Promise<void> {
+  const request = buildWebhookRequest({ form, transaction: { ...transaction, products: [line] }, id });
+  const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+  expect(response.status).toBe(200);
+}
+
+const LIVE = 'subscription($after: ID) { transactionUpdated(after: $after) { eventId status } }';
+const untilSubscribed = (running: RunningGateway, count: number) => waitFor(() => running.gateway.activeSubscriptions() === count);
+
+/** An SSE frame is comment, id, event and data lines only, each free of carriage returns. */
+const FRAME_LINE = /^(?::.*|id: [\w.:-]+|event: (?:next|complete)|data: .*)$/;
+
+describe('SSE framing', () => {
+  it('writes ids of its own into `id:` lines, whatever the sender put in its envelope id', async () => {
+    const running = await gateway();
+    const sse = await sseSubscribe(running.url, LIVE, TEST_KEY);
+    expect(await untilSubscribed(running, 1)).toBe(true);
+    const tx = `tx-${randomUUID()}`;
+    const evil = 'evt_1\r\nid: forged\n\nevent: next\ndata: {"data":{"transactionUpdated":{"eventId":"x","status":"forged"}}}\n';
+    await post(running, 'enveloped', { transactionId: tx, status: 'first' }, evil);
+    await post(running, 'enveloped', { transactionId: tx, status: 'second' });
+
+    // The sender's id stays available, as a field.
+    expect((await sse.next()).data.transactionUpdated).toEqual({ eventId: evil, status: 'first' });
+    expect((await sse.next()).data.transactionUpdated.status).toBe('second');
+    const raw = sse.raw();
+    expect(raw).not.toContain('\r');
+    for (const frame of raw.split('\n\n').filter((text) => text !== '')) {
+      for (const text of frame.split('\n')) expect(text).toMatch(FRAME_LINE);
+    }
+    const cursor = sse.lastEventId();
+    expect(cursor).toMatch(/^[\w.:-]+$/);
+    sse.close();
+
+    // Whatever the stream wrote resumes it: as Last-Event-ID, and as `after`.
+    await post(running, 'enveloped', { transactionId: tx, status: 'third' });
+    const resumed = await sseSubscribe(running.url, LIVE, TEST_KEY, undefined, { 'last-event-id': cursor! });
+    expect((await resumed.next()).data.transactionUpdated.status).toBe('third');
+    resumed.close();
+    const client = wsClient(running.url, TEST_KEY);
+    const byCursor = subscribe(client, LIVE, { after: cursor });
+    expect((await byCursor.next()).data!.transactionUpdated.status).toBe('third');
+    // The sender's own id still works as `after`.
+    const bySenderId = subscribe(client, LIVE, { after: evil });
+    expect((await bySenderId.next()).data!.transactionUpdated.status).toBe('second');
+    expect((await bySenderId.next()).data!.transactionUpdated.status).toBe('third');
+    await client.dispose();
+  });
+});
+
+describe('legacy webhooks without ids', () => {
+  it('publishes a status that comes back (pending → completed → pending), and drops a redelivery of the last', async () => {
+    const running = await gateway();
+    const client = wsClient(running.url, TEST_KEY);
+    const tx = `tx-${randomUUID()}`;
+    const sub = subscribe(client, 'subscription($id: ID) { transactionUpdated(transactionId: $id) { eventId status } }', { id: tx });
+    expect(await untilSubscribed(running, 1)).toBe(true);
+    for (const status of ['pending', 'completed', 'pending', 'pending']) await post(running, 'legacy', { transactionId: tx, status });
+    await post(running, 'legacy', { transactionId: tx, status: 'refunded' });
+    const statuses = [];
+    for (let n = 0; n < 4; n++) statuses.push((await sub.next()).data!.transactionUpdated.status);
+    expect(statuses).toEqual(['pending', 'completed', 'pending', 'refunded']);
+    // Each published event has an id of its own, so `after` any of them resumes exactly there.
+    const ids = sub.received.map((result) => result.data!.transactionUpdated.eventId);
+    expect(new Set(ids).size).toBe(4);
+    const resumed = subscribe(client, 'subscription($after: ID) { transactionUpdated(after: $after) { status } }', { after: ids[0] });
+    for (const status of ['completed', 'pending', 'refunded']) expect((await resumed.next()).data!.transactionUpdated.status).toBe(status);
+    await client.dispose();
+  });
+});
+
+describe('an expired cursor', () => {
+  it('gets EVENTS_EXPIRED once over SSE, in a frame whose id resumes live on reconnect', async () => {
+    const running = await gateway({ EVENT_LOG_SIZE: '2' });
+    const first = await sseSubscribe(running.url, LIVE, TEST_KEY);
+    expect(await untilSubscribed(running, 1)).toBe(true);
+    await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-1' });
+    await first.next();
+    const stale = first.lastEventId();
+    first.close();
+    for (let n = 2; n <= 5; n++) await post(running, 'enveloped', { transactionId: 'tx-1', status: `s-${n}` });
+
+    const expired = await sseSubscribe(running.url, LIVE, TEST_KEY, undefined, { 'last-event-id': stale! });
+    const error = await expired.next();
+    expect(error.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual(['EVENTS_EXPIRED']);
+    const resumeFrom = expired.lastEventId();
+    expect(resumeFrom).toMatch(/^[\w.:-]+$/);
+    expect(resumeFrom).not.toBe(stale);
+    expired.close();
+
+    // What an EventSource does next: reconnect with the id it was given.
+    const again = await sseSubscribe(running.url, LIVE, TEST_KEY, undefined, { 'last-event-id': resumeFrom! });
+    expect(await untilSubscribed(running, 1)).toBe(true);
+    await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-6' });
+    expect((await again.next()).data.transactionUpdated.status).toBe('s-6');
+    again.close();
+  });
+});
