@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest, type WebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
+import { TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { deliverWebhook, redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-client.js';
 
@@ -12,33 +12,15 @@ import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-clie
  * published whichever instance gets them, and a redelivery is published once
  * even when Redis restarts in between.
  */
-let redis: TestRedis;
-const gateways: RunningGateway[] = [];
+let deployments: RedisDeployments;
 
 beforeAll(async () => {
-  redis = await startTestRedis();
+  deployments = await redisDeployments();
 });
-afterAll(async () => {
-  await Promise.all(gateways.map((gateway) => gateway.close()));
-  await redis.close();
-});
+afterAll(() => deployments.close());
 
-async function deployment(count: number, env: Record<string, string> = {}): Promise<RunningGateway[]> {
-  const prefix = `test-${randomUUID()}:`;
-  const started = await Promise.all(Array.from({ length: count }, () => startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env })));
-  gateways.push(...started);
-  return started;
-}
-
-/** POSTs a webhook, retrying on 503 as the contract's sender would, until it is answered otherwise. */
-async function deliver(gateway: RunningGateway, request: WebhookRequest): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const response = await fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
-    if (response.status !== 503) return response.status;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('webhook never accepted');
-}
+const deployment = (count: number, env: Record<string, string> = {}) => deployments.start(count, env);
+const deliver = async (gateway: RunningGateway, request: WebhookRequest) => (await deliverWebhook(gateway, request)).status;
 
 async function subscribers(gateway: RunningGateway, count: number): Promise<{ subs: QueuedSubscription[]; dispose(): Promise<void> }> {
   const client = wsClient(gateway.url, TEST_KEY);
@@ -96,7 +78,7 @@ describe('with REDIS_URL', () => {
   });
 
   it('publishes a redelivery once when Redis restarted (and lost its keys) in between', async () => {
-    if (!redis.restartable) {
+    if (!deployments.redis.restartable) {
       console.warn('skipped: no redis-server binary on PATH, so the test cannot restart Redis');
       return;
     }
@@ -107,9 +89,9 @@ describe('with REDIS_URL', () => {
     const sub = onB.subs[0]!;
     expect((await sub.next()).data!.transactionUpdated.status).toBe('paid');
 
-    await redis.stop();
+    await deployments.redis.stop();
     expect(await waitFor(() => !a!.gateway.ready(), 5_000)).toBe(true);
-    await redis.start();
+    await deployments.redis.start();
     // The sender goes on retrying, to either instance.
     expect(await deliver(a!, request)).toBe(200);
     expect(await deliver(b!, request)).toBe(200);

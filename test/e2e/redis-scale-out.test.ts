@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
+import { TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { deliverWebhook, redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
+import type { TestRedis } from '../helpers/redis-server.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-client.js';
@@ -11,36 +12,25 @@ import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-clie
  * Several gateway instances sharing one Redis: every instance delivers every
  * event once, and subscribers resume where they left off.
  */
+let deployments: RedisDeployments;
 let redis: TestRedis;
-const gateways: RunningGateway[] = [];
 
 beforeAll(async () => {
-  redis = await startTestRedis();
+  deployments = await redisDeployments();
+  redis = deployments.redis;
 });
-afterAll(async () => {
-  await Promise.all(gateways.map((gateway) => gateway.close()));
-  await redis.close();
-});
+afterAll(() => deployments.close());
 
 /** Two (or more) instances of one deployment: same Redis, same key prefix. */
-async function deployment(count: number, env: Record<string, string> = {}): Promise<RunningGateway[]> {
-  const prefix = `test-${randomUUID()}:`;
-  const started = await Promise.all(Array.from({ length: count }, () => startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env })));
-  gateways.push(...started);
-  return started;
-}
+const deployment = (count: number, env: Record<string, string> = {}) => deployments.start(count, env);
 
 const tx = (n: number) => ({ transactionId: `tx-${n}`, status: `status-${n}`, products: [] });
 
 /** POSTs a webhook; retries on 503 (the contract's sender would) until accepted. */
 async function deliver(gateway: RunningGateway, body: string, headers: Record<string, string>): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const response = await fetch(`${gateway.url}/webhooks`, { method: 'POST', headers, body });
-    if (response.status !== 503) return response.status;
-    expect(response.headers.get('retry-after')).toBe('5');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('webhook never accepted');
+  const { status, retryAfter } = await deliverWebhook(gateway, { body, headers });
+  for (const value of retryAfter) expect(value).toBe('5');
+  return status;
 }
 
 async function send(gateway: RunningGateway, n: number, id = `msg-${randomUUID()}`): Promise<string> {

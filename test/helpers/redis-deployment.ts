@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import type { WebhookRequest } from '../../src/events/webhook-request.js';
+import { startGateway, type RunningGateway } from './gateway.js';
+import { startTestRedis, type TestRedis } from './redis-server.js';
+
+/*
+ * Gateway instances of one deployment sharing a test Redis (same REDIS_URL,
+ * same REDIS_PREFIX), and a sender that retries a webhook the way the
+ * contract's service would.
+ */
+
+export interface RedisDeployments {
+  redis: TestRedis;
+  /** `count` instances of a new deployment (a key prefix of its own). */
+  start(count: number, env?: Record<string, string>): Promise<RunningGateway[]>;
+  /** Closes every instance started, then the Redis. */
+  close(): Promise<void>;
+}
+
+export async function redisDeployments(): Promise<RedisDeployments> {
+  const redis = await startTestRedis();
+  const gateways: RunningGateway[] = [];
+  return {
+    redis,
+    async start(count, env = {}) {
+      const prefix = `test-${randomUUID()}:`;
+      const started = await Promise.all(Array.from({ length: count }, () => startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env })));
+      gateways.push(...started);
+      return started;
+    },
+    async close() {
+      await Promise.all(gateways.map((gateway) => gateway.close()));
+      await redis.close();
+    },
+  };
+}
+
+/** POSTs a webhook, retrying on 503 (with its Retry-After) as the sender would; resolves with the first other status. */
+export async function deliverWebhook(gateway: RunningGateway, request: WebhookRequest): Promise<{ status: number; retryAfter: string[] }> {
+  const retryAfter: string[] = [];
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const response = await fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+    if (response.status !== 503) return { status: response.status, retryAfter };
+    retryAfter.push(response.headers.get('retry-after') ?? '');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('webhook never accepted');
+}
