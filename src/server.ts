@@ -174,7 +174,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       dedupe: events.dedupe,
       publish: (event) => bus.publish(event),
       onOutcome(outcome, detail) {
-        metrics.webhook(outcome);
+        metrics.webhook(outcome, detail);
         logger.info({ webhook: outcome, detail }, 'webhook');
       },
       onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on the webhook route'),
