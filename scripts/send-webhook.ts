@@ -1,34 +1,98 @@
 import { parseArgs } from 'node:util';
+import { DEVELOPMENT_API_KEY } from '../src/config.js';
 import { buildWebhookRequest, type WebhookForm } from '../src/events/webhook-request.js';
 
 /*
  * npm run webhook -- --transaction <id> [--status completed] [--form legacy|enveloped]
- *                    [--url http://localhost:4000/webhooks] [--secret whsec_…] [--id msg_1]
+ *                    [--url http://$HOST:$PORT/webhooks] [--secret whsec_…] [--id msg_1]
+ *                    [--products JSON] [--key K]
  * Sends one transaction.update webhook, signed when a secret is given
- * (default: $WEBHOOK_SECRET), and prints the gateway's answer.
+ * (default: $WEBHOOK_SECRET), and prints the gateway's answer. A webhook
+ * carries the whole product list, and the gateway takes it as the service's
+ * word: without --products the transaction's current products are read from
+ * the same gateway (GET /transactions/{id} with --key), so only the status changes.
  */
-const usage = 'usage: npm run webhook -- --transaction <id> [--status S] [--form legacy|enveloped] [--url U] [--secret whsec_…] [--id ID] [--products JSON]';
+const usage =
+  'usage: npm run webhook -- --transaction <id> [--status S] [--form legacy|enveloped] [--url U] [--secret whsec_…] [--id ID] [--products JSON] [--key K]';
+
+/** Where `npm start` listens with the same environment (src/config.ts: PORT, HOST). */
+function defaultUrl(): string {
+  const host = process.env.HOST?.trim();
+  // A wildcard listen address is not one to connect to.
+  const connectTo = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const port = process.env.PORT?.trim() || '4000';
+  return `http://${connectTo.includes(':') ? `[${connectTo}]` : connectTo}:${port}/webhooks`;
+}
+
+/** The key `npm start` accepts with the same environment: the first of API_KEYS, else the development key. */
+function defaultKey(): string {
+  return (process.env.API_KEYS ?? '').split(',').map((key) => key.trim()).find((key) => key !== '') ?? DEVELOPMENT_API_KEY;
+}
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`send-webhook: ${message}\n`);
+  process.exit(code);
+}
 
 const { values } = parseArgs({
   options: {
     transaction: { type: 'string' },
     status: { type: 'string', default: 'completed' },
     form: { type: 'string', default: 'enveloped' },
-    url: { type: 'string', default: 'http://localhost:4000/webhooks' },
+    url: { type: 'string', default: defaultUrl() },
     secret: { type: 'string', default: process.env.WEBHOOK_SECRET },
     id: { type: 'string' },
-    products: { type: 'string', default: '[]' },
+    products: { type: 'string' },
+    key: { type: 'string', default: defaultKey() },
   },
 });
 
-if (!values.transaction || (values.form !== 'legacy' && values.form !== 'enveloped')) {
-  process.stderr.write(`${usage}\n`);
-  process.exit(2);
+if (!values.transaction || (values.form !== 'legacy' && values.form !== 'enveloped')) fail(usage, 2);
+const transactionId = values.transaction;
+
+function givenProducts(text: string): unknown[] {
+  let products: unknown;
+  try {
+    products = JSON.parse(text);
+  } catch {
+    fail(`--products must be a JSON array of product lines, got ${JSON.stringify(text)}`, 2);
+  }
+  if (!Array.isArray(products)) fail(`--products must be a JSON array of product lines, got ${JSON.stringify(text)}`, 2);
+  return products;
 }
 
+/** The transaction's products as the gateway at `webhookUrl` has them now. */
+async function currentProducts(webhookUrl: string, key: string): Promise<unknown[]> {
+  const url = new URL(webhookUrl);
+  url.pathname = `${url.pathname.replace(/webhooks\/?$/, '')}transactions/${encodeURIComponent(transactionId)}`;
+  url.search = '';
+  const instead = `or pass --products '[…]' to send a product list of your own`;
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: { authorization: key } });
+  } catch (error) {
+    const { cause } = error as { cause?: { code?: string; message?: string } };
+    const why = cause?.code ?? cause?.message ?? String(error);
+    fail(`cannot reach the gateway at ${url.origin} (${why}) to read transaction ${transactionId}'s products: start it, or point --url (or PORT and HOST) at it, ${instead}`);
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    const advice =
+      response.status === 401 || response.status === 403 ? 'the gateway refused the key: pass --key with one of its API_KEYS'
+      : response.status === 404 ? 'no such transaction there'
+      : 'the gateway could not answer';
+    fail(`GET ${url} answered ${response.status} ${text.trim().slice(0, 200)}: ${advice}, ${instead}`);
+  }
+  const products = (JSON.parse(text) as { data?: { products?: unknown } }).data?.products;
+  if (!Array.isArray(products)) fail(`GET ${url} answered without a products list, ${instead}`);
+  return products;
+}
+
+const products = values.products !== undefined ? givenProducts(values.products) : await currentProducts(values.url, values.key);
 const request = buildWebhookRequest({
   form: values.form as WebhookForm,
-  transaction: { transactionId: values.transaction, status: values.status, products: JSON.parse(values.products) },
+  // The contract's types are checked by the gateway, which answers 400 naming any problem.
+  transaction: { transactionId, status: values.status, products: products as never },
   secret: values.secret,
   id: values.id,
 });

@@ -87,7 +87,10 @@ export interface Config {
   apiKeys: string[];
   /** The key made up for development when `API_KEYS` is unset; printed on start. */
   devApiKey: string | undefined;
-  /** Standard Webhooks secrets (`whsec_…`); several while one is rotated out. Empty: unsigned webhooks accepted. */
+  /**
+   * Standard Webhooks secrets (`whsec_…`); several while one is rotated out.
+   * Empty: unsigned webhooks accepted, which in production needs `WEBHOOK_UNSIGNED=allow`.
+   */
   webhookSecrets: string[];
   /**
    * The memory backend's demo simulator, which changes a random transaction
@@ -263,6 +266,14 @@ export function loadConfig(env: Env): Config {
   if (webhookSecrets.some((secret) => !/^whsec_[A-Za-z0-9+/=]+$/.test(secret))) {
     // The value is a secret: it is not repeated in the message.
     throw new ConfigError('WEBHOOK_SECRET', 'Standard Webhooks secrets (whsec_ followed by base64), comma-separated', undefined);
+  }
+  // Unsigned webhooks let anyone publish events to every subscriber: in production only on request.
+  const unsigned = oneOf(env, 'WEBHOOK_UNSIGNED', ['allow', 'refuse'] as const, production ? 'refuse' : 'allow');
+  if (unsigned === 'refuse' && webhookSecrets.length === 0) {
+    const when = production && present(env, 'WEBHOOK_UNSIGNED') === undefined
+      ? 'set when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)'
+      : 'set when WEBHOOK_UNSIGNED=refuse';
+    throw new ConfigError('WEBHOOK_SECRET', when, undefined);
   }
   return {
     port: integer(env, 'PORT', 4000, 0, 65_535),

@@ -173,7 +173,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
       publish: (event, dedupeBy) => bus.publish(event, dedupeBy),
       onOutcome(outcome, detail) {
-        metrics.webhook(outcome);
+        metrics.webhook(outcome, detail);
         logger.info({ webhook: outcome, detail }, 'webhook');
       },
       onUnexpectedError: (error) => logger.error({ err: error }, 'unexpected error on the webhook route'),

@@ -28,9 +28,21 @@ export interface TransactionUpdateEvent {
   raw: unknown;
 }
 
+/**
+ * A well-formed webhook about something else: an envelope whose `type`, or a
+ * legacy body whose `event`, is another non-empty string. The sender is owed a
+ * 200 (else it retries for days); nothing is published.
+ */
+export interface OtherWebhook {
+  format: WebhookFormat;
+  /** The envelope's `type` or the legacy `event`, as sent (unbounded: the caller bounds what it keeps). */
+  type: string;
+}
+
 export type NormalizeResult =
   | { ok: true; event: TransactionUpdateEvent; dedupeBy: DedupeBy }
-  | { ok: false; problems: string[] };
+  | { ok: false; problems: string[]; ignored?: undefined }
+  | { ok: false; problems: []; ignored: OtherWebhook };
 
 export interface WebhookMeta {
   receivedAt: string;
@@ -79,6 +91,7 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   const problems: string[] = [];
   const envelope = readEnvelope(body, problems);
   if (envelope === undefined) return { ok: false, problems };
+  if ('ignored' in envelope) return { ok: false, problems: [], ignored: envelope.ignored };
 
   const { transaction, path } = envelope.located;
   if (!isJsonObject(transaction)) {
@@ -114,11 +127,16 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   };
 }
 
-/** Which of the two forms (part 9) this is, and where its transaction sits. */
-function readEnvelope(body: Record<string, unknown>, problems: string[]): Envelope | undefined {
+/**
+ * Which of the two forms (part 9) this is, and where its transaction sits; or,
+ * for a `type` / `event` naming something else, which. Only a non-empty string
+ * names anything: any other value is not a webhook of either form.
+ */
+function readEnvelope(body: Record<string, unknown>, problems: string[]): Envelope | { ignored: OtherWebhook } | undefined {
   if ('type' in body) {
     if (body.type !== ENVELOPED_TYPE) {
-      problems.push(`unknown type ${JSON.stringify(body.type)}; expected "${ENVELOPED_TYPE}"`);
+      if (typeof body.type === 'string' && body.type !== '') return { ignored: { format: 'ENVELOPED', type: body.type } };
+      problems.push(`type: expected a non-empty string such as "${ENVELOPED_TYPE}", received ${describeValue(body.type)}`);
       return undefined;
     }
     const id = readId(body, problems);
@@ -127,7 +145,8 @@ function readEnvelope(body: Record<string, unknown>, problems: string[]): Envelo
   }
   if ('event' in body) {
     if (body.event !== LEGACY_EVENT) {
-      problems.push(`unknown event ${JSON.stringify(body.event)}; expected "${LEGACY_EVENT}"`);
+      if (typeof body.event === 'string' && body.event !== '') return { ignored: { format: 'LEGACY', type: body.event } };
+      problems.push(`event: expected a non-empty string such as "${LEGACY_EVENT}", received ${describeValue(body.event)}`);
       return undefined;
     }
     return { format: 'LEGACY', located: { transaction: body.data, path: 'data' }, id: undefined, occurredAt: undefined };
@@ -181,6 +200,11 @@ function readTimestamp(body: Record<string, unknown>): string | undefined {
 function describeIssue(prefix: string, issue: z.core.$ZodIssue): string {
   const path = [prefix, ...issue.path.map(String)].join('.');
   return `${path}: ${issue.message.replace(/^Invalid input: /, '')}`;
+}
+
+/** The empty string shown as such; any other value by its kind, so no sender text is echoed. */
+function describeValue(value: unknown): string {
+  return value === '' ? 'an empty string' : kindOf(value);
 }
 
 function kindOf(value: unknown): string {

@@ -3,13 +3,23 @@ import { randomUUID } from 'node:crypto';
 import { Response } from '@whatwg-node/fetch';
 import { errorEnvelope } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
-import { BodyTooLarge, readBodyText } from '../http/read-body.js';
+import { ACCEPTED_ENCODINGS, readDecodedBodyText, UndecodableBody, UnsupportedEncoding } from '../http/decode-body.js';
+import { BodyTooLarge } from '../http/read-body.js';
 import { guardRoute } from '../http/route-guard.js';
 import type { DedupeBy } from './event-log.js';
 import { parseWebhookText, type TransactionUpdateEvent } from './normalize.js';
 import type { WebhookVerifier } from './webhook-verifier.js';
 
-export type WebhookOutcome = 'published' | 'duplicate' | 'bad-signature' | 'unreadable' | 'too-large' | 'unavailable';
+export type WebhookOutcome =
+  | 'published'
+  | 'duplicate'
+  /** Well-formed but about something other than a transaction update; the detail is its type. */
+  | 'ignored'
+  | 'bad-signature'
+  | 'unreadable'
+  | 'too-large'
+  | 'unsupported-encoding'
+  | 'unavailable';
 
 export interface WebhookRouteOptions {
   /** @default '/webhooks' */
@@ -23,7 +33,7 @@ export interface WebhookRouteOptions {
    * sender retries) when it rejects.
    */
   publish(event: TransactionUpdateEvent, dedupeBy: DedupeBy): Promise<boolean>;
-  /** Told of every webhook's outcome, for logs and metrics. */
+  /** Told of every webhook's outcome, for logs and metrics; the detail of `ignored` is the sender's type, unbounded. */
   onOutcome?(outcome: WebhookOutcome, detail: string | undefined): void;
   onUnexpectedError(error: unknown): void;
   /**
@@ -37,10 +47,14 @@ export interface WebhookRouteOptions {
 /** Retry-After of a 503: the event store is away, the sender should come back soon. */
 const RETRY_AFTER_SECONDS = '5';
 
+/** The longest piece of a sender's type passed on in an outcome's detail. */
+const MAX_TYPE_DETAIL = 100;
+
 /**
- * `POST /webhooks` (DESIGN §5): verify → read → dedupe and log → answer 200
- * with an empty body. The answer waits for the event to be logged, never for
- * subscribers: they are fed from the log afterwards.
+ * `POST /webhooks` (DESIGN §5): decode → verify → read → dedupe and log →
+ * answer 200 with an empty body. The answer waits for the event to be logged,
+ * never for subscribers: they are fed from the log afterwards. A webhook of
+ * another type is answered 200 as soon as its signature holds, and goes no further.
  */
 export function useWebhooks(options: WebhookRouteOptions): Plugin {
   const path = options.path ?? '/webhooks';
@@ -50,14 +64,8 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
     if (request.method !== 'POST') {
       return jsonResponse(errorEnvelope(`Method ${request.method} is not allowed here; use POST`), 405, { allow: 'POST' });
     }
-    let text: string;
-    try {
-      text = await readBodyText(request, options.maxBodyBytes);
-    } catch (error) {
-      if (!(error instanceof BodyTooLarge)) throw error;
-      report('too-large');
-      return jsonResponse(errorEnvelope(error.message), 413);
-    }
+    const text = await readBody(request);
+    if (typeof text !== 'string') return text;
     const verification = options.verifier?.verify(text, request.headers);
     if (verification && !verification.ok) {
       report('bad-signature', verification.reason);
@@ -68,6 +76,10 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
       webhookId: request.headers.get('webhook-id') ?? undefined,
       madeId: `gw_${randomUUID()}`,
     });
+    if (!result.ok && result.ignored) {
+      report('ignored', result.ignored.type.slice(0, MAX_TYPE_DETAIL));
+      return new Response(null, { status: 200 });
+    }
     if (!result.ok) {
       const message = `Webhook body rejected: ${result.problems.join('; ')}`;
       report('unreadable', message);
@@ -83,6 +95,27 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
     }
     report(published ? 'published' : 'duplicate', result.event.eventId);
     return new Response(null, { status: 200 });
+  }
+
+  /** The decoded body, or the answer when there is none to read (413, 415, 400). */
+  async function readBody(request: Request): Promise<string | Response> {
+    try {
+      return await readDecodedBodyText(request, options.maxBodyBytes);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        report('too-large');
+        return jsonResponse(errorEnvelope(error.message), 413);
+      }
+      if (error instanceof UnsupportedEncoding) {
+        report('unsupported-encoding', error.message);
+        return jsonResponse(errorEnvelope(error.message), 415, { 'accept-encoding': ACCEPTED_ENCODINGS });
+      }
+      if (error instanceof UndecodableBody) {
+        report('unreadable', error.message);
+        return jsonResponse(errorEnvelope(error.message), 400);
+      }
+      throw error;
+    }
   }
 
   function unavailable(error: unknown): Response {

@@ -7,13 +7,13 @@ export class BodyTooLarge extends Error {
 }
 
 /**
- * Reads a request body as UTF-8 text, stopping as soon as it passes `limit`
- * bytes, so an oversized body is never held in memory whole.
+ * Reads a request body, stopping as soon as it passes `limit` bytes, so an
+ * oversized body is never held in memory whole.
  */
-export async function readBodyText(request: Request, limit: number): Promise<string> {
+export async function readBodyBytes(request: Request, limit: number): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
-  if (!request.body) return '';
+  if (!request.body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
@@ -27,5 +27,10 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** {@link readBodyBytes} as UTF-8 text. */
+export async function readBodyText(request: Request, limit: number): Promise<string> {
+  return (await readBodyBytes(request, limit)).toString('utf8');
 }

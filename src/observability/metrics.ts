@@ -14,7 +14,8 @@ export interface GatewayMetrics {
    */
   plugin(): Plugin;
   upstreamCall(call: UpstreamCall): void;
-  webhook(outcome: WebhookOutcome): void;
+  /** `detail` is the sender's type for `ignored` (any text: the label is bounded here). */
+  webhook(outcome: WebhookOutcome, detail?: string): void;
   /** Prometheus text exposition of everything in this instance's registry. */
   render(): Promise<string>;
 }
@@ -33,6 +34,10 @@ const WEBHOOK_PATH = '/webhooks';
 const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 /** Client-chosen operation names are unbounded; past this many distinct ones they become `other`. */
 const MAX_OPERATION_NAMES = 100;
+/** Event types of ignored webhooks, sent by anyone without a secret: past this many distinct ones they become `other`. */
+const MAX_IGNORED_TYPES = 20;
+/** What a type must look like to become a label of its own; anything else is `other`. */
+const SAFE_TYPE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 const REST_TEMPLATES: Record<RouteName, string> = {
   getTransaction: 'GET /transactions/{id}',
@@ -89,8 +94,16 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   });
   const webhooksDeduplicated = new Counter({ name: `${PREFIX}webhooks_deduplicated_total`, help: 'Webhooks already seen', registers });
   const webhooksPublished = new Counter({ name: `${PREFIX}webhooks_published_total`, help: 'Webhooks published as events', registers });
+  const webhooksIgnored = new Counter({
+    name: `${PREFIX}webhooks_ignored_total`,
+    help: `Well-formed webhooks of another type, answered 200 and not published, by type (at most ${MAX_IGNORED_TYPES}, then "other")`,
+    labelNames: ['type'] as const,
+    registers,
+  });
   // Series that exist from the start make rate() and absent-alerts behave before the first failure.
-  const rejectReasons: ReadonlyArray<Exclude<WebhookOutcome, 'published' | 'duplicate'>> = ['bad-signature', 'unreadable', 'too-large', 'unavailable'];
+  const rejectReasons: ReadonlyArray<Exclude<WebhookOutcome, 'published' | 'duplicate' | 'ignored'>> = [
+    'bad-signature', 'unreadable', 'too-large', 'unsupported-encoding', 'unavailable',
+  ];
   for (const reason of rejectReasons) webhooksRejected.labels({ reason }).inc(0);
 
   // Gauges are read when scraped, so they can never go stale between events.
@@ -116,6 +129,15 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
 
   const states = new WeakMap<Request, RequestState>();
   const operationNames = new Set<string>();
+  const ignoredTypes = new Set<string>();
+
+  function ignoredTypeLabel(type: string | undefined): string {
+    if (type === undefined || !SAFE_TYPE.test(type)) return 'other';
+    if (ignoredTypes.has(type)) return type;
+    if (ignoredTypes.size >= MAX_IGNORED_TYPES) return 'other';
+    ignoredTypes.add(type);
+    return type;
+  }
 
   function operationLabel(name: unknown): string {
     // operationName comes from the client's JSON: anything but a string is anonymous.
@@ -192,10 +214,11 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       upstreamRequests.inc({ method: call.method, route: call.route, outcome: String(call.outcome) });
       upstreamDuration.observe({ route: call.route }, call.durationMs / 1000);
     },
-    webhook(outcome) {
+    webhook(outcome, detail) {
       webhooksReceived.inc();
       if (outcome === 'published') webhooksPublished.inc();
       else if (outcome === 'duplicate') webhooksDeduplicated.inc();
+      else if (outcome === 'ignored') webhooksIgnored.inc({ type: ignoredTypeLabel(detail) });
       else webhooksRejected.inc({ reason: outcome });
     },
     render: () => register.metrics(),

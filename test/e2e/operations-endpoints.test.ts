@@ -53,6 +53,8 @@ describe('health, readiness and metrics', () => {
     await fetch(`${running.url}/transactions/nope`, { headers: { authorization: TEST_KEY } });
     const webhook = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 't-1', status: 's', products: [] }, id: 'metrics-1' });
     for (let i = 0; i < 2; i++) await fetch(`${running.url}/webhooks`, { method: 'POST', headers: webhook.headers, body: webhook.body });
+    await fetch(`${running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"data":{}}' });
+    // Another event is acknowledged and counted by type, not refused (issue 15).
     await fetch(`${running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"event":"order"}' });
     const client = wsClient(running.url, TEST_KEY);
     subscribe(client, 'subscription { transactionUpdated { eventId } }');
@@ -64,10 +66,11 @@ describe('health, readiness and metrics', () => {
     expect(delta('vending_gateway_requests_total{transport="graphql",operation="Broken",outcome="error"}')).toBe(1);
     expect(delta('vending_gateway_requests_total{transport="rest",operation="GET /transactions/{id}",outcome="4xx"}')).toBe(1);
     expect(delta('vending_gateway_request_duration_seconds_count{transport="graphql",operation="FleetCount"}')).toBe(3);
-    expect(delta('vending_gateway_webhooks_received_total')).toBe(3);
+    expect(delta('vending_gateway_webhooks_received_total')).toBe(4);
     expect(delta('vending_gateway_webhooks_published_total')).toBe(1);
     expect(delta('vending_gateway_webhooks_deduplicated_total')).toBe(1);
     expect(delta('vending_gateway_webhooks_rejected_total{reason="unreadable"}')).toBe(1);
+    expect(delta('vending_gateway_webhooks_ignored_total{type="order"}')).toBe(1);
     expect(at(after, 'vending_gateway_active_subscriptions')).toBe(1);
     await client.dispose();
   });

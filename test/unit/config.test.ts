@@ -20,6 +20,26 @@ describe.concurrent('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/^API_KEYS must be set/);
   });
 
+  const SECRET = `whsec_${Buffer.alloc(24, 1).toString('base64')}`;
+
+  it('refuses to start in production without WEBHOOK_SECRET, in one line naming it', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', API_KEYS: 'k' })).toThrow(
+      new ConfigError('WEBHOOK_SECRET', 'set when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)', undefined),
+    );
+    expect(() => loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_UNSIGNED: 'refuse' })).toThrow(/^WEBHOOK_SECRET must be set/);
+  });
+
+  it('accepts unsigned webhooks in production only when WEBHOOK_UNSIGNED=allow, and signed ones as ever', () => {
+    expect(loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_UNSIGNED: 'allow' }).webhookSecrets).toEqual([]);
+    expect(loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_SECRET: SECRET }).webhookSecrets).toEqual([SECRET]);
+    expect(loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_SECRET: SECRET, WEBHOOK_UNSIGNED: 'refuse' }).webhookSecrets).toEqual([SECRET]);
+  });
+
+  it('accepts unsigned webhooks outside production unless WEBHOOK_UNSIGNED=refuse', () => {
+    expect(loadConfig({}).webhookSecrets).toEqual([]);
+    expect(() => loadConfig({ WEBHOOK_UNSIGNED: 'refuse' })).toThrow(/^WEBHOOK_SECRET must be set when WEBHOOK_UNSIGNED=refuse$/);
+  });
+
   it.each([
     [{ PORT: 'abc' }, /^PORT must be a whole number from 0 to 65535, got "abc"$/],
     [{ PORT: '70000' }, /^PORT must be/],
@@ -29,6 +49,7 @@ describe.concurrent('loadConfig', () => {
     [{ BACKEND: 'rest', UPSTREAM_URL: 'not a url' }, /^UPSTREAM_URL must be an http/],
     [{ WEBHOOK_SECRET: 'plain' }, /^WEBHOOK_SECRET must be Standard Webhooks secrets/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
+    [{ WEBHOOK_UNSIGNED: 'yes' }, /^WEBHOOK_UNSIGNED must be one of allow, refuse, got "yes"$/],
   ])('rejects %o with one line naming the variable', (env, message) => {
     let error: unknown;
     try {

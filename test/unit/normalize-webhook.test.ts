@@ -115,9 +115,10 @@ describe.concurrent('normalizeWebhook', () => {
     ['null', 'null', /^body must be a JSON object$/],
     ['a number', '42', /^body must be a JSON object$/],
     ['an object without event or type', '{"data":{}}', /neither "type".*nor "event"/],
-    ['an unknown event', JSON.stringify({ event: 'order', data: tx }), /^unknown event "order"; expected "transaction"$/],
-    ['an unknown type', JSON.stringify({ type: 'order.created', data: tx }), /^unknown type "order\.created"; expected "transaction\.update"$/],
-    ['a non-string type', JSON.stringify({ type: 7, data: tx }), /^unknown type 7/],
+    ['a non-string event', JSON.stringify({ event: { name: 'transaction' }, data: tx }), /^event: expected a non-empty string such as "transaction", received object$/],
+    ['an empty event', JSON.stringify({ event: '', data: tx }), /^event: expected a non-empty string such as "transaction", received an empty string$/],
+    ['a non-string type', JSON.stringify({ type: 7, data: tx }), /^type: expected a non-empty string such as "transaction\.update", received number$/],
+    ['a null type', JSON.stringify({ type: null, data: tx }), /^type: expected a non-empty string.*received null$/],
     ['legacy without data', JSON.stringify({ event: 'transaction' }), /^data: expected an object, received undefined$/],
     ['enveloped without data', JSON.stringify({ type: 'transaction.update' }), /^data: expected an object, received undefined$/],
     ['data not an object', JSON.stringify(legacy([tx])), /^data: expected an object, received array$/],
@@ -134,6 +135,18 @@ describe.concurrent('normalizeWebhook', () => {
   ])('rejects %s', (_name, text, expected) => {
     const problems = expectProblems(parseWebhookText(text as string, meta));
     expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(expected)]));
+  });
+
+  it.each<[string, unknown, { format: string; type: string }]>([
+    ['an envelope of another type', { id: 'evt_1', type: 'vending.update', data: { vendingId: 'v1' } }, { format: 'ENVELOPED', type: 'vending.update' }],
+    ['an envelope of another type without data', { type: 'order.created' }, { format: 'ENVELOPED', type: 'order.created' }],
+    ['a type differing only in case', { type: 'Transaction.Update', data: tx }, { format: 'ENVELOPED', type: 'Transaction.Update' }],
+    ['a legacy body of another event', { event: 'vending', data: { vendingId: 'v1' } }, { format: 'LEGACY', type: 'vending' }],
+    ['a type that is any text', { type: 'a"b\n{c}', data: 5 }, { format: 'ENVELOPED', type: 'a"b\n{c}' }],
+  ])('marks %s as ignored, with no problems and no event', (_name, body, ignored) => {
+    const result = normalizeWebhook(body, meta);
+    expect(result).toEqual({ ok: false, problems: [], ignored });
+    expect(parseWebhookText(JSON.stringify(body), meta)).toEqual(result);
   });
 
   it('reads a numeric envelope id as text and leaves out a timestamp it cannot read', () => {

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/*
+ * The real start command (`npm start` is `tsx src/main.ts`) with NODE_ENV=production:
+ * without WEBHOOK_SECRET the gateway must not start unless WEBHOOK_UNSIGNED=allow
+ * says unsigned webhooks are wanted (issue 15, point 2).
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Only a safety net against a hung child; nothing here measures speed. */
+const GIVE_UP_MS = 30_000;
+
+interface Run {
+  child: ChildProcess;
+  stdout: string;
+  stderr: string;
+  exited: Promise<number | null>;
+}
+
+/** Starts src/main.ts the way `npm start` does, with only the environment given (nothing inherited but PATH). */
+function startMain(env: Record<string, string>): Run {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const run: Run = {
+    child,
+    stdout: '',
+    stderr: '',
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+  };
+  child.stdout!.on('data', (chunk: Buffer) => (run.stdout += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (run.stderr += chunk.toString('utf8')));
+  const giveUp = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS);
+  void run.exited.then(() => clearTimeout(giveUp));
+  return run;
+}
+
+/** Resolves with the address once the gateway logs that it listens, or undefined when it exits first. */
+async function listening(run: Run): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const check = () => {
+      const url = /"url":"(http:\/\/[^"]+)"/.exec(run.stdout)?.[1];
+      if (url) {
+        run.child.stdout!.off('data', check);
+        resolve(url);
+      }
+    };
+    run.child.stdout!.on('data', check);
+    void run.exited.then(() => resolve(undefined));
+  });
+}
+
+describe.concurrent('starting in production', () => {
+  it('without WEBHOOK_SECRET: exits 1 with one line on stderr naming WEBHOOK_SECRET', async () => {
+    const run = startMain({ NODE_ENV: 'production', API_KEYS: 'prod-key' });
+    const url = await listening(run);
+    if (url) run.child.kill('SIGKILL');
+    expect(url, 'the gateway started listening').toBeUndefined();
+    expect(await run.exited).toBe(1);
+    const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
+    expect(lines).toEqual([expect.stringMatching(/^vending-gateway: WEBHOOK_SECRET must be set when NODE_ENV=production\b.*WEBHOOK_UNSIGNED=allow/)]);
+  }, GIVE_UP_MS + 5_000);
+
+  it('with WEBHOOK_UNSIGNED=allow: starts, warns that webhooks are unsigned, and takes one', async () => {
+    const run = startMain({ NODE_ENV: 'production', API_KEYS: 'prod-key', WEBHOOK_UNSIGNED: 'allow' });
+    const url = await listening(run);
+    try {
+      expect(url, run.stderr).toBeDefined();
+      expect(run.stdout).toMatch(/WEBHOOK_SECRET is not set: webhooks are accepted without a signature/);
+      const body = JSON.stringify({ event: 'transaction', data: { transactionId: 't-prod', status: 'completed', products: [] } });
+      const response = await fetch(`${url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(response.status).toBe(200);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  }, GIVE_UP_MS + 5_000);
+});
