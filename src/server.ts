@@ -27,6 +27,8 @@ import { createRequestRouter } from './http/request-router.js';
 import { attachGraphQLWs } from './http/graphql-ws.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { useEventIds } from './http/use-event-ids.js';
+import { useKeyWatch } from './graphql/use-key-watch.js';
+import { createUpstreamKeyCheck, isRefusal, type UpstreamKeyCheck } from './upstream-key-check.js';
 import { requestIdOf, upstreamTallyOf, useRequestLog } from './http/use-request-log.js';
 import { createLogger, yogaLogger, type Logger } from './logging.js';
 import { createMetrics } from './observability/metrics.js';
@@ -91,6 +93,18 @@ function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: Upst
   return { backend };
 }
 
+/**
+ * Forward mode: a client's key counts only when the upstream accepts it, asked
+ * with `GET /vendings` (flat view), the contract's one read that needs no id.
+ * Straight to the REST backend (breaker, concurrency limit, metrics), not
+ * through the entity cache, which could answer for a key revoked since.
+ */
+function forwardKeyCheck(config: Config, base: Backend): UpstreamKeyCheck | undefined {
+  if (!config.upstream || config.upstream.apiKey !== undefined) return undefined;
+  const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
+  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => base.listVendings({ products }, { authorization }) });
+}
+
 /** Reads shared while in flight (outermost, so a cache miss is read once), then the cache. */
 function withFastPaths(backend: Backend, fastPaths: Config['fastPaths']): Backend {
   const cached = fastPaths.cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: fastPaths.cacheTtlMs }) : backend;
@@ -122,10 +136,11 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     return bus.activeSubscriptions() - executions + subscribers;
   };
   const metrics = createMetrics({ activeSubscriptions: () => activeSubscriptions(), circuitState: () => base.upstreamState?.().breaker });
+  const keyCheck = forwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix });
   const services: GatewayServices = {
     backend,
-    authenticator: createAuthenticator(config.apiKeys),
+    authenticator: createAuthenticator(config.apiKeys, keyCheck?.check),
     rateLimiter,
     batching: config.batching,
     productsValues: config.productsValues,
@@ -185,6 +200,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
     ...queryLimitPlugins(config.limits),
     ...(trusted ? [useTrustedDocuments(trusted)] : []),
+    ...(keyCheck ? [useKeyWatch(keyCheck) as Plugin] : []),
   ];
 
   const masking = { isDev: false, errorMessage: 'Unexpected error.', onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
@@ -246,14 +262,11 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     sharing: config.fastPaths.subscriptionSharing,
     onDemoRequest: picked.demo,
     trusted,
-    authorize(authorization) {
-      try {
-        services.authenticator.authenticate(authorization);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    authorize: (authorization) =>
+      services.authenticator.authenticate(authorization).then(
+        () => 'accepted' as const,
+        (error: unknown) => (isRefusal(error) ? 'refused' : 'retry'),
+      ),
     initialContext: (authorization) => ({ authorization }) satisfies InitialContext,
   });
 
@@ -281,6 +294,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       closing = true;
       stopWatching?.();
       stopRefreshing();
+      keyCheck?.close();
       await drain({
         server,
         timeoutMs: config.shutdownTimeoutMs,
