@@ -28,7 +28,7 @@ import { attachGraphQLWs } from './http/graphql-ws.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { useEventIds } from './http/use-event-ids.js';
 import { useKeyWatch } from './graphql/use-key-watch.js';
-import { createUpstreamKeyCheck, isRefusal, type UpstreamKeyCheck } from './upstream-key-check.js';
+import { createForwardKeyCheck, isRefusal } from './upstream-key-check.js';
 import { requestIdOf, upstreamTallyOf, useRequestLog } from './http/use-request-log.js';
 import { createLogger, yogaLogger, type Logger } from './logging.js';
 import { createMetrics } from './observability/metrics.js';
@@ -93,18 +93,6 @@ function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: Upst
   return { backend };
 }
 
-/**
- * Forward mode: a client's key counts only when the upstream accepts it, asked
- * with `GET /vendings` (flat view), the contract's one read that needs no id.
- * Straight to the REST backend (breaker, concurrency limit, metrics), not
- * through the entity cache, which could answer for a key revoked since.
- */
-function forwardKeyCheck(config: Config, base: Backend): UpstreamKeyCheck | undefined {
-  if (!config.upstream || config.upstream.apiKey !== undefined) return undefined;
-  const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
-  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => base.listVendings({ products }, { authorization }) });
-}
-
 /** Reads shared while in flight (outermost, so a cache miss is read once), then the cache. */
 function withFastPaths(backend: Backend, fastPaths: Config['fastPaths']): Backend {
   const cached = fastPaths.cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: fastPaths.cacheTtlMs }) : backend;
@@ -136,7 +124,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     return bus.activeSubscriptions() - executions + subscribers;
   };
   const metrics = createMetrics({ activeSubscriptions: () => activeSubscriptions(), circuitState: () => base.upstreamState?.().breaker });
-  const keyCheck = forwardKeyCheck(config, base);
+  const keyCheck = createForwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix });
   const services: GatewayServices = {
     backend,

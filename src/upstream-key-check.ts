@@ -1,4 +1,6 @@
 import { hash } from 'node:crypto';
+import type { Backend } from './backends/backend.js';
+import type { Config } from './config.js';
 import { GatewayError, isGatewayError, type ErrorCode } from './errors.js';
 
 /*
@@ -181,4 +183,18 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
       watched.clear();
     },
   };
+}
+
+/**
+ * The key check of a gateway in forward mode (none otherwise). It asks
+ * `GET /vendings` in the flat view: the contract's one read that needs no id,
+ * so any key the upstream accepts may make it. `backend` is the REST backend
+ * itself (breaker, concurrency limit, metrics), not the entity cache, which
+ * could answer for a key revoked since; concurrent checks of a key are
+ * shared here.
+ */
+export function createForwardKeyCheck(config: Config, backend: Backend): UpstreamKeyCheck | undefined {
+  if (!config.upstream || config.upstream.apiKey !== undefined) return undefined;
+  const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
+  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization }) });
 }
