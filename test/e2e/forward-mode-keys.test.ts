@@ -122,6 +122,23 @@ describe('a key the upstream accepts', () => {
     sse.close();
     await client.dispose();
   });
+
+  it('costs one upstream check per period, whatever it asks', async () => {
+    const key = 'good-and-busy';
+    upstream.keys.add(key);
+    const answers = await Promise.all([
+      // Not `vendings`: its own reads would be counted as checks.
+      ...Array.from({ length: 10 }, () => postGraphQL(gateway.url, `{ transaction(id: "${transactionId()}") { status } }`, { key }).then((answer) => answer.status)),
+      ...Array.from({ length: 10 }, () => fetch(`${gateway.url}/transactions/${transactionId()}`, { headers: { authorization: key } }).then((answer) => answer.status)),
+    ]);
+    expect(new Set(answers)).toEqual(new Set([200]));
+    expect(await waitFor(() => gateway.gateway.activeSubscriptions() === 0)).toBe(true);
+    const clients = Array.from({ length: 10 }, () => wsClient(gateway.url, key));
+    clients.forEach((client) => subscribe(client, SUBSCRIPTION));
+    expect(await waitFor(() => gateway.gateway.activeSubscriptions() === 10)).toBe(true);
+    expect(checksOf(key)).toBe(1);
+    await Promise.all(clients.map((client) => client.dispose()));
+  });
 });
 
 describe('key checks', () => {
