@@ -19,6 +19,7 @@ import { useWebhooks } from './events/use-webhooks.js';
 import { createWebhookVerifier } from './events/webhook-verifier.js';
 import { schema } from './graphql/schema.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './graphql/trusted-documents.js';
+import { useKeyWatch } from './graphql/use-key-watch.js';
 import { queryLimitPlugins } from './graphql/use-query-limits.js';
 import { useBodyLimit } from './http/use-body-limit.js';
 import { useDashboard } from './http/use-dashboard.js';
@@ -27,13 +28,12 @@ import { createRequestRouter } from './http/request-router.js';
 import { attachGraphQLWs } from './http/graphql-ws.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { useEventIds } from './http/use-event-ids.js';
-import { useKeyWatch } from './graphql/use-key-watch.js';
-import { createForwardKeyCheck, isRefusal } from './upstream-key-check.js';
 import { requestIdOf, upstreamTallyOf, useRequestLog } from './http/use-request-log.js';
 import { createLogger, yogaLogger, type Logger } from './logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { createRedisClients, type RedisClients } from './redis/redis-clients.js';
 import { createRestResponder, useRestPassthrough } from './rest/use-rest-passthrough.js';
+import { createForwardKeyCheck, isRefusal } from './upstream-key-check.js';
 
 /** Parts a test or benchmark may supply instead of the ones `config` would pick. */
 export interface GatewayDeps {
