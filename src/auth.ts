@@ -6,26 +6,34 @@ import { GatewayError } from './errors.js';
  * Who may call the gateway. With keys, a client must present one of them
  * (contract part 5: "Bearer " is unconfirmed there, so it is accepted and
  * optional). Without keys the gateway forwards each client's own header and
- * the upstream decides; the header must still be present.
+ * the upstream decides: the header must be present, and `upstreamCheck`
+ * (forward mode, src/upstream-key-check.ts) must accept it.
  */
 export interface Authenticator {
-  /** The credential of a request's `Authorization`, counting its upstream calls in `tally` when given. */
-  authenticate(authorization: string | null | undefined, tally?: UpstreamTally): Credential;
+  /**
+   * The credential of a request's `Authorization`, counting its upstream calls
+   * in `tally` when given. Throws a request-failing GatewayError when refused.
+   */
+  authenticate(authorization: string | null | undefined, tally?: UpstreamTally): Promise<Credential>;
 }
 
 // One-shot hashing: no Hash object per request.
 const digest = (value: string): Buffer => hash('sha256', value, 'buffer') as unknown as Buffer;
 
-export function createAuthenticator(apiKeys: readonly string[]): Authenticator {
+export function createAuthenticator(apiKeys: readonly string[], upstreamCheck?: (authorization: string) => Promise<void>): Authenticator {
   // Compare digests in constant time so a key cannot be guessed byte by byte.
   const accepted = apiKeys.map(digest);
   return {
-    authenticate(authorization, tally) {
+    async authenticate(authorization, tally) {
       const header = authorization?.trim();
       if (!header) throw new GatewayError('UNAUTHENTICATED', 'Missing API key: send it in the Authorization header', {
           failsRequest: true,
         });
-      if (accepted.length === 0) return { authorization: header, tally };
+      if (accepted.length === 0) {
+        // The key as forwarded is the key the upstream judges.
+        await upstreamCheck?.(header);
+        return { authorization: header, tally };
+      }
       const presented = digest(header.replace(/^Bearer\s+/i, ''));
       if (!accepted.some((key) => timingSafeEqual(key, presented))) {
         throw new GatewayError('UNAUTHENTICATED', 'Unknown API key', { failsRequest: true });

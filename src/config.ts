@@ -22,6 +22,8 @@ export interface UpstreamConfig {
   maxConcurrent: number;
   /** Most requests waiting for one of those; more fail at once. @default 1000 */
   maxQueued: number;
+  /** Forward mode only (no `apiKey`): how clients' own keys are checked with the upstream. */
+  keyCheck: ForwardKeyCheckConfig;
   /** Circuit breaker in front of the upstream. */
   breaker: {
     enabled: boolean;
@@ -34,6 +36,14 @@ export interface UpstreamConfig {
     /** How long it stays open before one probe call. @default 10000 */
     resetTimeoutMs: number;
   };
+}
+
+/** Forward mode: a client's key is accepted only when the upstream accepts it (src/upstream-key-check.ts). */
+export interface ForwardKeyCheckConfig {
+  /** How long a verdict is remembered, and how often keys with open subscriptions are checked again. @default 30000 */
+  ttlMs: number;
+  /** Most upstream key checks started in any one second, for the whole instance. @default 20 */
+  checksPerSecond: number;
 }
 
 /** How per-request loaders turn a batch of ids into backend calls. */
@@ -239,6 +249,10 @@ function upstreamConfig(env: Env): UpstreamConfig {
     retries: integer(env, 'UPSTREAM_RETRIES', 2, 0, 2),
     maxConcurrent: integer(env, 'UPSTREAM_MAX_CONCURRENT', 100, 1, 100_000),
     maxQueued: integer(env, 'UPSTREAM_MAX_QUEUED', 1_000, 0, 1_000_000),
+    keyCheck: {
+      ttlMs: integer(env, 'FORWARD_KEY_TTL_MS', 30_000, 100, 3_600_000),
+      checksPerSecond: integer(env, 'FORWARD_KEY_CHECKS_PER_SECOND', 20, 1, 100_000),
+    },
     breaker: {
       enabled: onOff(env, 'UPSTREAM_BREAKER', true),
       failureThresholdPercent: integer(env, 'UPSTREAM_BREAKER_FAILURE_PERCENT', 50, 1, 100),

@@ -48,11 +48,12 @@ export function requestIdFrom(header: string | null | undefined): string {
 }
 
 /**
- * Authenticates (throws `UNAUTHENTICATED`), counts the request against its
+ * Authenticates (throws `UNAUTHENTICATED`; in forward mode the upstream is
+ * asked, see src/upstream-key-check.ts), counts the request against its
  * key's rate limit (throws `RATE_LIMITED`) and builds fresh loaders for it.
  */
 export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
-  const credential = services.authenticator.authenticate(facts.authorization, facts.tally);
+  const credential = await services.authenticator.authenticate(facts.authorization, facts.tally);
   await services.rateLimiter.admit(credential);
   return {
     requestId: facts.requestId,

@@ -19,6 +19,7 @@ import { useWebhooks } from './events/use-webhooks.js';
 import { createWebhookVerifier } from './events/webhook-verifier.js';
 import { schema } from './graphql/schema.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './graphql/trusted-documents.js';
+import { useKeyWatch } from './graphql/use-key-watch.js';
 import { queryLimitPlugins } from './graphql/use-query-limits.js';
 import { useBodyLimit } from './http/use-body-limit.js';
 import { useDashboard } from './http/use-dashboard.js';
@@ -32,6 +33,7 @@ import { createLogger, yogaLogger, type Logger } from './logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { createRedisClients, type RedisClients } from './redis/redis-clients.js';
 import { createRestResponder, useRestPassthrough } from './rest/use-rest-passthrough.js';
+import { createForwardKeyCheck, isRefusal } from './upstream-key-check.js';
 
 /** Parts a test or benchmark may supply instead of the ones `config` would pick. */
 export interface GatewayDeps {
@@ -122,10 +124,11 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     return bus.activeSubscriptions() - executions + subscribers;
   };
   const metrics = createMetrics({ activeSubscriptions: () => activeSubscriptions(), circuitState: () => base.upstreamState?.().breaker });
+  const keyCheck = createForwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix });
   const services: GatewayServices = {
     backend,
-    authenticator: createAuthenticator(config.apiKeys),
+    authenticator: createAuthenticator(config.apiKeys, keyCheck?.check),
     rateLimiter,
     batching: config.batching,
     productsValues: config.productsValues,
@@ -184,6 +187,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
     ...queryLimitPlugins(config.limits),
     ...(trusted ? [useTrustedDocuments(trusted)] : []),
+    ...(keyCheck ? [useKeyWatch(keyCheck) as Plugin] : []),
   ];
 
   const masking = { isDev: false, errorMessage: 'Unexpected error.', onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
@@ -245,14 +249,11 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     sharing: config.fastPaths.subscriptionSharing,
     onDemoRequest: picked.demo,
     trusted,
-    authorize(authorization) {
-      try {
-        services.authenticator.authenticate(authorization);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    authorize: (authorization) =>
+      services.authenticator.authenticate(authorization).then(
+        () => 'accepted' as const,
+        (error: unknown) => (isRefusal(error) ? 'refused' : 'retry'),
+      ),
     initialContext: (authorization) => ({ authorization }) satisfies InitialContext,
   });
 
@@ -280,6 +281,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       closing = true;
       stopWatching?.();
       stopRefreshing();
+      keyCheck?.close();
       await drain({
         server,
         timeoutMs: config.shutdownTimeoutMs,

@@ -32,8 +32,12 @@ export interface GraphQLWsOptions {
    * (the dashboard page); the returned function is called when it leaves.
    */
   onDemoRequest?: (() => () => void) | undefined;
-  /** The key a client sent in its `connection_init` payload, when any. */
-  authorize(authorization: string | undefined): boolean;
+  /**
+   * Judges the key a client sent in its `connection_init` payload, when any:
+   * `retry` when it could not be judged now (forward mode, upstream failing or
+   * too many key checks).
+   */
+  authorize(authorization: string | undefined): Promise<'accepted' | 'refused' | 'retry'>;
   /** Makes the initial context of one operation from the connection's key. */
   initialContext(authorization: string | undefined): Record<string, unknown>;
 }
@@ -72,9 +76,12 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
       execute: (args) => (args as Rooted).rootValue.execute(args) as never,
       subscribe: (args) => (args as Rooted).rootValue.subscribe(args) as never,
-      // Returning false closes the socket with 4403 Forbidden, as the protocol defines.
-      onConnect: (ctx) => {
-        if (!options.authorize(authorizationOf(ctx.connectionParams))) return false;
+      // Returning false closes the socket with 4403 Forbidden, as the protocol defines. 1013 Try Again
+      // Later comes first when there is no verdict: graphql-ws clients retry it by default.
+      onConnect: async (ctx) => {
+        const verdict = await options.authorize(authorizationOf(ctx.connectionParams));
+        if (verdict === 'retry') ctx.extra.socket.close(1013, 'Try Again Later');
+        if (verdict !== 'accepted') return false;
         if (ctx.connectionParams?.demoSimulator === true && options.onDemoRequest) demoReleases.set(ctx, options.onDemoRequest());
         return true;
       },

@@ -56,7 +56,7 @@ export function createRestHandler({ backend, authenticator, maxBodyBytes, onUnex
       return jsonResponse(errorEnvelope(`Method ${request.method} is not allowed here; use ${match.allow}`), 405, { allow: match.allow });
     }
     try {
-      const credential = authenticator.authenticate(request.headers.get('authorization'), upstreamTallyOf(request));
+      const credential = await authenticator.authenticate(request.headers.get('authorization'), upstreamTallyOf(request));
       await admit(credential);
       const id = match.id ?? '';
       if (match.name !== 'listVendings' && id.trim() === '') throw badUserInput('The id in the path must not be empty');

@@ -83,7 +83,8 @@ describe('in front of a failing upstream', () => {
     upstream = await startStandInUpstream({ keys: [TEST_KEY] });
     running = await startGateway({
       BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_RETRIES: '0',
-      UPSTREAM_BREAKER_MIN_CALLS: '3', UPSTREAM_BREAKER_RESET_MS: '300',
+      // 4: the forward-mode key check is one successful call in the window too.
+      UPSTREAM_BREAKER_MIN_CALLS: '4', UPSTREAM_BREAKER_RESET_MS: '300',
     });
   });
   afterAll(async () => {
@@ -93,7 +94,8 @@ describe('in front of a failing upstream', () => {
 
   it('opens the breaker, says so on /readyz and /metrics, and recovers', async () => {
     const id = (upstream.transactions[0] as { transactionId: string }).transactionId;
-    upstream.injectFault({ kind: 'status', status: 500 }, { times: 5 });
+    // Not the key check's path (GET /vendings), which a forwarding gateway asks first.
+    upstream.injectFault({ kind: 'status', status: 500 }, { times: 5, pathPrefix: '/transactions' });
     for (let i = 0; i < 5; i++) await fetch(`${running.url}/transactions/${id}`, { headers: { authorization: TEST_KEY } });
     expect((await fetch(`${running.url}/readyz`)).status).toBe(503);
     const open = await scrape(running.url);

@@ -81,9 +81,10 @@ describe('GraphQL in rest mode serves the upstream data', () => {
     expect(body.data!.transaction.products).toEqual(tx.products.map((p) => ({ productId: p.productId, quantity: p.quantity })));
   });
 
-  it('forwards a bad key and reports the upstream refusal as UNAUTHENTICATED', async () => {
+  it('forwards a bad key and reports the upstream refusal as UNAUTHENTICATED, HTTP 401', async () => {
     const response = await postGraphQL(gateway.url, `{ transaction(id: "${tx.transactionId}") { status } }`, { key: 'wrong' });
-    expect(response.body.data).toEqual({ transaction: null });
+    expect(response.status).toBe(401);
+    expect(response.body.data).toBeUndefined();
     expect(response.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect(response.body.errors?.[0]?.message).toBe('Unknown API key');
   });

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface StandInOptions {
-  /** keys accepted; a request's Authorization must equal a key or `Bearer <key>`. default ['upstream-key'] */
+  /** keys accepted at start (see `StandInUpstream.keys`); a request's Authorization must equal a key or `Bearer <key>`. default ['upstream-key'] */
   keys?: string[];
   /** port to listen on; default 0 (a free one). A test restarts an upstream on the port it had. */
   port?: number;
@@ -30,6 +30,8 @@ export interface RecordedCall { method: string; path: string; query: string; aut
 
 export interface StandInUpstream {
   url: string;
+  /** The keys accepted now: a test adds one to grant it, deletes one to revoke it. */
+  keys: Set<string>;
   calls: RecordedCall[];
   callsTo(method: string, pathPrefix: string): RecordedCall[];
   injectFault(fault: Fault, match?: { method?: string; pathPrefix?: string; times?: number }): void;
@@ -95,7 +97,7 @@ function planogram(products: unknown): unknown {
 interface QueuedFault { fault: Fault; method: string | undefined; pathPrefix: string | undefined; remaining: number }
 
 export async function startStandInUpstream(options: StandInOptions = {}): Promise<StandInUpstream> {
-  const keys = options.keys ?? ['upstream-key'];
+  const keys = new Set(options.keys ?? ['upstream-key']);
   const values = options.productsValues ?? { flat: 'flat', planogram: 'planogram' };
   const calls: RecordedCall[] = [];
   const transactions = seedTransactions();
@@ -192,7 +194,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       const answer = () => {
         // Checked before any routing, so a bad key cannot probe which ids exist.
         if (authorization === undefined || authorization === '') return error(res, 401, 'missing Authorization header');
-        if (!keys.some((k) => authorization === k || authorization === `Bearer ${k}`)) return error(res, 401, 'invalid API key');
+        if (!keys.has(authorization) && !(authorization.startsWith('Bearer ') && keys.has(authorization.slice(7)))) return error(res, 401, 'invalid API key');
         route(method, url, body, res);
       };
       const fault = takeFault(method, url.pathname);
@@ -214,6 +216,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
 
   return {
     url: `http://127.0.0.1:${port}`,
+    keys,
     calls,
     callsTo: (method, pathPrefix) => calls.filter((c) => c.method === method.toUpperCase() && c.path.startsWith(pathPrefix)),
     injectFault(fault, match = {}) {

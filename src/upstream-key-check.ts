@@ -1,0 +1,200 @@
+import { hash } from 'node:crypto';
+import type { Backend } from './backends/backend.js';
+import type { Config } from './config.js';
+import { GatewayError, isGatewayError, type ErrorCode } from './errors.js';
+
+/*
+ * Forward mode (no UPSTREAM_API_KEY): the upstream is the only judge of a
+ * client's key, and the live feed makes no upstream call of its own, so the
+ * gateway asks the upstream once per key and period (issue 15 point 1).
+ * Verdicts, accepted and refused alike, are remembered for `ttlMs` under a
+ * hash of the key, at most `maxEntries` of them; concurrent checks of one key
+ * share one call; and the instance starts at most `checksPerSecond` checks in
+ * any one second, so a flood of made-up keys is not a flood upstream. A key
+ * with open subscriptions is checked again every period, and its watchers are
+ * told when the upstream refuses it.
+ */
+
+export interface UpstreamKeyCheckOptions {
+  /** One cheap upstream call made with `authorization`: resolves when accepted, rejects with the upstream's GatewayError. */
+  probe(authorization: string): Promise<unknown>;
+  /** How long a verdict is remembered, and how often watched keys are checked again. @default 30000 */
+  ttlMs: number;
+  /** Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited. @default 20 */
+  checksPerSecond: number;
+  /** Most verdicts remembered; past it the oldest is forgotten. @default 10000 */
+  maxEntries?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+export interface UpstreamKeyCheck {
+  /**
+   * Resolves when the upstream accepts the key. Otherwise throws a
+   * request-failing GatewayError: UNAUTHENTICATED or FORBIDDEN when the
+   * upstream refused it (`isRefusal`), RATE_LIMITED over the instance's
+   * check limit, or the upstream's failure (no verdict, retryable).
+   */
+  check(authorization: string): Promise<void>;
+  /**
+   * Keeps the key checked every period while watched; `onRefused` is called
+   * once should the upstream refuse it. A check that gets no verdict leaves
+   * the watch as it is. Returns the function that ends the watch.
+   */
+  watch(authorization: string, onRefused: (error: GatewayError) => void): () => void;
+  /** Stops the re-check timers. */
+  close(): void;
+}
+
+type RefusalCode = Extract<ErrorCode, 'UNAUTHENTICATED' | 'FORBIDDEN'>;
+type Verdict = { accepted: true } | { accepted: false; code: RefusalCode; message: string; status: number | undefined };
+
+const refusalCodes: ReadonlySet<ErrorCode> = new Set<RefusalCode>(['UNAUTHENTICATED', 'FORBIDDEN']);
+/** Failures a client may retry as they are; any other answer to the check is the upstream's fault. */
+const passedOnCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_ERROR', 'RATE_LIMITED']);
+
+/** Whether an error of `check` says the upstream refused the key (as opposed to "try again"). */
+export const isRefusal = (error: unknown): boolean => isGatewayError(error) && refusalCodes.has(error.code);
+
+// Keys are held only as digests.
+const digest = (value: string): string => hash('sha256', value, 'base64');
+
+/** The refusal as a client sees it: the upstream's status and message, failing the whole request. */
+function refusalError(verdict: Extract<Verdict, { accepted: false }>, failsRequest: boolean): GatewayError {
+  return new GatewayError(verdict.code, verdict.message, { upstreamStatus: verdict.status, failsRequest });
+}
+
+function noVerdict(error: unknown): unknown {
+  if (!isGatewayError(error)) return error;
+  const code = passedOnCodes.has(error.code) ? error.code : 'UPSTREAM_ERROR';
+  const message = code === error.code ? error.message : 'The service gave an unexpected answer when asked about this API key';
+  return new GatewayError(code, message, { failsRequest: true, headers: { 'retry-after': '1' }, cause: error });
+}
+
+export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): UpstreamKeyCheck {
+  const { probe, ttlMs, checksPerSecond, maxEntries = 10_000, now = Date.now } = options;
+  // Map order is insertion order, and a verdict is re-inserted when renewed: the first entry is the oldest.
+  const verdicts = new Map<string, { verdict: Verdict; expiresAt: number }>();
+  const inFlight = new Map<string, Promise<Verdict>>();
+  // When each of the last `checksPerSecond` checks started, as a ring: a new one may start once the oldest is a second old.
+  const started: number[] = new Array<number>(checksPerSecond).fill(Number.NEGATIVE_INFINITY);
+  let oldest = 0;
+  const watched = new Map<string, { authorization: string; listeners: Set<(error: GatewayError) => void>; timer: NodeJS.Timeout | undefined }>();
+
+  function admit(): void {
+    const at = now();
+    const wait = started[oldest]! + 1_000 - at;
+    if (wait > 0) {
+      throw new GatewayError('RATE_LIMITED', `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`, {
+        failsRequest: true,
+        headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1_000))) },
+      });
+    }
+    started[oldest] = at;
+    oldest = (oldest + 1) % checksPerSecond;
+  }
+
+  function remember(key: string, verdict: Verdict): void {
+    verdicts.delete(key);
+    if (verdicts.size >= maxEntries) verdicts.delete(verdicts.keys().next().value!);
+    verdicts.set(key, { verdict, expiresAt: now() + ttlMs });
+  }
+
+  /** The upstream's verdict on a key, asking it (once for all who ask meanwhile); throws when there is none. */
+  function ask(key: string, authorization: string, limited: boolean): Promise<Verdict> {
+    const pending = inFlight.get(key);
+    if (pending) return pending;
+    if (limited) admit();
+    const asking = probe(authorization).then(
+      (): Verdict => ({ accepted: true }),
+      (error: unknown): Verdict => {
+        if (isGatewayError(error) && refusalCodes.has(error.code)) {
+          return { accepted: false, code: error.code as RefusalCode, message: error.message, status: error.upstreamStatus };
+        }
+        throw noVerdict(error);
+      },
+    );
+    const shared = asking
+      .then((verdict) => {
+        remember(key, verdict);
+        return verdict;
+      })
+      .finally(() => inFlight.delete(key));
+    inFlight.set(key, shared);
+    return shared;
+  }
+
+  async function check(authorization: string): Promise<void> {
+    const key = digest(authorization);
+    const known = verdicts.get(key);
+    const verdict = known && known.expiresAt > now() ? known.verdict : await ask(key, authorization, true);
+    if (!verdict.accepted) throw refusalError(verdict, true);
+  }
+
+  /** The next re-check of a watched key: when the verdict it holds runs out. */
+  function schedule(key: string): void {
+    const watch = watched.get(key);
+    if (!watch) return;
+    const expiresAt = verdicts.get(key)?.expiresAt ?? 0;
+    const delay = expiresAt > now() ? expiresAt - now() : ttlMs;
+    watch.timer = setTimeout(() => void recheck(key), delay);
+    watch.timer.unref();
+  }
+
+  async function recheck(key: string): Promise<void> {
+    const watch = watched.get(key);
+    if (!watch) return;
+    let verdict: Verdict | undefined;
+    try {
+      verdict = await ask(key, watch.authorization, false);
+    } catch {
+      verdict = undefined; // No verdict: the feed stays until one comes.
+    }
+    if (watched.get(key) !== watch) return;
+    if (verdict?.accepted === false) {
+      watched.delete(key);
+      for (const listener of watch.listeners) listener(refusalError(verdict, false));
+      return;
+    }
+    schedule(key);
+  }
+
+  return {
+    check,
+    watch(authorization, onRefused) {
+      const key = digest(authorization);
+      let watch = watched.get(key);
+      if (!watch) {
+        watch = { authorization, listeners: new Set(), timer: undefined };
+        watched.set(key, watch);
+        schedule(key);
+      }
+      const current = watch;
+      current.listeners.add(onRefused);
+      return () => {
+        current.listeners.delete(onRefused);
+        if (current.listeners.size > 0 || watched.get(key) !== current) return;
+        clearTimeout(current.timer);
+        watched.delete(key);
+      };
+    },
+    close() {
+      for (const watch of watched.values()) clearTimeout(watch.timer);
+      watched.clear();
+    },
+  };
+}
+
+/**
+ * The key check of a gateway in forward mode (none otherwise). It asks
+ * `GET /vendings` in the flat view: the contract's one read that needs no id,
+ * so any key the upstream accepts may make it. `backend` is the REST backend
+ * itself (breaker, concurrency limit, metrics), not the entity cache, which
+ * could answer for a key revoked since; concurrent checks of a key are
+ * shared here.
+ */
+export function createForwardKeyCheck(config: Config, backend: Backend): UpstreamKeyCheck | undefined {
+  if (!config.upstream || config.upstream.apiKey !== undefined) return undefined;
+  const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
+  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization }) });
+}
