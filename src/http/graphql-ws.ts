@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
@@ -48,6 +48,25 @@ export interface GraphQLWsServer {
 function authorizationOf(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
   const value = params?.Authorization ?? params?.authorization;
   return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Whether the operation resumes from a client's position (an `after` argument
+ * given a value, literally or by variable). Such a subscription replays what
+ * it missed before going live, so it cannot join a group whose replay (or
+ * none) already went out; any `after` anywhere in the document counts, which
+ * only ever costs sharing.
+ */
+function resumes(document: DocumentNode, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  let found = false;
+  visit(document, {
+    Argument(node) {
+      if (node.name.value !== 'after') return;
+      const value = valueFromASTUntyped(node.value, variables);
+      if (value !== null && value !== undefined) found = true;
+    },
+  });
+  return found;
 }
 
 type Rooted = ExecutionArgs & { rootValue: { execute: (args: ExecutionArgs) => unknown; subscribe: (args: ExecutionArgs) => unknown } };
@@ -100,8 +119,8 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
           ids.add(id);
           const authorization = authorizationOf(ctx.connectionParams);
           const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
-          // Every subscription is a group member (of a group of one when not sharing), so counts are uniform.
-          const group = options.sharing ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
+          // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
+          const group = options.sharing && !resumes(document, payload.variables) ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
           // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
           const socket = ctx.extra.socket;
           const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
