@@ -8,6 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { WebSocketLimits } from '../config.js';
 import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
 import { nestingProblem } from '../graphql/use-query-limits.js';
+import { createRestartHold } from './restart-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
 
 /*
@@ -39,8 +40,15 @@ export interface GraphQLWsOptions {
 }
 
 export interface GraphQLWsServer {
-  /** Stops taking connections; open ones are closed with 1001 Going Away. */
-  close(): Promise<void>;
+  /** From now on a subscription whose source ends sends no `complete`: the gateway is stopping, its client is to come back. */
+  holdEnds(): void;
+  /**
+   * Once every subscription open at `holdEnds()` has sent what its source held
+   * (at most `settleMs`), closes every connection with 1012 Service Restart,
+   * which graphql-ws clients retry with their default settings, and stops
+   * taking connections.
+   */
+  close(settleMs: number): Promise<void>;
   /** Subscriptions open over WebSocket, and how many subscriptions of the event bus they use. */
   subscriptions(): { subscribers: number; executions: number };
 }
@@ -69,6 +77,9 @@ function resumes(document: DocumentNode, variables: Readonly<Record<string, unkn
   return found;
 }
 
+/** How long a stopping gateway waits for clients to answer its close frame before it drops their sockets. */
+const CLOSE_HANDSHAKE_MS = 1_000;
+
 type Rooted = ExecutionArgs & { rootValue: { execute: (args: ExecutionArgs) => unknown; subscribe: (args: ExecutionArgs) => unknown } };
 type Extra = { socket: WebSocket };
 
@@ -77,6 +88,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   const wss = new WebSocketServer({ server: options.server, path: options.path, maxPayload: options.limits.maxMessageBytes });
   const open = new WeakMap<object, Set<string>>();
   const shared = createSharedSubscriptions();
+  const restartHold = createRestartHold();
   const demoReleases = new WeakMap<object, () => void>();
 
   const documentOf = (payload: { query: string; extensions?: unknown; documentId?: unknown }): string | GraphQLError => {
@@ -90,7 +102,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
       execute: (args) => (args as Rooted).rootValue.execute(args) as never,
-      subscribe: (args) => (args as Rooted).rootValue.subscribe(args) as never,
+      subscribe: async (args) => restartHold.wrap(await (args as Rooted).rootValue.subscribe(args)) as never,
       // Returning false closes the socket with 4403 Forbidden, as the protocol defines.
       onConnect: (ctx) => {
         if (!options.authorize(authorizationOf(ctx.connectionParams))) return false;
@@ -148,8 +160,13 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY,
   );
   return {
-    async close() {
-      for (const client of wss.clients) client.close(1001, 'Going away');
+    holdEnds: () => restartHold.hold(),
+    async close(settleMs) {
+      await restartHold.settled(settleMs);
+      // Not 1001 after `complete`s: clients treat a completed subscription as finished and never resubscribe.
+      for (const client of wss.clients) client.close(1012, 'Service restart');
+      for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (const client of wss.clients) client.terminate();
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -17,7 +17,17 @@ function eventIdOf(result: ExecutionResult): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream; TextEncoder: typeof TextEncoder }): Response {
+export interface EventIdsOptions {
+  /**
+   * Whether the gateway is stopping: a stream that ends then sends no
+   * `complete`, so EventSource and graphql-sse clients reconnect (with
+   * Last-Event-ID) instead of taking the operation as finished.
+   * @default never
+   */
+  stopping?: () => boolean;
+}
+
+function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream; TextEncoder: typeof TextEncoder }, stopping: () => boolean): Response {
   const encoder = new fetchAPI.TextEncoder();
   const iterator = result[Symbol.asyncIterator]();
   let ping: NodeJS.Timeout | undefined;
@@ -39,7 +49,7 @@ function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Respons
         controller.enqueue(encoder.encode(`${id ? `id: ${id}\n` : ''}event: next\ndata: ${JSON.stringify(payload)}\n\n`));
       }
       if (next.done) {
-        controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));
+        if (!stopping()) controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));
         clearInterval(ping);
         controller.close();
       }
@@ -55,7 +65,7 @@ function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Respons
   });
 }
 
-export function useEventIds(): Plugin<GatewayContext> {
+export function useEventIds({ stopping = () => false }: EventIdsOptions = {}): Plugin<GatewayContext> {
   return {
     onSubscribe: () => ({
       onSubscribeResult: () => ({
@@ -67,7 +77,7 @@ export function useEventIds(): Plugin<GatewayContext> {
     }),
     onResultProcess({ request, result, setResultProcessor }) {
       if (!isAsyncIterable(result) || !(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
-      setResultProcessor((processed, fetchAPI) => sseResponse(processed as AsyncIterable<ExecutionResult>, fetchAPI as never), 'text/event-stream');
+      setResultProcessor((processed, fetchAPI) => sseResponse(processed as AsyncIterable<ExecutionResult>, fetchAPI as never, stopping), 'text/event-stream');
     },
   };
 }

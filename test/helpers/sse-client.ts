@@ -9,6 +9,8 @@ export interface SseSubscription {
   next(timeoutMs?: number): Promise<any>;
   /** The `id:` of the last event delivered, as an EventSource would send back in Last-Event-ID. */
   lastEventId(): string | undefined;
+  /** Resolves when the stream ends: `complete` after an `event: complete` frame, else `end` (or `aborted` by close()). */
+  ended: Promise<'complete' | 'end' | 'aborted'>;
   close(): void;
 }
 
@@ -29,6 +31,9 @@ export async function sseSubscribe(
   const queue: any[] = [];
   let lastId: string | undefined;
   const waiters: Array<(payload: any) => void> = [];
+  let completed = false;
+  let settle: (how: 'complete' | 'end' | 'aborted') => void = () => {};
+  const ended = new Promise<'complete' | 'end' | 'aborted'>((resolve) => (settle = resolve));
   const deliver = (payload: any) => {
     const waiter = waiters.shift();
     if (waiter) waiter(payload);
@@ -52,14 +57,18 @@ export async function sseSubscribe(
           if (id) lastId = id;
           const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
           if (event === 'next' && data) deliver(JSON.parse(data));
+          if (event === 'complete') completed = true;
         }
       }
+      settle(completed ? 'complete' : 'end');
     } catch {
       // Aborted by close().
+      settle('aborted');
     }
   })();
   return {
     status: response.status,
+    ended,
     close: () => abort.abort(),
     lastEventId: () => lastId,
     next(timeoutMs = 2_000) {
