@@ -47,9 +47,10 @@ export interface Gateway {
   /** Starts listening on `config.host:config.port` (port 0 picks a free one). */
   listen(): Promise<{ url: string; port: number }>;
   /**
-   * Graceful shutdown: stops accepting, completes subscriptions, lets in-flight
-   * requests finish (each answered with `Connection: close`), and closes what
-   * is left after `config.shutdownTimeoutMs`.
+   * Graceful shutdown: stops accepting, lets in-flight requests finish (each
+   * answered with `Connection: close`), ends subscriptions once they delivered
+   * what they hold, in a way clients retry (no `complete`; WebSocket close
+   * 1012), and closes what is left after `config.shutdownTimeoutMs`.
    */
   close(): Promise<void>;
   /** In-process entry point: answers a Fetch API request without a socket. */
@@ -167,7 +168,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     requestLog,
     metricsPlugin,
     useBodyLimit(config.maxBodyBytes, GRAPHQL_PATH),
-    useEventIds() as Plugin,
+    useEventIds({ stopping: () => endingStreams }) as Plugin,
     useDashboard((error) => logger.error({ err: error }, 'could not build the dashboard')),
     useReadinessCheck({ endpoint: '/readyz', check: ready }),
     useWebhooks({
@@ -288,13 +289,12 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
         graceMs: config.shutdownGraceMs,
         onStopAccepting: () => (refusing = true),
         inFlight: () => inFlight,
-        endStreams: async () => {
+        // Subscriptions deliver what they hold, then end without `complete`, so clients come back and resume.
+        endStreams: async (remainingMs) => {
           endingStreams = true;
+          ws.holdEnds();
           await bus.close();
-          // Let each subscription send its `complete` before the sockets go (1001).
-          for (let waited = 0; bus.activeSubscriptions() > 0 && waited < 1_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          await ws.close();
+          await ws.close(remainingMs / 2);
         },
       });
       await events.close();

@@ -11,8 +11,8 @@ export interface DrainOptions {
   onStopAccepting(): void;
   /** Requests in flight that are not subscription streams. */
   inFlight(): number;
-  /** Ends long-lived responses (subscriptions) once what they hold is delivered. */
-  endStreams(): Promise<unknown>;
+  /** Ends long-lived responses (subscriptions) once what they hold is delivered, within `remainingMs`. */
+  endStreams(remainingMs: number): Promise<unknown>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,7 +29,8 @@ const openConnections = (server: Server) => new Promise<number>((resolve) => ser
  * 3. answer every request still arriving on open connections, each with
  *    `Connection: close`, so its client opens no further request there;
  * 4. wait for in-flight requests, so every webhook answered 200 is logged;
- * 5. end subscription streams once they delivered what they hold;
+ * 5. end subscription streams once they delivered what they hold, so that
+ *    their clients reconnect (elsewhere, or here after the restart) and resume;
  * 6. wait for the remaining connections to end; past the deadline, close them.
  */
 export async function drain({ server, timeoutMs, graceMs, onStopAccepting, inFlight, endStreams }: DrainOptions): Promise<void> {
@@ -40,7 +41,7 @@ export async function drain({ server, timeoutMs, graceMs, onStopAccepting, inFli
   const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
   onStopAccepting();
   while (inFlight() > 0 && remaining() > 0) await sleep(10);
-  await endStreams();
+  await endStreams(remaining());
 
   // Connections that got a `Connection: close` answer close themselves; idle ones left go after a beat.
   await sleep(Math.min(200, remaining()));

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
@@ -8,6 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { WebSocketLimits } from '../config.js';
 import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
 import { nestingProblem } from '../graphql/use-query-limits.js';
+import { createRestartHold } from './restart-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
 
 /*
@@ -43,8 +44,15 @@ export interface GraphQLWsOptions {
 }
 
 export interface GraphQLWsServer {
-  /** Stops taking connections; open ones are closed with 1001 Going Away. */
-  close(): Promise<void>;
+  /** From now on a subscription whose source ends sends no `complete`: the gateway is stopping, its client is to come back. */
+  holdEnds(): void;
+  /**
+   * Once every subscription open at `holdEnds()` has sent what its source held
+   * (at most `settleMs`), closes every connection with 1012 Service Restart,
+   * which graphql-ws clients retry with their default settings, and stops
+   * taking connections.
+   */
+  close(settleMs: number): Promise<void>;
   /** Subscriptions open over WebSocket, and how many subscriptions of the event bus they use. */
   subscriptions(): { subscribers: number; executions: number };
 }
@@ -54,6 +62,28 @@ function authorizationOf(params: Readonly<Record<string, unknown>> | undefined):
   return typeof value === 'string' ? value : undefined;
 }
 
+/**
+ * Whether the operation resumes from a client's position (an `after` argument
+ * given a value, literally or by variable). Such a subscription replays what
+ * it missed before going live, so it cannot join a group whose replay (or
+ * none) already went out; any `after` anywhere in the document counts, which
+ * only ever costs sharing.
+ */
+function resumes(document: DocumentNode, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  let found = false;
+  visit(document, {
+    Argument(node) {
+      if (node.name.value !== 'after') return;
+      const value = valueFromASTUntyped(node.value, variables);
+      if (value !== null && value !== undefined) found = true;
+    },
+  });
+  return found;
+}
+
+/** How long a stopping gateway waits for clients to answer its close frame before it drops their sockets. */
+const CLOSE_HANDSHAKE_MS = 1_000;
+
 type Rooted = ExecutionArgs & { rootValue: { execute: (args: ExecutionArgs) => unknown; subscribe: (args: ExecutionArgs) => unknown } };
 type Extra = { socket: WebSocket };
 
@@ -62,6 +92,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   const wss = new WebSocketServer({ server: options.server, path: options.path, maxPayload: options.limits.maxMessageBytes });
   const open = new WeakMap<object, Set<string>>();
   const shared = createSharedSubscriptions();
+  const restartHold = createRestartHold();
   const demoReleases = new WeakMap<object, () => void>();
 
   const documentOf = (payload: { query: string; extensions?: unknown; documentId?: unknown }): string | GraphQLError => {
@@ -75,7 +106,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
       execute: (args) => (args as Rooted).rootValue.execute(args) as never,
-      subscribe: (args) => (args as Rooted).rootValue.subscribe(args) as never,
+      subscribe: async (args) => restartHold.wrap(await (args as Rooted).rootValue.subscribe(args)) as never,
       // Returning false closes the socket with 4403 Forbidden, as the protocol defines. 1013 Try Again
       // Later comes first when there is no verdict: graphql-ws clients retry it by default.
       onConnect: async (ctx) => {
@@ -107,8 +138,8 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
           ids.add(id);
           const authorization = authorizationOf(ctx.connectionParams);
           const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
-          // Every subscription is a group member (of a group of one when not sharing), so counts are uniform.
-          const group = options.sharing ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
+          // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
+          const group = options.sharing && !resumes(document, payload.variables) ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
           // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
           const socket = ctx.extra.socket;
           const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
@@ -136,8 +167,13 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY,
   );
   return {
-    async close() {
-      for (const client of wss.clients) client.close(1001, 'Going away');
+    holdEnds: () => restartHold.hold(),
+    async close(settleMs) {
+      await restartHold.settled(settleMs);
+      // Not 1001 after `complete`s: clients treat a completed subscription as finished and never resubscribe.
+      for (const client of wss.clients) client.close(1012, 'Service restart');
+      for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (const client of wss.clients) client.terminate();
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -42,7 +42,17 @@ async function* once(result: ExecutionResult): AsyncGenerator<ExecutionResult> {
   yield result;
 }
 
-function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream; TextEncoder: typeof TextEncoder }): Response {
+export interface EventIdsOptions {
+  /**
+   * Whether the gateway is stopping: a stream that ends then sends no
+   * `complete`, so EventSource and graphql-sse clients reconnect (with
+   * Last-Event-ID) instead of taking the operation as finished.
+   * @default never
+   */
+  stopping?: () => boolean;
+}
+
+function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream; TextEncoder: typeof TextEncoder }, stopping: () => boolean): Response {
   const encoder = new fetchAPI.TextEncoder();
   const iterator = result[Symbol.asyncIterator]();
   let ping: NodeJS.Timeout | undefined;
@@ -59,7 +69,7 @@ function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Respons
       const next = await iterator.next();
       if (next.value != null) controller.enqueue(encoder.encode(frame(next.value)));
       if (next.done) {
-        controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));
+        if (!stopping()) controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));
         clearInterval(ping);
         controller.close();
       }
@@ -75,7 +85,7 @@ function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Respons
   });
 }
 
-export function useEventIds(): Plugin<GatewayContext> {
+export function useEventIds({ stopping = () => false }: EventIdsOptions = {}): Plugin<GatewayContext> {
   return {
     onSubscribe: () => ({
       onSubscribeResult: () => ({
@@ -89,7 +99,7 @@ export function useEventIds(): Plugin<GatewayContext> {
       if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
       // Other single results keep yoga's writer, which also sets their HTTP status.
       const results = isAsyncIterable(result) ? (result as AsyncIterable<ExecutionResult>) : frameId(result as ExecutionResult) ? once(result as ExecutionResult) : undefined;
-      if (results) setResultProcessor((_processed, fetchAPI) => sseResponse(results, fetchAPI as never), 'text/event-stream');
+      if (results) setResultProcessor((_processed, fetchAPI) => sseResponse(results, fetchAPI as never, stopping), 'text/event-stream');
     },
   };
 }

@@ -11,6 +11,8 @@ export interface SseSubscription {
   lastEventId(): string | undefined;
   /** Every byte of the stream so far, as text, to check its framing. */
   raw(): string;
+  /** Resolves when the stream ends: `complete` after an `event: complete` frame, else `end` (or `aborted` by close()). */
+  ended: Promise<'complete' | 'end' | 'aborted'>;
   close(): void;
 }
 
@@ -32,6 +34,9 @@ export async function sseSubscribe(
   let lastId: string | undefined;
   let raw = '';
   const waiters: Array<(payload: any) => void> = [];
+  let completed = false;
+  let settle: (how: 'complete' | 'end' | 'aborted') => void = () => {};
+  const ended = new Promise<'complete' | 'end' | 'aborted'>((resolve) => (settle = resolve));
   const deliver = (payload: any) => {
     const waiter = waiters.shift();
     if (waiter) waiter(payload);
@@ -57,14 +62,18 @@ export async function sseSubscribe(
           if (id) lastId = id;
           const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
           if (event === 'next' && data) deliver(JSON.parse(data));
+          if (event === 'complete') completed = true;
         }
       }
+      settle(completed ? 'complete' : 'end');
     } catch {
       // Aborted by close().
+      settle('aborted');
     }
   })();
   return {
     status: response.status,
+    ended,
     close: () => abort.abort(),
     lastEventId: () => lastId,
     raw: () => raw,
