@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { EventSource } from 'eventsource';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildWebhookRequest, type WebhookForm } from '../../src/events/webhook-request.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 
@@ -120,5 +122,40 @@ describe('an expired cursor', () => {
     await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-6' });
     expect((await again.next()).data.transactionUpdated.status).toBe('s-6');
     again.close();
+  });
+
+  it('does not loop an EventSource (the `eventsource` package, default settings) whose gateway restarted without its log', async () => {
+    const first = await gateway();
+    const proxy = await startTcpProxy(first.url);
+    const source = new EventSource(`${proxy.url}/graphql?query=${encodeURIComponent('subscription { transactionUpdated { status } }')}`, {
+      fetch: (input, init) => fetch(input, { ...init, headers: { ...init.headers, Authorization: TEST_KEY } }),
+    });
+    const statuses: string[] = [];
+    const errors: string[] = [];
+    source.addEventListener('next', (message) => {
+      const result = JSON.parse(message.data) as { data?: { transactionUpdated: { status: string } }; errors?: Array<{ extensions: { code: string } }> };
+      if (result.data) statuses.push(result.data.transactionUpdated.status);
+      for (const error of result.errors ?? []) errors.push(error.extensions.code);
+    });
+    try {
+      expect(await untilSubscribed(first, 1)).toBe(true);
+      await post(first, 'enveloped', { transactionId: 'tx-1', status: 'before' });
+      expect(await waitFor(() => statuses.length === 1)).toBe(true);
+
+      // A restart of the memory backend's gateway: the new one holds no log, so the stream's last id is unknown there.
+      proxy.target(undefined);
+      await first.close();
+      const second = await gateway();
+      proxy.target(second.url);
+      expect(await waitFor(() => errors.length > 0, 10_000)).toBe(true);
+      expect(await waitFor(() => second.gateway.activeSubscriptions() === 1, 10_000)).toBe(true);
+      await post(second, 'enveloped', { transactionId: 'tx-1', status: 'after' });
+      expect(await waitFor(() => statuses.length === 2, 5_000)).toBe(true);
+      expect(statuses).toEqual(['before', 'after']);
+      expect(errors).toEqual(['EVENTS_EXPIRED']);
+    } finally {
+      source.close();
+      await proxy.close();
+    }
   });
 });
