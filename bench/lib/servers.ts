@@ -5,11 +5,18 @@ import { UPSTREAM_KEY } from './contract-upstream.js';
 
 export const CLIENT_KEY = 'bench-key';
 
-/** The gateway's fast-path switches (README: UPSTREAM_COALESCE, CACHE_TTL_MS, SUBSCRIPTION_SHARING, DIRECT_LANE). */
+/**
+ * The gateway's fast-path switches: CACHE_TTL_MS and DIRECT_LANE are configuration (README);
+ * coalescing and subscription sharing are createGateway options, set through gateway-main.ts.
+ */
 export interface Variant {
+  /** @default 'on' */
   coalesce?: 'on' | 'off';
+  /** @default 0 (off) */
   cacheTtlMs?: number;
+  /** @default 'on' */
   sharing?: 'on' | 'off';
+  /** @default 'on' */
   directLane?: 'on' | 'off';
 }
 
@@ -60,15 +67,14 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     API_KEYS: CLIENT_KEY,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_SECOND: '0',
-    UPSTREAM_COALESCE: variant.coalesce ?? 'on',
     CACHE_TTL_MS: String(variant.cacheTtlMs ?? 0),
-    SUBSCRIPTION_SHARING: variant.sharing ?? 'on',
     DIRECT_LANE: variant.directLane ?? 'on',
     ...extraEnv,
   };
+  const args = [`--coalesce=${variant.coalesce ?? 'on'}`, `--sharing=${variant.sharing ?? 'on'}`];
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await spawnNode({ name: `gateway (${variantLabel(variant)})`, entry: 'src/main.ts', env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
+      return await spawnNode({ name: `gateway (${variantLabel(variant)})`, entry: 'bench/lib/gateway-main.ts', args, env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
     } catch (error) {
       if (attempt >= 4) throw error;
       process.stderr.write(`  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`);
