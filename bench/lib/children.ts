@@ -86,7 +86,8 @@ export interface SpawnOptions {
   entry: string;
   /** Arguments after the entry. @default none */
   args?: string[];
-  env: Record<string, string>;
+  /** Layered over this process's environment; `undefined` removes an inherited variable. */
+  env: Record<string, string | undefined>;
   /** Resolves true once the child serves; polled every 50 ms. */
   ready(url: string): Promise<boolean>;
   nodeFlags?: string[];

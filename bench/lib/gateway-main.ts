@@ -8,12 +8,14 @@ import { createGateway } from '../../src/server.js';
  * createGateway options rather than configuration (--coalesce=off, --sharing=off).
  */
 
-const onOff = (value: string, flag: string): boolean => {
+/** Absent: createGateway's own default. */
+const onOff = (value: string | undefined, flag: string): boolean | undefined => {
+  if (value === undefined) return undefined;
   if (value !== 'on' && value !== 'off') throw new Error(`gateway-main: --${flag} must be on or off, got ${JSON.stringify(value)}`);
   return value === 'on';
 };
 
-const { values } = parseArgs({ options: { coalesce: { type: 'string', default: 'on' }, sharing: { type: 'string', default: 'on' } } });
+const { values } = parseArgs({ options: { coalesce: { type: 'string' }, sharing: { type: 'string' } } });
 const gateway = createGateway(loadConfig(process.env), {
   fastPaths: { coalesce: onOff(values.coalesce, 'coalesce'), subscriptionSharing: onOff(values.sharing, 'sharing') },
 });

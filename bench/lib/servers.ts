@@ -1,3 +1,4 @@
+import { spec } from '../../src/config/spec.js';
 import { answers200, sleep, spawnNode, type Child } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
@@ -10,13 +11,13 @@ export const CLIENT_KEY = 'bench-key';
  * coalescing and subscription sharing are createGateway options, set through gateway-main.ts.
  */
 export interface Variant {
-  /** @default 'on' */
+  /** @default the gateway's own, on */
   coalesce?: 'on' | 'off';
-  /** @default 0 (off) */
+  /** @default the gateway's own, 0 (off) */
   cacheTtlMs?: number;
-  /** @default 'on' */
+  /** @default the gateway's own, on */
   sharing?: 'on' | 'off';
-  /** @default 'on' */
+  /** @default the gateway's own, on */
   directLane?: 'on' | 'off';
 }
 
@@ -50,13 +51,17 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
   return total;
 }
 
+/** Every gateway variable unset, so one inherited from the shell cannot change a variant. */
+const noGatewayVariables: Record<string, undefined> = Object.fromEntries(Object.keys(spec).map((name) => [name, undefined]));
+
 /**
- * A gateway child over `upstreamUrl`. Every switch is set explicitly, so an
- * environment inherited from the shell cannot change a variant. A gateway that
- * exits at start (the sources may be mid-edit by someone else) is retried.
+ * A gateway child over `upstreamUrl`, the gateway's own defaults but for what
+ * the variant and `extraEnv` set. A gateway that exits at start (the sources
+ * may be mid-edit by someone else) is retried.
  */
 export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}): Promise<Child> {
   const env = {
+    ...noGatewayVariables,
     // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
     NODE_ENV: 'production',
     // The bench's webhook senders (bench/lib/webhooks.ts) do not sign.
@@ -67,11 +72,11 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     API_KEYS: CLIENT_KEY,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_SECOND: '0',
-    CACHE_TTL_MS: String(variant.cacheTtlMs ?? 0),
-    DIRECT_LANE: variant.directLane ?? 'on',
+    CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
+    DIRECT_LANE: variant.directLane,
     ...extraEnv,
   };
-  const args = [`--coalesce=${variant.coalesce ?? 'on'}`, `--sharing=${variant.sharing ?? 'on'}`];
+  const args = [...(variant.coalesce ? [`--coalesce=${variant.coalesce}`] : []), ...(variant.sharing ? [`--sharing=${variant.sharing}`] : [])];
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await spawnNode({ name: `gateway (${variantLabel(variant)})`, entry: 'bench/lib/gateway-main.ts', args, env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
