@@ -80,10 +80,12 @@ export function oneOf<const T extends string>(values: readonly T[], options: Doc
 }
 
 export function onOff(options: Doc & { default: boolean | ModeDefault<boolean> }): Setting<boolean> {
-  const words = oneOf(['on', 'off'], { doc: options.doc, default: 'on' });
   return {
-    ...words,
+    doc: options.doc,
+    accepts: 'one of on, off',
     fallback: options.default,
+    secret: false,
+    emptyIsValue: false,
     read: (raw) => (raw === 'on' ? true : raw === 'off' ? false : REJECTED),
     show: (value) => (value ? 'on' : 'off'),
   };
