@@ -1,11 +1,13 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { generate } from '@graphql-codegen/cli';
 import config, { PERSISTED_DOCUMENTS_FILE } from '../codegen.js';
+import { configFiles } from './config-files.js';
+import { syncGeneratedFiles } from './generated-files.js';
 import { buildPersistedDocuments } from './persisted-documents.js';
 
 /*
- * npm run codegen          writes schema/schema.graphql and the typed documents
+ * npm run codegen          writes schema/schema.graphql, the typed documents, and
+ *                          README.md's configuration table and .env.example (scripts/config.ts)
  * npm run codegen:check    writes nothing; fails naming each file that differs
  */
 const root = resolve(import.meta.dirname, '..');
@@ -24,21 +26,13 @@ try {
 const manifest = buildPersistedDocuments(resolve(root, 'schema/operations'));
 outputs.push({ filename: PERSISTED_DOCUMENTS_FILE, content: `${JSON.stringify(manifest, null, 2)}\n` });
 
-const stale: string[] = [];
-for (const { filename, content } of outputs) {
-  const path = resolve(root, filename);
-  let current: string | undefined;
-  try {
-    current = readFileSync(path, 'utf8');
-  } catch {
-    current = undefined;
-  }
-  if (current === content) continue;
-  stale.push(filename);
-  if (!check) {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content);
-  }
+let stale: string[];
+try {
+  stale = syncGeneratedFiles(root, [...outputs, ...configFiles(root)], check);
+} catch (error) {
+  // README.md without its configuration table markers.
+  process.stderr.write(`${name}: ${(error as Error).message}\n`);
+  process.exit(1);
 }
 
 if (check && stale.length > 0) {

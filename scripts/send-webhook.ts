@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { DEVELOPMENT_API_KEY } from '../src/config.js';
+import { DEVELOPMENT_API_KEY } from '../src/config/index.js';
 import { buildWebhookRequest, type WebhookForm } from '../src/events/webhook-request.js';
 
 /*

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Authenticator } from './auth.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { Backend, Credential, UpstreamTally } from './backends/backend.js';
-import type { BatchingConfig, Config } from './config.js';
+import type { BatchingConfig, Config } from './config/index.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventTransactions } from './events/event-transactions.js';
 import { createLoaders, type Loaders } from './loaders.js';

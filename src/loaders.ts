@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Backend, Credential, VendingQuery } from './backends/backend.js';
-import type { BatchingConfig } from './config.js';
+import type { BatchingConfig } from './config/index.js';
 import type { Transaction, Vending } from './contract/index.js';
 import { isGatewayError, notFound } from './errors.js';
 

@@ -1,6 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { YogaLogger } from 'graphql-yoga';
-import type { LogLevel } from './config.js';
+import type { LogLevel } from './config/index.js';
 
 export type { Logger };
 

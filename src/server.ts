@@ -9,7 +9,7 @@ import { createCoalescingBackend } from './backends/coalescing-backend.js';
 import { createMemoryBackend } from './backends/memory/memory-backend.js';
 import { createSimulatorControl, startSimulator } from './backends/memory/simulator.js';
 import { createRestBackend, type UpstreamCall } from './backends/rest/rest-backend.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { createContext, requestIdFrom, type GatewayContext, type GatewayServices } from './context.js';
 import type { EventBus } from './events/event-bus.js';
 import { createEventTransactions } from './events/event-transactions.js';
@@ -41,6 +41,13 @@ export interface GatewayDeps {
   backend?: Backend;
   /** @default a JSON logger at `config.logLevel` */
   logger?: Logger;
+  /** Fast paths only a benchmark switches off, to show what each is worth (bench/lib/gateway-main.ts). */
+  fastPaths?: {
+    /** Concurrent identical reads under the same key share one backend call. @default true */
+    coalesce?: boolean;
+    /** WebSocket subscribers with the same document, variables and key share one execution per event. @default true */
+    subscriptionSharing?: boolean;
+  };
 }
 
 export interface Gateway {
@@ -95,9 +102,9 @@ function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: Upst
 }
 
 /** Reads shared while in flight (outermost, so a cache miss is read once), then the cache. */
-function withFastPaths(backend: Backend, fastPaths: Config['fastPaths']): Backend {
-  const cached = fastPaths.cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: fastPaths.cacheTtlMs }) : backend;
-  return fastPaths.coalesce ? createCoalescingBackend(cached) : cached;
+function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean): Backend {
+  const cached = cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: cacheTtlMs }) : backend;
+  return coalesce ? createCoalescingBackend(cached) : cached;
 }
 
 /** The one place that chooses implementations and wires HTTP, WebSocket, routes and GraphQL. */
@@ -118,7 +125,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       logger.debug({ upstream: call }, 'upstream call');
     });
   const base: WithUpstreamState = picked.backend;
-  const backend = withFastPaths(base, config.fastPaths);
+  const backend = withFastPaths(base, config.fastPaths.cacheTtlMs, deps.fastPaths?.coalesce ?? true);
   // SSE subscribers each hold a bus subscription; WebSocket ones share theirs per group.
   const activeSubscriptions = () => {
     const { subscribers, executions } = ws.subscriptions();
@@ -247,7 +254,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     path: GRAPHQL_PATH,
     yoga,
     limits: config.websocket,
-    sharing: config.fastPaths.subscriptionSharing,
+    sharing: deps.fastPaths?.subscriptionSharing ?? true,
     onDemoRequest: picked.demo,
     trusted,
     authorize: (authorization) =>

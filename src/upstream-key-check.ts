@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Backend } from './backends/backend.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { GatewayError, isGatewayError, type ErrorCode } from './errors.js';
 
 /*

@@ -84,7 +84,10 @@ export interface SpawnOptions {
   name: string;
   /** Path of the entry module, relative to the repository root. */
   entry: string;
-  env: Record<string, string>;
+  /** Arguments after the entry. @default none */
+  args?: string[];
+  /** Layered over this process's environment; `undefined` removes an inherited variable. */
+  env: Record<string, string | undefined>;
   /** Resolves true once the child serves; polled every 50 ms. */
   ready(url: string): Promise<boolean>;
   nodeFlags?: string[];
@@ -96,7 +99,7 @@ export interface SpawnOptions {
 export async function spawnNode(options: SpawnOptions): Promise<Child> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', PRELOAD, options.entry], {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', PRELOAD, options.entry, ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     // 'ipc': the child notices when this process disappears (child-preload.ts).

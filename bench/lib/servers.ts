@@ -1,3 +1,4 @@
+import { spec } from '../../src/config/spec.js';
 import { answers200, sleep, spawnNode, type Child } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
@@ -5,11 +6,18 @@ import { UPSTREAM_KEY } from './contract-upstream.js';
 
 export const CLIENT_KEY = 'bench-key';
 
-/** The gateway's fast-path switches (README: UPSTREAM_COALESCE, CACHE_TTL_MS, SUBSCRIPTION_SHARING, DIRECT_LANE). */
+/**
+ * The gateway's fast-path switches: CACHE_TTL_MS and DIRECT_LANE are configuration (README);
+ * coalescing and subscription sharing are createGateway options, set through gateway-main.ts.
+ */
 export interface Variant {
+  /** @default the gateway's own, on */
   coalesce?: 'on' | 'off';
+  /** @default the gateway's own, 0 (off) */
   cacheTtlMs?: number;
+  /** @default the gateway's own, on */
   sharing?: 'on' | 'off';
+  /** @default the gateway's own, on */
   directLane?: 'on' | 'off';
 }
 
@@ -43,13 +51,17 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
   return total;
 }
 
+/** Every gateway variable unset, so one inherited from the shell cannot change a variant. */
+const noGatewayVariables: Record<string, undefined> = Object.fromEntries(Object.keys(spec).map((name) => [name, undefined]));
+
 /**
- * A gateway child over `upstreamUrl`. Every switch is set explicitly, so an
- * environment inherited from the shell cannot change a variant. A gateway that
- * exits at start (the sources may be mid-edit by someone else) is retried.
+ * A gateway child over `upstreamUrl`, the gateway's own defaults but for what
+ * the variant and `extraEnv` set. A gateway that exits at start (the sources
+ * may be mid-edit by someone else) is retried.
  */
 export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}): Promise<Child> {
   const env = {
+    ...noGatewayVariables,
     // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
     NODE_ENV: 'production',
     // The bench's webhook senders (bench/lib/webhooks.ts) do not sign.
@@ -60,15 +72,14 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     API_KEYS: CLIENT_KEY,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_SECOND: '0',
-    UPSTREAM_COALESCE: variant.coalesce ?? 'on',
-    CACHE_TTL_MS: String(variant.cacheTtlMs ?? 0),
-    SUBSCRIPTION_SHARING: variant.sharing ?? 'on',
-    DIRECT_LANE: variant.directLane ?? 'on',
+    CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
+    DIRECT_LANE: variant.directLane,
     ...extraEnv,
   };
+  const args = [...(variant.coalesce ? [`--coalesce=${variant.coalesce}`] : []), ...(variant.sharing ? [`--sharing=${variant.sharing}`] : [])];
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await spawnNode({ name: `gateway (${variantLabel(variant)})`, entry: 'src/main.ts', env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
+      return await spawnNode({ name: `gateway (${variantLabel(variant)})`, entry: 'bench/lib/gateway-main.ts', args, env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
     } catch (error) {
       if (attempt >= 4) throw error;
       process.stderr.write(`  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`);

@@ -31,8 +31,8 @@ interface Figures {
 type Kind = { label: string; raw: false; sharing: 'on' | 'off' } | { label: string; raw: true };
 const KINDS: Kind[] = [
   { label: 'raw ws broadcast (baseline)', raw: true },
-  { label: 'gateway, SUBSCRIPTION_SHARING=on', raw: false, sharing: 'on' },
-  { label: 'gateway, SUBSCRIPTION_SHARING=off', raw: false, sharing: 'off' },
+  { label: 'gateway, subscription sharing on', raw: false, sharing: 'on' },
+  { label: 'gateway, subscription sharing off', raw: false, sharing: 'off' },
 ];
 
 /** The graphql-ws `next` message the raw broadcaster sends, so clients parse the same bytes as from the gateway. */

@@ -5,7 +5,7 @@ import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type Documen
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { WebSocketLimits } from '../config.js';
+import type { WebSocketLimits } from '../config/index.js';
 import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
 import { nestingProblem } from '../graphql/use-query-limits.js';
 import { createRestartHold } from './restart-hold.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import type { GatewayDeps } from '../../src/server.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
@@ -22,8 +23,8 @@ afterAll(async () => {
   await upstream.close();
 });
 
-async function gateway(env: Record<string, string>): Promise<RunningGateway> {
-  const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, ...env });
+async function gateway(env: Record<string, string>, deps: GatewayDeps = {}): Promise<RunningGateway> {
+  const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, ...env }, deps);
   gateways.push(running);
   return running;
 }
@@ -41,7 +42,7 @@ async function webhook(url: string, id: string, status: string): Promise<void> {
 
 describe('request coalescing', () => {
   it('shares one upstream call among concurrent identical reads of one key, never across keys', async () => {
-    const gw = await gateway({ UPSTREAM_COALESCE: 'on' });
+    const gw = await gateway({}, { fastPaths: { coalesce: true } });
     const { transactionId } = tx(1);
     const before = callsFor(transactionId).length;
     upstream.injectFault({ kind: 'delay', ms: 150 }, { pathPrefix: `/transactions/${transactionId}`, times: 2 });
@@ -55,7 +56,7 @@ describe('request coalescing', () => {
   });
 
   it('makes one call per read when switched off', async () => {
-    const gw = await gateway({ UPSTREAM_COALESCE: 'off' });
+    const gw = await gateway({}, { fastPaths: { coalesce: false } });
     const { transactionId } = tx(2);
     const before = callsFor(transactionId).length;
     upstream.injectFault({ kind: 'delay', ms: 100 }, { pathPrefix: `/transactions/${transactionId}`, times: 4 });
@@ -64,7 +65,7 @@ describe('request coalescing', () => {
   });
 
   it('does not let a read that starts after a webhook join one from before it', async () => {
-    const gw = await gateway({ UPSTREAM_COALESCE: 'on' });
+    const gw = await gateway({}, { fastPaths: { coalesce: true } });
     const target = tx(3);
     const before = callsFor(target.transactionId).length;
     upstream.injectFault({ kind: 'delay', ms: 300 }, { pathPrefix: `/transactions/${target.transactionId}`, times: 1 });

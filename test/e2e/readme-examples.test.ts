@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEVELOPMENT_API_KEY } from '../../src/config.js';
+import { DEVELOPMENT_API_KEY } from '../../src/config/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 /*

@@ -28,8 +28,8 @@ describe('request log', () => {
       },
     });
     running = await startGateway(
-      { BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_COALESCE: 'off', CACHE_TTL_MS: '0' },
-      { logger: pino({ level: 'info' }, sink) },
+      { BACKEND: 'rest', UPSTREAM_URL: upstream.url, CACHE_TTL_MS: '0' },
+      { logger: pino({ level: 'info' }, sink), fastPaths: { coalesce: false } },
     );
   });
   afterAll(async () => {

@@ -166,7 +166,7 @@ describe('events of the memory backend', () => {
 describe('execute once per event', () => {
   it('runs one execution for subscribers with the same document, variables and key; one each otherwise', async () => {
     for (const sharing of ['on', 'off']) {
-      const gw = await startGateway({ SUBSCRIPTION_SHARING: sharing });
+      const gw = await startGateway({}, { fastPaths: { subscriptionSharing: sharing === 'on' } });
       const clients = [wsClient(gw.url, TEST_KEY), wsClient(gw.url, TEST_KEY), wsClient(gw.url, OTHER_KEY)];
       const query = 'subscription { transactionUpdated { eventId status } }';
       const same = Array.from({ length: 6 }, (_, i) => subscribe(clients[i % 2]!, query));

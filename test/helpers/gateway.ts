@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
+import { spec } from '../../src/config/spec.js';
 import { createGateway, type Gateway, type GatewayDeps } from '../../src/server.js';
 
 export const TEST_KEY = 'test-key-1';
@@ -13,6 +14,9 @@ export interface RunningGateway {
 
 /** Starts a real gateway on a free loopback port; `env` is layered over test defaults. */
 export async function startGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}): Promise<RunningGateway> {
+  // A variable the gateway does not read would be ignored, and the test would quietly test the defaults.
+  const unknown = Object.keys(env).filter((name) => !Object.hasOwn(spec, name));
+  if (unknown.length > 0) throw new Error(`startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); fast paths only a benchmark switches are GatewayDeps.fastPaths`);
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_GRACE_MS: '0', ...env });
   const gateway = createGateway(config, { logger: pino({ level: 'silent' }), ...deps });
   const { url } = await gateway.listen();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEVELOPMENT_API_KEY, loadConfig } from '../../src/config.js';
+import { ConfigError, DEVELOPMENT_API_KEY, loadConfig } from '../../src/config/index.js';
 
 describe.concurrent('loadConfig', () => {
   it('has the defaults of DESIGN §2 and a development key', () => {

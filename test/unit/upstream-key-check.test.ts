@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
 import { createUpstreamKeyCheck, isRefusal, type UpstreamKeyCheckOptions } from '../../src/upstream-key-check.js';
 

@@ -1,0 +1,23 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../src/config/index.js';
+import { createGateway } from '../../src/server.js';
+
+/*
+ * The gateway as the bench runs it: configured from the environment like
+ * src/main.ts, plus the fast paths only a benchmark switches off, which are
+ * createGateway options rather than configuration (--coalesce=off, --sharing=off).
+ */
+
+/** Absent: createGateway's own default. */
+const onOff = (value: string | undefined, flag: string): boolean | undefined => {
+  if (value === undefined) return undefined;
+  if (value !== 'on' && value !== 'off') throw new Error(`gateway-main: --${flag} must be on or off, got ${JSON.stringify(value)}`);
+  return value === 'on';
+};
+
+const { values } = parseArgs({ options: { coalesce: { type: 'string' }, sharing: { type: 'string' } } });
+const gateway = createGateway(loadConfig(process.env), {
+  fastPaths: { coalesce: onOff(values.coalesce, 'coalesce'), subscriptionSharing: onOff(values.sharing, 'sharing') },
+});
+await gateway.listen();
+process.on('SIGTERM', () => void gateway.close().then(() => process.exit(0)));

@@ -1,0 +1,104 @@
+import type { Env } from './kinds.js';
+import { readSettings } from './read.js';
+import { isForwardMode, isProduction } from './requirements.js';
+import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
+
+/*
+ * Environment → typed, validated Config, parsed once at start (DESIGN §2).
+ * Nothing else reads process.env. The variables, their defaults and docs are
+ * declared once in spec.ts; this file only shapes their values for the code.
+ */
+
+export { ConfigError, type Env } from './kinds.js';
+export { DEVELOPMENT_API_KEY } from './spec.js';
+
+export type Config = ReturnType<typeof shape>;
+export type BackendKind = Config['backend'];
+export type LogLevel = Config['logLevel'];
+/** Set when `backend` is `rest`. */
+export type UpstreamConfig = NonNullable<Config['upstream']>;
+/** Forward mode: a client's key is accepted only when the upstream accepts it (src/upstream-key-check.ts). */
+export type ForwardKeyCheckConfig = UpstreamConfig['keyCheck'];
+/** How per-request loaders turn a batch of ids into backend calls. */
+export type BatchingConfig = Config['batching'];
+/** Bounds on one GraphQL operation (GraphQL Armor); anything over is refused before it runs. */
+export type QueryLimits = Config['limits'];
+export type WebSocketLimits = Config['websocket'];
+
+/** Throws a one-line ConfigError naming the first variable that is wrong or missing. */
+export function loadConfig(env: Env): Config {
+  const { values, given } = readSettings(env);
+  return shape(values, given);
+}
+
+function shape(v: Values, given: ReadonlySet<VariableName>) {
+  const production = isProduction(v);
+  const checksKeys = !isForwardMode(v);
+  return {
+    port: v.PORT,
+    host: v.HOST,
+    production,
+    backend: v.BACKEND,
+    upstream: upstream(v),
+    batching: { vendingListThreshold: v.VENDING_LIST_THRESHOLD, transactionConcurrency: v.TRANSACTION_CONCURRENCY },
+    /** Keys accepted from clients; empty in forward mode, where the upstream judges them. */
+    apiKeys: checksKeys ? v.API_KEYS : [],
+    /** The development key when API_KEYS is unset outside production; printed on start. */
+    devApiKey: checksKeys && !given.has('API_KEYS') && !production ? DEVELOPMENT_API_KEY : undefined,
+    /** Several while one is rotated out; empty: unsigned webhooks are accepted. */
+    webhookSecrets: v.WEBHOOK_SECRET,
+    simulator: { mode: v.SIMULATOR, intervalMs: v.SIMULATOR_INTERVAL_MS },
+    redisUrl: v.REDIS_URL,
+    redisPrefix: v.REDIS_PREFIX,
+    eventLogSize: v.EVENT_LOG_SIZE,
+    /** Upstream values of the `products` query parameter; an empty value means "send none". */
+    productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },
+    maxBodyBytes: v.MAX_BODY_BYTES,
+    limits: {
+      maxDepth: v.MAX_DEPTH,
+      maxAliases: v.MAX_ALIASES,
+      maxCost: v.MAX_COST,
+      maxTokens: v.MAX_TOKENS,
+      maxDirectives: v.MAX_DIRECTIVES,
+      introspection: v.INTROSPECTION,
+      fieldSuggestions: v.FIELD_SUGGESTIONS,
+      trustedDocuments: v.TRUSTED_DOCUMENTS,
+    },
+    websocket: {
+      initTimeoutMs: v.WS_INIT_TIMEOUT_MS,
+      maxSubscriptions: v.WS_MAX_SUBSCRIPTIONS,
+      maxMessageBytes: v.WS_MAX_MESSAGE_BYTES,
+      keepAliveMs: v.WS_KEEPALIVE_MS,
+    },
+    rateLimitPerSecond: v.RATE_LIMIT_PER_SECOND,
+    requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    /** Fast paths a user chooses; the ones only a benchmark switches are createGateway options (GatewayDeps). */
+    fastPaths: { cacheTtlMs: v.CACHE_TTL_MS, directLane: v.DIRECT_LANE },
+    shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+    shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
+    logLevel: v.LOG_LEVEL,
+  };
+}
+
+/** Only with BACKEND=rest, where UPSTREAM_URL is required. */
+function upstream(v: Values) {
+  if (v.BACKEND !== 'rest' || v.UPSTREAM_URL === undefined) return undefined;
+  return {
+    url: v.UPSTREAM_URL,
+    /** Key sent upstream; absent in forward mode, where each client's own `Authorization` is forwarded. */
+    apiKey: v.UPSTREAM_API_KEY,
+    timeoutMs: v.UPSTREAM_TIMEOUT_MS,
+    connections: v.UPSTREAM_CONNECTIONS,
+    retries: v.UPSTREAM_RETRIES,
+    maxConcurrent: v.UPSTREAM_MAX_CONCURRENT,
+    maxQueued: v.UPSTREAM_MAX_QUEUED,
+    keyCheck: { ttlMs: v.FORWARD_KEY_TTL_MS, checksPerSecond: v.FORWARD_KEY_CHECKS_PER_SECOND },
+    breaker: {
+      enabled: v.UPSTREAM_BREAKER,
+      failureThresholdPercent: v.UPSTREAM_BREAKER_FAILURE_PERCENT,
+      minimumCalls: v.UPSTREAM_BREAKER_MIN_CALLS,
+      windowMs: v.UPSTREAM_BREAKER_WINDOW_MS,
+      resetTimeoutMs: v.UPSTREAM_BREAKER_RESET_MS,
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/*
+ * The kinds of value a variable can hold. Each kind says what it accepts (the
+ * same words in the one-line error and in the generated docs), reads a raw
+ * value, and writes a value back the way it is set in the environment.
+ */
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(variable: string, accepts: string, got: string | undefined) {
+    super(`${variable} must be ${accepts}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** What `read` answers for a value the setting does not accept. */
+export const REJECTED: unique symbol = Symbol('rejected');
+/** What `read` answers for a value that says nothing (a list of no items): the default applies. */
+export const UNSET: unique symbol = Symbol('unset');
+
+/** A default that differs when NODE_ENV=production. */
+export class ModeDefault<T> {
+  constructor(
+    readonly production: T,
+    readonly otherwise: T,
+  ) {}
+}
+
+/** `inProduction('off', 'auto')`: `off` when NODE_ENV=production, `auto` otherwise. */
+export const inProduction = <T>(production: T, otherwise: T): ModeDefault<T> => new ModeDefault(production, otherwise);
+
+type Present<V> = Exclude<V, undefined>;
+
+export interface Setting<V> {
+  /** One line for the README table and `.env.example`. */
+  readonly doc: string;
+  /** Completes "X must be …": the error and the docs' "accepts" column. */
+  readonly accepts: string;
+  /** Absent: the variable is optional and its value `undefined` when unset. */
+  readonly fallback: V | ModeDefault<V> | undefined;
+  /** Errors never repeat the value: it is, or may hold, a secret. */
+  readonly secret: boolean;
+  /** An empty value is a value (not "unset"): PRODUCTS_FLAT= sends no parameter. */
+  readonly emptyIsValue: boolean;
+  read(raw: string): Present<V> | typeof REJECTED | typeof UNSET;
+  /** The value as it would be written in the environment. */
+  show(value: Present<V>): string;
+}
+
+// Settings differ in value type, which `read`, `show` and `fallback` use both ways.
+export type AnySetting = Setting<any>;
+
+interface Doc {
+  doc: string;
+}
+
+export function integer(options: Doc & { min: number; max: number; default: number }): Setting<number> {
+  const { min, max } = options;
+  return {
+    doc: options.doc,
+    accepts: `a whole number from ${min} to ${max}`,
+    fallback: options.default,
+    secret: false,
+    emptyIsValue: false,
+    read: (raw) => (/^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max ? Number(raw) : REJECTED),
+    show: String,
+  };
+}
+
+export function oneOf<const T extends string>(values: readonly T[], options: Doc & { default: T | ModeDefault<T> }): Setting<T> {
+  return {
+    doc: options.doc,
+    accepts: `one of ${values.join(', ')}`,
+    fallback: options.default,
+    secret: false,
+    emptyIsValue: false,
+    read: (raw) => ((values as readonly string[]).includes(raw) ? (raw as T) : REJECTED),
+    show: (value) => value,
+  };
+}
+
+export function onOff(options: Doc & { default: boolean | ModeDefault<boolean> }): Setting<boolean> {
+  return {
+    doc: options.doc,
+    accepts: 'one of on, off',
+    fallback: options.default,
+    secret: false,
+    emptyIsValue: false,
+    read: (raw) => (raw === 'on' ? true : raw === 'off' ? false : REJECTED),
+    show: (value) => (value ? 'on' : 'off'),
+  };
+}
+
+type TextOptions = Doc & { secret?: boolean; emptyIsValue?: boolean };
+
+/** Free text; without a default the variable is optional. */
+export function text(options: TextOptions & { default: string }): Setting<string>;
+export function text(options: TextOptions): Setting<string | undefined>;
+export function text(options: TextOptions & { default?: string }): Setting<string | undefined> {
+  return {
+    doc: options.doc,
+    accepts: 'any text',
+    fallback: options.default,
+    secret: options.secret ?? false,
+    emptyIsValue: options.emptyIsValue ?? false,
+    read: (raw) => raw,
+    show: (value) => value,
+  };
+}
+
+/** An optional http(s) address, kept without its trailing slashes. */
+export function httpUrl(options: Doc): Setting<string | undefined> {
+  return {
+    doc: options.doc,
+    accepts: 'an http:// or https:// address',
+    fallback: undefined,
+    secret: false,
+    emptyIsValue: false,
+    read(raw) {
+      if (!URL.canParse(raw)) return REJECTED;
+      const { protocol } = new URL(raw);
+      return protocol === 'http:' || protocol === 'https:' ? raw.replace(/\/+$/, '') : REJECTED;
+    },
+    show: (value) => value,
+  };
+}
+
+/** An optional Redis address; it may hold a password, so it is never repeated. */
+export function redisUrl(options: Doc): Setting<string | undefined> {
+  return {
+    doc: options.doc,
+    accepts: 'a redis:// or rediss:// address',
+    fallback: undefined,
+    secret: true,
+    emptyIsValue: false,
+    read: (raw) => (/^rediss?:\/\/./.test(raw) ? raw : REJECTED),
+    show: (value) => value,
+  };
+}
+
+/** Comma-separated items, trimmed, empty ones dropped; a list of none counts as unset. */
+export function list(
+  options: Doc & { default?: string[] | ModeDefault<string[]>; item?: { pattern: RegExp; accepts: string }; secret?: boolean },
+): Setting<string[]> {
+  const { item } = options;
+  return {
+    doc: options.doc,
+    accepts: item?.accepts ?? 'a comma-separated list',
+    fallback: options.default ?? [],
+    secret: options.secret ?? false,
+    emptyIsValue: false,
+    read(raw) {
+      const items = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+      if (items.length === 0) return UNSET;
+      return item && !items.every((entry) => item.pattern.test(entry)) ? REJECTED : items;
+    },
+    show: (value) => value.join(','),
+  };
+}

@@ -1,0 +1,43 @@
+import type { Values, VariableName } from './spec.js';
+
+/*
+ * Rules that combine variables, each written once: the parser enforces them
+ * in this order and the docs print their `when` beside the variable.
+ */
+
+export const isProduction = (values: Values): boolean => values.NODE_ENV === 'production';
+
+/** Forward mode: the upstream judges each client's own key (DESIGN §2), so API_KEYS is not used. */
+export const isForwardMode = (values: Values): boolean => values.BACKEND === 'rest' && values.UPSTREAM_API_KEY === undefined;
+
+export interface Requirement {
+  variable: VariableName;
+  /** Completes "<variable> must be set …". */
+  when: string;
+  /** True when the variable is missing although it is required; `given` names the variables set in the environment. */
+  missing(values: Values, given: ReadonlySet<VariableName>): boolean;
+}
+
+export const requirements: readonly Requirement[] = [
+  {
+    variable: 'UPSTREAM_URL',
+    when: 'when BACKEND=rest',
+    missing: (values) => values.BACKEND === 'rest' && values.UPSTREAM_URL === undefined,
+  },
+  {
+    variable: 'API_KEYS',
+    when: 'when NODE_ENV=production, unless BACKEND=rest without UPSTREAM_API_KEY (forward mode)',
+    missing: (values, given) => isProduction(values) && !isForwardMode(values) && !given.has('API_KEYS'),
+  },
+  // Unsigned webhooks let anyone publish events to every subscriber: in production only on request.
+  {
+    variable: 'WEBHOOK_SECRET',
+    when: 'when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)',
+    missing: (values, given) => isProduction(values) && !given.has('WEBHOOK_UNSIGNED') && values.WEBHOOK_SECRET.length === 0,
+  },
+  {
+    variable: 'WEBHOOK_SECRET',
+    when: 'when WEBHOOK_UNSIGNED=refuse',
+    missing: (values) => values.WEBHOOK_UNSIGNED === 'refuse' && values.WEBHOOK_SECRET.length === 0,
+  },
+];

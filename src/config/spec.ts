@@ -1,0 +1,113 @@
+import { httpUrl, inProduction, integer, list, onOff, oneOf, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
+
+/*
+ * Every environment variable the gateway reads, declared once: its kind and
+ * bounds, its default, one line of documentation. The parser (load.ts), the
+ * Config type, the README's configuration table and .env.example all come
+ * from here (`npm run codegen` writes the last two). Requirements that
+ * combine variables are in requirements.ts.
+ */
+
+/** The fixed development key: README examples work as written. Never used in production. */
+export const DEVELOPMENT_API_KEY = 'dev-key-vending-gateway';
+
+const SECOND = 1_000;
+const HOUR = 3_600_000;
+const MIB = 1_048_576;
+
+const server = {
+  NODE_ENV: text({ doc: '`production` turns off the development key, introspection, field suggestions and the demo simulator, and refuses unsigned webhooks unless `WEBHOOK_UNSIGNED=allow`' }),
+  PORT: integer({ min: 0, max: 65_535, default: 4_000, doc: 'port to listen on; `0` picks a free one' }),
+  HOST: text({ default: '127.0.0.1', doc: 'address to listen on (`0.0.0.0` for every interface)' }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', doc: 'the least severe log lines written; `silent` writes none' }),
+  MAX_BODY_BYTES: integer({ min: 1_024, max: 100 * MIB, default: MIB, doc: 'largest request body accepted on any route, in bytes; larger gets 413' }),
+  REQUEST_TIMEOUT_MS: integer({ min: SECOND, max: HOUR, default: 30 * SECOND, doc: 'longest a client may take to send a whole request' }),
+  SHUTDOWN_TIMEOUT_MS: integer({ min: 0, max: 600 * SECOND, default: 10 * SECOND, doc: 'longest a graceful shutdown waits for work in flight before it closes what is left' }),
+  SHUTDOWN_GRACE_MS: integer({ min: 0, max: 600 * SECOND, default: 0, doc: 'time a stopping gateway goes on serving (readiness answering 503) before it stops accepting, so a load balancer stops sending it traffic; ends early once no connection is open' }),
+};
+
+const clients = {
+  API_KEYS: list({ default: inProduction([], [DEVELOPMENT_API_KEY]), secret: true, doc: 'comma-separated keys accepted from clients in `Authorization`; not used in forward mode' }),
+  RATE_LIMIT_PER_SECOND: integer({ min: 0, max: 1_000_000, default: 200, doc: 'requests per second per API key (one-second windows, shared through Redis); `0` is off' }),
+};
+
+const backend = {
+  BACKEND: oneOf(['memory', 'rest'], { default: 'memory', doc: '`memory`: embedded demo data; `rest`: the real service at `UPSTREAM_URL`' }),
+  PRODUCTS_FLAT: text({ default: 'flat', emptyIsValue: true, doc: "value of the upstream's `products` query parameter for the flat view; empty sends no parameter" }),
+  PRODUCTS_PLANOGRAM: text({ default: 'planogram', doc: "value of the upstream's `products` query parameter for the planogram view" }),
+  SIMULATOR: oneOf(['auto', 'on', 'off'], { default: inProduction('off', 'auto'), doc: "memory backend's demo simulator: `auto` runs it while a dashboard page is open, `on` always, `off` never" }),
+  SIMULATOR_INTERVAL_MS: integer({ min: 50, max: HOUR, default: 3 * SECOND, doc: "the simulator changes a random demo transaction's status this often" }),
+  VENDING_LIST_THRESHOLD: integer({ min: 2, max: 1_000_000, default: 3, doc: 'a batch of this many vending ids or more is read with one `GET /vendings` instead of one call each' }),
+  TRANSACTION_CONCURRENCY: integer({ min: 1, max: 1_000, default: 16, doc: 'most transaction reads in flight for one batch' }),
+};
+
+const upstream = {
+  UPSTREAM_URL: httpUrl({ doc: 'base address of the REST service' }),
+  UPSTREAM_API_KEY: text({ secret: true, doc: 'key the gateway sends upstream, as the whole `Authorization` value (add `Bearer ` yourself if the service wants it); unset ("forward mode"): each client\'s own `Authorization` is forwarded unchanged and a key counts only once the service accepts it' }),
+  FORWARD_KEY_TTL_MS: integer({ min: 100, max: HOUR, default: 30 * SECOND, doc: "forward mode: how long the service's verdict on a client key is remembered, and how often keys with open subscriptions are checked again (a revoked key loses its live feed within about this time)" }),
+  FORWARD_KEY_CHECKS_PER_SECOND: integer({ min: 1, max: 100_000, default: 20, doc: 'forward mode: most key checks the instance sends the service in any one second; past it a new key gets `RATE_LIMITED` (429 with `Retry-After`, WebSocket close 1013)' }),
+  UPSTREAM_TIMEOUT_MS: integer({ min: 1, max: 600 * SECOND, default: 10 * SECOND, doc: 'deadline of one upstream attempt for the answer to start, and between chunks of its body; past it: `UPSTREAM_TIMEOUT` (REST 504)' }),
+  UPSTREAM_CONNECTIONS: integer({ min: 1, max: 10_000, default: 50, doc: 'most keep-alive connections to the upstream' }),
+  UPSTREAM_RETRIES: integer({ min: 0, max: 2, default: 2, doc: 'retries of a GET after a reset connection or a 502/503/504; a PUT is never retried' }),
+  UPSTREAM_MAX_CONCURRENT: integer({ min: 1, max: 100_000, default: 100, doc: 'most upstream requests under way at once' }),
+  UPSTREAM_MAX_QUEUED: integer({ min: 0, max: 1_000_000, default: 1_000, doc: 'most upstream requests waiting for a slot; more fail at once' }),
+  UPSTREAM_BREAKER: onOff({ default: true, doc: 'circuit breaker in front of the upstream' }),
+  UPSTREAM_BREAKER_FAILURE_PERCENT: integer({ min: 1, max: 100, default: 50, doc: 'the breaker opens when more than this % of the calls in its window failed…' }),
+  UPSTREAM_BREAKER_MIN_CALLS: integer({ min: 1, max: 1_000_000, default: 20, doc: '…and the window held at least this many calls' }),
+  UPSTREAM_BREAKER_WINDOW_MS: integer({ min: 10, max: HOUR, default: 10 * SECOND, doc: "length of the breaker's window" }),
+  UPSTREAM_BREAKER_RESET_MS: integer({ min: 10, max: HOUR, default: 10 * SECOND, doc: 'how long the breaker stays open before one probe call' }),
+};
+
+const events = {
+  WEBHOOK_SECRET: list({
+    secret: true,
+    item: { pattern: /^whsec_[A-Za-z0-9+/=]+$/, accepts: 'Standard Webhooks secrets (whsec_ followed by base64), comma-separated' },
+    doc: 'Standard Webhooks secret(s), comma-separated while one is rotated out; when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start)',
+  }),
+  WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without `WEBHOOK_SECRET`: `allow` takes unsigned webhooks, `refuse` stops the gateway from starting; no effect when `WEBHOOK_SECRET` is set' }),
+  REDIS_URL: redisUrl({ doc: 'events, webhook dedupe, the replay log and rate limits are shared by every instance through this Redis' }),
+  REDIS_PREFIX: text({ default: 'vending-gateway:', doc: 'prefix of every Redis key; the instances of one deployment share it' }),
+  EVENT_LOG_SIZE: integer({ min: 1, max: 1_000_000, default: 1_000, doc: 'events kept for resuming subscribers (`after`, `Last-Event-ID`)' }),
+};
+
+const graphql = {
+  MAX_DEPTH: integer({ min: 1, max: 1_000, default: 10, doc: 'deepest selection in one operation (GraphQL Armor)' }),
+  MAX_ALIASES: integer({ min: 0, max: 100_000, default: 50, doc: 'most aliases in one operation' }),
+  MAX_COST: integer({ min: 1, max: 10_000_000, default: 5_000, doc: "highest cost of one operation, in GraphQL Armor's units" }),
+  MAX_TOKENS: integer({ min: 10, max: 10_000_000, default: 5_000, doc: 'most tokens in one document' }),
+  MAX_DIRECTIVES: integer({ min: 0, max: 100_000, default: 50, doc: 'most directives in one operation' }),
+  INTROSPECTION: onOff({ default: inProduction(false, true), doc: 'whether the schema may be introspected' }),
+  FIELD_SUGGESTIONS: onOff({ default: inProduction(false, true), doc: 'whether errors carry "Did you mean …?" hints' }),
+  TRUSTED_DOCUMENTS: oneOf(['any', 'only'], { default: 'any', doc: '`only`: accept just the operations of `schema/operations/`, by hash' }),
+};
+
+const websocket = {
+  WS_INIT_TIMEOUT_MS: integer({ min: 100, max: 600 * SECOND, default: 3 * SECOND, doc: 'time a WebSocket client has to send `connection_init`' }),
+  WS_MAX_SUBSCRIPTIONS: integer({ min: 1, max: 100_000, default: 100, doc: 'most subscriptions open on one WebSocket connection' }),
+  WS_MAX_MESSAGE_BYTES: integer({ min: 1_024, max: 100 * MIB, default: 65_536, doc: 'largest WebSocket message accepted, in bytes' }),
+  WS_KEEPALIVE_MS: integer({ min: 0, max: 600 * SECOND, default: 12 * SECOND, doc: 'interval of WebSocket pings; a peer that does not answer one is dropped' }),
+};
+
+const fastPaths = {
+  CACHE_TTL_MS: integer({ min: 0, max: HOUR, default: 0, doc: "serve transactions and vendings from a per-key cache for this long (`0` is off); webhooks and payment updates drop a transaction's entries" }),
+  DIRECT_LANE: onOff({ default: true, doc: "GraphQL queries and mutations and the REST paths from non-browser clients skip yoga's Fetch adapter (same answers, see Fast paths)" }),
+};
+
+/** The settings by section, in the order the docs list them. */
+export const sections = {
+  'Server': server,
+  'Clients': clients,
+  'Backend': backend,
+  'REST upstream (`BACKEND=rest`)': upstream,
+  'Webhooks and events': events,
+  'GraphQL limits': graphql,
+  'WebSocket limits (per connection)': websocket,
+  'Fast paths': fastPaths,
+} satisfies Record<string, Record<string, AnySetting>>;
+
+export const spec = { ...server, ...clients, ...backend, ...upstream, ...events, ...graphql, ...websocket, ...fastPaths };
+
+export type Spec = typeof spec;
+export type VariableName = keyof Spec;
+/** The value of every variable once read, its default applied. */
+export type Values = { [Name in VariableName]: Spec[Name] extends Setting<infer V> ? V : never };

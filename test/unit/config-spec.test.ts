@@ -1,0 +1,121 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { ModeDefault, type AnySetting } from '../../src/config/kinds.js';
+import { readSettings } from '../../src/config/read.js';
+import { requirements } from '../../src/config/requirements.js';
+import { sections, spec, type VariableName } from '../../src/config/spec.js';
+
+/* The configuration spec (src/config/spec.ts) against its parser, its docs and the code that reads the environment. */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const settings = Object.entries(spec) as [VariableName, AnySetting][];
+
+/** What loadConfig throws for `env`, or undefined. */
+function errorOf(env: Record<string, string>): Error | undefined {
+  try {
+    loadConfig(env);
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+describe.concurrent('the configuration spec', () => {
+  it('gives every variable one line of documentation and lists it in exactly one section', () => {
+    for (const [name, setting] of settings) {
+      expect(setting.doc, name).toMatch(/\S/);
+      expect(setting.doc, name).not.toContain('\n');
+    }
+    const listed = Object.values(sections).flatMap((section) => Object.keys(section));
+    expect(listed.sort()).toEqual(Object.keys(spec).sort());
+  });
+
+  it('applies each default when the variable is unset, and leaves only the optional ones undefined', () => {
+    const { values } = readSettings({});
+    const optional = settings.filter(([, setting]) => setting.fallback === undefined).map(([name]) => name);
+    expect(optional.sort()).toEqual(['NODE_ENV', 'REDIS_URL', 'UPSTREAM_API_KEY', 'UPSTREAM_URL']);
+    for (const [name, setting] of settings) {
+      const fallback: unknown = setting.fallback;
+      expect(values[name], name).toEqual(fallback instanceof ModeDefault ? fallback.otherwise : fallback);
+    }
+  });
+
+  it('switches the production defaults with NODE_ENV=production', () => {
+    const production = loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_UNSIGNED: 'allow' });
+    expect(production.limits).toMatchObject({ introspection: false, fieldSuggestions: false });
+    expect(production.simulator.mode).toBe('off');
+    expect(production.devApiKey).toBeUndefined();
+    const development = loadConfig({});
+    expect(development.limits).toMatchObject({ introspection: true, fieldSuggestions: true });
+    expect(development.simulator.mode).toBe('auto');
+  });
+
+  it('rejects a value of the wrong kind for every variable that has a kind, in one line naming it', () => {
+    const freeText = ['NODE_ENV', 'HOST', 'API_KEYS', 'PRODUCTS_FLAT', 'PRODUCTS_PLANOGRAM', 'UPSTREAM_API_KEY', 'REDIS_PREFIX'];
+    for (const [name, setting] of settings) {
+      const error = errorOf({ [name]: 'bogus value' });
+      if (freeText.includes(name)) {
+        expect(error, name).toBeUndefined();
+        continue;
+      }
+      expect(error, name).toBeInstanceOf(ConfigError);
+      expect(error?.message, name).toMatch(new RegExp(`^${name} must be `));
+      expect(error?.message, name).toContain(setting.accepts);
+      expect(error?.message, name).not.toContain('\n');
+      // A secret, or what may hold one, is never repeated.
+      if (setting.secret) expect(error?.message, name).not.toContain('bogus');
+      else expect(error?.message, name).toContain('"bogus value"');
+    }
+  });
+
+  it('holds every whole number to its bounds', () => {
+    const integers = settings.filter(([, setting]) => setting.accepts.startsWith('a whole number'));
+    expect(integers.length).toBeGreaterThan(30);
+    for (const [name, setting] of integers) {
+      const [min, max] = [...setting.accepts.matchAll(/\d+/g)].map((match) => Number(match[0]));
+      expect(errorOf({ [name]: String(min) }), name).toBeUndefined();
+      expect(errorOf({ [name]: String(max) }), name).toBeUndefined();
+      expect(errorOf({ [name]: String(max! + 1) })?.message, name).toBe(`${name} must be ${setting.accepts}, got "${max! + 1}"`);
+      expect(errorOf({ [name]: '1.5' }), name).toBeInstanceOf(ConfigError);
+      if (min! > 0) expect(errorOf({ [name]: String(min! - 1) }), name).toBeInstanceOf(ConfigError);
+    }
+  });
+
+  it('states each requirement in the error of the variable it names', () => {
+    for (const requirement of requirements) expect(Object.hasOwn(spec, requirement.variable)).toBe(true);
+    expect(errorOf({ BACKEND: 'rest' })?.message).toBe('UPSTREAM_URL must be set when BACKEND=rest');
+    expect(errorOf({ NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow' })?.message).toMatch(/^API_KEYS must be set when NODE_ENV=production/);
+    // Forward mode: the upstream judges client keys, so none are needed.
+    expect(errorOf({ NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow', BACKEND: 'rest', UPSTREAM_URL: 'http://u' })).toBeUndefined();
+  });
+});
+
+/** Every TypeScript file under src/, relative to the root. */
+const sources = (readdirSync(`${ROOT}src`, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts')).map((file) => `src/${file}`);
+/** A source without its comments, which may well mention process.env. */
+const code = (file: string) => readFileSync(`${ROOT}${file}`, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+
+describe('the environment read in src/', () => {
+  it('is read whole in main.ts only, and handed to loadConfig', () => {
+    const reading = sources.filter((file) => code(file).includes('process.env'));
+    expect(reading).toEqual(['src/main.ts']);
+    expect(readFileSync(`${ROOT}src/main.ts`, 'utf8')).toMatch(/loadConfig\(process\.env\)/);
+  });
+
+  it('names no variable the spec does not declare', () => {
+    const named = new Set<string>();
+    for (const file of sources) {
+      for (const match of code(file).matchAll(/\benv(?:\.|\[\s*['"`])([A-Za-z_][A-Za-z0-9_]*)/g)) named.add(match[1]!);
+    }
+    expect([...named].filter((name) => !Object.hasOwn(spec, name))).toEqual([]);
+  });
+
+  it('matches the README table, one row per variable', () => {
+    const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+    const table = readme.slice(readme.indexOf('<!-- config:start'), readme.indexOf('<!-- config:end -->'));
+    const rows = [...table.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((match) => match[1]);
+    expect(rows).toEqual(Object.keys(spec));
+  });
+});
