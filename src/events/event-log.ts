@@ -44,6 +44,8 @@ export interface EventLog {
   onAppend(listener: (logged: LoggedEvent) => void): () => void;
   /** Whether appends can succeed now. */
   ready(): boolean;
+  /** Resolves once events appended from now on, on any instance, reach `onAppend` listeners. */
+  whenLive(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -128,6 +130,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       return () => void listeners.delete(listener);
     },
     ready: () => true,
+    whenLive: async () => {},
     async close() {
       listeners.clear();
     },

@@ -43,7 +43,11 @@ export function createEventTransport(options: EventTransportOptions): EventTrans
   const bus = createEventBus({ log });
   return {
     bus,
-    connect: (timeoutMs) => clients.connected(timeoutMs),
+    // Ready once commands work and live events flow: an event appended before then would reach no subscriber here.
+    async connect(timeoutMs) {
+      const timedOut = new Promise<false>((resolve) => setTimeout(resolve, timeoutMs, false).unref());
+      return (await clients.connected(timeoutMs)) && (await Promise.race([log.whenLive().then(() => true), timedOut]));
+    },
     close: () => bus.close(),
   };
 }

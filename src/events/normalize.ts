@@ -56,6 +56,13 @@ export interface WebhookMeta {
 }
 
 const LEGACY_EVENT = 'transaction';
+/**
+ * Longest id taken from a sender (envelope id, webhook-id, transactionId):
+ * the contract shows UUID-shaped ids, and ids are remembered for a day to
+ * tell redeliveries apart, so their size is bounded.
+ */
+export const MAX_ID_LENGTH = 256;
+const tooLong = (what: string) => `${what}: longer than ${MAX_ID_LENGTH} characters`;
 const ENVELOPED_TYPE = 'transaction.update';
 /** Part 6 does not show the envelope's shape; these are the usual timestamp names. */
 const TIMESTAMP_FIELDS = ['timestamp', 'created_at', 'createdAt', 'time'] as const;
@@ -103,9 +110,11 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   const parsed = transactionSchema.safeParse(transaction);
   if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => describeIssue(path, issue)));
   if (transaction.transactionId === '') problems.push(`${path}.transactionId: must not be empty`);
+  if (typeof transaction.transactionId === 'string' && transaction.transactionId.length > MAX_ID_LENGTH) problems.push(tooLong(`${path}.transactionId`));
+  const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
+  if (webhookId !== undefined && webhookId.length > MAX_ID_LENGTH) problems.push(tooLong('webhook-id header'));
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
 
-  const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
   const senderId = webhookId ?? envelope.id;
 
   return {
@@ -170,8 +179,13 @@ function locateEnveloped(data: unknown): Located {
 
 function readId(body: Record<string, unknown>, problems: string[]): string | undefined {
   const { id } = body;
-  if (id === undefined || id === null) return undefined;
-  if (typeof id === 'string' && id !== '') return id;
+  // An empty id names nothing: the event is told apart by its content, as one without an id.
+  if (id === undefined || id === null || id === '') return undefined;
+  if (typeof id === 'string') {
+    if (id.length <= MAX_ID_LENGTH) return id;
+    problems.push(tooLong('id'));
+    return undefined;
+  }
   if (typeof id === 'number' && Number.isFinite(id)) return String(id);
   // A wrong id would silently fall back to content dedupe; say so instead.
   problems.push(`id: expected a non-empty string, received ${kindOf(id)}`);

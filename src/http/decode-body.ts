@@ -11,8 +11,8 @@ import { BodyTooLarge, readBodyBytes } from './read-body.js';
 
 /** Answer 415: the coding is none this gateway decodes (RFC 7694: name the ones it does). */
 export class UnsupportedEncoding extends Error {
-  constructor(readonly coding: string) {
-    super(`Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported; send ${ACCEPTED_ENCODINGS} or none`);
+  constructor(readonly coding: string, why = `send ${ACCEPTED_ENCODINGS} or none`) {
+    super(`Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported; ${why}`);
     this.name = 'UnsupportedEncoding';
   }
 }
@@ -42,6 +42,8 @@ const inflateEither: Decoder = (body, options) => {
 };
 
 const DECODERS: Record<string, Decoder> = { gzip: gunzipAsync, 'x-gzip': gunzipAsync, deflate: inflateEither, br: brotliAsync };
+/** Most codings undone for one body: each layer costs a pass over it, and senders apply one. */
+const MAX_CODINGS = 2;
 /** The value of Accept-Encoding on a 415. */
 export const ACCEPTED_ENCODINGS = 'gzip, deflate, br';
 
@@ -53,6 +55,7 @@ function codingsOf(header: string | null): string[] {
     .filter((coding) => coding !== '' && coding !== 'identity');
   const unknown = codings.find((coding) => !Object.hasOwn(DECODERS, coding));
   if (unknown !== undefined) throw new UnsupportedEncoding(unknown);
+  if (codings.length > MAX_CODINGS) throw new UnsupportedEncoding(codings.join(', '), `at most ${MAX_CODINGS} content codings are undone; send one`);
   return codings;
 }
 

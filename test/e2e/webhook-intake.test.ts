@@ -202,3 +202,46 @@ describe.concurrent('compressed webhooks', () => {
     await gw.expectNextIsSentinel();
   });
 });
+
+describe.concurrent('what a sender may put in ids (found by an attacker trial)', () => {
+  const envelope = (id: unknown, transactionId = uid('tx')) =>
+    JSON.stringify({ id, type: 'transaction.update', data: { transactionId, status: 'completed', products: [] } });
+
+  it.for<[string, string, Record<string, string>]>([
+    ['an envelope id over 256 characters', envelope('e'.repeat(257)), {}],
+    ['a webhook-id header over 256 characters', legacy(uid('tx')), { 'webhook-id': 'w'.repeat(257) }],
+    ['a transactionId over 256 characters', envelope(uid('evt'), 't'.repeat(257)), {}],
+  ])('%s → 400 naming the bound, nothing published (ids are kept for a day: their size is bounded)', async ([, body, headers], ctx) => {
+    const gw = await open(ctx);
+    const answer = await gw.post(body, headers);
+    ctx.expect(answer.status).toBe(400);
+    ctx.expect(answer.text).toMatch(/longer than 256 characters/);
+    ctx.expect(answer.text.length).toBeLessThan(400);
+    await gw.expectNextIsSentinel();
+  });
+
+  it('an id of exactly 256 characters is taken', async (ctx) => {
+    const gw = await open(ctx);
+    const tx = uid('tx');
+    ctx.expect(await gw.post(envelope('e'.repeat(256), tx))).toEqual({ status: 200, text: '' });
+    ctx.expect((await gw.sse.next(5_000)).data.transactionUpdated.transactionId).toBe(tx);
+  });
+
+  it('an empty envelope id counts as none (published, deduplicated by content), not as a body to retry for days', async (ctx) => {
+    const gw = await open(ctx);
+    const tx = uid('tx');
+    ctx.expect(await gw.post(envelope('', tx))).toEqual({ status: 200, text: '' });
+    ctx.expect(await gw.post(envelope('', tx))).toEqual({ status: 200, text: '' });
+    ctx.expect((await gw.sse.next(5_000)).data.transactionUpdated.transactionId).toBe(tx);
+    await gw.expectNextIsSentinel();
+  });
+
+  it('more than two content codings → 415 before any decoding', async (ctx) => {
+    const gw = await open(ctx);
+    const body = gzipSync(gzipSync(gzipSync(Buffer.from(legacy(uid('tx'))))));
+    const answer = await gw.post(body, { 'content-encoding': 'gzip, gzip, gzip' });
+    ctx.expect(answer.status).toBe(415);
+    ctx.expect(answer.text).toMatch(/at most 2/);
+    await gw.expectNextIsSentinel();
+  });
+});

@@ -101,14 +101,26 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
     else deliver(logged);
   });
 
-  /** On every (re)connection: listen again, then read from the stream whatever went by meanwhile. */
+  let markLive: () => void = () => {};
+  const live = new Promise<void>((resolve) => (markLive = resolve));
+
+  /**
+   * On every (re)connection: listen again, then read from the stream whatever
+   * went by meanwhile. The first time, "meanwhile" starts at the newest entry
+   * read before listening: older entries are for replay, not live.
+   */
   async function resync(): Promise<void> {
     held ??= [];
     while (!closed) {
+      // The stream is read on the command connection; until it is up there is nothing to report.
+      if (commands.status !== 'ready') {
+        await sleep(50);
+        continue;
+      }
       try {
+        delivered ??= await newest();
         await tail.subscribe(channel);
-        if (delivered === undefined) delivered = await newest();
-        else for (const entry of await range(`(${delivered}`)) deliver(fromEntry(entry));
+        for (const entry of await range(`(${delivered}`)) deliver(fromEntry(entry));
         break;
       } catch (error) {
         if (closed) return;
@@ -118,6 +130,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
     }
     for (const logged of held.splice(0)) deliver(logged);
     held = undefined;
+    markLive();
   }
   let syncing = Promise.resolve();
   const onReady = () => void (syncing = syncing.then(resync));
@@ -172,6 +185,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       return () => void listeners.delete(listener);
     },
     ready: () => commands.status === 'ready',
+    whenLive: () => live,
     async close() {
       closed = true;
       tail.off('ready', onReady);
