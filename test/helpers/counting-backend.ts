@@ -2,17 +2,33 @@ import type { Backend } from '../../src/backends/backend.js';
 
 export type BackendCall = { method: keyof Backend; args: unknown[] };
 
-/** Wraps a backend and records every call, so tests can count what reached it. */
-export function countingBackend<B extends Backend>(inner: B): B & { calls: BackendCall[]; callsTo(method: keyof Backend): BackendCall[] } {
+export interface Counting {
+  calls: BackendCall[];
+  callsTo(method: keyof Backend): BackendCall[];
+  /** Calls started and not yet settled. */
+  inFlight: number;
+  /** The most calls that were in flight at once. */
+  maxInFlight: number;
+}
+
+/** Wraps a backend and records every call, so tests can count what reached it and how many ran at once. */
+export function countingBackend<B extends Backend>(inner: B): B & Counting {
   const calls: BackendCall[] = [];
-  const wrapped = Object.create(inner) as B & { calls: BackendCall[]; callsTo(method: keyof Backend): BackendCall[] };
+  const wrapped = Object.create(inner) as B & Counting;
   for (const method of ['getTransaction', 'getVending', 'listVendings', 'updatePayment'] as const) {
-    (wrapped as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+    (wrapped as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
       calls.push({ method, args });
-      return (inner[method] as (...a: unknown[]) => unknown).apply(inner, args);
+      wrapped.maxInFlight = Math.max(wrapped.maxInFlight, ++wrapped.inFlight);
+      try {
+        return await (inner[method] as (...a: unknown[]) => unknown).apply(inner, args);
+      } finally {
+        wrapped.inFlight--;
+      }
     };
   }
   wrapped.calls = calls;
   wrapped.callsTo = (method) => calls.filter((call) => call.method === method);
+  wrapped.inFlight = 0;
+  wrapped.maxInFlight = 0;
   return wrapped;
 }
