@@ -1,6 +1,6 @@
 import { chromium } from 'playwright-core';
 import { loadConfig } from '../src/config/index.js';
-import { createGateway } from '../src/server.js';
+import { createGateway } from '../src/app/gateway.js';
 
 /*
  * npm run screenshot: docs/dashboard.png for the README, taken from a gateway

@@ -42,3 +42,17 @@ export function createAuthenticator(apiKeys: readonly string[], upstreamCheck?: 
     },
   };
 }
+
+/**
+ * The front door's guard for routes that need a key (REST, GraphQL): runs
+ * before the body is read, so a request without a valid key costs no parsing;
+ * leaves the credential in the request's scope.
+ */
+export function requestGuard(authenticator: Authenticator, admit: (credential: Credential) => Promise<void>) {
+  return async (request: { headers: Record<string, string | string[] | undefined>; scope: { tally: UpstreamTally; credential: Credential | undefined } }): Promise<void> => {
+    const header = request.headers.authorization;
+    const credential = await authenticator.authenticate(typeof header === 'string' ? header : undefined, request.scope.tally);
+    await admit(credential);
+    request.scope.credential = credential;
+  };
+}

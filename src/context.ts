@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Authenticator } from './auth.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { Backend, Credential, UpstreamTally } from './backends/backend.js';
@@ -40,21 +39,23 @@ export interface RequestFacts {
   lastEventId?: string | null | undefined;
   /** Where the request's upstream calls are counted, for its log line. */
   tally?: UpstreamTally | undefined;
+  /** Set when the front door already authenticated and rate limited the request. */
+  credential?: Credential | undefined;
 }
 
-/** Accepts a caller's `x-request-id` when it is short and printable, else makes one. */
-export function requestIdFrom(header: string | null | undefined): string {
-  return header && /^[\w.:-]{1,128}$/.test(header) ? header : randomUUID();
+async function admitted(services: GatewayServices, facts: RequestFacts): Promise<Credential> {
+  const credential = await services.authenticator.authenticate(facts.authorization, facts.tally);
+  await services.rateLimiter.admit(credential);
+  return credential;
 }
 
 /**
- * Authenticates (throws `UNAUTHENTICATED`; in forward mode the upstream is
+ * Authenticates unless the front door did (throws `UNAUTHENTICATED`; in forward mode the upstream is
  * asked, see src/upstream-key-check.ts), counts the request against its
  * key's rate limit (throws `RATE_LIMITED`) and builds fresh loaders for it.
  */
 export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
-  const credential = await services.authenticator.authenticate(facts.authorization, facts.tally);
-  await services.rateLimiter.admit(credential);
+  const credential = facts.credential ?? (await admitted(services, facts));
   return {
     requestId: facts.requestId,
     lastEventId: facts.lastEventId || undefined,

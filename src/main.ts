@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config/index.js';
-import { createGateway } from './server.js';
+import { createGateway } from './app/gateway.js';
 
 function configOrExit(): Config {
   try {

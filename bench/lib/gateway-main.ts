@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config/index.js';
-import { createGateway } from '../../src/server.js';
+import { createGateway } from '../../src/app/gateway.js';
 
 /*
  * The gateway as the bench runs it: configured from the environment like
  * src/main.ts, plus the fast paths only a benchmark switches off, which are
- * createGateway options rather than configuration (--coalesce=off, --sharing=off).
+ * createGateway options rather than configuration (--coalesce=off, --sharing=off,
+ * --graphql-fast-path=off).
  */
 
 /** Absent: createGateway's own default. */
@@ -15,9 +16,13 @@ const onOff = (value: string | undefined, flag: string): boolean | undefined => 
   return value === 'on';
 };
 
-const { values } = parseArgs({ options: { coalesce: { type: 'string' }, sharing: { type: 'string' } } });
+const { values } = parseArgs({ options: { coalesce: { type: 'string' }, sharing: { type: 'string' }, 'graphql-fast-path': { type: 'string' } } });
 const gateway = createGateway(loadConfig(process.env), {
-  fastPaths: { coalesce: onOff(values.coalesce, 'coalesce'), subscriptionSharing: onOff(values.sharing, 'sharing') },
+  fastPaths: {
+    coalesce: onOff(values.coalesce, 'coalesce'),
+    subscriptionSharing: onOff(values.sharing, 'sharing'),
+    graphqlFastPath: onOff(values['graphql-fast-path'], 'graphql-fast-path'),
+  },
 });
 await gateway.listen();
 process.on('SIGTERM', () => void gateway.close().then(() => process.exit(0)));

@@ -7,8 +7,8 @@ import { UPSTREAM_KEY } from './contract-upstream.js';
 export const CLIENT_KEY = 'bench-key';
 
 /**
- * The gateway's fast-path switches: CACHE_TTL_MS and DIRECT_LANE are configuration (README);
- * coalescing and subscription sharing are createGateway options, set through gateway-main.ts.
+ * The gateway's fast-path switches: CACHE_TTL_MS is configuration (README); coalescing,
+ * subscription sharing and the GraphQL fast path are createGateway options, set through gateway-main.ts.
  */
 export interface Variant {
   /** @default the gateway's own, on */
@@ -18,11 +18,11 @@ export interface Variant {
   /** @default the gateway's own, on */
   sharing?: 'on' | 'off';
   /** @default the gateway's own, on */
-  directLane?: 'on' | 'off';
+  graphqlFastPath?: 'on' | 'off';
 }
 
 export const variantLabel = (v: Variant): string =>
-  [`coalesce ${v.coalesce ?? 'on'}`, `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`, `sharing ${v.sharing ?? 'on'}`, `direct lane ${v.directLane ?? 'on'}`].join(', ');
+  [`coalesce ${v.coalesce ?? 'on'}`, `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`, `sharing ${v.sharing ?? 'on'}`, `graphql fast path ${v.graphqlFastPath ?? 'on'}`].join(', ');
 
 export interface Upstream extends Child {
   /** Calls per contract route since the last reset. */
@@ -73,10 +73,9 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_SECOND: '0',
     CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
-    DIRECT_LANE: variant.directLane,
     ...extraEnv,
   };
-  const args = [...(variant.coalesce ? [`--coalesce=${variant.coalesce}`] : []), ...(variant.sharing ? [`--sharing=${variant.sharing}`] : [])];
+  const args = [...(variant.coalesce ? [`--coalesce=${variant.coalesce}`] : []), ...(variant.sharing ? [`--sharing=${variant.sharing}`] : []), ...(variant.graphqlFastPath ? [`--graphql-fast-path=${variant.graphqlFastPath}`] : [])];
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await spawnNode({ name: `gateway (${variantLabel(variant)})`, entry: 'bench/lib/gateway-main.ts', args, env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });

@@ -19,7 +19,7 @@ const envelope = JSON.stringify({ data: transactionById.get(S1_ID) });
 const VARIANTS: Array<{ label: string; variant: Variant; graphqlTarget: number; key: string }> = [
   { label: 'cache off', variant: { cacheTtlMs: 0 }, graphqlTarget: 0.5, key: 'S1 graphql cache off' },
   { label: 'cache on (5 s, hits)', variant: { cacheTtlMs: 5_000 }, graphqlTarget: 2, key: 'S1 graphql cache on' },
-  { label: 'cache off, direct lane off (every request through yoga\'s Fetch adapter)', variant: { cacheTtlMs: 0, directLane: 'off' }, graphqlTarget: 0.5, key: 'S1 graphql lane off' },
+  { label: 'cache off, GraphQL fast path off (every GraphQL request through yoga\'s Fetch adapter)', variant: { cacheTtlMs: 0, graphqlFastPath: 'off' }, graphqlTarget: 0.5, key: 'S1 graphql fast path off' },
 ];
 const REST_TARGET = 0.7;
 

@@ -90,7 +90,6 @@ const websocket = {
 
 const fastPaths = {
   CACHE_TTL_MS: integer({ min: 0, max: HOUR, default: 0, doc: "serve transactions and vendings from a per-key cache for this long (`0` is off); webhooks and payment updates drop a transaction's entries" }),
-  DIRECT_LANE: onOff({ default: true, doc: "GraphQL queries and mutations and the REST paths from non-browser clients skip yoga's Fetch adapter (same answers, see Fast paths)" }),
 };
 
 /** The settings by section, in the order the docs list them. */

@@ -10,18 +10,21 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 export type Verification = { ok: true } | { ok: false; reason: string };
 
+/** A request header's value, by lower-case name. */
+export type HeaderOf = (name: string) => string | undefined;
+
 export interface WebhookVerifier {
-  verify(body: string, headers: Headers): Verification;
+  verify(body: string, header: HeaderOf): Verification;
 }
 
 export function createWebhookVerifier(secrets: readonly string[]): WebhookVerifier {
   const webhooks = secrets.map((secret) => new Webhook(secret));
   return {
-    verify(body, headers) {
+    verify(body, header) {
       const signed = {
-        'webhook-id': headers.get('webhook-id') ?? '',
-        'webhook-timestamp': headers.get('webhook-timestamp') ?? '',
-        'webhook-signature': headers.get('webhook-signature') ?? '',
+        'webhook-id': header('webhook-id') ?? '',
+        'webhook-timestamp': header('webhook-timestamp') ?? '',
+        'webhook-signature': header('webhook-signature') ?? '',
       };
       const missing = Object.entries(signed).filter(([, value]) => value === '').map(([name]) => name);
       if (missing.length > 0) return { ok: false, reason: `Missing ${missing.join(', ')} header${missing.length > 1 ? 's' : ''}` };

@@ -1,6 +1,5 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from 'node:zlib';
-import { BodyTooLarge, readBodyBytes } from './read-body.js';
 
 /*
  * Request bodies sent with Content-Encoding (RFC 9110 §8.4). The limit holds
@@ -8,6 +7,14 @@ import { BodyTooLarge, readBodyBytes } from './read-body.js';
  * as soon as its output passes `maxOutputLength`, so a small "bomb" that would
  * inflate to gigabytes costs at most `limit` bytes of memory.
  */
+
+/** The body was larger than allowed: answer 413. */
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`Request body is larger than ${limit} bytes`);
+    this.name = 'BodyTooLarge';
+  }
+}
 
 /** Answer 415: the coding is none this gateway decodes (RFC 7694: name the ones it does). */
 export class UnsupportedEncoding extends Error {
@@ -60,13 +67,13 @@ function codingsOf(header: string | null): string[] {
 }
 
 /**
- * Reads a body and undoes its Content-Encoding, as UTF-8 text. Throws
- * BodyTooLarge (413) past `limit` bytes read or decoded, UnsupportedEncoding
- * (415) before reading anything, UndecodableBody (400) for corrupt data.
+ * Undoes a body's Content-Encoding, as UTF-8 text. Throws BodyTooLarge (413)
+ * past `limit` decoded bytes, UnsupportedEncoding (415), UndecodableBody (400)
+ * for corrupt data.
  */
-export async function readDecodedBodyText(request: Request, limit: number): Promise<string> {
-  const codings = codingsOf(request.headers.get('content-encoding'));
-  let body = await readBodyBytes(request, limit);
+export async function decodeBodyText(bytes: Buffer, contentEncoding: string | undefined, limit: number): Promise<string> {
+  const codings = codingsOf(contentEncoding ?? null);
+  let body = bytes;
   // Codings are listed in the order applied, so they are undone last first.
   for (const coding of codings.reverse()) body = await decode(coding, body, limit);
   return body.toString('utf8');

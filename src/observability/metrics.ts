@@ -2,36 +2,29 @@ import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamCall } from '../backends/rest/rest-backend.js';
-import type { WebhookOutcome } from '../events/use-webhooks.js';
-import { matchRoute, type RouteName } from '../rest/routes.js';
+import type { WebhookOutcome } from '../events/webhook-route.js';
 
 export interface GatewayMetrics {
-  /**
-   * Yoga plugin: serves `GET <path>` and observes every other request. Put it
-   * before any plugin that ends responses in `onRequest` (webhooks, REST
-   * passthrough): those stop later `onRequest` hooks, so `<path>` would never be
-   * served and durations would be missing.
-   */
+  /** Yoga plugin: names the GraphQL operation in the request's scope and notes results with errors. */
   plugin(): Plugin;
+  /** Counts one answered HTTP request (the front door calls it for every route). */
+  answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void;
   upstreamCall(call: UpstreamCall): void;
   /** `detail` is the sender's type for `ignored` (any text: the label is bounded here). */
   webhook(outcome: WebhookOutcome, detail?: string): void;
   /** Prometheus text exposition of everything in this instance's registry. */
   render(): Promise<string>;
+  /** The media type of `render()`'s text. */
+  readonly contentType: string;
 }
 
 export interface MetricsOptions {
   activeSubscriptions: () => number;
   /** Upstream circuit breaker state; the gauge is left out when not given. */
   circuitState?: () => string | undefined;
-  /** @default '/metrics' */
-  path?: string;
 }
 
 const PREFIX = 'vending_gateway_';
-const GRAPHQL_PATH = '/graphql';
-const WEBHOOK_PATH = '/webhooks';
-const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 /** Client-chosen operation names are unbounded; past this many distinct ones they become `other`. */
 const MAX_OPERATION_NAMES = 100;
 /** Event types of ignored webhooks, sent by anyone without a secret: past this many distinct ones they become `other`. */
@@ -39,24 +32,14 @@ const MAX_IGNORED_TYPES = 20;
 /** What a type must look like to become a label of its own; anything else is `other`. */
 const SAFE_TYPE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
-const REST_TEMPLATES: Record<RouteName, string> = {
-  getTransaction: 'GET /transactions/{id}',
-  updatePayment: 'PUT /transactions/{id}/payment',
-  listVendings: 'GET /vendings',
-  getVending: 'GET /vendings/{id}',
-};
-
-interface RequestState {
-  at: number | undefined;
-  transport: string;
-  operation: string;
-  /** Set when a GraphQL result carried errors (yoga answers those 200 over application/json). */
+/** What the metrics plugin keeps in a request's scope. */
+interface OperationScope {
+  operation: string | undefined;
   graphqlErrors: boolean;
 }
 
 /** Prometheus metrics for one gateway, in a registry of its own (several gateways share a test process). */
 export function createMetrics(options: MetricsOptions): GatewayMetrics {
-  const path = options.path ?? '/metrics';
   const register = new Registry();
   collectDefaultMetrics({ register });
   const registers = [register];
@@ -127,9 +110,10 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     });
   }
 
-  const states = new WeakMap<Request, RequestState>();
   const operationNames = new Set<string>();
   const ignoredTypes = new Set<string>();
+  /** The scope of the request behind each yoga Request, so later hooks (which see only the Request) can label it. */
+  const scopes = new WeakMap<Request, OperationScope>();
 
   function ignoredTypeLabel(type: string | undefined): string {
     if (type === undefined || !SAFE_TYPE.test(type)) return 'other';
@@ -149,67 +133,43 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     return clean;
   }
 
-  /** Never raw paths or ids in labels: only the route templates of what this gateway serves. */
-  function classify(method: string, pathname: string): Pick<RequestState, 'transport' | 'operation'> {
-    if (pathname === GRAPHQL_PATH) return { transport: 'graphql', operation: 'anonymous' };
-    if (pathname === WEBHOOK_PATH) return { transport: 'webhook', operation: 'POST /webhooks' };
-    // Probes are polled constantly; kept apart so they do not drown the REST figures.
-    if (PROBE_PATHS.has(pathname)) return { transport: 'probe', operation: `GET ${pathname}` };
-    const match = matchRoute(method, pathname);
-    return { transport: 'rest', operation: match.kind === 'route' ? REST_TEMPLATES[match.name] : 'other' };
-  }
-
-  function setOperation(request: Request | undefined, name: string | null | undefined): void {
-    const state = request && states.get(request);
-    if (!state || !name) return;
+  function setOperation(scope: OperationScope | undefined, name: string | null | undefined): void {
+    if (!scope || !name) return;
     // A batch of differently named operations is one request: do not attribute it to either.
     const label = operationLabel(name);
-    state.operation = state.operation === 'anonymous' || state.operation === label ? label : 'batch';
+    scope.operation = scope.operation === undefined || scope.operation === label ? label : 'batch';
   }
 
-  const plugin: Plugin = {
-    onRequest({ request, url, endResponse }) {
-      if (url.pathname === path) {
-        const headers = { 'content-type': register.contentType };
-        if (request.method !== 'GET') return endResponse(new Response(null, { status: 405, headers: { allow: 'GET' } }));
-        return register.metrics().then(
-          (text) => endResponse(new Response(text, { status: 200, headers })),
-          (error: unknown) => endResponse(new Response(`# metrics failed: ${String(error)}\n`, { status: 500 })),
-        );
-      }
-      states.set(request, { at: performance.now(), ...classify(request.method, url.pathname), graphqlErrors: false });
-    },
-    onParams({ request, params }) {
-      setOperation(request, params.operationName);
+  /** Names the GraphQL operation of a request in its scope, and notes a result with errors. */
+  const plugin: Plugin<Record<string, unknown>, { scope?: OperationScope }> = {
+    onParams({ request, params, context }) {
+      if (!context.scope) return;
+      scopes.set(request, context.scope);
+      setOperation(context.scope, params.operationName);
     },
     onExecute({ args }) {
       // Clients often send only `query Name {…}` without operationName: take it from the document.
       const context = args.contextValue as { request?: Request } | undefined;
-      if (context?.request && states.get(context.request)?.operation === 'anonymous') {
-        setOperation(context.request, getOperationAST(args.document, args.operationName)?.name?.value);
-      }
+      const scope = context?.request && scopes.get(context.request);
+      if (scope && scope.operation === undefined) setOperation(scope, getOperationAST(args.document, args.operationName)?.name?.value);
     },
     onExecutionResult({ request, result }) {
       // Covers parse/validation errors too, which never reach onExecute; streams are not inspected.
-      const state = states.get(request);
-      if (state && result && 'errors' in result && result.errors?.length) state.graphqlErrors = true;
-    },
-    onResponse({ request, response }) {
-      const url = new URL(request.url, 'http://localhost');
-      if (url.pathname === path) return;
-      // No state means an earlier plugin ended the response before ours ran: count it, time unknown.
-      const state = states.get(request) ?? { at: undefined, ...classify(request.method, url.pathname), graphqlErrors: false };
-      states.delete(request);
-      const statusClass = `${Math.floor(response.status / 100)}xx`;
-      const outcome = state.graphqlErrors && statusClass === '2xx' ? 'error' : statusClass;
-      const labels = { transport: state.transport, operation: state.operation };
-      requests.inc({ ...labels, outcome });
-      if (state.at !== undefined) requestDuration.observe(labels, (performance.now() - state.at) / 1000);
+      const scope = scopes.get(request);
+      if (scope && result && 'errors' in result && result.errors?.length) scope.graphqlErrors = true;
     },
   };
 
   return {
-    plugin: () => plugin,
+    plugin: () => plugin as Plugin,
+    answered(labels, status, graphqlErrors, seconds) {
+      const statusClass = `${Math.floor(status / 100)}xx`;
+      const outcome = graphqlErrors && statusClass === '2xx' ? 'error' : statusClass;
+      const { transport } = labels;
+      const operation = labels.operation ?? 'anonymous';
+      requests.inc({ transport, operation, outcome });
+      requestDuration.observe({ transport, operation }, seconds);
+    },
     upstreamCall(call) {
       upstreamRequests.inc({ method: call.method, route: call.route, outcome: String(call.outcome) });
       upstreamDuration.observe({ route: call.route }, call.durationMs / 1000);
@@ -222,5 +182,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       else webhooksRejected.inc({ reason: outcome });
     },
     render: () => register.metrics(),
+    contentType: register.contentType,
   };
 }

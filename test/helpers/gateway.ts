@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/index.js';
 import { spec } from '../../src/config/spec.js';
-import { createGateway, type Gateway, type GatewayDeps } from '../../src/server.js';
+import { createGateway, type Gateway, type GatewayDeps } from '../../src/app/gateway.js';
 
 export const TEST_KEY = 'test-key-1';
 export const OTHER_KEY = 'test-key-2';

@@ -2,16 +2,18 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
-import { anyText, idLike, jsonValue, percentEncode, runs, TRANSACTION_IDS } from './arbitraries.js';
+import { anyText, jsonValue, runs, TRANSACTION_IDS } from './arbitraries.js';
 import { graphqlPayload } from './graphql-documents.js';
 
 /*
- * The direct lane (src/http/direct-lane.ts) must answer exactly as yoga's
- * Fetch adapter does. Two gateways over identical memory backends, one with
- * DIRECT_LANE=off, get the same random requests in the same order: GraphQL
- * bodies, headers the lane takes or refuses, REST paths and methods, and
- * payment mutations that change both backends alike. Status, headers (but
- * the date, the request id and connection management) and body must match.
+ * The GraphQL fast path (src/graphql/graphql-route.ts: yoga's engine for
+ * parsed parameters, without its Fetch adapter) must answer exactly as yoga's
+ * whole HTTP handler does. Two gateways over identical memory backends, one
+ * without the fast path, get the same random requests in the same order:
+ * GraphQL bodies, headers the fast path takes or leaves to yoga, and payment
+ * mutations that change both backends alike. Status, headers (but the date,
+ * the request id and connection management) and body must match. (REST has
+ * one path only since the front door: nothing to compare.)
  */
 
 const IGNORED_HEADERS = new Set(['date', 'x-request-id', 'connection', 'keep-alive']);
@@ -37,7 +39,7 @@ interface Sent {
   body?: string;
 }
 
-/** A header that is mostly one the lane takes (`usual`, or absent), sometimes any of `odd`. */
+/** A header that is mostly one the fast path takes (`usual`, or absent), sometimes any of `odd`. */
 const header = (name: string, usual: Array<string | undefined>, odd: Array<string | undefined>) =>
   fc
     .oneof({ weight: 3, arbitrary: fc.constantFrom(...usual) }, { weight: 1, arbitrary: fc.constantFrom(...odd) })
@@ -60,17 +62,6 @@ const graphqlRequest: fc.Arbitrary<Sent> = fc
   .tuple(fc.oneof({ weight: 6, arbitrary: graphqlPayload }, { weight: 1, arbitrary: paymentBody }), authorization, accept, contentType, origin, fc.constantFrom('/graphql', '/graphql?x=1'))
   .map(([body, auth, acc, type, from, path]) => ({ method: 'POST', path, headers: { ...auth, ...acc, ...type, ...from }, body }));
 
-const restPath = fc.oneof(
-  idLike.map((id) => `/transactions/${percentEncode(String(id))}`),
-  idLike.map((id) => `/transactions/${percentEncode(String(id))}/payment`),
-  idLike.map((id) => `/vendings/${percentEncode(String(id))}`),
-  fc.constantFrom('/vendings', '/vendings?products=planogram', '/vendings?products=flat', '/transactions', '/transactions/', '/vendings/a/b', '/nowhere'),
-);
-const bodiless = (method: string) => method === 'GET' || method === 'HEAD';
-const restRequest: fc.Arbitrary<Sent> = fc
-  .tuple(restPath, fc.constantFrom('GET', 'GET', 'GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'), authorization, origin, fc.oneof(jsonValue.map((v) => JSON.stringify(v)), anyText(30)))
-  .map(([path, method, auth, from, body]) => ({ method, path, headers: { ...auth, ...from, ...(bodiless(method) ? {} : { 'content-type': 'application/json' }) }, body: bodiless(method) ? undefined : body }));
-
 const manifest = JSON.parse(readFileSync(new URL('../../schema/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
 // A subscription over POST is an endless stream (yoga's, on both gateways): not compared here.
 const queriesAndMutations = Object.keys(manifest).filter((hash) => !/\bsubscription\b/.test(manifest[hash]!));
@@ -81,12 +72,12 @@ const trustedRequest: fc.Arbitrary<Sent> = fc
   .tuple(fc.oneof(persisted, graphqlPayload), authorization, accept)
   .map(([body, auth, acc]) => ({ method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json', ...auth, ...acc }, body }));
 
-/** Two gateways alike but for the lane; `same` sends a request to both and compares the answers. */
+/** Two gateways alike but for the fast path; `same` sends a request to both and compares the answers. */
 function pair(env: Record<string, string>) {
   let lane: RunningGateway;
   let yoga: RunningGateway;
   beforeAll(async () => {
-    [lane, yoga] = await Promise.all([startGateway({ ...env, DIRECT_LANE: 'on' }), startGateway({ ...env, DIRECT_LANE: 'off' })]);
+    [lane, yoga] = await Promise.all([startGateway(env), startGateway(env, { fastPaths: { graphqlFastPath: false } })]);
   });
   afterAll(async () => {
     await Promise.all([lane.close(), yoga.close()]);
@@ -101,19 +92,15 @@ function pair(env: Record<string, string>) {
   };
 }
 
-describe('the direct lane answers as yoga does', () => {
+describe('the GraphQL fast path answers as yoga does', () => {
   const same = pair({});
 
   it('GraphQL requests: same status, headers and body', async () => {
     await fc.assert(fc.asyncProperty(graphqlRequest, same), runs(500));
   }, 60_000);
-
-  it('REST requests: same status, headers and body', async () => {
-    await fc.assert(fc.asyncProperty(restRequest, same), runs(300));
-  }, 60_000);
 });
 
-describe('the direct lane answers as yoga does, with TRUSTED_DOCUMENTS=only', () => {
+describe('the GraphQL fast path answers as yoga does, with TRUSTED_DOCUMENTS=only', () => {
   const same = pair({ TRUSTED_DOCUMENTS: 'only' });
 
   it('persisted and arbitrary documents: same status, headers and body', async () => {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { build } from 'esbuild';
-import type { Plugin } from 'graphql-yoga';
+import type { Route } from '../http/front-door.js';
 
 /*
  * The live dashboard at `/` (web/): a page, a stylesheet and one script that
@@ -29,7 +29,7 @@ async function bundleScript(): Promise<string> {
   return result.outputFiles[0]?.text ?? '';
 }
 
-export function useDashboard(onError: (error: unknown) => void): Plugin {
+export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
   const loaders: Record<string, () => Promise<Asset>> = {
     '/': async () => ({ body: await readFile(new URL('index.html', WEB), 'utf8'), type: 'text/html; charset=utf-8' }),
     '/dashboard/styles.css': async () => ({ body: await readFile(new URL('styles.css', WEB), 'utf8'), type: 'text/css; charset=utf-8' }),
@@ -37,28 +37,29 @@ export function useDashboard(onError: (error: unknown) => void): Plugin {
   };
   const cache = new Map<string, Promise<Asset>>();
 
-  return {
-    // Synchronous for every other path: an async hook would put each request through an extra promise.
-    onRequest({ request, url, endResponse }) {
-      const load = loaders[url.pathname];
-      if (!load || request.method !== 'GET') return;
-      return serve(url.pathname, load, endResponse);
-    },
-  };
-
-  async function serve(pathname: string, load: () => Promise<Asset>, endResponse: (response: Response) => void): Promise<void> {
-    let asset = cache.get(pathname);
-    if (!asset) {
-      asset = load();
-      cache.set(pathname, asset);
-      asset.catch(() => cache.delete(pathname));
+  function asset(pathname: string, load: () => Promise<Asset>): Promise<Asset> {
+    let held = cache.get(pathname);
+    if (!held) {
+      held = load();
+      cache.set(pathname, held);
+      held.catch(() => cache.delete(pathname));
     }
-    try {
-      const { body, type } = await asset;
-      endResponse(new Response(body, { headers: { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } }));
-    } catch (error) {
-      onError(error);
-      endResponse(new Response('The dashboard could not be built; see the gateway log.', { status: 500, headers: { 'content-type': 'text/plain' } }));
-    }
+    return held;
   }
+
+  return Object.entries(loaders).map(([url, load]): Route => ({
+    method: 'GET',
+    url,
+    transport: 'dashboard',
+    operation: `GET ${url}`,
+    async handler(_request, reply) {
+      try {
+        const { body, type } = await asset(url, load);
+        return reply.headers({ 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(body);
+      } catch (error) {
+        onError(error);
+        return reply.code(500).header('content-type', 'text/plain').send('The dashboard could not be built; see the gateway log.');
+      }
+    },
+  }));
 }

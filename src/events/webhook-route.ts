@@ -1,11 +1,8 @@
-import type { Plugin } from 'graphql-yoga';
 import { randomUUID } from 'node:crypto';
-import { Response } from '@whatwg-node/fetch';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope } from '../errors.js';
-import { jsonResponse } from '../http/json-response.js';
-import { ACCEPTED_ENCODINGS, readDecodedBodyText, UndecodableBody, UnsupportedEncoding } from '../http/decode-body.js';
-import { BodyTooLarge } from '../http/read-body.js';
-import { guardRoute } from '../http/route-guard.js';
+import { ACCEPTED_ENCODINGS, BodyTooLarge, decodeBodyText, UndecodableBody, UnsupportedEncoding } from '../http/decode-body.js';
+import type { Route } from '../http/front-door.js';
 import type { DedupeBy } from './event-log.js';
 import { parseWebhookText, type TransactionUpdateEvent } from './normalize.js';
 import type { WebhookVerifier } from './webhook-verifier.js';
@@ -24,6 +21,7 @@ export type WebhookOutcome =
 export interface WebhookRouteOptions {
   /** @default '/webhooks' */
   path?: string;
+  /** Largest decoded body (the front door bounds the bytes received). */
   maxBodyBytes: number;
   /** Checks Standard Webhooks signatures; without one every body is accepted unsigned. */
   verifier: WebhookVerifier | undefined;
@@ -35,7 +33,6 @@ export interface WebhookRouteOptions {
   publish(event: TransactionUpdateEvent, dedupeBy: DedupeBy): Promise<boolean>;
   /** Told of every webhook's outcome, for logs and metrics; the detail of `ignored` is the sender's type, unbounded. */
   onOutcome?(outcome: WebhookOutcome, detail: string | undefined): void;
-  onUnexpectedError(error: unknown): void;
   /**
    * False once subscriptions are being ended for shutdown: a webhook is then
    * answered 503, so its sender retries elsewhere, rather than 200 for an
@@ -56,34 +53,36 @@ const MAX_TYPE_DETAIL = 100;
  * never for subscribers: they are fed from the log afterwards. A webhook of
  * another type is answered 200 as soon as its signature holds, and goes no further.
  */
-export function useWebhooks(options: WebhookRouteOptions): Plugin {
+export function webhookRoute(options: WebhookRouteOptions): Route {
   const path = options.path ?? '/webhooks';
   const report = (outcome: WebhookOutcome, detail?: string) => options.onOutcome?.(outcome, detail);
+  type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
 
-  async function handle(request: Request): Promise<Response> {
-    if (request.method !== 'POST') {
-      return jsonResponse(errorEnvelope(`Method ${request.method} is not allowed here; use POST`), 405, { allow: 'POST' });
-    }
+  async function handle(request: FastifyRequest): Promise<Answer> {
     const text = await readBody(request);
     if (typeof text !== 'string') return text;
-    const verification = options.verifier?.verify(text, request.headers);
+    const header = (name: string) => {
+      const value = request.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const verification = options.verifier?.verify(text, header);
     if (verification && !verification.ok) {
       report('bad-signature', verification.reason);
-      return jsonResponse(errorEnvelope(`Webhook signature rejected: ${verification.reason}`), 401);
+      return { status: 401, body: errorEnvelope(`Webhook signature rejected: ${verification.reason}`) };
     }
     const result = parseWebhookText(text, {
       receivedAt: new Date().toISOString(),
-      webhookId: request.headers.get('webhook-id') ?? undefined,
+      webhookId: header('webhook-id'),
       madeId: `gw_${randomUUID()}`,
     });
     if (!result.ok && result.ignored) {
       report('ignored', result.ignored.type.slice(0, MAX_TYPE_DETAIL));
-      return new Response(null, { status: 200 });
+      return { status: 200 };
     }
     if (!result.ok) {
       const message = `Webhook body rejected: ${result.problems.join('; ')}`;
       report('unreadable', message);
-      return jsonResponse(errorEnvelope(message), 400);
+      return { status: 400, body: errorEnvelope(message) };
     }
     if (options.accepting && !options.accepting()) return unavailable(new Error('shutting down'));
     let published: boolean;
@@ -94,40 +93,48 @@ export function useWebhooks(options: WebhookRouteOptions): Plugin {
       return unavailable(error);
     }
     report(published ? 'published' : 'duplicate', result.event.eventId);
-    return new Response(null, { status: 200 });
+    return { status: 200 };
   }
 
   /** The decoded body, or the answer when there is none to read (413, 415, 400). */
-  async function readBody(request: Request): Promise<string | Response> {
+  async function readBody(request: FastifyRequest): Promise<string | Answer> {
+    const bytes = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
+    const encoding = request.headers['content-encoding'];
     try {
-      return await readDecodedBodyText(request, options.maxBodyBytes);
+      return await decodeBodyText(bytes, typeof encoding === 'string' ? encoding : undefined, options.maxBodyBytes);
     } catch (error) {
       if (error instanceof BodyTooLarge) {
         report('too-large');
-        return jsonResponse(errorEnvelope(error.message), 413);
+        return { status: 413, body: errorEnvelope(error.message) };
       }
       if (error instanceof UnsupportedEncoding) {
         report('unsupported-encoding', error.message);
-        return jsonResponse(errorEnvelope(error.message), 415, { 'accept-encoding': ACCEPTED_ENCODINGS });
+        return { status: 415, body: errorEnvelope(error.message), headers: { 'accept-encoding': ACCEPTED_ENCODINGS } };
       }
       if (error instanceof UndecodableBody) {
         report('unreadable', error.message);
-        return jsonResponse(errorEnvelope(error.message), 400);
+        return { status: 400, body: errorEnvelope(error.message) };
       }
       throw error;
     }
   }
 
-  function unavailable(error: unknown): Response {
+  function unavailable(error: unknown): Answer {
     report('unavailable', error instanceof Error ? error.message : String(error));
-    return jsonResponse(errorEnvelope('Events cannot be taken right now; retry later'), 503, { 'retry-after': RETRY_AFTER_SECONDS });
+    return { status: 503, body: errorEnvelope('Events cannot be taken right now; retry later'), headers: { 'retry-after': RETRY_AFTER_SECONDS } };
   }
 
   return {
-    // Synchronous for every other path: an async hook would put each request through an extra promise.
-    onRequest({ request, url, endResponse }) {
-      if (url.pathname !== path) return;
-      return guardRoute(() => handle(request), options.onUnexpectedError).then(endResponse);
+    method: 'POST',
+    url: path,
+    envelope: 'rest',
+    transport: 'webhook',
+    operation: `POST ${path}`,
+    async handler(request: FastifyRequest, reply: FastifyReply) {
+      const { status, body, headers } = await handle(request);
+      reply.code(status).headers(headers ?? {});
+      // The contract: "answer with HTTP 200 OK. The response body is empty."
+      return body === undefined ? reply.send() : reply.send(body);
     },
   };
 }

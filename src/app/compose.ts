@@ -1,0 +1,152 @@
+import { createAuthenticator, requestGuard } from '../auth.js';
+import type { Backend, Credential } from '../backends/backend.js';
+import { createCachingBackend } from '../backends/caching-backend.js';
+import { createCoalescingBackend } from '../backends/coalescing-backend.js';
+import { createMemoryBackend } from '../backends/memory/memory-backend.js';
+import { createSimulatorControl, startSimulator } from '../backends/memory/simulator.js';
+import { createRestBackend, type UpstreamCall } from '../backends/rest/rest-backend.js';
+import type { Config } from '../config/index.js';
+import type { GatewayServices } from '../context.js';
+import { createEventTransactions } from '../events/event-transactions.js';
+import { createEventTransport, type EventTransport } from '../events/event-transport.js';
+import { serviceEventFor } from '../events/service-events.js';
+import { createRateLimiter } from '../http/rate-limit.js';
+import { createLogger, type Logger } from '../logging.js';
+import { createMetrics, type GatewayMetrics } from '../observability/metrics.js';
+import { createRedisClients, type RedisClients } from '../redis/redis-clients.js';
+import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
+
+/*
+ * Chooses the implementations (DESIGN §6 "a composition root that picks
+ * implementations"): memory or REST backend with its fast paths, events in
+ * process or through Redis, the forward-mode key check, metrics. Nothing here
+ * speaks HTTP; http-app.ts puts routes on the front door, lifecycle.ts starts
+ * and stops it all.
+ */
+
+/** Parts a test or benchmark may supply instead of the ones `config` would pick. */
+export interface GatewayDeps {
+  /** @default the backend named by `config.backend` */
+  backend?: Backend;
+  /** @default a JSON logger at `config.logLevel` */
+  logger?: Logger;
+  /** Fast paths only a benchmark switches off, to show what each is worth (bench/lib/gateway-main.ts). */
+  fastPaths?: {
+    /** Concurrent identical reads under the same key share one backend call. @default true */
+    coalesce?: boolean;
+    /** WebSocket subscribers with the same document, variables and key share one execution per event. @default true */
+    subscriptionSharing?: boolean;
+    /** Plain GraphQL queries run through yoga's engine without its Fetch adapter (graphql-route.ts). @default true */
+    graphqlFastPath?: boolean;
+  };
+}
+
+/** Backends that can say their upstream is cut off (the REST backend's circuit breaker). */
+type WithUpstreamState = Backend & { upstreamState?: () => { breaker: string } };
+
+export interface Composed {
+  logger: Logger;
+  events: EventTransport;
+  /** The backend as picked (its breaker state), and as served (with the fast paths). */
+  base: WithUpstreamState;
+  backend: Backend;
+  metrics: GatewayMetrics;
+  services: GatewayServices;
+  keyCheck: UpstreamKeyCheck | undefined;
+  /** The front door's guard for routes that need a key. */
+  guard: ReturnType<typeof requestGuard>;
+  /** Runs the memory backend's demo simulator while a dashboard asks (SIMULATOR=auto). */
+  demo: (() => () => void) | undefined;
+  /** Stops what runs in the background (first thing on shutdown). */
+  stop(): void;
+  /** Releases connections (last thing on shutdown). */
+  release(): Promise<void>;
+}
+
+/** The backend, and for the memory one a way to run its demo simulator while a dashboard asks. */
+function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall, credential: Credential) => void): { backend: Backend; demo?: () => () => void } {
+  if (!config.upstream) {
+    const memory = createMemoryBackend({ productsValues: config.productsValues });
+    const { mode, intervalMs } = config.simulator;
+    if (mode === 'on') startSimulator(memory, intervalMs);
+    const control = mode === 'auto' ? createSimulatorControl(memory, intervalMs) : undefined;
+    return { backend: memory, demo: control && (() => control.acquire()) };
+  }
+  const backend = createRestBackend({
+    ...config.upstream,
+    breaker: { ...config.upstream.breaker, onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`) },
+    onUpstreamCall,
+  });
+  return { backend };
+}
+
+/** Reads shared while in flight (outermost, so a cache miss is read once), then the cache. */
+function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean): Backend {
+  const cached = cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: cacheTtlMs }) : backend;
+  return coalesce ? createCoalescingBackend(cached) : cached;
+}
+
+export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
+  const logger = deps.logger ?? createLogger(config.logLevel);
+  const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl) : undefined;
+  const events = createEventTransport({ ...config, redis, logger });
+  const { bus } = events;
+  const picked = deps.backend
+    ? { backend: deps.backend, demo: undefined }
+    : pickBackend(config, logger, (call, { tally }) => {
+        // A call the breaker or the queue refused never left the gateway.
+        if (call.attempts > 0 && tally) {
+          tally.upstreamCalls += 1;
+          tally.upstreamMs += call.durationMs;
+        }
+        metrics.upstreamCall(call);
+        logger.debug({ upstream: call }, 'upstream call');
+      });
+  const base: WithUpstreamState = picked.backend;
+  const backend = withFastPaths(base, config.fastPaths.cacheTtlMs, deps.fastPaths?.coalesce ?? true);
+  const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker });
+  const keyCheck = createForwardKeyCheck(config, base);
+  const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix });
+  const authenticator = createAuthenticator(config.apiKeys, keyCheck?.check);
+  const services: GatewayServices = {
+    backend,
+    authenticator,
+    rateLimiter,
+    batching: config.batching,
+    productsValues: config.productsValues,
+    bus,
+    eventTransactions: createEventTransactions(backend),
+  };
+  if (config.webhookSecrets.length === 0) logger.warn('WEBHOOK_SECRET is not set: webhooks are accepted without a signature');
+
+  // A backend that is the service itself also sends the service's events.
+  const stopWatching = backend.watchTransactionChanges?.((transaction) => {
+    bus.publish(serviceEventFor(transaction)).catch((error: unknown) => logger.error({ err: error }, 'could not publish a memory backend event'));
+  });
+  // Every event, from any instance, refreshes what this one holds of its transaction.
+  const stopRefreshing = bus.onEvent((event) =>
+    backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }),
+  );
+
+  return {
+    logger,
+    events,
+    base,
+    backend,
+    metrics,
+    services,
+    keyCheck,
+    guard: requestGuard(authenticator, (credential) => rateLimiter.admit(credential)),
+    demo: picked.demo,
+    stop() {
+      stopWatching?.();
+      stopRefreshing();
+      keyCheck?.close();
+    },
+    async release() {
+      await events.close();
+      await redis?.close();
+      await backend.close();
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import type { AddressInfo } from 'node:net';
+import { isRefusal } from '../upstream-key-check.js';
+import type { Backend } from '../backends/backend.js';
+import type { Config } from '../config/index.js';
+import type { EventBus } from '../events/event-bus.js';
+import { MASKED_MESSAGE } from '../http/masked-answer.js';
+import { createGraphQLServer } from '../graphql/graphql-server.js';
+import { useKeyWatch } from '../graphql/use-key-watch.js';
+import { attachGraphQLWs } from '../http/graphql-ws.js';
+import { useEventIds } from '../http/use-event-ids.js';
+import type { Logger } from '../logging.js';
+import { compose, type GatewayDeps } from './compose.js';
+import { createHttpApp, GRAPHQL_PATH } from './http-app.js';
+import { stopGateway } from './lifecycle.js';
+
+export type { GatewayDeps };
+
+export interface Gateway {
+  /** Starts listening on `config.host:config.port` (port 0 picks a free one). */
+  listen(): Promise<{ url: string; port: number }>;
+  /**
+   * Graceful shutdown: stops accepting, lets in-flight requests finish (each
+   * answered with `Connection: close`), ends subscriptions once they delivered
+   * what they hold, in a way clients retry (no `complete`; WebSocket close
+   * 1012), and closes what is left after `config.shutdownTimeoutMs`.
+   */
+  close(): Promise<void>;
+  readonly backend: Backend;
+  readonly bus: EventBus;
+  readonly logger: Logger;
+  /** Whether the gateway can serve: not shutting down, events storable, upstream not cut off. */
+  ready(): boolean;
+  /** Subscribers connected now, over WebSocket and SSE. */
+  activeSubscriptions(): number;
+}
+
+/** Assembles the gateway: implementations (compose.ts), routes on the front door (http-app.ts), WebSocket, and its lifecycle. */
+export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
+  // SSE subscribers each hold a bus subscription; WebSocket ones share theirs per group.
+  const activeSubscriptions = () => {
+    const { subscribers, executions } = ws.subscriptions();
+    return composed.services.bus.activeSubscriptions() - executions + subscribers;
+  };
+  const composed = compose(config, deps, () => activeSubscriptions());
+  const { logger, services, metrics, keyCheck, events } = composed;
+  const state = { closing: false, refusing: false, endingStreams: false };
+  const ready = () => !state.closing && services.bus.ready() && composed.base.upstreamState?.().breaker !== 'open';
+  const masking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
+  const { yoga, trusted } = createGraphQLServer({
+    path: GRAPHQL_PATH,
+    services,
+    logger,
+    limits: config.limits,
+    masking,
+    devApiKey: config.devApiKey,
+    plugins: [useEventIds({ stopping: () => state.endingStreams }), metrics.plugin(), ...(keyCheck ? [useKeyWatch(keyCheck)] : [])] as never,
+  });
+  const app = createHttpApp({
+    config,
+    composed,
+    yoga,
+    masking,
+    graphqlFastPath: deps.fastPaths?.graphqlFastPath ?? true,
+    ready,
+    closing: () => state.refusing,
+    acceptingEvents: () => !state.endingStreams,
+  });
+  const ws = attachGraphQLWs({
+    server: app.server,
+    path: GRAPHQL_PATH,
+    yoga,
+    limits: config.websocket,
+    sharing: deps.fastPaths?.subscriptionSharing ?? true,
+    onDemoRequest: composed.demo,
+    trusted,
+    authorize: (authorization) =>
+      services.authenticator.authenticate(authorization).then(
+        () => 'accepted' as const,
+        (error: unknown) => (isRefusal(error) ? 'refused' : 'retry'),
+      ),
+    initialContext: (authorization) => ({ authorization }),
+  });
+  // Subscription streams are ended by the shutdown itself; every other request is waited for.
+  let inFlight = 0;
+  app.server.on('request', (req, res) => {
+    if ((req.headers.accept ?? '').includes('text/event-stream')) return;
+    inFlight += 1;
+    res.once('close', () => (inFlight -= 1));
+  });
+
+  return {
+    backend: composed.backend,
+    bus: services.bus,
+    logger,
+    ready,
+    activeSubscriptions,
+    async listen() {
+      if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
+      await app.listen({ port: config.port, host: config.host });
+      const { port } = app.server.address() as AddressInfo;
+      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+      return { url: `http://${host}:${port}`, port };
+    },
+    async close() {
+      if (state.closing) return;
+      state.closing = true;
+      await stopGateway({ config, composed, app, ws, state, inFlight: () => inFlight });
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/index.js';
+import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
+import { webhookRoute } from '../events/webhook-route.js';
+import { createWebhookVerifier } from '../events/webhook-verifier.js';
+import { graphqlRoute, type GraphQLMasking } from '../graphql/graphql-route.js';
+import type { GraphQLServer } from '../graphql/graphql-server.js';
+import { createFrontDoor, registerRoutes } from '../http/front-door.js';
+import { errorEnvelope } from '../errors.js';
+import { operationsRoutes } from '../observability/operations-routes.js';
+import { restRoutes } from '../rest/rest-routes.js';
+import type { Composed } from './compose.js';
+
+/*
+ * The route table: every path the gateway answers, each a plain handler on
+ * the one front door (yoga serves /graphql only). What every route shares
+ * (request id, log line, metrics, body limit, guard, masking) is the front
+ * door's, not the routes'.
+ */
+
+export const GRAPHQL_PATH = '/graphql';
+export const WEBHOOK_PATH = '/webhooks';
+
+export interface HttpAppOptions {
+  config: Config;
+  composed: Composed;
+  yoga: GraphQLServer;
+  masking: GraphQLMasking;
+  graphqlFastPath: boolean;
+  ready(): boolean;
+  /** True once the gateway stops accepting connections. */
+  closing(): boolean;
+  /** False once subscriptions are being ended: a webhook then gets 503. */
+  acceptingEvents(): boolean;
+}
+
+export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
+  const { logger, metrics, guard, services } = composed;
+  const app = createFrontDoor({
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
+    closing,
+    onAnswered(request, status) {
+      const { config: route } = request.routeOptions;
+      const transport = route.transport ?? 'rest';
+      // Scrapes are not traffic: counting them would make every scrape change what it reads.
+      if (transport === 'metrics') return;
+      const operation = transport === 'graphql' ? request.scope?.operation : (route.operation ?? 'other');
+      metrics.answered({ transport, operation }, status, request.scope?.graphqlErrors ?? false, request.scope ? (performance.now() - request.scope.startedAt) / 1000 : 0);
+    },
+    onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
+    notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
+  });
+  registerRoutes(app, [
+    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard }),
+    ...restRoutes({ backend: services.backend, guard }),
+    webhookRoute({
+      path: WEBHOOK_PATH,
+      maxBodyBytes: config.maxBodyBytes,
+      verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
+      publish: (event, dedupeBy) => services.bus.publish(event, dedupeBy),
+      onOutcome(outcome, detail) {
+        metrics.webhook(outcome, detail);
+        logger.info({ webhook: outcome, detail }, 'webhook');
+      },
+      accepting: acceptingEvents,
+    }),
+    ...dashboardRoutes((error) => logger.error({ err: error }, 'could not build the dashboard')),
+    ...operationsRoutes({ ready, renderMetrics: () => metrics.render(), metricsContentType: metrics.contentType }),
+  ]);
+  return app;
+}

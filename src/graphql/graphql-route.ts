@@ -1,0 +1,167 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import { createGraphQLError, maskError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
+import type { Route } from '../http/front-door.js';
+import type { RequestScope } from '../http/request-scope.js';
+
+/*
+ * `/graphql` on the front door (DESIGN §6: yoga serves /graphql only). A
+ * plain query or mutation (a JSON POST from a client that sends no Origin,
+ * asking for JSON) is answered with yoga's own engine for its parsed
+ * parameters: `getResultForParams` runs every params hook (trusted documents,
+ * query limits, metrics) and the envelop pipeline (parse and validation
+ * caches, GraphQL Armor, error masking, our context), and
+ * `processRegularResult` is yoga's own JSON writer. Everything else (GraphiQL,
+ * SSE, CORS, other media types, subscriptions, parameters yoga would refuse,
+ * in its own words) goes through yoga's whole HTTP handler. What the fast
+ * path skips is only yoga's Fetch adapter, more than half of a small query's
+ * CPU here (bench/RESULTS.md); the front door's steps hold on both.
+ */
+
+type Params = Record<string, unknown>;
+
+const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions']);
+// Exactly as yoga matches it (case and all); anything else, yoga words the refusal.
+const JSON_BODY = /^application\/json(?:;\s*charset=utf-8)?$/;
+/** Accept headers taken here, with the media type yoga answers them with. */
+const ACCEPTED = new Map<string, string>([
+  ['', 'application/json'],
+  ['*/*', 'application/json'],
+  ['application/json', 'application/json'],
+  ['application/json;charset=utf-8', 'application/json'],
+  ['application/graphql-response+json', 'application/graphql-response+json'],
+  ['application/graphql-response+json;charset=utf-8', 'application/graphql-response+json'],
+]);
+
+const isObject = (value: unknown): value is Params => typeof value === 'object' && value !== null && !Array.isArray(value);
+const optional = (value: unknown, check: (v: unknown) => boolean) => value === undefined || value === null || check(value);
+
+/** The media type to answer with when the request's headers are the fast path's, else undefined. */
+function fastMediaType(request: FastifyRequest, path: string): string | undefined {
+  if (request.method !== 'POST' || request.url !== path || request.headers.origin !== undefined) return undefined;
+  if (!JSON_BODY.test(request.scope.contentType ?? '')) return undefined;
+  return ACCEPTED.get((request.headers.accept ?? '').replace(/\s/g, '').toLowerCase());
+}
+
+/** The body's parameters when yoga would take them as they are and they are not a subscription, else undefined. */
+function fastParams(body: Buffer): Params | undefined {
+  let params: unknown;
+  try {
+    params = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isObject(params)) return undefined;
+  for (const key in params) if (!PARAM_NAMES.has(key)) return undefined;
+  const { query, variables, operationName, extensions } = params;
+  // A subscription answers with a stream, which is yoga's to write; the word alone is enough to send it there.
+  if (typeof query !== 'string' || /\bsubscription\b/.test(query)) return undefined;
+  if (!optional(variables, isObject) || !optional(extensions, isObject) || !optional(operationName, (v) => typeof v === 'string')) return undefined;
+  return params;
+}
+
+/** How yoga is told to mask errors (its `maskedErrors` option); the fast path masks what it catches the same way. */
+export interface GraphQLMasking {
+  errorMessage: string;
+  isDev: boolean;
+  /** Told of an error that was masked, as yoga's logger is. */
+  onMasked(error: unknown): void;
+}
+
+/**
+ * What yoga answers for an error thrown before execution (a params hook's
+ * refusal, such as an unknown trusted document): each error masked, as its
+ * own handler does, then written like any result.
+ */
+function thrownResult(error: unknown, masking: GraphQLMasking): ExecutionResult {
+  const thrown: unknown[] = error instanceof AggregateError ? error.errors : [error];
+  const errors = thrown.map((each): GraphQLError => {
+    const masked = maskError(each, masking.errorMessage, masking.isDev);
+    if (masked !== each) masking.onMasked(each);
+    return masked instanceof GraphQLError ? masked : createGraphQLError(masked.message, { originalError: masked });
+  });
+  return { errors };
+}
+
+/** What yoga is given as its server context for an HTTP request. */
+export interface HttpServerContext {
+  scope: RequestScope;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any server and user context: only its HTTP entry points are used here.
+type Yoga = YogaServerInstance<any, any>;
+
+export interface GraphQLRouteOptions {
+  yoga: Yoga;
+  path: string;
+  masking: GraphQLMasking;
+  /** Plain queries through yoga's engine without its Fetch adapter. @default true (benchmarks compare both) */
+  fastPath?: boolean;
+  /** The front door's guard for /graphql: authentication and rate limit (not for the GraphiQL page). */
+  guard(request: FastifyRequest): Promise<void>;
+}
+
+/** Writes yoga's Response: whole when it is a result (`text`), streamed when it is SSE or GraphiQL. */
+async function send(reply: FastifyReply, response: Response, whole: boolean): Promise<FastifyReply> {
+  reply.code(response.status);
+  response.headers.forEach((value, key) => void reply.header(key, value));
+  if (whole) return reply.send(await response.text());
+  return response.body === null ? reply.send() : reply.send(response.body);
+}
+
+export function graphqlRoute({ yoga, path, masking, fastPath = true, guard }: GraphQLRouteOptions): Route {
+  // Only the path and query are read: a fixed origin serves (a Host header is not trusted to parse).
+  const origin = 'http://localhost';
+  return {
+    method: ['GET', 'POST', 'OPTIONS'],
+    url: path,
+    envelope: 'graphql',
+    transport: 'graphql',
+    operation: 'anonymous',
+    // GraphiQL's page and CORS preflights carry no key.
+    guard: (request) => (request.method === 'OPTIONS' || isGraphiQLPage(request) ? undefined : guard(request)),
+    async handler(request, reply) {
+      const mediaType = fastPath ? fastMediaType(request, path) : undefined;
+      const params = mediaType && request.body instanceof Buffer ? fastParams(request.body) : undefined;
+      const context: HttpServerContext = { scope: request.scope };
+      if (mediaType && params) {
+        const headers = { ...request.headers, 'content-type': request.scope.contentType } as unknown as Record<string, string>;
+        const fetchRequest = new yoga.fetchAPI.Request(origin + path, { method: 'POST', headers });
+        let result: ExecutionResult;
+        try {
+          result = (await yoga.getResultForParams({ params, request: fetchRequest }, context)) as ExecutionResult;
+        } catch (error) {
+          result = thrownResult(error, masking);
+        }
+        return send(reply, await processRegularResult(result, yoga.fetchAPI, mediaType), true);
+      }
+      return send(reply, await yoga.fetch(fetchRequestOf(request, reply, yoga), context), false);
+    },
+  };
+}
+
+/**
+ * The request as yoga's handler takes it: the body the front door already
+ * read, the media type as the client sent it (the front door set it aside),
+ * and a signal that aborts when the client goes away (ending an SSE stream).
+ */
+function fetchRequestOf(request: FastifyRequest, reply: FastifyReply, yoga: Yoga): Request {
+  const headers = { ...request.headers, 'content-type': request.scope.contentType } as unknown as Record<string, string>;
+  if (request.scope.contentType === undefined) delete headers['content-type'];
+  const aborted = new AbortController();
+  // The response closing before it finished means the client left (the request's own 'close' comes once its body is read).
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) aborted.abort();
+  });
+  const bodyless = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
+  return new yoga.fetchAPI.Request(`http://localhost${request.url}`, {
+    method: request.method,
+    headers,
+    body: bodyless ? undefined : request.body instanceof Buffer ? request.body : '',
+    signal: aborted.signal,
+  });
+}
+
+function isGraphiQLPage(request: FastifyRequest): boolean {
+  return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
+}

@@ -1,0 +1,67 @@
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { QueryLimits } from '../config/index.js';
+import { createContext, type GatewayContext, type GatewayServices } from '../context.js';
+import type { Logger } from '../logging.js';
+import { yogaLogger } from '../logging.js';
+import type { HttpServerContext, GraphQLMasking } from './graphql-route.js';
+import { schema } from './schema.js';
+import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
+import { queryLimitPlugins } from './use-query-limits.js';
+
+/*
+ * The yoga instance behind /graphql (HTTP and SSE through the front door,
+ * WebSocket through the subscriptions transport): schema, limits, trusted
+ * documents, masking and the per-operation context, the same on every
+ * transport.
+ */
+
+/** What a WebSocket operation brings instead of an HTTP request's scope. */
+export interface WebSocketServerContext {
+  authorization?: string | undefined;
+}
+
+export type GraphQLServer = YogaServerInstance<HttpServerContext & WebSocketServerContext, GatewayContext>;
+
+export interface GraphQLServerOptions {
+  path: string;
+  services: GatewayServices;
+  logger: Logger;
+  limits: QueryLimits;
+  masking: GraphQLMasking;
+  /** Pre-filled in GraphiQL so it works at once locally; only the development key ever is. */
+  devApiKey: string | undefined;
+  /** Features' plugins (SSE ids, metrics, forward-mode key watch). */
+  plugins: Plugin[];
+}
+
+export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined } {
+  const trusted = options.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
+  const yoga = createYoga<HttpServerContext & WebSocketServerContext, GatewayContext>({
+    schema,
+    graphqlEndpoint: options.path,
+    logging: yogaLogger(options.logger),
+    landingPage: false,
+    batching: false,
+    // The front door bounds every body as it arrives.
+    maxRequestBodySize: false,
+    // Never attach stacks or original messages, whatever NODE_ENV says.
+    maskedErrors: { isDev: options.masking.isDev, errorMessage: options.masking.errorMessage },
+    graphiql: trusted ? false : { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined },
+    context: ({ request, scope, authorization }) =>
+      createContext(
+        options.services,
+        scope
+          ? { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), tally: scope.tally }
+          : { authorization, requestId: crypto.randomUUID() },
+      ),
+    plugins: [
+      ...options.plugins,
+      // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
+      useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
+      ...queryLimitPlugins(options.limits),
+      ...(trusted ? [useTrustedDocuments(trusted)] : []),
+    ],
+  });
+  return { yoga, trusted };
+}

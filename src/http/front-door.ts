@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
+import type { Logger } from 'pino';
+import { toRestError, isGatewayError } from '../errors.js';
+import { maskedAnswer, type Envelope } from './masked-answer.js';
+import { newScope, type RequestScope } from './request-scope.js';
+
+/*
+ * The one front door every HTTP request passes (DESIGN §6). Fastify's
+ * lifecycle runs the same steps for every route, in this order:
+ *   onRequest     request id (x-request-id, made when the caller sent none
+ *                 or an unusable one), the request's scope, then the route's
+ *                 guard (authentication and rate limit) when it has one
+ *   body          read as bytes within MAX_BODY_BYTES (413 past it), as it
+ *                 arrives, whatever the route or the media type
+ *   handler       the route's
+ *   onSend        x-request-id on every answer; Connection: close while stopping
+ *   onResponse    one log line and the metrics of the route
+ * and one error handler, which answers expected failures in the route's
+ * envelope and masks everything else (masked-answer.ts).
+ */
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    scope: RequestScope;
+  }
+  interface FastifyContextConfig {
+    /** How the route words an error: the REST contract's `{errors:{message}}` or GraphQL's `{errors:[…]}`. */
+    envelope?: Envelope;
+    /** `transport` and `operation` labels of the route's metrics (a template, never a raw path). */
+    transport?: string;
+    operation?: string;
+    /** Runs before the body is read: authentication and rate limiting, for the routes that need them. */
+    guard?: (request: FastifyRequest) => Promise<void> | void;
+  }
+}
+
+export interface Route {
+  method: HTTPMethods | HTTPMethods[];
+  url: string;
+  envelope?: Envelope;
+  transport: string;
+  operation: string;
+  guard?: (request: FastifyRequest) => Promise<void> | void;
+  handler(request: FastifyRequest, reply: FastifyReply): Promise<unknown> | unknown;
+}
+
+export interface FrontDoorOptions {
+  logger: Logger;
+  /** Largest body of any request, counted as it arrives. */
+  maxBodyBytes: number;
+  /** Longest a client may take to send a whole request. */
+  requestTimeoutMs: number;
+  /** True once the gateway stops accepting: answers then carry Connection: close. */
+  closing(): boolean;
+  /** Told of every answer (for metrics), with the scope its route and handlers filled. */
+  onAnswered(request: FastifyRequest, status: number): void;
+  /** Told of every failure that was masked. */
+  onMasked(error: unknown, request: FastifyRequest): void;
+  /** The answer to a path no route serves. */
+  notFound(request: FastifyRequest, reply: FastifyReply): unknown;
+}
+
+/** Accepts a caller's `x-request-id` when it is short and printable, else makes one. */
+export function requestIdFrom(header: unknown): string {
+  return typeof header === 'string' && /^[\w.:-]{1,128}$/.test(header) ? header : randomUUID();
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
+export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    // Our own line per request, below; Fastify's pair of lines would double it.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.maxBodyBytes,
+    requestTimeout: options.requestTimeoutMs,
+    genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']),
+    // The gateway's shutdown (lifecycle) decides what a stopping server answers.
+    return503OnClosing: false,
+    // A path that does not even decode (`/%FF`) is the client's mistake, in the contract's envelope.
+    frameworkErrors: (_error, _request, reply) => void (reply as FastifyReply).code(400).send({ errors: { message: 'The request path is not a valid URL' } }),
+  });
+
+  // Every route reads its body as bytes and parses it itself: each words its own refusals
+  // (yoga for GraphQL, the contract's envelope for REST), and webhook signatures are over the bytes.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.decorateRequest('scope', null as unknown as RequestScope);
+  app.addHook('onRequest', async (request) => {
+    const contentType = request.headers['content-type'];
+    request.scope = newScope(request.id, request.log, contentType);
+    // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
+    if (contentType !== undefined) request.headers['content-type'] = 'application/octet-stream';
+    await request.routeOptions.config.guard?.(request);
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (options.closing()) reply.header('connection', 'close');
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    options.onAnswered(request, reply.statusCode);
+    if (!options.logger.isLevelEnabled('info')) return;
+    const { scope } = request;
+    request.log.info(
+      {
+        requestId: request.id,
+        method: request.method,
+        path: request.url.split('?', 1)[0],
+        status: reply.statusCode,
+        durationMs: round(reply.elapsedTime),
+        upstreamCalls: scope?.tally.upstreamCalls,
+        upstreamMs: scope ? round(scope.tally.upstreamMs) : undefined,
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const envelope = request.routeOptions.config.envelope ?? 'rest';
+    const status = (error as { statusCode?: number }).statusCode;
+    // Fastify's own refusals of a request (too large, timed out, malformed): the client's doing, worded by us.
+    if (!isGatewayError(error) && status !== undefined && status >= 400 && status < 500) {
+      const message = status === 413 ? `Request body is larger than ${options.maxBodyBytes} bytes` : 'The request could not be read';
+      return reply.code(status).send(envelope === 'graphql' ? { errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] } : { errors: { message } });
+    }
+    if (isGatewayError(error)) {
+      const { status: code, body, headers } = toRestError(error);
+      reply.code(code).headers(headers);
+      return reply.send(envelope === 'graphql' ? { errors: [{ message: body.errors.message, extensions: { code: error.code } }] } : body);
+    }
+    options.onMasked(error, request);
+    const masked = maskedAnswer(envelope);
+    return reply.code(masked.status).send(masked.body);
+  });
+  app.setNotFoundHandler((request, reply) => options.notFound(request, reply));
+  return app as unknown as FastifyInstance;
+}
+
+/** The methods a path of ours may be asked with; another one is a 405 naming those it takes. */
+const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
+
+/**
+ * Registers the route table on the front door. A path asked with a method no
+ * route of it takes is answered 405 with `Allow`, before any guard runs.
+ */
+export function registerRoutes(app: FastifyInstance, routes: readonly Route[]): void {
+  const taken = new Map<string, { methods: Set<HTTPMethods>; route: Route }>();
+  for (const route of routes) {
+    const { method, url, envelope, transport, operation, guard, handler } = route;
+    app.route({ method, url, config: { envelope, transport, operation, guard }, handler });
+    const entry = taken.get(url) ?? { methods: new Set(), route };
+    for (const each of [method].flat()) entry.methods.add(each);
+    taken.set(url, entry);
+  }
+  for (const [url, { methods, route }] of taken) {
+    const others = METHODS.filter((method) => !methods.has(method));
+    if (others.length === 0) continue;
+    const allow = [...methods].join(', ');
+    app.route({
+      method: others,
+      url,
+      config: { envelope: route.envelope, transport: route.transport, operation: 'other' },
+      handler: (request, reply) => {
+        const message = `Method ${request.method} is not allowed here; use ${allow}`;
+        return reply.code(405).header('allow', allow).send(route.envelope === 'graphql' ? { errors: [{ message }] } : { errors: { message } });
+      },
+    });
+  }
+}

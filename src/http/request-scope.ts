@@ -1,0 +1,29 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Credential, UpstreamTally } from '../backends/backend.js';
+
+/*
+ * What one HTTP request carries from the front door to the code that serves
+ * it: its id and logger, where its upstream calls are counted (the log line
+ * reads it), and what its metrics are labelled with once known.
+ */
+
+export interface RequestScope {
+  id: string;
+  log: FastifyBaseLogger;
+  /** `performance.now()` when the request arrived. */
+  startedAt: number;
+  /** Content-Type as the client sent it: the front door reads every body as bytes, each route judges the type. */
+  contentType: string | undefined;
+  /** Upstream calls made for this request; the backend counts them through the request's credential. */
+  tally: UpstreamTally;
+  /** Who is asking, once the route's guard has authenticated the request. */
+  credential: Credential | undefined;
+  /** The GraphQL operation, once yoga has read it (metrics label). */
+  operation: string | undefined;
+  /** Set when a GraphQL result carried errors (answered 200 over application/json). */
+  graphqlErrors: boolean;
+}
+
+export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined): RequestScope {
+  return { id, log, startedAt: performance.now(), contentType, tally: { upstreamCalls: 0, upstreamMs: 0 }, credential: undefined, operation: undefined, graphqlErrors: false };
+}

@@ -1,0 +1,80 @@
+import type { FastifyRequest, HTTPMethods } from 'fastify';
+import type { Backend, Credential } from '../backends/backend.js';
+import { dataEnvelope, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
+import { badUserInput } from '../errors.js';
+import type { Route } from '../http/front-door.js';
+
+/*
+ * The REST passthrough (DESIGN §4): the contract's four paths at the gateway
+ * root, answering the contract's envelopes from the same Backend as GraphQL.
+ * (A path of ours asked with another method is the front door's 405.)
+ */
+
+export interface RestRoutesOptions {
+  backend: Backend;
+  /** The front door's guard for these routes: authenticates and rate limits, leaving the credential in the scope. */
+  guard(request: FastifyRequest): Promise<void>;
+}
+
+type Params = { id?: string };
+
+// `products` is passed as given (contract part 4): its accepted values are not shown.
+const productsOf = (request: FastifyRequest): { products: string | undefined } => {
+  const value = (request.query as Record<string, unknown>).products;
+  return { products: typeof value === 'string' ? value : Array.isArray(value) ? String(value[0]) : undefined };
+};
+
+function credentialOf(request: FastifyRequest): Credential {
+  const { credential } = request.scope;
+  if (!credential) throw new Error('a REST route ran without its guard');
+  return credential;
+}
+
+function idOf(request: FastifyRequest): string {
+  const id = (request.params as Params).id ?? '';
+  if (id.trim() === '') throw badUserInput('The id in the path must not be empty');
+  return id;
+}
+
+function paymentBody(request: FastifyRequest): Record<string, unknown> {
+  const bytes = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
+  let body: unknown;
+  try {
+    body = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw badUserInput('Request body must be a JSON object; it is not valid JSON');
+  }
+  if (!isJsonObject(body)) throw badUserInput('Request body must be a JSON object');
+  if (jsonTooDeep(body)) throw badUserInput(`Request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  return body;
+}
+
+export function restRoutes({ backend, guard }: RestRoutesOptions): Route[] {
+  const served: Array<Omit<Route, 'envelope' | 'transport'> & { method: HTTPMethods }> = [
+    {
+      method: 'GET',
+      url: '/transactions/:id',
+      operation: 'GET /transactions/{id}',
+      handler: async (request) => dataEnvelope(await backend.getTransaction(idOf(request), credentialOf(request))),
+    },
+    {
+      method: 'PUT',
+      url: '/transactions/:id/payment',
+      operation: 'PUT /transactions/{id}/payment',
+      handler: async (request) => backend.updatePayment(idOf(request), paymentBody(request), credentialOf(request)),
+    },
+    {
+      method: 'GET',
+      url: '/vendings',
+      operation: 'GET /vendings',
+      handler: async (request) => dataEnvelope(await backend.listVendings(productsOf(request), credentialOf(request))),
+    },
+    {
+      method: 'GET',
+      url: '/vendings/:id',
+      operation: 'GET /vendings/{id}',
+      handler: async (request) => dataEnvelope(await backend.getVending(idOf(request), productsOf(request), credentialOf(request))),
+    },
+  ];
+  return served.map((route) => ({ ...route, guard, envelope: 'rest', transport: 'rest' }));
+}
