@@ -1,12 +1,15 @@
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { prepareBaseline, type Baseline } from './lib/baseline.js';
 import { killAllNow, REPO_ROOT, stopAll } from './lib/children.js';
 import { SETTINGS } from './lib/http-load.js';
 import type { Measurement } from './lib/http-load.js';
+import type { Paired } from './lib/paired.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
-import { renderTable, type Row } from './lib/table.js';
+import { renderComparisons, renderTable, type Comparison, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
 import { s3 } from './scenarios/s3-mutation.js';
@@ -16,15 +19,22 @@ import { s6 } from './scenarios/s6-memory.js';
 import { s7 } from './scenarios/s7-apollo.js';
 
 /*
- * `npm run bench [-- S1 S4 …]`: runs the scenarios (all by default) against
- * child processes, prints one markdown table and writes it, with the machine,
- * to bench/RESULTS.md. Children are killed on every way out.
+ * `npm run bench [-- S1 S4 …] [--baseline <revision>]`: runs the scenarios (all
+ * by default) against child processes, prints one markdown table and writes it,
+ * with the machine, to bench/RESULTS.md. Children are killed on every way out.
+ * With a baseline, S1, S4 and S7 also measure that revision's gateway (checked
+ * out and installed in a temporary worktree, removed at the end) in turns with
+ * the working tree's, and a before/after summary heads the table.
  */
 
 const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7];
 
-// Children die with us: synchronously on exit, after a clean stop on signals and crashes.
-process.on('exit', killAllNow);
+let baseline: Baseline | undefined;
+// Children die with us: synchronously on exit, after a clean stop on signals and crashes; the baseline worktree goes too.
+process.on('exit', () => {
+  killAllNow();
+  baseline?.remove();
+});
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     process.stderr.write(`\n${signal}: stopping children\n`);
@@ -36,7 +46,20 @@ process.on('uncaughtException', (error) => {
   void stopAll().finally(() => process.exit(1));
 });
 
-const wanted = process.argv.slice(2).map((arg) => arg.toUpperCase());
+const argv = process.argv.slice(2);
+let baselineRevision: string | undefined;
+const names: string[] = [];
+for (let i = 0; i < argv.length; i += 1) {
+  const arg = argv[i]!;
+  if (arg === '--baseline') baselineRevision = argv[++i];
+  else if (arg.startsWith('--baseline=')) baselineRevision = arg.slice('--baseline='.length);
+  else names.push(arg);
+}
+if (argv.some((arg) => arg.startsWith('--baseline')) && !baselineRevision) {
+  process.stderr.write('--baseline needs a revision, e.g. --baseline 8508d43\n');
+  process.exit(2);
+}
+const wanted = names.map((arg) => arg.toUpperCase());
 const unknown = wanted.filter((name) => !ALL.some((s) => s.name === name));
 if (unknown.length > 0) {
   process.stderr.write(`unknown scenario(s): ${unknown.join(', ')}; known: ${ALL.map((s) => s.name).join(' ')}\n`);
@@ -47,14 +70,18 @@ const selected = wanted.length === 0 ? ALL : ALL.filter((s) => wanted.includes(s
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1_000).toFixed(0)} s`;
 const rows: Row[] = [];
+const comparisons: Comparison[] = [];
 const shared = new Map<string, Measurement>();
+const sharedPairs = new Map<string, Paired>();
+const loadBefore = os.loadavg();
+if (baselineRevision) baseline = await prepareBaseline(baselineRevision, (message) => process.stderr.write(`[${elapsed()}] ${message}\n`));
 const upstream = await startUpstream();
 try {
   for (const scenario of selected) {
     const log = (message: string) => process.stderr.write(`[${elapsed()}] ${scenario.name} ${message}\n`);
     log(`— ${scenario.title}`);
     try {
-      rows.push(...(await scenario.run({ upstream, shared, log })));
+      rows.push(...(await scenario.run({ upstream, shared, sharedPairs, log, baseline, comparisons })));
     } catch (error) {
       // One failing scenario must not lose the others' figures.
       log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
@@ -63,6 +90,7 @@ try {
   }
 } finally {
   await stopAll();
+  baseline?.remove();
 }
 
 const cpus = os.cpus();
@@ -71,11 +99,27 @@ const machine = [
   `- machine: ${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`,
   `- node ${process.version}; scenarios: ${selected.map((s) => s.name).join(' ')}; total ${elapsed()}`,
   `- HTTP: ${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s runs (median [min–max]; p99 is the median of the runs' p99); load generated in the parent, servers in child processes, all on this machine`,
+  `- load average (1 min) at start ${loadBefore[0]!.toFixed(2)}, at end ${os.loadavg()[0]!.toFixed(2)} (on ${cpus.length} cores: above ~1 before the bench started, something else was running)`,
+  ...(baseline ? [baselineLine(baseline)] : []),
 ].join('\n');
-const table = renderTable(rows);
+const summary = baseline
+  ? `## Before and after\n\nafter ÷ before of each build's median; "pairs" are the ratios of adjacent runs. No more than 10% slower: after keeps ≥ 90% of before's req/s and spends ≤ 1.11× its server CPU per request (S4: delivery p99 ≤ 1.11× before).\n\n${renderComparisons(comparisons, baseline.label)}\n\n## Every figure\n\n`
+  : '';
+const table = `${summary}${renderTable(rows)}`;
 process.stdout.write(`\n${table}\n`);
 writeFileSync(
   `${REPO_ROOT}bench/RESULTS.md`,
   `# Benchmark results\n\n${machine}\n\n${table}\n\nA figure marked VOID had errors (non-2xx, mismatched bodies, connection errors, lost events) or could not be measured; see its errors and notes. "loadgen ELU" is the event-loop utilisation of the load-generating process: near 100% the generator, not the server, limited the rate. "server CPU" is the measured child's CPU in cores.\n`,
 );
 process.stderr.write(`[${elapsed()}] wrote bench/RESULTS.md\n`);
+
+function baselineLine(b: Baseline): string {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  const head = git('rev-parse', '--short', 'HEAD');
+  const dirty = git('status', '--porcelain', '--', 'src', 'package.json', 'package-lock.json').split('\n').filter(Boolean).length;
+  return [
+    `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its ${b.entry}.`,
+    `  after: the working tree at ${head}${dirty ? ` (${dirty} uncommitted change(s) under src/ or in the package files)` : ''}.`,
+    `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); S4: the defaults' gateways started before, after, before, after.`,
+  ].join('\n');
+}

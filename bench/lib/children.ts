@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -82,7 +82,9 @@ function cpuSecondsOf(pid: number): number {
 
 export interface SpawnOptions {
   name: string;
-  /** Path of the entry module, relative to the repository root. */
+  /** Checkout the child runs from (its working directory, its own tsx and preload), ending in `/`. @default REPO_ROOT */
+  root?: string;
+  /** Path of the entry module, relative to `root`. */
   entry: string;
   /** Arguments after the entry. @default none */
   args?: string[];
@@ -99,8 +101,11 @@ export interface SpawnOptions {
 export async function spawnNode(options: SpawnOptions): Promise<Child> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', PRELOAD, options.entry, ...(options.args ?? [])], {
-    cwd: REPO_ROOT,
+  const root = options.root ?? REPO_ROOT;
+  // `--import tsx` resolves from the working directory: a baseline checkout runs on its own tsx.
+  const preload = existsSync(`${root}bench/lib/child-preload.ts`) ? `${root}bench/lib/child-preload.ts` : PRELOAD;
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', preload, options.entry, ...(options.args ?? [])], {
+    cwd: root,
     env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     // 'ipc': the child notices when this process disappears (child-preload.ts).
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -17,6 +17,8 @@ export const SETTINGS = {
   warmupSeconds: Number(process.env.BENCH_WARMUP_S ?? 1),
   runSeconds: Number(process.env.BENCH_RUN_S ?? 3),
   runs: 3,
+  /** Runs of each side when two builds take turns (paired.ts); even, so each side goes first equally often. */
+  pairedRuns: Number(process.env.BENCH_PAIRED_RUNS ?? 4),
 };
 
 /** One request shape; several rotate (each client takes the next in turn). */
@@ -51,6 +53,8 @@ export interface Measurement {
   rps: { median: number; min: number; max: number };
   p99: number;
   callsPerQuery: number | undefined;
+  /** Median over the runs of the measured child's CPU time per request, in µs (NaN without a child). */
+  cpuPerRequestUs: number;
   errors: { non2xx: number; mismatches: number; connection: number; timeouts: number; total: number };
   notes: string[];
 }
@@ -97,7 +101,17 @@ async function once(target: HttpTarget, seconds: number, counters: Counters) {
   });
 }
 
-export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstream; server?: Child } = {}): Promise<Measurement> {
+/** One target measured step by step, so two targets can take turns (paired.ts); measureHttp runs it straight through. */
+export interface HttpSession {
+  /** A run whose figures are dropped (errors still count). */
+  warmUp(): Promise<void>;
+  /** One measured run. */
+  run(): Promise<RunFigures>;
+  /** The figures of every run so far. */
+  result(): Measurement;
+}
+
+export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; server?: Child } = {}): HttpSession {
   const counters: Counters = { mismatches: 0, statuses: new Map() };
   let non2xx = 0;
   let connection = 0;
@@ -107,45 +121,61 @@ export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstre
     connection += result.errors - result.timeouts;
     timeouts += result.timeouts;
   };
-  tally(await once(target, SETTINGS.warmupSeconds, counters));
   const runs: RunFigures[] = [];
-  for (let run = 0; run < SETTINGS.runs; run += 1) {
-    const before = watch.upstream ? await watch.upstream.stats() : undefined;
-    const cpuBefore = watch.server?.cpuSeconds();
-    const elu = performance.eventLoopUtilization();
-    const started = performance.now();
-    const result = await once(target, SETTINGS.runSeconds, counters);
-    const elapsed = (performance.now() - started) / 1_000;
-    const loadgenElu = performance.eventLoopUtilization(elu).utilization;
-    const serverCores = watch.server ? (watch.server.cpuSeconds() - (cpuBefore ?? 0)) / elapsed : undefined;
-    tally(result);
-    let callsPerQuery: number | undefined;
-    if (watch.upstream && before) {
-      // Requests in flight when the run stopped still make their upstream calls: let them land, and
-      // divide by requests sent (completed + those), not completed, or short runs overstate the cost.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, Math.max(250, 2 * result.latency.p99))));
-      const sent = (result.requests as { sent?: number }).sent ?? result.requests.total;
-      callsPerQuery = contractCalls(before, await watch.upstream.stats()) / Math.max(1, sent);
-    }
-    runs.push({ rps: result.requests.total / result.duration, p99: result.latency.p99, requests: result.requests.total, callsPerQuery, serverCores, loadgenElu });
-  }
-  const rpsValues = runs.map((r) => r.rps);
-  const notes: string[] = [];
-  const cores = median(runs.map((r) => r.serverCores ?? Number.NaN));
-  // CPU per request moves less than req/s when other work on the machine takes turns with the server.
-  const cpuPerRequest = median(runs.map((r) => ((r.serverCores ?? Number.NaN) / r.rps) * 1e6));
-  if (Number.isFinite(cores)) notes.push(`server CPU ${cores.toFixed(2)} cores, ${cpuPerRequest.toFixed(0)} µs/request`);
-  const elu = median(runs.map((r) => r.loadgenElu));
-  notes.push(`loadgen ELU ${(elu * 100).toFixed(0)}%${elu > 0.95 ? ' (load generator saturated)' : ''}`);
-  if (counters.statuses.size > 0) notes.push(`statuses ${[...counters.statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
   return {
-    runs,
-    rps: { median: median(rpsValues), min: Math.min(...rpsValues), max: Math.max(...rpsValues) },
-    p99: median(runs.map((r) => r.p99)),
-    callsPerQuery: watch.upstream ? median(runs.map((r) => r.callsPerQuery ?? Number.NaN)) : undefined,
-    errors: { non2xx, mismatches: counters.mismatches, connection, timeouts, total: non2xx + counters.mismatches + connection + timeouts },
-    notes,
+    async warmUp() {
+      tally(await once(target, SETTINGS.warmupSeconds, counters));
+    },
+    async run() {
+      const before = watch.upstream ? await watch.upstream.stats() : undefined;
+      const cpuBefore = watch.server?.cpuSeconds();
+      const elu = performance.eventLoopUtilization();
+      const started = performance.now();
+      const result = await once(target, SETTINGS.runSeconds, counters);
+      const elapsed = (performance.now() - started) / 1_000;
+      const loadgenElu = performance.eventLoopUtilization(elu).utilization;
+      const serverCores = watch.server ? (watch.server.cpuSeconds() - (cpuBefore ?? 0)) / elapsed : undefined;
+      tally(result);
+      let callsPerQuery: number | undefined;
+      if (watch.upstream && before) {
+        // Requests in flight when the run stopped still make their upstream calls: let them land, and
+        // divide by requests sent (completed + those), not completed, or short runs overstate the cost.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, Math.max(250, 2 * result.latency.p99))));
+        const sent = (result.requests as { sent?: number }).sent ?? result.requests.total;
+        callsPerQuery = contractCalls(before, await watch.upstream.stats()) / Math.max(1, sent);
+      }
+      const figures = { rps: result.requests.total / result.duration, p99: result.latency.p99, requests: result.requests.total, callsPerQuery, serverCores, loadgenElu };
+      runs.push(figures);
+      return figures;
+    },
+    result() {
+      const rpsValues = runs.map((r) => r.rps);
+      const notes: string[] = [];
+      const cores = median(runs.map((r) => r.serverCores ?? Number.NaN));
+      // CPU per request moves less than req/s when other work on the machine takes turns with the server.
+      const cpuPerRequestUs = median(runs.map((r) => ((r.serverCores ?? Number.NaN) / r.rps) * 1e6));
+      if (Number.isFinite(cores)) notes.push(`server CPU ${cores.toFixed(2)} cores, ${cpuPerRequestUs.toFixed(0)} µs/request`);
+      const elu = median(runs.map((r) => r.loadgenElu));
+      notes.push(`loadgen ELU ${(elu * 100).toFixed(0)}%${elu > 0.95 ? ' (load generator saturated)' : ''}`);
+      if (counters.statuses.size > 0) notes.push(`statuses ${[...counters.statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
+      return {
+        runs: [...runs],
+        rps: { median: median(rpsValues), min: Math.min(...rpsValues), max: Math.max(...rpsValues) },
+        p99: median(runs.map((r) => r.p99)),
+        callsPerQuery: watch.upstream ? median(runs.map((r) => r.callsPerQuery ?? Number.NaN)) : undefined,
+        cpuPerRequestUs,
+        errors: { non2xx, mismatches: counters.mismatches, connection, timeouts, total: non2xx + counters.mismatches + connection + timeouts },
+        notes,
+      };
+    },
   };
+}
+
+export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstream; server?: Child } = {}): Promise<Measurement> {
+  const session = httpSession(target, watch);
+  await session.warmUp();
+  for (let run = 0; run < SETTINGS.runs; run += 1) await session.run();
+  return session.result();
 }
 
 /** A GraphQL POST target. */

@@ -1,4 +1,4 @@
-import { spec } from '../../src/config/spec.js';
+import { CURRENT, type Build } from './builds.js';
 import { answers200, sleep, spawnNode, type Child } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
@@ -8,7 +8,9 @@ export const CLIENT_KEY = 'bench-key';
 
 /**
  * The gateway's fast-path switches: CACHE_TTL_MS is configuration (README); coalescing,
- * subscription sharing and the GraphQL fast path are createGateway options, set through gateway-main.ts.
+ * subscription sharing and the GraphQL fast path are createGateway options, set through gateway-main.ts
+ * (a baseline revision may take them otherwise: builds.ts; before the front door, the GraphQL fast path
+ * was the direct lane, DIRECT_LANE).
  */
 export interface Variant {
   /** @default the gateway's own, on */
@@ -51,17 +53,16 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
   return total;
 }
 
-/** Every gateway variable unset, so one inherited from the shell cannot change a variant. */
-const noGatewayVariables: Record<string, undefined> = Object.fromEntries(Object.keys(spec).map((name) => [name, undefined]));
-
 /**
- * A gateway child over `upstreamUrl`, the gateway's own defaults but for what
- * the variant and `extraEnv` set. A gateway that exits at start (the sources
- * may be mid-edit by someone else) is retried.
+ * A gateway child of `build` (the working tree unless a baseline is given) over
+ * `upstreamUrl`, with that revision's own defaults but for what the variant and
+ * `extraEnv` set; every configuration variable it reads is unset first, so one
+ * inherited from the shell cannot change a variant. A gateway that exits at
+ * start (the sources may be mid-edit by someone else) is retried.
  */
-export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}): Promise<Child> {
-  const env = {
-    ...noGatewayVariables,
+export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}, build: Build = CURRENT): Promise<Child> {
+  const env: Record<string, string | undefined> = {
+    ...Object.fromEntries(build.variables.map((name) => [name, undefined])),
     // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
     NODE_ENV: 'production',
     // The bench's webhook senders (bench/lib/webhooks.ts) do not sign.
@@ -75,10 +76,18 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
     ...extraEnv,
   };
-  const args = [...(variant.coalesce ? [`--coalesce=${variant.coalesce}`] : []), ...(variant.sharing ? [`--sharing=${variant.sharing}`] : []), ...(variant.graphqlFastPath ? [`--graphql-fast-path=${variant.graphqlFastPath}`] : [])];
+  const args: string[] = [];
+  for (const [name, value] of [['coalesce', variant.coalesce], ['sharing', variant.sharing], ['graphqlFastPath', variant.graphqlFastPath]] as const) {
+    if (value === undefined) continue;
+    const via = build.switches[name];
+    if (!via) throw new Error(`${build.label}: this revision's gateway has no switch for ${name}`);
+    if ('flag' in via) args.push(`--${via.flag}=${value}`);
+    else env[via.variable] = value;
+  }
+  const name = `gateway ${build.label} (${variantLabel(variant)})`;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await spawnNode({ name: `gateway (${variantLabel(variant)})`, entry: 'bench/lib/gateway-main.ts', args, env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
+      return await spawnNode({ name, root: build.root, entry: build.entry, args, env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
     } catch (error) {
       if (attempt >= 4) throw error;
       process.stderr.write(`  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`);

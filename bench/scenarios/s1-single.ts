@@ -1,8 +1,12 @@
+import type { Build } from '../lib/builds.js';
+import { CURRENT } from '../lib/builds.js';
+import type { Child } from '../lib/children.js';
 import { BodyCheck } from '../lib/expect.js';
 import { transactionById } from '../lib/fixtures.js';
-import { graphqlTarget, measureHttp, type Measurement } from '../lib/http-load.js';
+import { graphqlTarget, measureHttp, type HttpTarget, type Measurement } from '../lib/http-load.js';
+import { measurePaired, pairedComparison, pairedRows } from '../lib/paired.js';
 import { S1_ID, SINGLE_QUERY, singleCheck } from '../lib/queries.js';
-import type { Scenario } from '../lib/scenario.js';
+import type { Scenario, ScenarioContext } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
 import { CLIENT_KEY, startBareHop, startGateway, type Variant } from '../lib/servers.js';
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
@@ -10,7 +14,8 @@ import { httpRow, ratioOf, times, verdict, type Row } from '../lib/table.js';
 
 /*
  * S1: one transaction through the gateway (GraphQL and REST passthrough) against the upstream answering it directly,
- * and against a bare Node proxy hop: the least any gateway process adds on this machine.
+ * and against a bare Node proxy hop: the least any gateway process adds on this machine. With `--baseline`, each
+ * variant runs on the baseline's gateway and the working tree's, measured in turns (lib/paired.ts).
  */
 
 const PATH = `/transactions/${S1_ID}`;
@@ -23,10 +28,51 @@ const VARIANTS: Array<{ label: string; variant: Variant; graphqlTarget: number; 
 ];
 const REST_TARGET = 0.7;
 
+const graphqlOf = (gateway: Child) => graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: SINGLE_QUERY, check: singleCheck() }]);
+const restOf = (gateway: Child): HttpTarget => ({ url: gateway.url, method: 'GET', headers: { authorization: CLIENT_KEY }, cases: [{ path: PATH, check: new BodyCheck(JSON.parse(envelope)) }] });
+
+/** The ratio to the direct upstream and its target, for a row's cells. */
+type AgainstDirect = (m: Measurement, target: number) => Pick<Row, 'ratio' | 'target'>;
+
+interface Shape {
+  what: string;
+  target: number;
+  of: (gateway: Child) => HttpTarget;
+  /** Where S7 finds the GraphQL figure. */
+  key?: string;
+}
+
+const shapesOf = (label: string, graphqlGoal: number, key: string, suffix = ''): Shape[] => [
+  { what: `gateway GraphQL transaction(id), ${label}${suffix}`, target: graphqlGoal, of: graphqlOf, key },
+  { what: `gateway REST GET /transactions/{id}, ${label}${suffix}`, target: REST_TARGET, of: restOf },
+];
+
+/** One variant on the baseline's gateway and the working tree's, both running, measured in turns. */
+async function pairedVariant(ctx: ScenarioContext, baseline: Build, variant: Variant, shapes: Shape[], againstDirect: AgainstDirect): Promise<Row[]> {
+  const { upstream, log } = ctx;
+  return withChild(startGateway(upstream.url, variant, {}, baseline), (before) =>
+    withChild(startGateway(upstream.url, variant), async (after) => {
+      const rows: Row[] = [];
+      for (const shape of shapes) {
+        log(`${shape.what}: ${baseline.label} and after in turns`);
+        const p = await measurePaired({ build: baseline, target: shape.of(before), server: before }, { build: CURRENT, target: shape.of(after), server: after }, upstream);
+        if (shape.key) {
+          ctx.shared.set(shape.key, p.after);
+          ctx.sharedPairs.set(shape.key, p);
+        }
+        rows.push(...pairedRows('S1', shape.what, p, baseline, { before: againstDirect(p.before, shape.target), after: againstDirect(p.after, shape.target) }));
+        ctx.comparisons.push(pairedComparison('S1', shape.what, p));
+      }
+      return rows;
+    }),
+  );
+}
+
 export const s1: Scenario = {
   name: 'S1',
   title: 'single resource',
-  async run({ upstream, shared, log }) {
+  async run(ctx) {
+    const { upstream, shared, log, baseline } = ctx;
     log('direct GET on the upstream');
     const direct = await measureHttp(
       { url: upstream.url, method: 'GET', headers: { authorization: UPSTREAM_KEY }, cases: [{ path: PATH, check: BodyCheck.exact(envelope) }] },
@@ -39,22 +85,25 @@ export const s1: Scenario = {
       measureHttp({ url: bare.url, method: 'GET', headers: {}, cases: [{ path: PATH, check: BodyCheck.exact(envelope) }] }, { upstream, server: bare }),
     );
     rows.push({ ...httpRow('S1', 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', hop), ratio: `${times(ratioOf(hop.rps.median, direct.rps.median))} direct` });
-    const compared = (m: Measurement, target: number, extra: Partial<Row>): Row => {
+    const againstDirect: AgainstDirect = (m, target) => {
       const ratio = ratioOf(m.rps.median, direct.rps.median);
-      return { ...httpRow('S1', '', m), ratio: `${times(ratio)} direct`, target: `≥ ${target}× ${verdict(ratio >= target && m.errors.total === 0)}`, ...extra };
+      return { ratio: `${times(ratio)} direct`, target: `≥ ${target}× ${verdict(ratio >= target && m.errors.total === 0)}` };
     };
-    for (const { label, variant, graphqlTarget: target, key } of VARIANTS) {
+    for (const { label, variant, graphqlTarget: goal, key } of VARIANTS) {
+      if (baseline) {
+        // Before the front door the GraphQL fast path was the direct lane (DIRECT_LANE), which REST took too.
+        const lane = baseline.switches.graphqlFastPath;
+        const suffix = variant.graphqlFastPath === 'off' && lane && 'variable' in lane ? `; ${baseline.label}: ${lane.variable}=off, which sent REST through yoga too` : '';
+        rows.push(...(await pairedVariant(ctx, baseline, variant, shapesOf(label, goal, key, suffix), againstDirect)));
+        continue;
+      }
       await withChild(startGateway(upstream.url, variant), async (gateway) => {
-        log(`GraphQL, ${label}`);
-        const graphql = await measureHttp(graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: SINGLE_QUERY, check: singleCheck() }]), { upstream, server: gateway });
-        shared.set(key, graphql);
-        rows.push(compared(graphql, target, { variant: `gateway GraphQL transaction(id), ${label}` }));
-        log(`REST passthrough, ${label}`);
-        const rest = await measureHttp(
-          { url: gateway.url, method: 'GET', headers: { authorization: CLIENT_KEY }, cases: [{ path: PATH, check: new BodyCheck(JSON.parse(envelope)) }] },
-          { upstream, server: gateway },
-        );
-        rows.push(compared(rest, REST_TARGET, { variant: `gateway REST GET /transactions/{id}, ${label}` }));
+        for (const shape of shapesOf(label, goal, key)) {
+          log(shape.what);
+          const m = await measureHttp(shape.of(gateway), { upstream, server: gateway });
+          if (shape.key) shared.set(shape.key, m);
+          rows.push({ ...httpRow('S1', shape.what, m), ...againstDirect(m, shape.target) });
+        }
       });
     }
     return rows;

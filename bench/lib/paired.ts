@@ -1,0 +1,98 @@
+import type { Build } from './builds.js';
+import type { Child } from './children.js';
+import { httpSession, SETTINGS, type HttpTarget, type Measurement } from './http-load.js';
+import type { Upstream } from './servers.js';
+import { fmt, median } from './stats.js';
+import { httpRow, times, type Comparison, type Row } from './table.js';
+
+/*
+ * Before and after on the same run: two gateways (a baseline revision and the
+ * working tree) measured in turns, before-after then after-before, so drift of
+ * a shared machine (other work, CPU boost, a neighbour VM) lands on both sides
+ * alike. The ratios are after ÷ before.
+ */
+
+/** "No more than 10% slower": after keeps ≥ 90% of before's req/s, and spends ≤ 1/0.9 of its CPU per request. */
+export const SLOWER_LIMIT = 0.9;
+
+export interface Side {
+  build: Build;
+  target: HttpTarget;
+  server: Child;
+}
+
+export interface Paired {
+  before: Measurement;
+  after: Measurement;
+  /** after ÷ before of the median req/s. */
+  rps: number;
+  /** after ÷ before of the median server CPU per request. */
+  cpu: number;
+  /** after ÷ before req/s of each adjacent pair of runs. */
+  pairs: number[];
+}
+
+export async function measurePaired(before: Side, after: Side, upstream: Upstream): Promise<Paired> {
+  const b = httpSession(before.target, { upstream, server: before.server });
+  const a = httpSession(after.target, { upstream, server: after.server });
+  await b.warmUp();
+  await a.warmUp();
+  const pairs: number[] = [];
+  for (let i = 0; i < SETTINGS.pairedRuns; i += 1) {
+    // before-after, after-before, …: each side goes first as often as the other.
+    if (i % 2 === 0) {
+      const fb = await b.run();
+      pairs.push((await a.run()).rps / fb.rps);
+    } else {
+      const fa = await a.run();
+      pairs.push(fa.rps / (await b.run()).rps);
+    }
+  }
+  const mb = b.result();
+  const ma = a.result();
+  return { before: mb, after: ma, rps: ma.rps.median / mb.rps.median, cpu: ma.cpuPerRequestUs / mb.cpuPerRequestUs, pairs };
+}
+
+const clean = (p: Paired) => p.before.errors.total === 0 && p.after.errors.total === 0;
+
+/** Whether after is within the limit, in words. */
+export function slowerVerdict(p: Paired): string {
+  if (!clean(p)) return 'VOID (errors)';
+  const rpsOk = p.rps >= SLOWER_LIMIT;
+  const cpuOk = p.cpu <= 1 / SLOWER_LIMIT;
+  if (rpsOk && cpuOk) return 'PASS';
+  return `FAIL (${[!rpsOk && `req/s ${fmt((1 - p.rps) * 100)}% lower`, !cpuOk && `CPU/request ${fmt((p.cpu - 1) * 100)}% higher`].filter(Boolean).join(', ')})`;
+}
+
+export const pairedRatioText = (p: Paired): string =>
+  `after/before: req/s ${times(p.rps)} [pairs ${fmt(Math.min(...p.pairs), 2)}–${fmt(Math.max(...p.pairs), 2)}], CPU/request ${times(p.cpu)}`;
+
+/** The two rows of a paired measurement: before (the baseline) then after. `extra` fills each row's other cells. */
+export function pairedRows(scenario: string, what: string, p: Paired, baseline: Build, extra: { before?: Partial<Row>; after?: Partial<Row> } = {}): Row[] {
+  const runs = `${SETTINGS.pairedRuns} runs in turns with the other build`;
+  const rowOf = (label: string, m: Measurement, more: Partial<Row> | undefined) => {
+    const row = httpRow(scenario, `${what} — ${label}`, m, more);
+    return { ...row, notes: `${row.notes}; ${runs}` };
+  };
+  return [
+    rowOf(baseline.label, p.before, extra.before),
+    rowOf('after', p.after, {
+      ...extra.after,
+      ratio: [extra.after?.ratio, pairedRatioText(p)].filter(Boolean).join('; '),
+      target: [extra.after?.target, `after ≥ ${SLOWER_LIMIT}× before ${slowerVerdict(p)}`].filter(Boolean).join('; '),
+    }),
+  ];
+}
+
+/** The summary line of a paired measurement. */
+export function pairedComparison(scenario: string, what: string, p: Paired): Comparison {
+  const side = (m: Measurement) => `${fmt(m.rps.median)} req/s, ${fmt(m.cpuPerRequestUs)} µs/request`;
+  return {
+    scenario,
+    what,
+    before: side(p.before),
+    after: side(p.after),
+    ratio: `req/s ${times(p.rps)} (pairs ${fmt(Math.min(...p.pairs), 2)}–${fmt(Math.max(...p.pairs), 2)}, median ${fmt(median(p.pairs), 2)}); CPU/request ${times(p.cpu)}`,
+    verdict: slowerVerdict(p),
+  };
+}
