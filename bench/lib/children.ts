@@ -43,6 +43,9 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((child) => stopProcess(child)));
 }
 
+/** How long a child may take to exit after SIGTERM before it is killed, by child. */
+const graceMs = new WeakMap<ChildProcess, number>();
+
 async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) {
     running.delete(child);
@@ -51,7 +54,7 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
   // The gateway's graceful shutdown may wait for connections; the bench does not.
-  const timer = setTimeout(() => child.kill('SIGKILL'), 1_500);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs.get(child) ?? 1_500);
   await exited;
   clearTimeout(timer);
   running.delete(child);
@@ -95,6 +98,8 @@ export interface SpawnOptions {
   nodeFlags?: string[];
   /** @default 30000 */
   readyTimeoutMs?: number;
+  /** Time from SIGTERM to SIGKILL on stop (a child writing a CPU profile at exit needs more). @default 1500 */
+  stopGraceMs?: number;
 }
 
 /** Starts `node --import tsx <entry>` on a free loopback port (env PORT, HOST) and waits for `ready`. */
@@ -111,6 +116,7 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   running.add(child);
+  if (options.stopGraceMs !== undefined) graceMs.set(child, options.stopGraceMs);
   let tail = '';
   const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
   child.stdout?.on('data', keep);

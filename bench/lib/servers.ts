@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { CURRENT, type Build } from './builds.js';
 import { answers200, sleep, spawnNode, type Child } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
@@ -85,9 +86,11 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     else env[via.variable] = value;
   }
   const name = `gateway ${build.label} (${variantLabel(variant)})`;
+  // BENCH_CPU_PROF=<folder>: every gateway child writes a V8 CPU profile there when it stops, one subfolder per build.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF, build.revision ?? 'after')}`] : [];
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await spawnNode({ name, root: build.root, entry: build.entry, args, env, nodeFlags: ['--expose-gc'], ready: answers200('/readyz') });
+      return await spawnNode({ name, root: build.root, entry: build.entry, args, env, nodeFlags: ['--expose-gc', ...profile], ready: answers200('/readyz'), ...(profile.length ? { stopGraceMs: 15_000 } : {}) });
     } catch (error) {
       if (attempt >= 4) throw error;
       process.stderr.write(`  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`);

@@ -21,14 +21,23 @@ import { httpRow, ratioOf, times, verdict, type Row } from '../lib/table.js';
 const PATH = `/transactions/${S1_ID}`;
 const envelope = JSON.stringify({ data: transactionById.get(S1_ID) });
 
-const VARIANTS: Array<{ label: string; variant: Variant; graphqlTarget: number; key: string }> = [
-  { label: 'cache off', variant: { cacheTtlMs: 0 }, graphqlTarget: 0.5, key: 'S1 graphql cache off' },
+const VARIANTS: Array<{ label: string; variant: Variant; graphqlTarget: number; key: string; clientAccept?: boolean }> = [
+  { label: 'cache off', variant: { cacheTtlMs: 0 }, graphqlTarget: 0.5, key: 'S1 graphql cache off', clientAccept: true },
   { label: 'cache on (5 s, hits)', variant: { cacheTtlMs: 5_000 }, graphqlTarget: 2, key: 'S1 graphql cache on' },
   { label: 'cache off, GraphQL fast path off (every GraphQL request through yoga\'s Fetch adapter)', variant: { cacheTtlMs: 0, graphqlFastPath: 'off' }, graphqlTarget: 0.5, key: 'S1 graphql fast path off' },
 ];
 const REST_TARGET = 0.7;
 
 const graphqlOf = (gateway: Child) => graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: SINGLE_QUERY, check: singleCheck() }]);
+/**
+ * Apollo Client's default Accept (@apollo/client 4, selectHttpOptionsAndBody.js): not one the GraphQL fast path
+ * (before: the direct lane) takes, so such requests, like browsers' (Origin) and GETs, go through yoga's whole handler.
+ */
+const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
+const clientAcceptOf = (gateway: Child): HttpTarget => {
+  const target = graphqlOf(gateway);
+  return { ...target, headers: { ...target.headers, accept: APOLLO_CLIENT_ACCEPT } };
+};
 const restOf = (gateway: Child): HttpTarget => ({ url: gateway.url, method: 'GET', headers: { authorization: CLIENT_KEY }, cases: [{ path: PATH, check: new BodyCheck(JSON.parse(envelope)) }] });
 
 /** The ratio to the direct upstream and its target, for a row's cells. */
@@ -42,8 +51,9 @@ interface Shape {
   key?: string;
 }
 
-const shapesOf = (label: string, graphqlGoal: number, key: string, suffix = ''): Shape[] => [
+const shapesOf = (label: string, graphqlGoal: number, key: string, suffix = '', clientAccept = false): Shape[] => [
   { what: `gateway GraphQL transaction(id), ${label}${suffix}`, target: graphqlGoal, of: graphqlOf, key },
+  ...(clientAccept ? [{ what: `gateway GraphQL transaction(id), ${label}, Apollo Client's default Accept (not the fast path: yoga's whole handler)`, target: graphqlGoal, of: clientAcceptOf }] : []),
   { what: `gateway REST GET /transactions/{id}, ${label}${suffix}`, target: REST_TARGET, of: restOf },
 ];
 
@@ -89,16 +99,16 @@ export const s1: Scenario = {
       const ratio = ratioOf(m.rps.median, direct.rps.median);
       return { ratio: `${times(ratio)} direct`, target: `≥ ${target}× ${verdict(ratio >= target && m.errors.total === 0)}` };
     };
-    for (const { label, variant, graphqlTarget: goal, key } of VARIANTS) {
+    for (const { label, variant, graphqlTarget: goal, key, clientAccept } of VARIANTS) {
       if (baseline) {
         // Before the front door the GraphQL fast path was the direct lane (DIRECT_LANE), which REST took too.
         const lane = baseline.switches.graphqlFastPath;
         const suffix = variant.graphqlFastPath === 'off' && lane && 'variable' in lane ? `; ${baseline.label}: ${lane.variable}=off, which sent REST through yoga too` : '';
-        rows.push(...(await pairedVariant(ctx, baseline, variant, shapesOf(label, goal, key, suffix), againstDirect)));
+        rows.push(...(await pairedVariant(ctx, baseline, variant, shapesOf(label, goal, key, suffix, clientAccept), againstDirect)));
         continue;
       }
       await withChild(startGateway(upstream.url, variant), async (gateway) => {
-        for (const shape of shapesOf(label, goal, key)) {
+        for (const shape of shapesOf(label, goal, key, '', clientAccept)) {
           log(shape.what);
           const m = await measureHttp(shape.of(gateway), { upstream, server: gateway });
           if (shape.key) shared.set(shape.key, m);
