@@ -8,12 +8,13 @@ import { createRestBackend, type UpstreamCall } from '../backends/rest/rest-back
 import type { Config } from '../config/index.js';
 import type { GatewayServices } from '../context.js';
 import { createEventTransactions } from '../events/event-transactions.js';
-import { createEventTransport, type EventTransport } from '../events/event-transport.js';
+import { createMemoryEventTransport, type EventTransport } from '../events/event-transport.js';
 import { serviceEventFor } from '../events/service-events.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createMetrics, type GatewayMetrics } from '../observability/metrics.js';
 import { createRedisClients, type RedisClients } from '../redis/redis-clients.js';
+import { createRedisEventTransport } from '../redis/redis-event-transport.js';
 import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
 
 /*
@@ -89,7 +90,7 @@ function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean):
 export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl) : undefined;
-  const events = createEventTransport({ ...config, redis, logger });
+  const events = redis ? createRedisEventTransport(redis, { ...config, logger }) : createMemoryEventTransport(config.eventLogSize);
   const { bus } = events;
   const picked = deps.backend
     ? { backend: deps.backend, demo: undefined }
