@@ -1,5 +1,5 @@
 import { createAuthenticator, requestGuard } from '../auth.js';
-import type { Backend, Credential } from '../backends/backend.js';
+import type { Backend, CallScope } from '../backends/backend.js';
 import { createCachingBackend } from '../backends/caching-backend.js';
 import { createCoalescingBackend } from '../backends/coalescing-backend.js';
 import { createMemoryBackend } from '../backends/memory/memory-backend.js';
@@ -65,7 +65,7 @@ export interface Composed {
 }
 
 /** The backend, and for the memory one a way to run its demo simulator while a dashboard asks. */
-function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall, credential: Credential) => void): { backend: Backend; demo?: () => () => void } {
+function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall, scope: CallScope | undefined) => void): { backend: Backend; demo?: () => () => void } {
   if (!config.upstream) {
     const memory = createMemoryBackend({ productsValues: config.productsValues });
     const { mode, intervalMs } = config.simulator;
@@ -94,11 +94,11 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const { bus } = events;
   const picked = deps.backend
     ? { backend: deps.backend, demo: undefined }
-    : pickBackend(config, logger, (call, { tally }) => {
+    : pickBackend(config, logger, (call, scope) => {
         // A call the breaker or the queue refused never left the gateway.
-        if (call.attempts > 0 && tally) {
-          tally.upstreamCalls += 1;
-          tally.upstreamMs += call.durationMs;
+        if (call.attempts > 0 && scope) {
+          scope.tally.upstreamCalls += 1;
+          scope.tally.upstreamMs += call.durationMs;
         }
         metrics.upstreamCall(call);
         logger.debug({ upstream: call }, 'upstream call');
