@@ -1,5 +1,5 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { Credential, UpstreamTally } from './backends/backend.js';
+import type { Credential } from './backends/backend.js';
 import { GatewayError } from './errors.js';
 
 /**
@@ -10,11 +10,8 @@ import { GatewayError } from './errors.js';
  * (forward mode, src/upstream-key-check.ts) must accept it.
  */
 export interface Authenticator {
-  /**
-   * The credential of a request's `Authorization`, counting its upstream calls
-   * in `tally` when given. Throws a request-failing GatewayError when refused.
-   */
-  authenticate(authorization: string | null | undefined, tally?: UpstreamTally): Promise<Credential>;
+  /** The credential of a request's `Authorization`. Throws a request-failing GatewayError when refused. */
+  authenticate(authorization: string | null | undefined): Promise<Credential>;
 }
 
 // One-shot hashing: no Hash object per request.
@@ -24,7 +21,7 @@ export function createAuthenticator(apiKeys: readonly string[], upstreamCheck?: 
   // Compare digests in constant time so a key cannot be guessed byte by byte.
   const accepted = apiKeys.map(digest);
   return {
-    async authenticate(authorization, tally) {
+    async authenticate(authorization) {
       const header = authorization?.trim();
       if (!header) throw new GatewayError('UNAUTHENTICATED', 'Missing API key: send it in the Authorization header', {
           failsRequest: true,
@@ -32,13 +29,13 @@ export function createAuthenticator(apiKeys: readonly string[], upstreamCheck?: 
       if (accepted.length === 0) {
         // The key as forwarded is the key the upstream judges.
         await upstreamCheck?.(header);
-        return { authorization: header, tally };
+        return { authorization: header };
       }
       const presented = digest(header.replace(/^Bearer\s+/i, ''));
       if (!accepted.some((key) => timingSafeEqual(key, presented))) {
         throw new GatewayError('UNAUTHENTICATED', 'Unknown API key', { failsRequest: true });
       }
-      return { authorization: header, tally };
+      return { authorization: header };
     },
   };
 }
@@ -49,9 +46,9 @@ export function createAuthenticator(apiKeys: readonly string[], upstreamCheck?: 
  * leaves the credential in the request's scope.
  */
 export function requestGuard(authenticator: Authenticator, admit: (credential: Credential) => Promise<void>) {
-  return async (request: { headers: Record<string, string | string[] | undefined>; scope: { tally: UpstreamTally; credential: Credential | undefined } }): Promise<void> => {
+  return async (request: { headers: Record<string, string | string[] | undefined>; scope: { credential: Credential | undefined } }): Promise<void> => {
     const header = request.headers.authorization;
-    const credential = await authenticator.authenticate(typeof header === 'string' ? header : undefined, request.scope.tally);
+    const credential = await authenticator.authenticate(typeof header === 'string' ? header : undefined);
     await admit(credential);
     request.scope.credential = credential;
   };

@@ -1,6 +1,6 @@
 import type { Authenticator } from './auth.js';
 import type { RateLimiter } from './http/rate-limit.js';
-import type { Backend, Credential, UpstreamTally } from './backends/backend.js';
+import type { Backend, CallScope, Credential } from './backends/backend.js';
 import type { BatchingConfig, Config } from './config/index.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventTransactions } from './events/event-transactions.js';
@@ -21,6 +21,8 @@ export interface GatewayServices {
 export interface GatewayContext {
   requestId: string;
   credential: Credential;
+  /** The HTTP request's scope, passed with backend calls made outside the loaders; none over WebSocket. */
+  scope: CallScope | undefined;
   backend: Backend;
   loaders: Loaders;
   productsValues: Config['productsValues'];
@@ -37,14 +39,14 @@ export interface RequestFacts {
   authorization: string | null | undefined;
   requestId: string;
   lastEventId?: string | null | undefined;
-  /** Where the request's upstream calls are counted, for its log line. */
-  tally?: UpstreamTally | undefined;
+  /** The HTTP request's scope (where its upstream calls are counted); none over WebSocket. */
+  scope?: CallScope | undefined;
   /** Set when the front door already authenticated and rate limited the request. */
   credential?: Credential | undefined;
 }
 
 async function admitted(services: GatewayServices, facts: RequestFacts): Promise<Credential> {
-  const credential = await services.authenticator.authenticate(facts.authorization, facts.tally);
+  const credential = await services.authenticator.authenticate(facts.authorization);
   await services.rateLimiter.admit(credential);
   return credential;
 }
@@ -61,8 +63,9 @@ export async function createContext(services: GatewayServices, facts: RequestFac
     lastEventId: facts.lastEventId || undefined,
     currentEvent: { eventId: undefined, position: undefined },
     credential,
+    scope: facts.scope,
     backend: services.backend,
-    loaders: createLoaders(services.backend, credential, services.batching),
+    loaders: createLoaders(services.backend, credential, services.batching, facts.scope),
     productsValues: services.productsValues,
     bus: services.bus,
     eventTransactions: services.eventTransactions,

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { Backend, Credential, VendingQuery } from './backends/backend.js';
+import type { Backend, CallScope, Credential, VendingQuery } from './backends/backend.js';
 import type { BatchingConfig } from './config/index.js';
 import type { Transaction, Vending } from './contract/index.js';
 import { isGatewayError, notFound } from './errors.js';
@@ -39,9 +39,9 @@ async function settleWithLimit<T, R>(items: readonly T[], limit: number, work: (
   return results;
 }
 
-export function createLoaders(backend: Backend, credential: Credential, batching: BatchingConfig): Loaders {
+export function createLoaders(backend: Backend, credential: Credential, batching: BatchingConfig, scope?: CallScope): Loaders {
   const transactionById = new DataLoader<string, Transaction>((ids) =>
-    settleWithLimit(ids, batching.transactionConcurrency, (id) => backend.getTransaction(id, credential)),
+    settleWithLimit(ids, batching.transactionConcurrency, (id) => backend.getTransaction(id, credential, scope)),
   );
 
   const vendingLoaders = new Map<string, DataLoader<string, Vending>>();
@@ -54,10 +54,10 @@ export function createLoaders(backend: Backend, credential: Credential, batching
       loader = new DataLoader<string, Vending>(async (ids) => {
         // One list call beats several single reads once the batch is large enough.
         if (ids.length < batching.vendingListThreshold) {
-          return settleWithLimit(ids, ids.length, (id) => backend.getVending(id, query, credential));
+          return settleWithLimit(ids, ids.length, (id) => backend.getVending(id, query, credential, scope));
         }
         try {
-          const all = await backend.listVendings(query, credential);
+          const all = await backend.listVendings(query, credential, scope);
           const byId = new Map(all.map((vending) => [vending.vendingId, vending]));
           return ids.map((id) => byId.get(id) ?? notFound('vending', id));
         } catch (error) {
@@ -73,7 +73,7 @@ export function createLoaders(backend: Backend, credential: Credential, batching
     transactionById,
     vendingById,
     async listVendings(products) {
-      const all = await backend.listVendings({ products }, credential);
+      const all = await backend.listVendings({ products }, credential, scope);
       const loader = vendingById(products);
       for (const vending of all) loader.prime(vending.vendingId, vending);
       return all;

@@ -1,5 +1,5 @@
 import { createAuthenticator, requestGuard } from '../auth.js';
-import type { Backend, Credential } from '../backends/backend.js';
+import type { Backend, CallScope } from '../backends/backend.js';
 import { createCachingBackend } from '../backends/caching-backend.js';
 import { createCoalescingBackend } from '../backends/coalescing-backend.js';
 import { createMemoryBackend } from '../backends/memory/memory-backend.js';
@@ -8,12 +8,13 @@ import { createRestBackend, type UpstreamCall } from '../backends/rest/rest-back
 import type { Config } from '../config/index.js';
 import type { GatewayServices } from '../context.js';
 import { createEventTransactions } from '../events/event-transactions.js';
-import { createEventTransport, type EventTransport } from '../events/event-transport.js';
+import { createMemoryEventTransport, type EventTransport } from '../events/event-transport.js';
 import { serviceEventFor } from '../events/service-events.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createMetrics, type GatewayMetrics } from '../observability/metrics.js';
 import { createRedisClients, type RedisClients } from '../redis/redis-clients.js';
+import { createRedisEventTransport } from '../redis/redis-event-transport.js';
 import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
 
 /*
@@ -64,7 +65,7 @@ export interface Composed {
 }
 
 /** The backend, and for the memory one a way to run its demo simulator while a dashboard asks. */
-function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall, credential: Credential) => void): { backend: Backend; demo?: () => () => void } {
+function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall, scope: CallScope | undefined) => void): { backend: Backend; demo?: () => () => void } {
   if (!config.upstream) {
     const memory = createMemoryBackend({ productsValues: config.productsValues });
     const { mode, intervalMs } = config.simulator;
@@ -89,15 +90,15 @@ function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean):
 export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl) : undefined;
-  const events = createEventTransport({ ...config, redis, logger });
+  const events = redis ? createRedisEventTransport(redis, { ...config, logger }) : createMemoryEventTransport(config.eventLogSize);
   const { bus } = events;
   const picked = deps.backend
     ? { backend: deps.backend, demo: undefined }
-    : pickBackend(config, logger, (call, { tally }) => {
+    : pickBackend(config, logger, (call, scope) => {
         // A call the breaker or the queue refused never left the gateway.
-        if (call.attempts > 0 && tally) {
-          tally.upstreamCalls += 1;
-          tally.upstreamMs += call.durationMs;
+        if (call.attempts > 0 && scope) {
+          scope.tally.upstreamCalls += 1;
+          scope.tally.upstreamMs += call.durationMs;
         }
         metrics.upstreamCall(call);
         logger.debug({ upstream: call }, 'upstream call');

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/index.js';
 import { drain } from '../http/drain.js';
-import type { GraphQLWsServer } from '../http/graphql-ws.js';
+import type { GraphQLWsServer } from '../subscriptions/graphql-ws.js';
 import type { Composed } from './compose.js';
 
 /*

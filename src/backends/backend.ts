@@ -4,12 +4,16 @@ import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
 export interface Credential {
   /** The client's `Authorization` header value, exactly as sent. */
   authorization: string;
-  /**
-   * Where the upstream calls made for the request that presented this
-   * credential are counted (the request log reads it). Never part of a
-   * sharing or cache key.
-   */
-  tally?: UpstreamTally;
+}
+
+/**
+ * What a backend call carries of the request it serves (the front door's
+ * request scope): where its upstream calls are counted, for the request's
+ * log line. Never part of a sharing or cache key; absent for work that
+ * belongs to no request (an event's read, a key check).
+ */
+export interface CallScope {
+  tally: UpstreamTally;
 }
 
 /** Upstream calls made on behalf of one request. */
@@ -31,11 +35,11 @@ export interface VendingQuery {
  * a service that misbehaves.
  */
 export interface Backend {
-  getTransaction(id: string, credential: Credential): Promise<Transaction>;
-  getVending(id: string, query: VendingQuery, credential: Credential): Promise<Vending>;
-  listVendings(query: VendingQuery, credential: Credential): Promise<Vending[]>;
+  getTransaction(id: string, credential: Credential, scope?: CallScope): Promise<Transaction>;
+  getVending(id: string, query: VendingQuery, credential: Credential, scope?: CallScope): Promise<Vending>;
+  listVendings(query: VendingQuery, credential: Credential, scope?: CallScope): Promise<Vending[]>;
   /** Answers with the upstream's success body (the contract shows an empty object). */
-  updatePayment(id: string, payment: PaymentUpdate, credential: Credential): Promise<Record<string, unknown>>;
+  updatePayment(id: string, payment: PaymentUpdate, credential: Credential, scope?: CallScope): Promise<Record<string, unknown>>;
   /**
    * Told of a transaction the service reported changed (a webhook), so
    * whatever the backend holds of it is refreshed. Backends that hold nothing

@@ -46,16 +46,16 @@ export function createCachingBackend(inner: Backend, options: CachingOptions): B
   }
 
   return {
-    getTransaction: (id, credential) =>
-      cached<Transaction>(readKey('transaction', [id], credential), id, () => inner.getTransaction(id, credential)),
-    getVending: (id, query: VendingQuery, credential) =>
-      cached<Vending>(readKey('vending', [id, query.products], credential), undefined, () => inner.getVending(id, query, credential)),
-    listVendings: (query, credential) =>
-      cached<Vending[]>(readKey('vendings', [query.products], credential), undefined, () => inner.listVendings(query, credential)),
-    async updatePayment(id, payment, credential) {
+    getTransaction: (id, credential, scope) =>
+      cached<Transaction>(readKey('transaction', [id], credential), id, () => inner.getTransaction(id, credential, scope)),
+    getVending: (id, query: VendingQuery, credential, scope) =>
+      cached<Vending>(readKey('vending', [id, query.products], credential), undefined, () => inner.getVending(id, query, credential, scope)),
+    listVendings: (query, credential, scope) =>
+      cached<Vending[]>(readKey('vendings', [query.products], credential), undefined, () => inner.listVendings(query, credential, scope)),
+    async updatePayment(id, payment, credential, scope) {
       forgetTransaction(id);
       try {
-        return await inner.updatePayment(id, payment, credential);
+        return await inner.updatePayment(id, payment, credential, scope);
       } finally {
         forgetTransaction(id);
       }

@@ -24,10 +24,11 @@ export function createCoalescingBackend(inner: Backend): Backend {
   }
 
   return {
-    getTransaction: (id, credential) => share('transaction', [id], credential, () => inner.getTransaction(id, credential)),
-    getVending: (id, query, credential) => share('vending', [id, query.products], credential, () => inner.getVending(id, query, credential)),
-    listVendings: (query, credential) => share('vendings', [query.products], credential, () => inner.listVendings(query, credential)),
-    updatePayment: (id, payment, credential) => inner.updatePayment(id, payment, credential),
+    // A shared call is counted for the request that started it.
+    getTransaction: (id, credential, scope) => share('transaction', [id], credential, () => inner.getTransaction(id, credential, scope)),
+    getVending: (id, query, credential, scope) => share('vending', [id, query.products], credential, () => inner.getVending(id, query, credential, scope)),
+    listVendings: (query, credential, scope) => share('vendings', [query.products], credential, () => inner.listVendings(query, credential, scope)),
+    updatePayment: (id, payment, credential, scope) => inner.updatePayment(id, payment, credential, scope),
     noteTransactionUpdate(transaction) {
       forgetTransactionReads(inFlight, transaction.transactionId);
       inner.noteTransactionUpdate?.(transaction);

@@ -1,10 +1,7 @@
-import type { Logger } from '../logging.js';
 import { createEventBus, type EventBus } from './event-bus.js';
 import { createMemoryEventLog } from './event-log.js';
-import type { RedisClients } from '../redis/redis-clients.js';
-import { createRedisEventLog } from './redis/redis-event-log.js';
 
-/** The event bus, in process or shared through Redis (DESIGN §5). */
+/** The event bus with what starts and stops it: in process here, shared through Redis in redis/ (DESIGN §5). */
 export interface EventTransport {
   bus: EventBus;
   /** Waits (bounded) for the shared store, so an instance starts ready when it can. */
@@ -12,42 +9,8 @@ export interface EventTransport {
   close(): Promise<void>;
 }
 
-export interface EventTransportOptions {
-  /** Shares events and dedupe through this Redis; in process without it. */
-  redis: RedisClients | undefined;
-  redisPrefix: string;
-  eventLogSize: number;
-  logger: Logger;
-}
-
-export function createEventTransport(options: EventTransportOptions): EventTransport {
-  const clients = options.redis;
-  if (!clients) {
-    const bus = createEventBus({ log: createMemoryEventLog({ capacity: options.eventLogSize }) });
-    return { bus, connect: async () => true, close: () => bus.close() };
-  }
-  let tailFailing = false;
-  const log = createRedisEventLog(clients, {
-    prefix: options.redisPrefix,
-    capacity: options.eventLogSize,
-    onTailError(error) {
-      // Once per outage, not once per retry.
-      if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');
-      tailFailing = true;
-    },
-  });
-  clients.commands.on('ready', () => {
-    if (tailFailing) options.logger.info('Redis is back');
-    tailFailing = false;
-  });
-  const bus = createEventBus({ log });
-  return {
-    bus,
-    // Ready once commands work and live events flow: an event appended before then would reach no subscriber here.
-    async connect(timeoutMs) {
-      const timedOut = new Promise<false>((resolve) => setTimeout(resolve, timeoutMs, false).unref());
-      return (await clients.connected(timeoutMs)) && (await Promise.race([log.whenLive().then(() => true), timedOut]));
-    },
-    close: () => bus.close(),
-  };
+/** One instance's events: an in-process log of the last `eventLogSize` events. */
+export function createMemoryEventTransport(eventLogSize: number): EventTransport {
+  const bus = createEventBus({ log: createMemoryEventLog({ capacity: eventLogSize }) });
+  return { bus, connect: async () => true, close: () => bus.close() };
 }

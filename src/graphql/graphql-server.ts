@@ -52,7 +52,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       createContext(
         options.services,
         scope
-          ? { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), tally: scope.tally }
+          ? { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), scope }
           : { authorization, requestId: crypto.randomUUID() },
       ),
     plugins: [

@@ -68,6 +68,11 @@ export function requestIdFrom(header: unknown): string {
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
+function tooLarge(envelope: Envelope, limit: number): unknown {
+  const message = `Request body is larger than ${limit} bytes`;
+  return envelope === 'graphql' ? { errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] } : { errors: { message } };
+}
+
 export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger,
@@ -79,7 +84,9 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     // The gateway's shutdown (lifecycle) decides what a stopping server answers.
     return503OnClosing: false,
     // A path that does not even decode (`/%FF`) is the client's mistake, in the contract's envelope.
-    frameworkErrors: (_error, _request, reply) => void (reply as FastifyReply).code(400).send({ errors: { message: 'The request path is not a valid URL' } }),
+    // It is answered before the hooks run, so it carries its request id here.
+    frameworkErrors: (_error, request, reply) =>
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ errors: { message: 'The request path is not a valid URL' } }),
   });
 
   // Every route reads its body as bytes and parses it itself: each words its own refusals
@@ -88,7 +95,11 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.decorateRequest('scope', null as unknown as RequestScope);
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // A declared length over the limit is refused before a byte is read, whatever the method (Fastify reads no GET body).
+    if (Number(request.headers['content-length']) > options.maxBodyBytes) {
+      return reply.code(413).send(tooLarge(request.routeOptions.config.envelope ?? 'rest', options.maxBodyBytes));
+    }
     const contentType = request.headers['content-type'];
     request.scope = newScope(request.id, request.log, contentType);
     // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
@@ -122,7 +133,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     const status = (error as { statusCode?: number }).statusCode;
     // Fastify's own refusals of a request (too large, timed out, malformed): the client's doing, worded by us.
     if (!isGatewayError(error) && status !== undefined && status >= 400 && status < 500) {
-      const message = status === 413 ? `Request body is larger than ${options.maxBodyBytes} bytes` : 'The request could not be read';
+      if (status === 413) return reply.code(413).send(tooLarge(envelope, options.maxBodyBytes));
+      const message = 'The request could not be read';
       return reply.code(status).send(envelope === 'graphql' ? { errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] } : { errors: { message } });
     }
     if (isGatewayError(error)) {

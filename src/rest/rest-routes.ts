@@ -55,25 +55,25 @@ export function restRoutes({ backend, guard }: RestRoutesOptions): Route[] {
       method: 'GET',
       url: '/transactions/:id',
       operation: 'GET /transactions/{id}',
-      handler: async (request) => dataEnvelope(await backend.getTransaction(idOf(request), credentialOf(request))),
+      handler: async (request) => dataEnvelope(await backend.getTransaction(idOf(request), credentialOf(request), request.scope)),
     },
     {
       method: 'PUT',
       url: '/transactions/:id/payment',
       operation: 'PUT /transactions/{id}/payment',
-      handler: async (request) => backend.updatePayment(idOf(request), paymentBody(request), credentialOf(request)),
+      handler: async (request) => backend.updatePayment(idOf(request), paymentBody(request), credentialOf(request), request.scope),
     },
     {
       method: 'GET',
       url: '/vendings',
       operation: 'GET /vendings',
-      handler: async (request) => dataEnvelope(await backend.listVendings(productsOf(request), credentialOf(request))),
+      handler: async (request) => dataEnvelope(await backend.listVendings(productsOf(request), credentialOf(request), request.scope)),
     },
     {
       method: 'GET',
       url: '/vendings/:id',
       operation: 'GET /vendings/{id}',
-      handler: async (request) => dataEnvelope(await backend.getVending(idOf(request), productsOf(request), credentialOf(request))),
+      handler: async (request) => dataEnvelope(await backend.getVending(idOf(request), productsOf(request), credentialOf(request), request.scope)),
     },
   ];
   return served.map((route) => ({ ...route, guard, envelope: 'rest', transport: 'rest' }));

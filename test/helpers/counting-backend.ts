@@ -17,7 +17,9 @@ export function countingBackend<B extends Backend>(inner: B): B & Counting {
   const wrapped = Object.create(inner) as B & Counting;
   for (const method of ['getTransaction', 'getVending', 'listVendings', 'updatePayment'] as const) {
     (wrapped as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
-      calls.push({ method, args });
+      // An optional scope left out is recorded as left out, whoever passed it as undefined.
+      const given = args.length > 0 && args[args.length - 1] === undefined ? args.slice(0, -1) : args;
+      calls.push({ method, args: given });
       wrapped.maxInFlight = Math.max(wrapped.maxInFlight, ++wrapped.inFlight);
       try {
         return await (inner[method] as (...a: unknown[]) => unknown).apply(inner, args);

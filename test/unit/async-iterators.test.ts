@@ -5,8 +5,8 @@ import { createEventBus } from '../../src/events/event-bus.js';
 import type { LoggedEvent } from '../../src/events/event-log.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { endedOnRefusal } from '../../src/graphql/use-key-watch.js';
-import { createRestartHold } from '../../src/http/restart-hold.js';
-import { createSharedSubscriptions } from '../../src/http/shared-subscriptions.js';
+import { createRestartHold } from '../../src/subscriptions/restart-hold.js';
+import { createSharedSubscriptions } from '../../src/subscriptions/shared-subscriptions.js';
 
 /*
  * The hand-written async iterators (docs/ARCHITECTURE.md, "Async iterators"):

@@ -7,7 +7,7 @@ import {
   unwrapData,
 } from '../../contract/index.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
-import type { Backend, Credential, VendingQuery } from '../backend.js';
+import type { Backend, CallScope, Credential, VendingQuery } from '../backend.js';
 import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { createConcurrencyLimit } from './concurrency-limit.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamRequest } from './upstream-client.js';
@@ -28,8 +28,8 @@ export interface UpstreamCall {
 export interface RestBackendOptions extends UpstreamClientOptions {
   /** Sent as `Authorization` on every call; when undefined each client's own header is forwarded as is. */
   apiKey: string | undefined;
-  /** Told of every upstream call when it ends, with the credential it was made for. */
-  onUpstreamCall?: (call: UpstreamCall, credential: Credential) => void;
+  /** Told of every upstream call when it ends, with the scope of the request it was made for (if any). */
+  onUpstreamCall?: (call: UpstreamCall, scope: CallScope | undefined) => void;
   /** Circuit breaker settings, each defaulting as documented in `CircuitBreakerOptions`. @default {} */
   breaker?: Partial<CircuitBreakerOptions>;
   /** Most upstream requests under way at once; more wait in a FIFO queue. @default 100 */
@@ -65,7 +65,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker);
   }
 
-  async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential): Promise<unknown> {
+  async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<unknown> {
     const started = performance.now();
     // An object, not two `let`s: the guarded closure writes it and TS narrowing would not see that.
     const seen: { outcome: number | string; attempts: number } = { outcome: 'UPSTREAM_ERROR', attempts: 0 };
@@ -89,7 +89,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
       if (isGatewayError(error) && typeof seen.outcome !== 'number') seen.outcome = error.code;
       throw error;
     } finally {
-      options.onUpstreamCall?.({ method: request.method, route, ...seen, durationMs: performance.now() - started }, credential);
+      options.onUpstreamCall?.({ method: request.method, route, ...seen, durationMs: performance.now() - started }, scope);
     }
   }
 
@@ -104,21 +104,21 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
   }
 
   return {
-    async getTransaction(id, credential) {
-      const body = await call('/transactions/{id}', { method: 'GET', path: `/transactions/${segment(id)}` }, credential);
+    async getTransaction(id, credential, scope) {
+      const body = await call('/transactions/{id}', { method: 'GET', path: `/transactions/${segment(id)}` }, credential, scope);
       return read(body, parseTransaction);
     },
-    async getVending(id, query, credential) {
-      const body = await call('/vendings/{id}', { method: 'GET', path: `/vendings/${segment(id)}${productsQuery(query)}` }, credential);
+    async getVending(id, query, credential, scope) {
+      const body = await call('/vendings/{id}', { method: 'GET', path: `/vendings/${segment(id)}${productsQuery(query)}` }, credential, scope);
       return read(body, parseVending);
     },
-    async listVendings(query, credential) {
-      const body = await call('/vendings', { method: 'GET', path: `/vendings${productsQuery(query)}` }, credential);
+    async listVendings(query, credential, scope) {
+      const body = await call('/vendings', { method: 'GET', path: `/vendings${productsQuery(query)}` }, credential, scope);
       return read(body, parseVendingList);
     },
-    async updatePayment(id, payment, credential) {
+    async updatePayment(id, payment, credential, scope) {
       const path = `/transactions/${segment(id)}/payment`;
-      const body = await call('/transactions/{id}/payment', { method: 'PUT', path, body: JSON.stringify(payment) }, credential);
+      const body = await call('/transactions/{id}/payment', { method: 'PUT', path, body: JSON.stringify(payment) }, credential, scope);
       // The contract shows an empty object; anything else that is an object is carried back as sent.
       return isJsonObject(body) ? body : {};
     },

@@ -86,7 +86,7 @@ builder.mutationFields((t) =>
       }),
     },
     resolve: async (_root, { transactionId, payment }, ctx) => {
-      await ctx.backend.updatePayment(requireId(transactionId, 'transactionId'), payment, ctx.credential);
+      await ctx.backend.updatePayment(requireId(transactionId, 'transactionId'), payment, ctx.credential, ctx.scope);
       ctx.loaders.forgetTransaction(transactionId);
       return { transactionId };
     },

@@ -1,8 +1,8 @@
-import { comparePositions, eventsExpired, isPosition, type EventLog, type LoggedEvent } from '../event-log.js';
-import type { TransactionUpdateEvent } from '../normalize.js';
-import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../recent-events.js';
-import { transactionDigest } from '../transaction-digest.js';
-import type { RedisClients } from '../../redis/redis-clients.js';
+import { comparePositions, eventsExpired, isPosition, type EventLog, type LoggedEvent } from '../events/event-log.js';
+import type { TransactionUpdateEvent } from '../events/normalize.js';
+import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../events/recent-events.js';
+import { transactionDigest } from '../events/transaction-digest.js';
+import type { RedisClients } from './redis-clients.js';
 
 /*
  * The event log shared by every instance through Redis. One script decides

@@ -1,0 +1,81 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/*
+ * `npm run check:layers` (CI runs it): the imports between the top-level parts
+ * of src/ must point one way, as docs/ARCHITECTURE.md draws them. Each part
+ * (a folder, or a file at the root of src/) has a layer; a part may import
+ * only parts of a lower layer, or of its own layer where LAYERS says so. Any
+ * other import is named with its file and line, and the script fails.
+ */
+
+/** Lowest first. Parts in one row may not import each other unless listed in SAME_LAYER_EDGES. */
+export const LAYERS: string[][] = [
+  ['contract', 'errors', 'config'],
+  ['logging', 'backends'],
+  ['http'],
+  ['events', 'auth', 'upstream-key-check', 'loaders', 'observability', 'redis'],
+  ['context'],
+  ['graphql', 'rest', 'dashboard'],
+  ['subscriptions'],
+  ['app'],
+  ['main'],
+];
+
+/** Imports allowed inside one layer (from → to). */
+export const SAME_LAYER_EDGES: Array<[string, string]> = [
+  // Metrics count webhook outcomes by the route's own names for them.
+  ['observability', 'events'],
+  // The Redis adapters implement the event log's interface.
+  ['redis', 'events'],
+];
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The top-level part of src/ a path belongs to: its first folder, or its file name without `.ts`. */
+export function partOf(path: string): string {
+  const [first = ''] = relative(SRC, path).split(sep);
+  return first.replace(/\.(ts|js)$/, '');
+}
+
+export interface Violation {
+  file: string;
+  line: number;
+  from: string;
+  to: string;
+}
+
+const IMPORT = /(?:^|\s)(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+
+export function violations(files = filesUnder(SRC)): Violation[] {
+  const layerOf = new Map(LAYERS.flatMap((row, index) => row.map((part) => [part, index] as const)));
+  const sameLayer = new Set(SAME_LAYER_EDGES.map(([from, to]) => `${from}→${to}`));
+  const found: Violation[] = [];
+  for (const file of files) {
+    const from = partOf(file);
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(IMPORT)) {
+      const to = partOf(resolve(dirname(file), match[1] ?? match[2] ?? ''));
+      if (to === from) continue;
+      const [a, b] = [layerOf.get(from), layerOf.get(to)];
+      const allowed = a !== undefined && b !== undefined && (b < a || (a === b && sameLayer.has(`${from}→${to}`)));
+      if (!allowed) found.push({ file: relative(SRC, file), line: text.slice(0, match.index + match[0].search(/\S/)).split('\n').length, from, to });
+    }
+  }
+  return found;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const found = violations();
+  for (const v of found) process.stderr.write(`src/${v.file}:${v.line}: ${v.from} imports ${v.to}, against the layering (docs/ARCHITECTURE.md)\n`);
+  process.stdout.write(found.length === 0 ? 'check:layers: imports point one way\n' : `check:layers: ${found.length} import(s) against the layering\n`);
+  process.exit(found.length === 0 ? 0 : 1);
+}

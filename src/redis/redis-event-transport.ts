@@ -1,0 +1,39 @@
+import { createEventBus } from '../events/event-bus.js';
+import type { EventTransport } from '../events/event-transport.js';
+import type { Logger } from '../logging.js';
+import type { RedisClients } from './redis-clients.js';
+import { createRedisEventLog } from './redis-event-log.js';
+
+export interface RedisEventTransportOptions {
+  redisPrefix: string;
+  eventLogSize: number;
+  logger: Logger;
+}
+
+/** Events shared by every instance of a deployment through one Redis (redis-event-log.ts). */
+export function createRedisEventTransport(clients: RedisClients, options: RedisEventTransportOptions): EventTransport {
+  let tailFailing = false;
+  const log = createRedisEventLog(clients, {
+    prefix: options.redisPrefix,
+    capacity: options.eventLogSize,
+    onTailError(error) {
+      // Once per outage, not once per retry.
+      if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');
+      tailFailing = true;
+    },
+  });
+  clients.commands.on('ready', () => {
+    if (tailFailing) options.logger.info('Redis is back');
+    tailFailing = false;
+  });
+  const bus = createEventBus({ log });
+  return {
+    bus,
+    // Ready once commands work and live events flow: an event appended before then would reach no subscriber here.
+    async connect(timeoutMs) {
+      const timedOut = new Promise<false>((resolve) => setTimeout(resolve, timeoutMs, false).unref());
+      return (await clients.connected(timeoutMs)) && (await Promise.race([log.whenLive().then(() => true), timedOut]));
+    },
+    close: () => bus.close(),
+  };
+}
