@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { prepareBaseline, type Baseline } from './lib/baseline.js';
@@ -74,6 +74,7 @@ const comparisons: Comparison[] = [];
 const shared = new Map<string, Measurement>();
 const sharedPairs = new Map<string, Paired>();
 const loadBefore = os.loadavg();
+const machineBefore = machineCpu();
 if (baselineRevision) baseline = await prepareBaseline(baselineRevision, (message) => process.stderr.write(`[${elapsed()}] ${message}\n`));
 const upstream = await startUpstream();
 try {
@@ -99,7 +100,7 @@ const machine = [
   `- machine: ${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`,
   `- node ${process.version}; scenarios: ${selected.map((s) => s.name).join(' ')}; total ${elapsed()}`,
   `- HTTP: ${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s runs (median [min–max]; p99 is the median of the runs' p99); load generated in the parent, servers in child processes, all on this machine`,
-  `- load average (1 min) at start ${loadBefore[0]!.toFixed(2)}, at end ${os.loadavg()[0]!.toFixed(2)} (on ${cpus.length} cores: above ~1 before the bench started, something else was running)`,
+  `- load average (1 min) when the bench started: ${loadBefore[0]!.toFixed(2)}; ${othersText(machineBefore, machineCpu())}`,
   ...(baseline ? [baselineLine(baseline)] : []),
 ].join('\n');
 const summary = baseline
@@ -112,6 +113,40 @@ writeFileSync(
   `# Benchmark results\n\n${machine}\n\n${table}\n\nA figure marked VOID had errors (non-2xx, mismatched bodies, connection errors, lost events) or could not be measured; see its errors and notes. "loadgen ELU" is the event-loop utilisation of the load-generating process: near 100% the generator, not the server, limited the rate. "server CPU" is the measured child's CPU in cores.\n`,
 );
 process.stderr.write(`[${elapsed()}] wrote bench/RESULTS.md\n`);
+
+interface MachineCpu {
+  /** Seconds since boot, all cores: busy (user, nice, system, irq, softirq), stolen by the hypervisor, and in total. */
+  busy: number;
+  steal: number;
+  total: number;
+  /** CPU seconds of this process and of its children that have exited (gateways, upstream, npm ci…). */
+  own: number;
+  at: number;
+}
+
+/** Linux /proc figures (USER_HZ 100); NaN elsewhere. */
+function machineCpu(): MachineCpu {
+  try {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
+    const self = readFileSync('/proc/self/stat', 'utf8');
+    const fields = self.slice(self.lastIndexOf(')') + 2).split(' ').map(Number);
+    // utime, stime, cutime, cstime: fields 14–17 of stat, 11–14 after the command name.
+    const own = (fields[11]! + fields[12]! + fields[13]! + fields[14]!) / 100;
+    const busy = (user! + nice! + system! + irq! + softirq!) / 100;
+    return { busy, steal: steal! / 100, total: busy + (idle! + iowait! + steal!) / 100, own, at: performance.now() / 1_000 };
+  } catch {
+    return { busy: Number.NaN, steal: Number.NaN, total: Number.NaN, own: Number.NaN, at: performance.now() / 1_000 };
+  }
+}
+
+/** Whether others used the machine while the bench ran: CPU not ours, and CPU the hypervisor took. */
+function othersText(before: MachineCpu, after: MachineCpu): string {
+  const seconds = after.at - before.at;
+  const others = (after.busy - before.busy - (after.own - before.own)) / seconds;
+  const steal = (after.steal - before.steal) / seconds;
+  if (!Number.isFinite(others)) return 'CPU used by other processes: unknown (no /proc)';
+  return `during the run, other processes used ${others.toFixed(2)} cores on average and the hypervisor took ${steal.toFixed(2)} (steal); well above 0.1 of either, the figures are disturbed`;
+}
 
 function baselineLine(b: Baseline): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();

@@ -18,7 +18,7 @@ export const SETTINGS = {
   runSeconds: Number(process.env.BENCH_RUN_S ?? 3),
   runs: 3,
   /** Runs of each side when two builds take turns (paired.ts); even, so each side goes first equally often. */
-  pairedRuns: Number(process.env.BENCH_PAIRED_RUNS ?? 4),
+  pairedRuns: Number(process.env.BENCH_PAIRED_RUNS ?? 6),
 };
 
 /** One request shape; several rotate (each client takes the next in turn). */
