@@ -31,6 +31,9 @@ const ACCEPTED = new Map<string, string>([
   ['application/json;charset=utf-8', 'application/json'],
   ['application/graphql-response+json', 'application/graphql-response+json'],
   ['application/graphql-response+json;charset=utf-8', 'application/graphql-response+json'],
+  // What Apollo Client and urql send by default (GraphQL over HTTP's recommendation): yoga answers the first.
+  ['application/graphql-response+json,application/json;q=0.9', 'application/graphql-response+json'],
+  ['application/graphql-response+json,application/json', 'application/graphql-response+json'],
 ]);
 
 const isObject = (value: unknown): value is Params => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -101,12 +104,17 @@ export interface GraphQLRouteOptions {
   guard(request: FastifyRequest): Promise<void>;
 }
 
-/** Writes yoga's Response: whole when it is a result (`text`), streamed when it is SSE or GraphiQL. */
-async function send(reply: FastifyReply, response: Response, whole: boolean): Promise<FastifyReply> {
+/**
+ * Writes yoga's Response: streamed when it is a stream of results (SSE),
+ * else whole, as text (piping a web stream through Node costs a result
+ * more than the rest of its answer).
+ */
+async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
   reply.code(response.status);
   response.headers.forEach((value, key) => void reply.header(key, value));
-  if (whole) return reply.send(await response.text());
-  return response.body === null ? reply.send() : reply.send(response.body);
+  if (response.body === null) return reply.send();
+  const streamed = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+  return reply.send(streamed ? response.body : await response.text());
 }
 
 export function graphqlRoute({ yoga, path, masking, fastPath = true, guard }: GraphQLRouteOptions): Route {
@@ -133,9 +141,9 @@ export function graphqlRoute({ yoga, path, masking, fastPath = true, guard }: Gr
         } catch (error) {
           result = thrownResult(error, masking);
         }
-        return send(reply, await processRegularResult(result, yoga.fetchAPI, mediaType), true);
+        return send(reply, await processRegularResult(result, yoga.fetchAPI, mediaType));
       }
-      return send(reply, await yoga.fetch(fetchRequestOf(request, reply, yoga), context), false);
+      return send(reply, await yoga.fetch(fetchRequestOf(request, reply, yoga), context));
     },
   };
 }

@@ -48,7 +48,7 @@ const header = (name: string, usual: Array<string | undefined>, odd: Array<strin
 const authorization = header('authorization', [TEST_KEY, `Bearer ${TEST_KEY}`, OTHER_KEY], [undefined, 'wrong-key', '', 'Bearer']);
 const accept = header(
   'accept',
-  [undefined, '*/*', 'application/json', 'application/json; charset=utf-8', 'application/graphql-response+json'],
+  [undefined, '*/*', 'application/json', 'application/json; charset=utf-8', 'application/graphql-response+json', 'application/graphql-response+json,application/json;q=0.9'],
   ['text/event-stream', 'application/json, text/event-stream', 'text/html', 'application/json; charset=latin1', 'application/graphql-response+json, application/json'],
 );
 const contentType = header('content-type', ['application/json', 'application/json; charset=utf-8'], [undefined, 'APPLICATION/JSON', 'application/json;charset=utf-8', 'application/graphql+json', 'text/plain', 'application/graphql', 'application/json, text/plain']);
