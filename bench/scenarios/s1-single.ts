@@ -30,8 +30,8 @@ const REST_TARGET = 0.7;
 
 const graphqlOf = (gateway: Child) => graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: SINGLE_QUERY, check: singleCheck() }]);
 /**
- * Apollo Client's default Accept (@apollo/client 4, selectHttpOptionsAndBody.js): not one the GraphQL fast path
- * (before: the direct lane) takes, so such requests, like browsers' (Origin) and GETs, go through yoga's whole handler.
+ * Apollo Client's default Accept (@apollo/client 4, selectHttpOptionsAndBody.js), as real clients send it: the
+ * direct lane before the front door did not take it (yoga's whole handler answered); the GraphQL fast path does since dbb8374.
  */
 const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
 const clientAcceptOf = (gateway: Child): HttpTarget => {
@@ -53,7 +53,7 @@ interface Shape {
 
 const shapesOf = (label: string, graphqlGoal: number, key: string, suffix = '', clientAccept = false): Shape[] => [
   { what: `gateway GraphQL transaction(id), ${label}${suffix}`, target: graphqlGoal, of: graphqlOf, key },
-  ...(clientAccept ? [{ what: `gateway GraphQL transaction(id), ${label}, Apollo Client's default Accept (not the fast path: yoga's whole handler)`, target: graphqlGoal, of: clientAcceptOf }] : []),
+  ...(clientAccept ? [{ what: `gateway GraphQL transaction(id), ${label}, Apollo Client's default Accept`, target: graphqlGoal, of: clientAcceptOf }] : []),
   { what: `gateway REST GET /transactions/{id}, ${label}${suffix}`, target: REST_TARGET, of: restOf },
 ];
 
