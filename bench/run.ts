@@ -74,6 +74,8 @@ const comparisons: Comparison[] = [];
 const shared = new Map<string, Measurement>();
 const sharedPairs = new Map<string, Paired>();
 const loadBefore = os.loadavg();
+// The commit the working tree was at when the run began (others may commit while it runs).
+const headAtStart = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 const machineBefore = machineCpu();
 if (baselineRevision) baseline = await prepareBaseline(baselineRevision, (message) => process.stderr.write(`[${elapsed()}] ${message}\n`));
 const upstream = await startUpstream();
@@ -145,16 +147,18 @@ function othersText(before: MachineCpu, after: MachineCpu): string {
   const others = (after.busy - before.busy - (after.own - before.own)) / seconds;
   const steal = (after.steal - before.steal) / seconds;
   if (!Number.isFinite(others)) return 'CPU used by other processes: unknown (no /proc)';
-  return `during the run, other processes used ${others.toFixed(2)} cores on average and the hypervisor took ${steal.toFixed(2)} (steal); well above 0.1 of either, the figures are disturbed`;
+  const disturbed = others > 0.1 || steal > 0.1;
+  return `during the run, other processes used ${others.toFixed(2)} cores on average and the hypervisor took ${steal.toFixed(2)} (steal): ${disturbed ? 'DISTURBED, run again when the machine is quiet' : 'quiet'}`;
 }
 
 function baselineLine(b: Baseline): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
   const head = git('rev-parse', '--short', 'HEAD');
+  const moved = head === headAtStart ? '' : ` (${headAtStart} when the run began: a commit landed during it)`;
   const dirty = git('status', '--porcelain', '--', 'src', 'package.json', 'package-lock.json').split('\n').filter(Boolean).length;
   return [
     `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its ${b.entry}.`,
-    `  after: the working tree at ${head}${dirty ? ` (${dirty} uncommitted change(s) under src/ or in the package files)` : ''}.`,
+    `  after: the working tree at ${head}${moved}${dirty ? ` (${dirty} uncommitted change(s) under src/ or in the package files)` : ''}.`,
     `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); S4: the defaults' gateways started before, after, before, after.`,
   ].join('\n');
 }
