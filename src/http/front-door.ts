@@ -62,7 +62,7 @@ export interface FrontDoorOptions {
 }
 
 /** Accepts a caller's `x-request-id` when it is short and printable, else makes one. */
-export function requestIdFrom(header: unknown): string {
+function requestIdFrom(header: unknown): string {
   return typeof header === 'string' && /^[\w.:-]{1,128}$/.test(header) ? header : randomUUID();
 }
 
