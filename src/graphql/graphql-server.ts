@@ -4,6 +4,7 @@ import type { QueryLimits } from '../config/index.js';
 import { createContext, type GatewayContext, type GatewayServices } from '../context.js';
 import type { Logger } from '../logging.js';
 import { yogaLogger } from '../logging.js';
+import { scopeOfRequest } from '../http/request-scope.js';
 import type { HttpServerContext, GraphQLMasking } from './graphql-route.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
@@ -48,13 +49,15 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: options.masking.isDev, errorMessage: options.masking.errorMessage },
     graphiql: trusted ? false : { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined },
-    context: ({ request, scope, authorization }) =>
-      createContext(
+    context: ({ request, scope: given, authorization }) => {
+      const scope = given ?? (request ? scopeOfRequest.get(request) : undefined);
+      return createContext(
         options.services,
         scope
           ? { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), scope }
           : { authorization, requestId: crypto.randomUUID() },
-      ),
+      );
+    },
     plugins: [
       ...options.plugins,
       // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.

@@ -24,6 +24,13 @@ export interface RequestScope {
   graphqlErrors: boolean;
 }
 
+/**
+ * The scope of a request as yoga sees it (its Fetch Request), for the code
+ * behind yoga's handler: handing the scope over as yoga's server context
+ * would have it copied twice per request.
+ */
+export const scopeOfRequest = new WeakMap<Request, RequestScope>();
+
 export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined): RequestScope {
   return { id, log, startedAt: performance.now(), contentType, tally: { upstreamCalls: 0, upstreamMs: 0 }, credential: undefined, operation: undefined, graphqlErrors: false };
 }

@@ -1,4 +1,5 @@
 import { getOperationAST } from 'graphql';
+import { scopeOfRequest } from '../http/request-scope.js';
 import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamCall } from '../backends/rest/rest-backend.js';
@@ -143,9 +144,10 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   /** Names the GraphQL operation of a request in its scope, and notes a result with errors. */
   const plugin: Plugin<Record<string, unknown>, { scope?: OperationScope }> = {
     onParams({ request, params, context }) {
-      if (!context.scope) return;
-      scopes.set(request, context.scope);
-      setOperation(context.scope, params.operationName);
+      const scope = context.scope ?? scopeOfRequest.get(request);
+      if (!scope) return;
+      scopes.set(request, scope);
+      setOperation(scope, params.operationName);
     },
     onExecute({ args }) {
       // Clients often send only `query Name {…}` without operationName: take it from the document.
