@@ -41,13 +41,13 @@ export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
     closing,
-    onAnswered(request, status) {
+    onAnswered(request, status, seconds) {
       const { config: route } = request.routeOptions;
       const transport = route.transport ?? 'rest';
       // Scrapes are not traffic: counting them would make every scrape change what it reads.
       if (transport === 'metrics') return;
       const operation = transport === 'graphql' ? request.scope?.operation : (route.operation ?? 'other');
-      metrics.answered({ transport, operation }, status, request.scope?.graphqlErrors ?? false, request.scope ? (performance.now() - request.scope.startedAt) / 1000 : 0);
+      metrics.answered({ transport, operation }, status, request.scope?.graphqlErrors ?? false, seconds);
     },
     onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
     notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createGraphQLError, maskError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type { Route } from '../http/front-door.js';
-import { scopeOfRequest, type RequestScope } from '../http/request-scope.js';
+import { scopeOfRequest } from '../http/request-scope.js';
 
 /*
  * `/graphql` on the front door (DESIGN §6: yoga serves /graphql only). A
@@ -86,11 +86,6 @@ function thrownResult(error: unknown, masking: GraphQLMasking): ExecutionResult 
   return { errors };
 }
 
-/** What yoga is given as its server context for an HTTP request. */
-export interface HttpServerContext {
-  scope: RequestScope;
-}
-
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any server and user context: only its HTTP entry points are used here.
 type Yoga = YogaServerInstance<any, any>;
 
@@ -131,13 +126,13 @@ export function graphqlRoute({ yoga, path, masking, fastPath = true, guard }: Gr
     async handler(request, reply) {
       const mediaType = fastPath ? fastMediaType(request, path) : undefined;
       const params = mediaType && request.body instanceof Buffer ? fastParams(request.body) : undefined;
-      const context: HttpServerContext = { scope: request.scope };
       if (mediaType && params) {
         const headers = { ...request.headers, 'content-type': request.scope.contentType } as unknown as Record<string, string>;
         const fetchRequest = new yoga.fetchAPI.Request(origin + path, { method: 'POST', headers });
+        scopeOfRequest.set(fetchRequest, request.scope);
         let result: ExecutionResult;
         try {
-          result = (await yoga.getResultForParams({ params, request: fetchRequest }, context)) as ExecutionResult;
+          result = (await yoga.getResultForParams({ params, request: fetchRequest }, {})) as ExecutionResult;
         } catch (error) {
           result = thrownResult(error, masking);
         }

@@ -5,7 +5,7 @@ import { createContext, type GatewayContext, type GatewayServices } from '../con
 import type { Logger } from '../logging.js';
 import { yogaLogger } from '../logging.js';
 import { scopeOfRequest } from '../http/request-scope.js';
-import type { HttpServerContext, GraphQLMasking } from './graphql-route.js';
+import type { GraphQLMasking } from './graphql-route.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { queryLimitPlugins } from './use-query-limits.js';
@@ -22,7 +22,7 @@ export interface WebSocketServerContext {
   authorization?: string | undefined;
 }
 
-export type GraphQLServer = YogaServerInstance<HttpServerContext & WebSocketServerContext, GatewayContext>;
+export type GraphQLServer = YogaServerInstance<WebSocketServerContext, GatewayContext>;
 
 export interface GraphQLServerOptions {
   path: string;
@@ -38,7 +38,7 @@ export interface GraphQLServerOptions {
 
 export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined } {
   const trusted = options.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
-  const yoga = createYoga<HttpServerContext & WebSocketServerContext, GatewayContext>({
+  const yoga = createYoga<WebSocketServerContext, GatewayContext>({
     schema,
     graphqlEndpoint: options.path,
     logging: yogaLogger(options.logger),
@@ -49,8 +49,9 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: options.masking.isDev, errorMessage: options.masking.errorMessage },
     graphiql: trusted ? false : { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined },
-    context: ({ request, scope: given, authorization }) => {
-      const scope = given ?? (request ? scopeOfRequest.get(request) : undefined);
+    context: ({ request, authorization }) => {
+      // An HTTP request's scope rides on its Request (graphql-route.ts); a WebSocket operation has none.
+      const scope = request ? scopeOfRequest.get(request) : undefined;
       return createContext(
         options.services,
         scope

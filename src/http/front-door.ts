@@ -54,7 +54,7 @@ export interface FrontDoorOptions {
   /** True once the gateway stops accepting: answers then carry Connection: close. */
   closing(): boolean;
   /** Told of every answer (for metrics), with the scope its route and handlers filled. */
-  onAnswered(request: FastifyRequest, status: number): void;
+  onAnswered(request: FastifyRequest, status: number, seconds: number): void;
   /** Told of every failure that was masked. */
   onMasked(error: unknown, request: FastifyRequest): void;
   /** The answer to a path no route serves. */
@@ -111,7 +111,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     if (options.closing()) reply.header('connection', 'close');
   });
   app.addHook('onResponse', async (request, reply) => {
-    options.onAnswered(request, reply.statusCode);
+    options.onAnswered(request, reply.statusCode, reply.elapsedTime / 1000);
     if (!options.logger.isLevelEnabled('info')) return;
     const { scope } = request;
     request.log.info(

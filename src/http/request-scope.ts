@@ -10,8 +10,6 @@ import type { Credential, UpstreamTally } from '../backends/backend.js';
 export interface RequestScope {
   id: string;
   log: FastifyBaseLogger;
-  /** `performance.now()` when the request arrived. */
-  startedAt: number;
   /** Content-Type as the client sent it: the front door reads every body as bytes, each route judges the type. */
   contentType: string | undefined;
   /** Upstream calls made for this request; the backend counts them through the request's credential. */
@@ -32,5 +30,5 @@ export interface RequestScope {
 export const scopeOfRequest = new WeakMap<Request, RequestScope>();
 
 export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined): RequestScope {
-  return { id, log, startedAt: performance.now(), contentType, tally: { upstreamCalls: 0, upstreamMs: 0 }, credential: undefined, operation: undefined, graphqlErrors: false };
+  return { id, log, contentType, tally: { upstreamCalls: 0, upstreamMs: 0 }, credential: undefined, operation: undefined, graphqlErrors: false };
 }

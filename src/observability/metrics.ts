@@ -113,8 +113,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
 
   const operationNames = new Set<string>();
   const ignoredTypes = new Set<string>();
-  /** The scope of the request behind each yoga Request, so later hooks (which see only the Request) can label it. */
-  const scopes = new WeakMap<Request, OperationScope>();
 
   function ignoredTypeLabel(type: string | undefined): string {
     if (type === undefined || !SAFE_TYPE.test(type)) return 'other';
@@ -142,22 +140,19 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   }
 
   /** Names the GraphQL operation of a request in its scope, and notes a result with errors. */
-  const plugin: Plugin<Record<string, unknown>, { scope?: OperationScope }> = {
-    onParams({ request, params, context }) {
-      const scope = context.scope ?? scopeOfRequest.get(request);
-      if (!scope) return;
-      scopes.set(request, scope);
-      setOperation(scope, params.operationName);
+  const plugin: Plugin = {
+    onParams({ request, params }) {
+      setOperation(scopeOfRequest.get(request), params.operationName);
     },
     onExecute({ args }) {
       // Clients often send only `query Name {…}` without operationName: take it from the document.
       const context = args.contextValue as { request?: Request } | undefined;
-      const scope = context?.request && scopes.get(context.request);
+      const scope = context?.request && scopeOfRequest.get(context.request);
       if (scope && scope.operation === undefined) setOperation(scope, getOperationAST(args.document, args.operationName)?.name?.value);
     },
     onExecutionResult({ request, result }) {
       // Covers parse/validation errors too, which never reach onExecute; streams are not inspected.
-      const scope = scopes.get(request);
+      const scope = scopeOfRequest.get(request);
       if (scope && result && 'errors' in result && result.errors?.length) scope.graphqlErrors = true;
     },
   };
