@@ -91,6 +91,24 @@ export function toRestError(error: unknown): { status: number; body: ErrorEnvelo
   return { status: 500, body: errorEnvelope('Unexpected error.'), headers: {} };
 }
 
+/**
+ * The reason a request's abort signal carries: its client went away, so
+ * nobody will read the answer. Work stopped for it says nothing about the
+ * upstream's health (the circuit breaker ignores it).
+ */
+export class ClientGone extends Error {
+  constructor() {
+    super('The client went away before its answer');
+    this.name = 'ClientGone';
+  }
+}
+
+/** The failure of work stopped because its client left (an abort signal's reason as a GatewayError). */
+export const abandoned = (): GatewayError =>
+  new GatewayError('UPSTREAM_UNAVAILABLE', 'The request was abandoned: its client went away', { cause: new ClientGone() });
+
+export const isAbandoned = (error: unknown): boolean => isGatewayError(error) && error.cause instanceof ClientGone;
+
 export const notFound = (what: string, id: string): GatewayError =>
   new GatewayError('NOT_FOUND', `${what} ${JSON.stringify(id)} was not found`);
 

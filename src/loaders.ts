@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { Backend, CallScope, Credential, VendingQuery } from './backends/backend.js';
 import type { BatchingConfig } from './config/index.js';
 import type { Transaction, Vending } from './contract/index.js';
-import { isGatewayError, notFound } from './errors.js';
+import { abandoned, isGatewayError, notFound } from './errors.js';
 
 /**
  * Per-request loaders (one set per request and credential, never shared across
@@ -21,13 +21,21 @@ export interface Loaders {
   clearAll(): void;
 }
 
-/** Runs `work` over `items` with at most `limit` in flight; results keep input order. */
-async function settleWithLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<Array<R | Error>> {
+/**
+ * Runs `work` over `items` with at most `limit` in flight; results keep input
+ * order. Once `signal` aborts (the client left), items not yet started are
+ * dropped, failed as abandoned.
+ */
+async function settleWithLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>, signal: AbortSignal | undefined): Promise<Array<R | Error>> {
   const results = new Array<R | Error>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {
       const index = next++;
+      if (signal?.aborted) {
+        results[index] = abandoned();
+        continue;
+      }
       try {
         results[index] = await work(items[index] as T);
       } catch (error) {
@@ -41,7 +49,7 @@ async function settleWithLimit<T, R>(items: readonly T[], limit: number, work: (
 
 export function createLoaders(backend: Backend, credential: Credential, batching: BatchingConfig, scope?: CallScope): Loaders {
   const transactionById = new DataLoader<string, Transaction>((ids) =>
-    settleWithLimit(ids, batching.transactionConcurrency, (id) => backend.getTransaction(id, credential, scope)),
+    settleWithLimit(ids, batching.transactionConcurrency, (id) => backend.getTransaction(id, credential, scope), scope?.signal),
   );
 
   const vendingLoaders = new Map<string, DataLoader<string, Vending>>();
@@ -54,7 +62,7 @@ export function createLoaders(backend: Backend, credential: Credential, batching
       loader = new DataLoader<string, Vending>(async (ids) => {
         // One list call beats several single reads once the batch is large enough.
         if (ids.length < batching.vendingListThreshold) {
-          return settleWithLimit(ids, ids.length, (id) => backend.getVending(id, query, credential, scope));
+          return settleWithLimit(ids, ids.length, (id) => backend.getVending(id, query, credential, scope), scope?.signal);
         }
         try {
           const all = await backend.listVendings(query, credential, scope);

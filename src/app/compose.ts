@@ -81,6 +81,22 @@ function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: Upst
   return { backend };
 }
 
+/**
+ * The log line of an upstream call: what the upstream said of a failure goes
+ * here (with the request's id), never to the client; the upstream refusing the
+ * gateway's own key is a configuration error, logged as one.
+ */
+function logUpstreamCall(logger: Logger, call: UpstreamCall, scope: CallScope | undefined, ownKey: boolean): void {
+  const line = { requestId: scope?.id, upstream: call };
+  if (ownKey && (call.outcome === 401 || call.outcome === 403)) {
+    logger.error(line, `the upstream refused UPSTREAM_API_KEY (${call.outcome}): every request fails until the key is fixed`);
+  } else if (call.upstreamMessage !== undefined) {
+    logger.warn(line, 'upstream answered with an error');
+  } else {
+    logger.debug(line, 'upstream call');
+  }
+}
+
 /** Reads shared while in flight (outermost, so a cache miss is read once), then the cache. */
 function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean): Backend {
   const cached = cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: cacheTtlMs }) : backend;
@@ -101,7 +117,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
           scope.tally.upstreamMs += call.durationMs;
         }
         metrics.upstreamCall(call);
-        logger.debug({ upstream: call }, 'upstream call');
+        logUpstreamCall(logger, call, scope, config.upstream?.apiKey !== undefined);
       });
   const base: WithUpstreamState = picked.backend;
   const backend = withFastPaths(base, config.fastPaths.cacheTtlMs, deps.fastPaths?.coalesce ?? true);

@@ -8,12 +8,20 @@ export interface Credential {
 
 /**
  * What a backend call carries of the request it serves (the front door's
- * request scope): where its upstream calls are counted, for the request's
- * log line. Never part of a sharing or cache key; absent for work that
- * belongs to no request (an event's read, a key check).
+ * request scope, or a WebSocket operation's): its id for the log, where its
+ * upstream calls are counted, and its owner's abort signal. Never part of a
+ * sharing or cache key; absent for work that belongs to no request (an
+ * event's read, a key check).
  */
 export interface CallScope {
+  /** The request's id, named in the log lines of its upstream calls. */
+  id?: string | undefined;
   tally: UpstreamTally;
+  /**
+   * Aborts (with a `ClientGone` reason) when the client that started the
+   * request went away: its upstream calls stop and its queued work is dropped.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** Upstream calls made on behalf of one request. */
@@ -52,6 +60,6 @@ export interface Backend {
    * Returns a function that stops the calls.
    */
   watchTransactionChanges?(listener: (transaction: Transaction) => void): () => void;
-  /** Releases connections and timers. */
+  /** Releases connections and timers, ending calls still under way (shutdown waited for them first). */
   close(): Promise<void>;
 }

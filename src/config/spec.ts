@@ -46,7 +46,7 @@ const upstream = {
   UPSTREAM_API_KEY: text({ secret: true, doc: 'key the gateway sends upstream, as the whole `Authorization` value (add `Bearer ` yourself if the service wants it); unset ("forward mode"): each client\'s own `Authorization` is forwarded unchanged and a key counts only once the service accepts it' }),
   FORWARD_KEY_TTL_MS: integer({ min: 100, max: HOUR, default: 30 * SECOND, doc: "forward mode: how long the service's verdict on a client key is remembered, and how often keys with open subscriptions are checked again (a revoked key loses its live feed within about this time)" }),
   FORWARD_KEY_CHECKS_PER_SECOND: integer({ min: 1, max: 100_000, default: 20, doc: 'forward mode: most key checks the instance sends the service in any one second; past it a new key gets `RATE_LIMITED` (429 with `Retry-After`, WebSocket close 1013)' }),
-  UPSTREAM_TIMEOUT_MS: integer({ min: 1, max: 600 * SECOND, default: 10 * SECOND, doc: 'deadline of one upstream attempt for the answer to start, and between chunks of its body; past it: `UPSTREAM_TIMEOUT` (REST 504)' }),
+  UPSTREAM_TIMEOUT_MS: integer({ min: 1, max: 600 * SECOND, default: 10 * SECOND, doc: 'deadline of a whole upstream call: every attempt, retry delay and body byte; past it: `UPSTREAM_TIMEOUT` (REST 504), counted as a failure by the circuit breaker' }),
   UPSTREAM_CONNECTIONS: integer({ min: 1, max: 10_000, default: 50, doc: 'most keep-alive connections to the upstream' }),
   UPSTREAM_RETRIES: integer({ min: 0, max: 2, default: 2, doc: 'retries of a GET after a reset connection or a 502/503/504; a PUT is never retried' }),
   UPSTREAM_MAX_CONCURRENT: integer({ min: 1, max: 100_000, default: 100, doc: 'most upstream requests under way at once' }),

@@ -20,6 +20,8 @@ import { queryLimitPlugins } from './use-query-limits.js';
 /** What a WebSocket operation brings instead of an HTTP request's scope. */
 export interface WebSocketServerContext {
   authorization?: string | undefined;
+  /** Aborts when the operation's client left (its socket closed); shared subscriptions have none. */
+  signal?: AbortSignal | undefined;
 }
 
 export type GraphQLServer = YogaServerInstance<WebSocketServerContext, GatewayContext>;
@@ -49,15 +51,14 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: options.masking.isDev, errorMessage: options.masking.errorMessage },
     graphiql: trusted ? false : { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined },
-    context: ({ request, authorization }) => {
-      // An HTTP request's scope rides on its Request (graphql-route.ts); a WebSocket operation has none.
+    context: ({ request, authorization, signal }) => {
+      // An HTTP request's scope rides on its Request (graphql-route.ts); a WebSocket operation makes its own.
       const scope = request ? scopeOfRequest.get(request) : undefined;
-      return createContext(
-        options.services,
-        scope
-          ? { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), scope }
-          : { authorization, requestId: crypto.randomUUID() },
-      );
+      if (scope) {
+        return createContext(options.services, { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), scope });
+      }
+      const requestId = crypto.randomUUID();
+      return createContext(options.services, { authorization, requestId, scope: signal && { id: requestId, tally: { upstreamCalls: 0, upstreamMs: 0 }, signal } });
     },
     plugins: [
       ...options.plugins,

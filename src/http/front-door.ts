@@ -9,8 +9,9 @@ import { newScope, type RequestScope } from './request-scope.js';
  * The one front door every HTTP request passes (DESIGN §6). Fastify's
  * lifecycle runs the same steps for every route, in this order:
  *   onRequest     request id (x-request-id, made when the caller sent none
- *                 or an unusable one), the request's scope, then the route's
- *                 guard (authentication and rate limit) when it has one
+ *                 or an unusable one), the request's scope (aborted when the
+ *                 client leaves), then the route's guard (authentication and
+ *                 rate limit) when it has one
  *   body          read as bytes within MAX_BODY_BYTES (413 past it), as it
  *                 arrives, whatever the route or the media type
  *   handler       the route's
@@ -101,7 +102,12 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
       return reply.code(413).send(tooLarge(request.routeOptions.config.envelope ?? 'rest', options.maxBodyBytes));
     }
     const contentType = request.headers['content-type'];
-    request.scope = newScope(request.id, request.log, contentType);
+    const scope = newScope(request.id, request.log, contentType);
+    request.scope = scope;
+    // The connection closed before the answer was written: the client left, its work stops.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) scope.leave();
+    });
     // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
     if (contentType !== undefined) request.headers['content-type'] = 'application/octet-stream';
     await request.routeOptions.config.guard?.(request);

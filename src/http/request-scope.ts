@@ -1,13 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Credential, UpstreamTally } from '../backends/backend.js';
+import type { CallScope, Credential, UpstreamTally } from '../backends/backend.js';
+import { ClientGone } from '../errors.js';
 
 /*
  * What one HTTP request carries from the front door to the code that serves
  * it: its id and logger, where its upstream calls are counted (the log line
- * reads it), and what its metrics are labelled with once known.
+ * reads it), the signal that stops its work when its client leaves, and what
+ * its metrics are labelled with once known. Backends take it as their
+ * CallScope.
  */
 
-export interface RequestScope {
+export interface RequestScope extends CallScope {
   id: string;
   log: FastifyBaseLogger;
   /** Content-Type as the client sent it: the front door reads every body as bytes, each route judges the type. */
@@ -20,6 +23,10 @@ export interface RequestScope {
   operation: string | undefined;
   /** Set when a GraphQL result carried errors (answered 200 over application/json). */
   graphqlErrors: boolean;
+  /** Aborts, with a `ClientGone` reason, once the client went away before its answer. */
+  readonly signal: AbortSignal;
+  /** The front door calls this when the client's connection closed before the answer was sent. */
+  leave(): void;
 }
 
 /**
@@ -30,5 +37,25 @@ export interface RequestScope {
 export const scopeOfRequest = new WeakMap<Request, RequestScope>();
 
 export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined): RequestScope {
-  return { id, log, contentType, tally: { upstreamCalls: 0, upstreamMs: 0 }, credential: undefined, operation: undefined, graphqlErrors: false };
+  // Made on first use: most requests (memory backend, cache hits, probes) never need a signal.
+  let owner: AbortController | undefined;
+  let gone = false;
+  return {
+    id,
+    log,
+    contentType,
+    tally: { upstreamCalls: 0, upstreamMs: 0 },
+    credential: undefined,
+    operation: undefined,
+    graphqlErrors: false,
+    get signal() {
+      owner ??= new AbortController();
+      if (gone && !owner.signal.aborted) owner.abort(new ClientGone());
+      return owner.signal;
+    },
+    leave() {
+      gone = true;
+      owner?.abort(new ClientGone());
+    },
+  };
 }

@@ -5,7 +5,9 @@ import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type Documen
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { ClientGone } from '../errors.js';
 import type { WebSocketLimits } from '../config/index.js';
+import type { WebSocketServerContext } from '../graphql/graphql-server.js';
 import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
 import { nestingProblem } from '../graphql/use-query-limits.js';
 import { createRestartHold } from './restart-hold.js';
@@ -40,7 +42,7 @@ export interface GraphQLWsOptions {
    */
   authorize(authorization: string | undefined): Promise<'accepted' | 'refused' | 'retry'>;
   /** Makes the initial context of one operation from the connection's key. */
-  initialContext(authorization: string | undefined): Record<string, unknown>;
+  initialContext(authorization: string | undefined): WebSocketServerContext;
 }
 
 export interface GraphQLWsServer {
@@ -94,6 +96,13 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   const shared = createSharedSubscriptions();
   const restartHold = createRestartHold();
   const demoReleases = new WeakMap<object, () => void>();
+  // Aborted when a connection closes, so the queries and mutations it started stop their upstream calls.
+  const owners = new WeakMap<object, AbortController>();
+  const ownerOf = (ctx: object): AbortController => {
+    let owner = owners.get(ctx);
+    if (!owner) owners.set(ctx, (owner = new AbortController()));
+    return owner;
+  };
 
   const documentOf = (payload: { query: string; extensions?: unknown; documentId?: unknown }): string | GraphQLError => {
     if (!options.trusted) return payload.query;
@@ -116,7 +125,10 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         if (ctx.connectionParams?.demoSimulator === true && options.onDemoRequest) demoReleases.set(ctx, options.onDemoRequest());
         return true;
       },
-      onClose: (ctx) => demoReleases.get(ctx)?.(),
+      onClose: (ctx) => {
+        owners.get(ctx)?.abort(new ClientGone());
+        demoReleases.get(ctx)?.();
+      },
       onSubscribe: async (ctx, id, payload) => {
         const ids = open.get(ctx) ?? new Set<string>();
         open.set(ctx, ids);
@@ -127,17 +139,18 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         if (source instanceof GraphQLError) return [source];
         const tooDeep = nestingProblem({ query: source, variables: payload.variables, extensions: payload.extensions });
         if (tooDeep) return [tooDeep];
-        const { schema, execute, subscribe, contextFactory, parse, validate } = options.yoga.getEnveloped(
-          options.initialContext(authorizationOf(ctx.connectionParams)),
-        );
+        const initial = options.initialContext(authorizationOf(ctx.connectionParams));
+        const { schema, execute, subscribe, contextFactory, parse, validate } = options.yoga.getEnveloped(initial);
         try {
           const document = parse(source);
           const errors = validate(schema, document);
           if (errors.length > 0) return errors;
+          const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
+          // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
+          if (!isSubscription) initial.signal = ownerOf(ctx).signal;
           const contextValue = await contextFactory();
           ids.add(id);
           const authorization = authorizationOf(ctx.connectionParams);
-          const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
           // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
           const group = options.sharing && !resumes(document, payload.variables) ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
           // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.

@@ -95,7 +95,8 @@ describe('a key the upstream does not accept', () => {
     }
     const rest = await fetch(`${gateway.url}/transactions/${transactionId()}`, { headers: { authorization: 'made-up-http' } });
     expect(rest.status).toBe(401);
-    expect(await rest.json()).toEqual({ errors: { message: 'invalid API key' } });
+    // The gateway's words, not the upstream's ('invalid API key').
+    expect(await rest.json()).toEqual({ errors: { message: 'The service did not accept the key' } });
     expect(upstream.callsTo('GET', '/transactions').filter((call) => call.authorization === 'made-up-http')).toHaveLength(0);
     expect(checksOf('made-up-http')).toBe(1);
   });

@@ -64,7 +64,10 @@ describe('REST through the gateway equals REST straight from the upstream', () =
   it.each(probes)('$name', async (probe) => {
     const direct = await ask(upstream.url, probe);
     const through = await ask(gateway.url, probe);
-    expect(through).toEqual(direct);
+    if (direct.status < 300) return void expect(through).toEqual(direct);
+    // A refusal keeps its status and envelope; its words are the gateway's, never the upstream's (#17).
+    expect(through.status).toBe(direct.status);
+    expect(through.body).toEqual({ errors: { message: expect.any(String) } });
   });
 });
 
@@ -86,7 +89,7 @@ describe('GraphQL in rest mode serves the upstream data', () => {
     expect(response.status).toBe(401);
     expect(response.body.data).toBeUndefined();
     expect(response.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
-    expect(response.body.errors?.[0]?.message).toBe('Unknown API key');
+    expect(response.body.errors?.[0]?.message).not.toBe('Unknown API key');
   });
 
   it('updates a payment upstream and reads the transaction back', async () => {

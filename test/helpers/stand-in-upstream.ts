@@ -23,7 +23,8 @@ export type Fault =
   | { kind: 'html' }
   | { kind: 'not-json' }
   | { kind: 'wrong-shape' }
-  | { kind: 'delay'; ms: number }; // answers normally, late: lets a test overlap concurrent reads
+  | { kind: 'delay'; ms: number } // answers normally, late: lets a test overlap concurrent reads
+  | { kind: 'drip'; everyMs: number }; // sends 200 and its headers, then one byte of body every `everyMs`, never ending
 
 /** `query` is the raw query string without the leading `?` ('' when absent). */
 export interface RecordedCall { method: string; path: string; query: string; authorization: string | undefined; body: string }
@@ -33,6 +34,8 @@ export interface StandInUpstream {
   /** The keys accepted now: a test adds one to grant it, deletes one to revoke it. */
   keys: Set<string>;
   calls: RecordedCall[];
+  /** Requests received whose connection is still open and not yet answered (a client that gave up closes it). */
+  readonly openRequests: number;
   callsTo(method: string, pathPrefix: string): RecordedCall[];
   injectFault(fault: Fault, match?: { method?: string; pathPrefix?: string; times?: number }): void;
   clearFaults(): void;
@@ -104,6 +107,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
   const vendings = seedVendings();
   let faults: QueuedFault[] = [];
   const sockets = new Set<Socket>();
+  let openRequests = 0;
 
   const send = (res: ServerResponse, status: number, body: string, contentType = 'application/json') => {
     res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
@@ -129,6 +133,12 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       case 'not-json': return send(res, 200, 'this is not json');
       case 'wrong-shape': return json(res, 200, { items: [] });
       case 'delay': return;
+      case 'drip': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const timer = setInterval(() => res.write(' '), fault.everyMs);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
     }
   }
 
@@ -181,6 +191,8 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
   }
 
   const server = createServer((req, res) => {
+    openRequests++;
+    res.on('close', () => openRequests--);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -218,6 +230,9 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
     url: `http://127.0.0.1:${port}`,
     keys,
     calls,
+    get openRequests() {
+      return openRequests;
+    },
     callsTo: (method, pathPrefix) => calls.filter((c) => c.method === method.toUpperCase() && c.path.startsWith(pathPrefix)),
     injectFault(fault, match = {}) {
       faults.push({ fault, method: match.method?.toUpperCase(), pathPrefix: match.pathPrefix, remaining: match.times ?? 1 });

@@ -1,5 +1,5 @@
 import Opossum from 'opossum';
-import { GatewayError, isGatewayError, type ErrorCode } from '../../errors.js';
+import { ClientGone, GatewayError, isGatewayError, type ErrorCode } from '../../errors.js';
 
 /*
  * Stops calling an upstream that keeps failing: callers get a prompt
@@ -48,11 +48,13 @@ export interface CircuitBreaker {
   shutdown(): void;
 }
 
-// A refused, unknown or forbidden request is the caller's fault and says
-// nothing about the upstream's health, so it must never open the circuit.
+// A refused, unknown or forbidden request is the caller's fault, and a call
+// whose client left was stopped by us: neither says anything about the
+// upstream's health, so they must never open the circuit.
 const callerCodes = new Set<ErrorCode>(['NOT_FOUND', 'UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'RATE_LIMITED']);
 
 function isCallerFault(error: unknown): boolean {
+  if (error instanceof ClientGone) return true;
   if (!isGatewayError(error)) return false;
   const status = error.upstreamStatus;
   return callerCodes.has(error.code) || (status !== undefined && status >= 400 && status < 500);

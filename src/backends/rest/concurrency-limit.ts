@@ -17,8 +17,8 @@ export interface ConcurrencyLimitOptions {
 export const concurrencyLimitDefaults = { maxConcurrent: 100, maxQueued: 1000 } as const satisfies ConcurrencyLimitOptions;
 
 export interface ConcurrencyLimit {
-  /** Runs `work` when a slot is free, in arrival order. */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  /** Runs `work` when a slot is free, in arrival order; a waiter whose `signal` aborts leaves the queue (its reason is thrown). */
+  run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Calls whose work is under way. */
   readonly inFlight: number;
   /** Calls waiting for a slot. */
@@ -34,6 +34,23 @@ export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions>
   let inFlight = 0;
   const waiting: Array<() => void> = [];
 
+  function wait(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (!signal) return void waiting.push(resolve);
+      const leave = () => {
+        const index = waiting.indexOf(admit);
+        if (index >= 0) waiting.splice(index, 1);
+        reject(signal.reason);
+      };
+      const admit = () => {
+        signal.removeEventListener('abort', leave);
+        resolve();
+      };
+      waiting.push(admit);
+      signal.addEventListener('abort', leave, { once: true });
+    });
+  }
+
   // A finished call hands its slot straight to the oldest waiter, so a call
   // arriving in between can never overtake the queue.
   const release = () => {
@@ -43,11 +60,12 @@ export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions>
   };
 
   return {
-    async run<T>(work: () => Promise<T>): Promise<T> {
+    async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      if (signal?.aborted) throw signal.reason;
       if (inFlight < maxConcurrent) {
         inFlight++;
       } else if (waiting.length < maxQueued) {
-        await new Promise<void>((resolve) => waiting.push(resolve));
+        await wait(signal);
       } else {
         throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Too many upstream requests waiting; try again shortly');
       }

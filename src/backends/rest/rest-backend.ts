@@ -6,12 +6,12 @@ import {
   parseVendingList,
   unwrapData,
 } from '../../contract/index.js';
-import { GatewayError, isGatewayError } from '../../errors.js';
+import { abandoned, ClientGone, GatewayError, isGatewayError } from '../../errors.js';
 import type { Backend, CallScope, Credential, VendingQuery } from '../backend.js';
 import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { createConcurrencyLimit } from './concurrency-limit.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamRequest } from './upstream-client.js';
-import { failureFromStatus } from './upstream-errors.js';
+import { failureFromStatus, upstreamMessageOf } from './upstream-errors.js';
 
 /** One finished upstream call, for request logs and metrics. */
 export interface UpstreamCall {
@@ -23,6 +23,8 @@ export interface UpstreamCall {
   durationMs: number;
   /** 0 when the call was refused before reaching the upstream (circuit open, queue full). */
   attempts: number;
+  /** What the upstream said of a failed answer: for the log, never for clients. */
+  upstreamMessage?: string;
 }
 
 export interface RestBackendOptions extends UpstreamClientOptions {
@@ -60,25 +62,30 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
   const limiter = createConcurrencyLimit({ maxConcurrent: options.maxConcurrent, maxQueued: options.maxQueued });
 
   /** limiter → breaker → client. An open circuit refuses at once instead of queueing behind slow calls first. */
-  function guarded<T>(work: () => Promise<T>): Promise<T> {
+  function guarded<T>(work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     const throughBreaker = () => breaker.run(work);
-    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker);
+    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, signal);
   }
 
   async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<unknown> {
     const started = performance.now();
-    // An object, not two `let`s: the guarded closure writes it and TS narrowing would not see that.
-    const seen: { outcome: number | string; attempts: number } = { outcome: 'UPSTREAM_ERROR', attempts: 0 };
+    const what = route.startsWith('/transactions') ? 'transaction' : 'vending';
+    // An object, not `let`s: the guarded closure writes it and TS narrowing would not see that.
+    const seen: Omit<UpstreamCall, 'method' | 'route' | 'durationMs'> = { outcome: 'UPSTREAM_ERROR', attempts: 0 };
+    const signal = scope?.signal;
     try {
       const response = await guarded(async () => {
         seen.attempts = 1;
-        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization });
+        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization, signal });
         seen.outcome = answer.status;
         seen.attempts = answer.attempts;
         // Thrown inside the breaker, so that 5xx answers count against the upstream's health.
-        if (answer.status < 200 || answer.status >= 300) throw failureFromStatus(answer.status, answer.text);
+        if (answer.status < 200 || answer.status >= 300) {
+          seen.upstreamMessage = upstreamMessageOf(answer.text);
+          throw failureFromStatus(answer.status, what, options.apiKey !== undefined);
+        }
         return answer;
-      });
+      }, signal);
       if (request.method === 'PUT' && response.text.trim() === '') return {};
       try {
         return JSON.parse(response.text) as unknown;
@@ -86,6 +93,11 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
         throw new GatewayError('UPSTREAM_ERROR', `Upstream answered ${response.status} with a body that is not JSON`);
       }
     } catch (error) {
+      // Its client left: nobody reads this failure, and it says nothing of the upstream.
+      if (error instanceof ClientGone) {
+        seen.outcome = 'CLIENT_GONE';
+        throw abandoned();
+      }
       if (isGatewayError(error) && typeof seen.outcome !== 'number') seen.outcome = error.code;
       throw error;
     } finally {
@@ -98,7 +110,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     try {
       return parse(unwrapData(body));
     } catch (error) {
-      if (error instanceof ContractViolation) throw new GatewayError('UPSTREAM_ERROR', `Upstream answer: ${error.message}`);
+      if (error instanceof ContractViolation) throw new GatewayError('UPSTREAM_ERROR', `The service's answer is not what the contract shows: ${error.message}`);
       throw error;
     }
   }
@@ -123,9 +135,10 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
       return isJsonObject(body) ? body : {};
     },
     upstreamState: () => ({ breaker: breaker.state(), inFlight: limiter.inFlight, queued: limiter.queued }),
+    // Called once shutdown has waited its time for requests in flight: what is left is cut, not awaited.
     async close() {
       breaker.shutdown();
-      await client.close();
+      await client.destroy();
     },
   };
 }

@@ -4,14 +4,17 @@ import { upstreamFailure } from './upstream-errors.js';
 
 /*
  * The one file that speaks HTTP to the upstream: a keep-alive undici Pool with
- * bounded connections, a deadline per attempt (for the answer's head and for its body), and retries for idempotent reads
- * only (a PUT is never repeated: the contract does not say it is idempotent).
+ * bounded connections, one deadline per call (every attempt, retry delay and
+ * body byte included: undici's own timeouts restart with each body chunk, so
+ * an upstream that drips would hold a call for ever), the caller's abort
+ * signal, and retries for idempotent reads only (a PUT is never repeated: the
+ * contract does not say it is idempotent).
  */
 
 export interface UpstreamClientOptions {
   /** Base address, possibly with a path prefix (`http://host/api`). */
   url: string;
-  /** Deadline for the answer's head, and again between body chunks, of one attempt. */
+  /** Deadline of a whole call: every attempt, retry delay and body byte. */
   timeoutMs: number;
   /** Most open connections. */
   connections: number;
@@ -30,6 +33,8 @@ export interface UpstreamRequest {
   authorization: string | undefined;
   /** JSON text to send. */
   body?: string;
+  /** The caller's signal: aborting it stops the call (its reason is thrown). */
+  signal?: AbortSignal | undefined;
 }
 
 export interface UpstreamResponse {
@@ -51,7 +56,14 @@ function errorCode(error: unknown): string | undefined {
 
 export interface UpstreamClient {
   send(request: UpstreamRequest): Promise<UpstreamResponse>;
+  /** Waits for calls under way to end; `destroy` ends them at once. */
   close(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** The abort reason of a call past its deadline. */
+class DeadlinePassed extends Error {
+  override name = 'TimeoutError';
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
@@ -62,13 +74,14 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     connections: options.connections,
     pipelining: 1,
     keepAliveTimeout: 4_000,
+    // Backstops only: the call's own deadline (below) comes first.
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
     connectTimeout: Math.min(options.timeoutMs, 5_000),
     maxResponseSize: options.maxResponseBytes ?? 16_777_216,
   });
 
-  async function attempt(request: UpstreamRequest): Promise<Omit<UpstreamResponse, 'attempts'>> {
+  async function attempt(request: UpstreamRequest, signal: AbortSignal): Promise<Omit<UpstreamResponse, 'attempts'>> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (request.authorization !== undefined) headers.authorization = request.authorization;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
@@ -77,10 +90,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       path: prefix + request.path,
       headers,
       body: request.body,
-      // undici's own per-request deadlines, rather than an AbortSignal per call (a timer and a
-      // DOMException each, a measurable cost per request); queueing is bounded by the limiter in front.
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      signal,
     });
     const contentType = response.headers['content-type'];
     return {
@@ -90,21 +100,43 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     };
   }
 
+  async function attempts(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
+    const maxAttempts = request.method === 'GET' ? options.retries + 1 : 1;
+    for (let attempts = 1; ; attempts++) {
+      const last = attempts >= maxAttempts;
+      try {
+        const response = await attempt(request, signal);
+        if (last || !retriedStatuses.has(response.status)) return { ...response, attempts };
+      } catch (error) {
+        if (signal.aborted || last || !retriedErrorCodes.has(errorCode(error) ?? '')) throw error;
+      }
+      const backoff = retryBaseMs * 2 ** (attempts - 1);
+      await sleep(backoff + Math.random() * backoff, undefined, { signal });
+    }
+  }
+
   return {
     async send(request) {
-      const maxAttempts = request.method === 'GET' ? options.retries + 1 : 1;
-      for (let attempts = 1; ; attempts++) {
-        const last = attempts >= maxAttempts;
-        try {
-          const response = await attempt(request);
-          if (last || !retriedStatuses.has(response.status)) return { ...response, attempts };
-        } catch (error) {
-          if (last || !retriedErrorCodes.has(errorCode(error) ?? '')) throw upstreamFailure(error, options.timeoutMs);
-        }
-        const backoff = retryBaseMs * 2 ** (attempts - 1);
-        await sleep(backoff + Math.random() * backoff);
+      const callerSignal = request.signal;
+      if (callerSignal?.aborted) throw callerSignal.reason;
+      // One controller per call: the deadline and the caller's signal both abort it, with their own reasons.
+      const call = new AbortController();
+      const deadline = setTimeout(() => call.abort(new DeadlinePassed()), options.timeoutMs);
+      const callerLeft = () => call.abort(callerSignal?.reason);
+      callerSignal?.addEventListener('abort', callerLeft, { once: true });
+      try {
+        return await attempts(request, call.signal);
+      } catch (error) {
+        const reason: unknown = call.signal.aborted ? call.signal.reason : error;
+        // The caller's own reason (its client left) is the caller's to read, as it is.
+        if (reason !== undefined && reason === callerSignal?.reason) throw reason;
+        throw upstreamFailure(reason, options.timeoutMs);
+      } finally {
+        clearTimeout(deadline);
+        callerSignal?.removeEventListener('abort', callerLeft);
       }
     },
     close: () => pool.close(),
+    destroy: () => pool.destroy(),
   };
 }

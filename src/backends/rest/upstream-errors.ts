@@ -3,8 +3,9 @@ import { GatewayError, type ErrorCode } from '../../errors.js';
 
 /*
  * Upstream failures as the gateway's error codes (DESIGN §3). The contract
- * gives no status codes (part 7), so the usual HTTP meanings are assumed, and
- * the upstream's own message is kept whenever it sent one.
+ * gives no status codes (part 7), so the usual HTTP meanings are assumed.
+ * Clients get a message of ours: the upstream's own text can carry anything
+ * (connection strings, keys), so it only goes to the log (`upstreamMessage`).
  */
 
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -46,15 +47,45 @@ function codeForStatus(status: number): ErrorCode {
   }
 }
 
-/** An upstream answer outside 2xx, keeping its status and message. */
-export function failureFromStatus(status: number, text: string): GatewayError {
+/** Most characters of an upstream's error text kept for the log. */
+const LOGGED_TEXT_CHARS = 500;
+
+/** The upstream's own words about a failed answer, for the log only (cut to a bound). */
+export function upstreamMessageOf(text: string): string {
   let message: string | undefined;
   try {
     message = errorMessageOf(JSON.parse(text));
   } catch {
     message = undefined;
   }
-  return new GatewayError(codeForStatus(status), message ?? `Upstream answered ${status} without an error message`, {
-    upstreamStatus: status,
-  });
+  return (message ?? text).slice(0, LOGGED_TEXT_CHARS);
+}
+
+function messageFor(status: number, what: string): string {
+  switch (codeForStatus(status)) {
+    case 'BAD_USER_INPUT':
+      return `The service refused the request as invalid (${status})`;
+    case 'UNAUTHENTICATED':
+      return 'The service did not accept the key';
+    case 'FORBIDDEN':
+      return 'The key may not do this';
+    case 'NOT_FOUND':
+      return `The ${what} was not found`;
+    case 'RATE_LIMITED':
+      return 'The service is limiting requests; try again shortly';
+    default:
+      return `The service failed to answer (${status})`;
+  }
+}
+
+/**
+ * An upstream answer outside 2xx: its status kept (REST repeats a 4xx), a
+ * message of ours. `ownKey`: the gateway sent its own key (UPSTREAM_API_KEY),
+ * so a refusal of it is the gateway's fault, never the client's.
+ */
+export function failureFromStatus(status: number, what: string, ownKey: boolean): GatewayError {
+  if (ownKey && (status === 401 || status === 403)) {
+    return new GatewayError('UPSTREAM_ERROR', 'The gateway is not allowed to use the service; its operators have been told');
+  }
+  return new GatewayError(codeForStatus(status), messageFor(status, what), { upstreamStatus: status });
 }
