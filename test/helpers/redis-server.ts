@@ -49,9 +49,11 @@ async function answers(url: string, timeoutMs: number): Promise<boolean> {
   return false;
 }
 
+/** Whether a test can run its own redis-server (and so restart or pause it). */
+export const redisServerOnPath = (): boolean => spawnSync('redis-server', ['--version']).status === 0;
+
 export async function startTestRedis(): Promise<TestRedis> {
-  const hasBinary = spawnSync('redis-server', ['--version']).status === 0;
-  if (!hasBinary) {
+  if (!redisServerOnPath()) {
     const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
     if (!(await answers(url, 2_000))) throw new Error(`no redis-server on PATH and none answering at ${url}`);
     const unsupported = async () => {
