@@ -105,7 +105,7 @@ function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean):
 
 export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
   const logger = deps.logger ?? createLogger(config.logLevel);
-  const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl) : undefined;
+  const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
   const events = redis ? createRedisEventTransport(redis, { ...config, logger }) : createMemoryEventTransport(config.eventLogSize);
   const { bus } = events;
   const picked = deps.backend
@@ -123,7 +123,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const backend = withFastPaths(base, config.fastPaths.cacheTtlMs, deps.fastPaths?.coalesce ?? true);
   const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker });
   const keyCheck = createForwardKeyCheck(config, base);
-  const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix });
+  const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix, logger });
   const authenticator = createAuthenticator(config.apiKeys, keyCheck?.check);
   const services: GatewayServices = {
     backend,

@@ -50,6 +50,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     simulator: { mode: v.SIMULATOR, intervalMs: v.SIMULATOR_INTERVAL_MS },
     redisUrl: v.REDIS_URL,
     redisPrefix: v.REDIS_PREFIX,
+    redisCommandTimeoutMs: v.REDIS_COMMAND_TIMEOUT_MS,
     eventLogSize: v.EVENT_LOG_SIZE,
     /** Upstream values of the `products` query parameter; an empty value means "send none". */
     productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },

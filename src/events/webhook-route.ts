@@ -89,7 +89,8 @@ export function webhookRoute(options: WebhookRouteOptions): Route {
     try {
       published = await options.publish(result.event, result.dedupeBy);
     } catch (error) {
-      // Deciding and appending are one step: nothing was remembered, so the sender's retry gets through.
+      // Deciding and appending are one step: either nothing was remembered, so the sender's retry gets through,
+      // or (a command that timed out but that Redis ran later) the event was logged whole, and the retry is a redelivery.
       return unavailable(error);
     }
     report(published ? 'published' : 'duplicate', result.event.eventId);

@@ -22,10 +22,8 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
       tailFailing = true;
     },
   });
-  clients.commands.on('ready', () => {
-    if (tailFailing) options.logger.info('Redis is back');
-    tailFailing = false;
-  });
+  // redis-clients.ts says when Redis answers again.
+  clients.commands.on('ready', () => (tailFailing = false));
   const bus = createEventBus({ log });
   return {
     bus,

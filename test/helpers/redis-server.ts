@@ -14,6 +14,10 @@ export interface TestRedis {
   restartable: boolean;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing answers, a stalled Redis. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -45,15 +49,20 @@ async function answers(url: string, timeoutMs: number): Promise<boolean> {
   return false;
 }
 
+/** Whether a test can run its own redis-server (and so restart or pause it). */
+export const redisServerOnPath = (): boolean => spawnSync('redis-server', ['--version']).status === 0;
+
 export async function startTestRedis(): Promise<TestRedis> {
-  const hasBinary = spawnSync('redis-server', ['--version']).status === 0;
-  if (!hasBinary) {
+  if (!redisServerOnPath()) {
     const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
     if (!(await answers(url, 2_000))) throw new Error(`no redis-server on PATH and none answering at ${url}`);
     const unsupported = async () => {
       throw new Error('this Redis is not the test\'s own: it cannot be restarted');
     };
-    return { url, restartable: false, stop: unsupported, start: unsupported, close: async () => {} };
+    const refuse = () => {
+      throw new Error('this Redis is not the test\'s own: it cannot be paused');
+    };
+    return { url, restartable: false, stop: unsupported, start: unsupported, pause: refuse, resume: refuse, close: async () => {} };
   }
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
@@ -62,15 +71,21 @@ export async function startTestRedis(): Promise<TestRedis> {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     if (!(await answers(url, 5_000))) throw new Error(`redis-server did not start on ${port}`);
   };
+  const signal = (name: NodeJS.Signals) => {
+    if (!child || child.exitCode !== null) throw new Error('redis-server is not running');
+    child.kill(name);
+  };
   const stop = async () => {
     const running = child;
     child = undefined;
     if (!running || running.exitCode !== null) return;
     await new Promise((resolve) => {
       running.once('exit', resolve);
+      // SIGKILL ends a paused process too; SIGCONT first so nothing is left stopped should the kill be refused.
+      running.kill('SIGCONT');
       running.kill('SIGKILL');
     });
   };
   await start();
-  return { url, restartable: true, start, stop, close: stop };
+  return { url, restartable: true, start, stop, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT'), close: stop };
 }
