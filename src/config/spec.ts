@@ -67,7 +67,7 @@ const events = {
   WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without `WEBHOOK_SECRET`: `allow` takes unsigned webhooks, `refuse` stops the gateway from starting; no effect when `WEBHOOK_SECRET` is set' }),
   REDIS_URL: redisUrl({ doc: 'events, webhook dedupe, the replay log and rate limits are shared by every instance through this Redis' }),
   REDIS_PREFIX: text({ default: 'vending-gateway:', doc: 'prefix of every Redis key; the instances of one deployment share it' }),
-  REDIS_COMMAND_TIMEOUT_MS: integer({ min: 50, max: 60 * SECOND, default: SECOND, doc: 'longest wait for a Redis answer; a Redis silent this long (asked at least this often) counts as away until it answers again: webhooks get 503, each instance counts rate limits alone, readiness says 503' }),
+  REDIS_COMMAND_TIMEOUT_MS: integer({ min: 50, max: 60 * SECOND, default: SECOND, doc: 'longest wait for a Redis answer; a Redis silent this long (asked at least this often) counts as away until it answers again: webhooks get 503, rate limits fail open (not enforced), readiness says 503' }),
   EVENT_LOG_SIZE: integer({ min: 1, max: 1_000_000, default: 1_000, doc: 'events kept for resuming subscribers (`after`, `Last-Event-ID`)' }),
 };
 

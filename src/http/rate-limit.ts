@@ -9,9 +9,9 @@ import type { Logger } from '../logging.js';
  * Requests per second per API key, in fixed one-second windows
  * (rate-limiter-flexible). With Redis the count is shared by every instance;
  * while Redis fails or does not answer (its commands time out, or its
- * connection is down and the count is not even asked), each instance counts
- * alone rather than refusing everyone or making requests wait: it fails
- * open to its own count, with a warning once per outage.
+ * connection is down and the count is not even asked), the limit fails open:
+ * requests are admitted, with a warning once per outage, rather than refused
+ * or made to wait for a Redis that may not come back soon.
  */
 
 export interface RateLimiter {
@@ -25,7 +25,7 @@ export interface RateLimiterOptions {
   redis?: Redis | undefined;
   /** @default 'vending-gateway:' */
   prefix?: string;
-  /** Told when this instance starts counting alone, and when the shared count is back. */
+  /** Told when the limit starts failing open, and when the shared count is back. */
   logger?: Logger;
 }
 
@@ -35,20 +35,20 @@ const keyOf = (credential: Credential): string => createHash('sha256').update(cr
 /** Counts one request under `key`; rejects with a RateLimiterRes over the limit. */
 type Count = (key: string) => Promise<unknown>;
 
-/** The shared count, or this instance's own while the shared one cannot be had. */
-function sharedOrAlone(redis: Redis, options: RateLimiterOptions, alone: RateLimiterMemory): Count {
+/** The shared count; admits everything while it cannot be had. */
+function sharedOrOpen(redis: Redis, options: RateLimiterOptions): Count {
   const shared = new RateLimiterRedis({
     storeClient: redis,
     keyPrefix: `${options.prefix ?? 'vending-gateway:'}rate`,
     points: options.perSecond,
     duration: 1,
-    // Not ready (reconnecting after a stall): straight to the fallback, without a command that would wait.
+    // Not ready (reconnecting after a stall): admitted at once, without a command that would wait.
     rejectIfRedisNotReady: true,
   });
-  let countingAlone = false;
+  let open = false;
   const sharedAnswered = () => {
-    if (countingAlone) options.logger?.info('Rate limits are shared through Redis again');
-    countingAlone = false;
+    if (open) options.logger?.info('Rate limits are counted through Redis again');
+    open = false;
   };
   return async (key) => {
     try {
@@ -58,18 +58,23 @@ function sharedOrAlone(redis: Redis, options: RateLimiterOptions, alone: RateLim
         sharedAnswered();
         throw error;
       }
-      if (!countingAlone) options.logger?.warn({ err: error }, 'Rate limits are counted by this instance alone: Redis does not answer');
-      countingAlone = true;
-      return alone.consume(key);
+      if (!open) options.logger?.warn({ err: error }, 'Rate limits are not enforced (failing open): Redis does not answer');
+      open = true;
+      return;
     }
-    return sharedAnswered();
+    sharedAnswered();
   };
 }
 
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   if (options.perSecond <= 0) return { admit: async () => {} };
-  const memory = new RateLimiterMemory({ points: options.perSecond, duration: 1 });
-  const count: Count = options.redis ? sharedOrAlone(options.redis, options, memory) : (key) => memory.consume(key);
+  let count: Count;
+  if (options.redis) {
+    count = sharedOrOpen(options.redis, options);
+  } else {
+    const memory = new RateLimiterMemory({ points: options.perSecond, duration: 1 });
+    count = (key) => memory.consume(key);
+  }
   return {
     async admit(credential) {
       try {
