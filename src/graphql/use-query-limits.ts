@@ -1,8 +1,9 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ExecutionResult, type ValidationContext } from 'graphql';
+import { usePayloadFormatter, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
+import { withShortQuotes } from '../errors.js';
 
 /*
  * Bounds on what one operation may ask (GraphQL Armor: depth, cost, aliases,
@@ -11,28 +12,44 @@ import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.
  * resolver, a loader or the backend.
  */
 
-/** Parse and validation errors carry no code of their own; a client needs one to react to. */
-function withCode<E extends Error>(error: E): E | GraphQLError {
-  if (!(error instanceof GraphQLError) || error.extensions.code) return error;
-  return new GraphQLError(error.message, {
+/**
+ * An error as a client gets it: a code (parse and validation errors carry
+ * none of their own; neither do graphql-js's refusals of variables) and no
+ * bulk of its own input (graphql-js quotes refused values and names whole).
+ */
+function forClient<E extends Error>(error: E): E | GraphQLError {
+  if (!(error instanceof GraphQLError)) return error;
+  const message = withShortQuotes(error.message);
+  const code = error.extensions.code ?? (error.path === undefined ? 'BAD_USER_INPUT' : undefined);
+  if (message === error.message && code === error.extensions.code) return error;
+  return new GraphQLError(message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+    originalError: error.originalError,
+    extensions: code === undefined ? error.extensions : { ...error.extensions, code },
   });
 }
 
 function useErrorCodes(): Plugin {
   return {
     onParse: () => ({ result, replaceParseResult }) => {
-      if (result instanceof GraphQLError) replaceParseResult(withCode(result));
+      if (result instanceof GraphQLError) replaceParseResult(forClient(result));
     },
     onValidate: () => ({ result, setResult }) => {
-      if (result.length > 0) setResult(result.map(withCode));
+      if (result.length > 0) setResult(result.map(forClient));
     },
   };
 }
+
+/** Errors of execution (variables refused, fields failed) on every transport, streams included. */
+const useClientErrors = (): Plugin =>
+  usePayloadFormatter((result: ExecutionResult) => {
+    const { errors } = result;
+    if (!errors?.some((error) => forClient(error) !== error)) return false;
+    return { ...result, errors: errors.map(forClient) };
+  }) as Plugin;
 
 /*
  * Armor's validation rules throw by default, which aborts validation with a
@@ -42,7 +59,7 @@ function useErrorCodes(): Plugin {
 const reported = {
   propagateOnRejection: false,
   exposeLimits: true,
-  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(withCode(error) as GraphQLError)],
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(forClient(error) as GraphQLError)],
 };
 
 /** Deepest bracket nesting a document may have: well past MAX_DEPTH plus a JSON literal of MAX_JSON_DEPTH. */
@@ -82,7 +99,7 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
   if (!limits.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }
-  // Last, so it sees the errors of every rule above.
-  plugins.push(useErrorCodes());
+  // Last, so they see the errors of every rule above.
+  plugins.push(useErrorCodes(), useClientErrors());
   return plugins;
 }

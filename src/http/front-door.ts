@@ -83,6 +83,10 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']),
     // The gateway's shutdown (lifecycle) decides what a stopping server answers.
     return503OnClosing: false,
+    // Routes judge their own path parameters (an id's bound is 256 bytes, up to 768 characters
+    // percent-encoded); the router's default of 100 characters would answer a longer one itself.
+    // Node's own limit on a request's head (16 KiB) bounds the path before this.
+    routerOptions: { maxParamLength: 16_384 },
     // A path that does not even decode (`/%FF`) is the client's mistake, in the contract's envelope.
     // It is answered before the hooks run, so it carries its request id here.
     frameworkErrors: (_error, request, reply) =>

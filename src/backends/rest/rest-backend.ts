@@ -49,7 +49,15 @@ export interface RestBackend extends Backend {
   upstreamState(): UpstreamState;
 }
 
-const segment = (id: string): string => encodeURIComponent(id);
+/**
+ * An id as one path segment. `.` and `..` cannot be one (every URL parser
+ * resolves them, percent-encoded or not): the routes refuse them first, and
+ * an id from elsewhere (a webhook's transactionId) names nothing.
+ */
+function segment(id: string): string {
+  if (id === '.' || id === '..') throw new GatewayError('NOT_FOUND', `No resource has the id ${JSON.stringify(id)}`);
+  return encodeURIComponent(id);
+}
 const productsQuery = ({ products }: VendingQuery): string =>
   products === undefined ? '' : `?products=${encodeURIComponent(products)}`;
 
