@@ -1,6 +1,6 @@
 import type { Authenticator } from './auth.js';
 import type { RateLimiter } from './http/rate-limit.js';
-import type { Backend, CallScope, Credential } from './backends/backend.js';
+import { newUpstreamBudget, type Backend, type CallScope, type Credential } from './backends/backend.js';
 import type { BatchingConfig, Config } from './config/index.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventTransactions } from './events/event-transactions.js';
@@ -15,14 +15,16 @@ export interface GatewayServices {
   productsValues: Config['productsValues'];
   bus: EventBus;
   eventTransactions: EventTransactions;
+  /** Upstream calls one operation may start when no HTTP request's scope counts them (WebSocket). */
+  upstreamCallsPerRequest: number;
 }
 
 /** The per-request context of GraphQL resolvers (and of each subscription). */
 export interface GatewayContext {
   requestId: string;
   credential: Credential;
-  /** The HTTP request's scope, passed with backend calls made outside the loaders; none over WebSocket. */
-  scope: CallScope | undefined;
+  /** The HTTP request's scope, passed with backend calls made outside the loaders; over WebSocket, the operation's own. */
+  scope: CallScope;
   backend: Backend;
   loaders: Loaders;
   productsValues: Config['productsValues'];
@@ -58,14 +60,16 @@ async function admitted(services: GatewayServices, facts: RequestFacts): Promise
  */
 export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
   const credential = facts.credential ?? (await admitted(services, facts));
+  // A WebSocket operation has no HTTP request: it gets a budget of its own.
+  const scope = facts.scope ?? { tally: { upstreamCalls: 0, upstreamMs: 0 }, upstreamBudget: newUpstreamBudget(services.upstreamCallsPerRequest) };
   return {
     requestId: facts.requestId,
     lastEventId: facts.lastEventId || undefined,
     currentEvent: { eventId: undefined, position: undefined },
     credential,
-    scope: facts.scope,
+    scope,
     backend: services.backend,
-    loaders: createLoaders(services.backend, credential, services.batching, facts.scope),
+    loaders: createLoaders(services.backend, credential, services.batching, scope),
     productsValues: services.productsValues,
     bus: services.bus,
     eventTransactions: services.eventTransactions,

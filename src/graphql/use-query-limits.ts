@@ -1,15 +1,18 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type ExecutionResult, type ValidationContext } from 'graphql';
+import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, type ExecutionArgs, type ExecutionResult, type FragmentDefinitionNode, type OperationDefinitionNode, type ValidationContext } from 'graphql';
 import { usePayloadFormatter, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 import { withShortQuotes } from '../errors.js';
+import { operationCost } from './operation-cost.js';
 
 /*
- * Bounds on what one operation may ask (GraphQL Armor: depth, cost, aliases,
- * directives, tokens), introspection and field suggestions. All act while the
- * document is parsed or validated, so a refused operation never reaches a
- * resolver, a loader or the backend.
+ * Bounds on what one operation may ask (GraphQL Armor: depth, aliases,
+ * directives, tokens; our own cost, which counts list arguments with the
+ * variables known), introspection and field suggestions. Armor's act while the
+ * document is parsed or validated, the cost once the variables are known,
+ * before execution starts: a refused operation never reaches a resolver, a
+ * loader or the backend.
  */
 
 /**
@@ -51,6 +54,48 @@ const useClientErrors = (): Plugin =>
     return { ...result, errors: errors.map(forClient) };
   }) as Plugin;
 
+function operationOf(args: ExecutionArgs): { operation: OperationDefinitionNode | undefined; fragments: Map<string, FragmentDefinitionNode> } {
+  let operation: OperationDefinitionNode | undefined;
+  let operations = 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of args.document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    operations += 1;
+    if (args.operationName ? definition.name?.value === args.operationName : operations === 1) operation = definition;
+  }
+  // Without a name, only a document of one operation names one (graphql-js refuses the rest itself).
+  return { operation: args.operationName || operations === 1 ? operation : undefined, fragments };
+}
+
+/**
+ * MAX_COST, counted once the variables are known (operation-cost.ts):
+ * `transactions(ids: $ids)` costs as many reads as `$ids` holds. Refused like
+ * a validation error (BAD_USER_INPUT, 400 under GraphQL over HTTP's media type).
+ */
+function useOperationCost(maxCost: number): Plugin {
+  const refusal = (args: ExecutionArgs): GraphQLError | undefined => {
+    const { operation, fragments } = operationOf(args);
+    if (!operation) return undefined;
+    const cost = operationCost({ schema: args.schema, operation, fragments, variables: args.variableValues });
+    if (cost <= maxCost) return undefined;
+    return new GraphQLError(
+      `Operation cost ${Math.ceil(cost)} exceeds MAX_COST (${maxCost}); a list argument counts once per item, so ask for fewer ids or fewer fields at once`,
+      { nodes: [operation], extensions: { code: 'BAD_USER_INPUT', limit: 'MAX_COST', http: { status: 400, spec: true } } },
+    );
+  };
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const error = refusal(args);
+      if (error) setResultAndStopExecution({ errors: [error] });
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const error = refusal(args);
+      if (error) setResultAndStopExecution({ errors: [error] });
+    },
+  };
+}
+
 /*
  * Armor's validation rules throw by default, which aborts validation with a
  * bare error; reported instead, each refusal is an ordinary validation error
@@ -89,13 +134,15 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
     EnvelopArmorPlugin({
       maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reported },
       maxAliases: { n: limits.maxAliases, ...reported },
-      costLimit: { maxCost: limits.maxCost, ...reported },
+      // Counted with the variables known instead (useOperationCost): Armor's sees no list's length.
+      costLimit: { enabled: false },
       maxDirectives: { n: limits.maxDirectives, ...reported },
       // Counted while parsing, before there is a validation context: a parse error.
       maxTokens: { n: limits.maxTokens, exposeLimits: true },
       blockFieldSuggestion: { enabled: !limits.fieldSuggestions },
     }) as Plugin,
   ];
+  plugins.push(useOperationCost(limits.maxCost));
   if (!limits.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }

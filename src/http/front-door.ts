@@ -51,6 +51,8 @@ export interface FrontDoorOptions {
   maxBodyBytes: number;
   /** Longest a client may take to send a whole request. */
   requestTimeoutMs: number;
+  /** Upstream calls one request may start (its scope's budget). */
+  upstreamCallsPerRequest: number;
   /** True once the gateway stops accepting: answers then carry Connection: close. */
   closing(): boolean;
   /** Told of every answer (for metrics), with the scope its route and handlers filled. */
@@ -105,7 +107,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
       return reply.code(413).send(tooLarge(request.routeOptions.config.envelope ?? 'rest', options.maxBodyBytes));
     }
     const contentType = request.headers['content-type'];
-    request.scope = newScope(request.id, request.log, contentType);
+    request.scope = newScope(request.id, request.log, contentType, options.upstreamCallsPerRequest);
     // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
     if (contentType !== undefined) request.headers['content-type'] = 'application/octet-stream';
     await request.routeOptions.config.guard?.(request);

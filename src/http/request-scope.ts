@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Credential, UpstreamTally } from '../backends/backend.js';
+import { newUpstreamBudget, type Credential, type UpstreamBudget, type UpstreamTally } from '../backends/backend.js';
 
 /*
  * What one HTTP request carries from the front door to the code that serves
@@ -14,6 +14,8 @@ export interface RequestScope {
   contentType: string | undefined;
   /** Upstream calls made for this request; the backend counts them through the request's credential. */
   tally: UpstreamTally;
+  /** Upstream calls this request may start (UPSTREAM_CALLS_PER_REQUEST); the backend spends it. */
+  upstreamBudget: UpstreamBudget;
   /** Who is asking, once the route's guard has authenticated the request. */
   credential: Credential | undefined;
   /** The GraphQL operation, once yoga has read it (metrics label). */
@@ -29,6 +31,7 @@ export interface RequestScope {
  */
 export const scopeOfRequest = new WeakMap<Request, RequestScope>();
 
-export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined): RequestScope {
-  return { id, log, contentType, tally: { upstreamCalls: 0, upstreamMs: 0 }, credential: undefined, operation: undefined, graphqlErrors: false };
+export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined, upstreamCallsPerRequest: number): RequestScope {
+  const upstreamBudget = newUpstreamBudget(upstreamCallsPerRequest);
+  return { id, log, contentType, tally: { upstreamCalls: 0, upstreamMs: 0 }, upstreamBudget, credential: undefined, operation: undefined, graphqlErrors: false };
 }

@@ -7,7 +7,7 @@ import {
   unwrapData,
 } from '../../contract/index.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
-import type { Backend, CallScope, Credential, VendingQuery } from '../backend.js';
+import { spendUpstreamCall, type Backend, type CallScope, type Credential, type VendingQuery } from '../backend.js';
 import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { createConcurrencyLimit } from './concurrency-limit.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamRequest } from './upstream-client.js';
@@ -74,6 +74,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
   }
 
   async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<unknown> {
+    spendUpstreamCall(scope);
     const started = performance.now();
     // An object, not two `let`s: the guarded closure writes it and TS narrowing would not see that.
     const seen: { outcome: number | string; attempts: number } = { outcome: 'UPSTREAM_ERROR', attempts: 0 };
