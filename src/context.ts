@@ -1,6 +1,6 @@
 import type { Authenticator } from './auth.js';
 import type { RateLimiter } from './http/rate-limit.js';
-import type { Backend, CallScope, Credential } from './backends/backend.js';
+import { newUpstreamBudget, type Backend, type CallScope, type Credential } from './backends/backend.js';
 import type { BatchingConfig, Config } from './config/index.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventTransactions } from './events/event-transactions.js';
@@ -15,14 +15,16 @@ export interface GatewayServices {
   productsValues: Config['productsValues'];
   bus: EventBus;
   eventTransactions: EventTransactions;
+  /** Upstream calls one operation may start when no HTTP request's scope counts them (WebSocket). */
+  upstreamCallsPerRequest: number;
 }
 
 /** The per-request context of GraphQL resolvers (and of each subscription). */
 export interface GatewayContext {
   requestId: string;
   credential: Credential;
-  /** The HTTP request's scope, passed with backend calls made outside the loaders; none over WebSocket. */
-  scope: CallScope | undefined;
+  /** The HTTP request's scope, passed with backend calls made outside the loaders; over WebSocket, the operation's own. */
+  scope: CallScope;
   backend: Backend;
   loaders: Loaders;
   productsValues: Config['productsValues'];
@@ -41,6 +43,8 @@ export interface RequestFacts {
   lastEventId?: string | null | undefined;
   /** The HTTP request's scope (where its upstream calls are counted); none over WebSocket. */
   scope?: CallScope | undefined;
+  /** A WebSocket query's or mutation's: aborts when its socket closes. */
+  signal?: AbortSignal | undefined;
   /** Set when the front door already authenticated and rate limited the request. */
   credential?: Credential | undefined;
 }
@@ -58,14 +62,21 @@ async function admitted(services: GatewayServices, facts: RequestFacts): Promise
  */
 export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
   const credential = facts.credential ?? (await admitted(services, facts));
+  // A WebSocket operation has no HTTP request: it gets a scope of its own (its budget, its socket's signal).
+  const scope: CallScope = facts.scope ?? {
+    id: facts.requestId,
+    tally: { upstreamCalls: 0, upstreamMs: 0 },
+    upstreamBudget: newUpstreamBudget(services.upstreamCallsPerRequest),
+    signal: facts.signal,
+  };
   return {
     requestId: facts.requestId,
     lastEventId: facts.lastEventId || undefined,
     currentEvent: { eventId: undefined, position: undefined },
     credential,
-    scope: facts.scope,
+    scope,
     backend: services.backend,
-    loaders: createLoaders(services.backend, credential, services.batching, facts.scope),
+    loaders: createLoaders(services.backend, credential, services.batching, scope),
     productsValues: services.productsValues,
     bus: services.bus,
     eventTransactions: services.eventTransactions,

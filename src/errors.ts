@@ -39,6 +39,8 @@ export interface GatewayErrorOptions {
   failsRequest?: boolean;
   /** HTTP headers to send with a request-failing error (e.g. `Retry-After`). */
   headers?: Record<string, string>;
+  /** More `extensions` for the client, e.g. which limit was reached. */
+  extensions?: Record<string, unknown>;
 }
 
 /** An expected failure: its message is safe to show to the client. */
@@ -52,7 +54,7 @@ export class GatewayError extends GraphQLError {
     const http = options.failsRequest ? { http: { status: statusByCode[code], headers: options.headers } } : {};
     // The cause is kept apart from `originalError`: yoga masks any error whose
     // original is not a GraphQLError, and this one is expected.
-    super(message, { extensions: { code, ...http } });
+    super(message, { extensions: { ...options.extensions, code, ...http } });
     this.cause = options.cause;
     this.code = code;
     this.upstreamStatus = options.upstreamStatus;
@@ -109,8 +111,32 @@ export const abandoned = (): GatewayError =>
 
 export const isAbandoned = (error: unknown): boolean => isGatewayError(error) && error.cause instanceof ClientGone;
 
+/** Most characters of client input an error message quotes; the rest becomes `…`. */
+export const QUOTED_INPUT_CHARS = 64;
+
+/** Client input as an error message quotes it: JSON-quoted, at most a short prefix. */
+export function quoted(input: string): string {
+  return input.length <= QUOTED_INPUT_CHARS ? JSON.stringify(input) : `${JSON.stringify(input.slice(0, QUOTED_INPUT_CHARS))}…`;
+}
+
+/** A quoted run (graphql-js quotes names and values with `"`, escaping quotes inside) longer than the prefix. */
+const LONG_QUOTED = new RegExp(`"((?:[^"\\\\]|\\\\.){${QUOTED_INPUT_CHARS}})(?:[^"\\\\]|\\\\.)+"`, 'g');
+/** Longest message of ours a client gets; only text quoted from its own input can make one longer. */
+const MAX_MESSAGE_CHARS = 1_024;
+
+/**
+ * A message worded by a library that quotes client input whole (graphql-js
+ * quotes values, names and enum values it refuses), shortened: every quoted
+ * run to its prefix, then the whole to a bound. Short messages pass as they are.
+ */
+export function withShortQuotes(message: string): string {
+  if (message.length <= 2 * QUOTED_INPUT_CHARS) return message;
+  const shortened = message.replace(LONG_QUOTED, '"$1"…');
+  return shortened.length <= MAX_MESSAGE_CHARS ? shortened : `${shortened.slice(0, MAX_MESSAGE_CHARS)}…`;
+}
+
 export const notFound = (what: string, id: string): GatewayError =>
-  new GatewayError('NOT_FOUND', `${what} ${JSON.stringify(id)} was not found`);
+  new GatewayError('NOT_FOUND', `${what} ${quoted(id)} was not found`);
 
 export const badUserInput = (message: string): GatewayError =>
   new GatewayError('BAD_USER_INPUT', message);

@@ -133,6 +133,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
     productsValues: config.productsValues,
     bus,
     eventTransactions: createEventTransactions(backend),
+    upstreamCallsPerRequest: config.upstreamCallsPerRequest,
   };
   if (config.webhookSecrets.length === 0) logger.warn('WEBHOOK_SECRET is not set: webhooks are accepted without a signature');
 

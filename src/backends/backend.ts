@@ -1,4 +1,5 @@
 import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
+import { GatewayError } from '../errors.js';
 
 /** What a client presented; backends that forward credentials send it upstream as is. */
 export interface Credential {
@@ -22,6 +23,34 @@ export interface CallScope {
    * request went away: its upstream calls stop and its queued work is dropped.
    */
   readonly signal?: AbortSignal | undefined;
+  /** Upstream calls the request may start (UPSTREAM_CALLS_PER_REQUEST); absent: unbounded. */
+  upstreamBudget?: UpstreamBudget;
+}
+
+/** A request's upstream calls, counted as each starts: a read served by coalescing or the cache starts none. */
+export interface UpstreamBudget {
+  limit: number;
+  started: number;
+}
+
+export const newUpstreamBudget = (limit: number): UpstreamBudget => ({ limit, started: 0 });
+
+/**
+ * Counts one upstream call against the request's budget, before it starts;
+ * once the budget is spent, refuses it (no call is made) with an error that
+ * names the limit, on the field that needed the call.
+ */
+export function spendUpstreamCall(scope: CallScope | undefined): void {
+  const budget = scope?.upstreamBudget;
+  if (!budget) return;
+  if (budget.started >= budget.limit) {
+    throw new GatewayError(
+      'BAD_USER_INPUT',
+      `This request reached its limit of ${budget.limit} upstream calls (UPSTREAM_CALLS_PER_REQUEST); ask for fewer ids or fields at once`,
+      { extensions: { limit: 'UPSTREAM_CALLS_PER_REQUEST' } },
+    );
+  }
+  budget.started += 1;
 }
 
 /** Upstream calls made on behalf of one request. */

@@ -50,6 +50,7 @@ const upstream = {
   UPSTREAM_CONNECTIONS: integer({ min: 1, max: 10_000, default: 50, doc: 'most keep-alive connections to the upstream' }),
   UPSTREAM_RETRIES: integer({ min: 0, max: 2, default: 2, doc: 'retries of a GET after a reset connection or a 502/503/504; a PUT is never retried' }),
   UPSTREAM_MAX_CONCURRENT: integer({ min: 1, max: 100_000, default: 100, doc: 'most upstream requests under way at once' }),
+  UPSTREAM_CALLS_PER_REQUEST: integer({ min: 1, max: 1_000_000, default: 500, doc: 'most upstream calls one request (or one WebSocket operation) may start; the fields past it fail with `BAD_USER_INPUT` (`extensions.limit`) and start none; reads shared with another request or served from the cache count nothing' }),
   UPSTREAM_MAX_QUEUED: integer({ min: 0, max: 1_000_000, default: 1_000, doc: 'most upstream requests waiting for a slot; more fail at once' }),
   UPSTREAM_BREAKER: onOff({ default: true, doc: 'circuit breaker in front of the upstream' }),
   UPSTREAM_BREAKER_FAILURE_PERCENT: integer({ min: 1, max: 100, default: 50, doc: 'the breaker opens when more than this % of the calls in its window failed…' }),
@@ -74,7 +75,7 @@ const events = {
 const graphql = {
   MAX_DEPTH: integer({ min: 1, max: 1_000, default: 10, doc: 'deepest selection in one operation (GraphQL Armor)' }),
   MAX_ALIASES: integer({ min: 0, max: 100_000, default: 50, doc: 'most aliases in one operation' }),
-  MAX_COST: integer({ min: 1, max: 10_000_000, default: 5_000, doc: "highest cost of one operation, in GraphQL Armor's units" }),
+  MAX_COST: integer({ min: 1, max: 10_000_000, default: 5_000, doc: "highest cost of one operation, in GraphQL Armor's units (a leaf 1, an object 2, ×1.5 per level), where a list argument multiplies its field's cost by its length, variables included" }),
   MAX_TOKENS: integer({ min: 10, max: 10_000_000, default: 5_000, doc: 'most tokens in one document' }),
   MAX_DIRECTIVES: integer({ min: 0, max: 100_000, default: 50, doc: 'most directives in one operation' }),
   INTROSPECTION: onOff({ default: inProduction(false, true), doc: 'whether the schema may be introspected' }),

@@ -2,3 +2,4 @@ export * from './resources.js';
 export * from './parse.js';
 export * from './envelopes.js';
 export * from './json-depth.js';
+export * from './ids.js';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { isJsonObject, jsonTooDeep, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
+import { idTooLong, isJsonObject, jsonTooDeep, MAX_ID_BYTES, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
 import type { DedupeBy } from './event-log.js';
 
 /*
@@ -56,13 +56,9 @@ export interface WebhookMeta {
 }
 
 const LEGACY_EVENT = 'transaction';
-/**
- * Longest id taken from a sender (envelope id, webhook-id, transactionId):
- * the contract shows UUID-shaped ids, and ids are remembered for a day to
- * tell redeliveries apart, so their size is bounded.
- */
-export const MAX_ID_LENGTH = 256;
-const tooLong = (what: string) => `${what}: longer than ${MAX_ID_LENGTH} characters`;
+// Ids taken from a sender (envelope id, webhook-id, transactionId) are remembered for a day
+// to tell redeliveries apart: bounded as every id is (contract/ids.ts).
+const tooLong = (what: string) => `${what}: longer than ${MAX_ID_BYTES} bytes`;
 const ENVELOPED_TYPE = 'transaction.update';
 /** Part 6 does not show the envelope's shape; these are the usual timestamp names. */
 const TIMESTAMP_FIELDS = ['timestamp', 'created_at', 'createdAt', 'time'] as const;
@@ -110,9 +106,9 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   const parsed = transactionSchema.safeParse(transaction);
   if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => describeIssue(path, issue)));
   if (transaction.transactionId === '') problems.push(`${path}.transactionId: must not be empty`);
-  if (typeof transaction.transactionId === 'string' && transaction.transactionId.length > MAX_ID_LENGTH) problems.push(tooLong(`${path}.transactionId`));
+  if (typeof transaction.transactionId === 'string' && idTooLong(transaction.transactionId)) problems.push(tooLong(`${path}.transactionId`));
   const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
-  if (webhookId !== undefined && webhookId.length > MAX_ID_LENGTH) problems.push(tooLong('webhook-id header'));
+  if (webhookId !== undefined && idTooLong(webhookId)) problems.push(tooLong('webhook-id header'));
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
 
   const senderId = webhookId ?? envelope.id;
@@ -182,7 +178,7 @@ function readId(body: Record<string, unknown>, problems: string[]): string | und
   // An empty id names nothing: the event is told apart by its content, as one without an id.
   if (id === undefined || id === null || id === '') return undefined;
   if (typeof id === 'string') {
-    if (id.length <= MAX_ID_LENGTH) return id;
+    if (!idTooLong(id)) return id;
     problems.push(tooLong('id'));
     return undefined;
   }

@@ -46,6 +46,8 @@ const RETRY_AFTER_SECONDS = '5';
 
 /** The longest piece of a sender's type passed on in an outcome's detail. */
 const MAX_TYPE_DETAIL = 100;
+/** Problems a refused webhook body's answer names one by one. */
+const MAX_PROBLEMS_NAMED = 10;
 
 /**
  * `POST /webhooks` (DESIGN §5): decode → verify → read → dedupe and log →
@@ -80,7 +82,10 @@ export function webhookRoute(options: WebhookRouteOptions): Route {
       return { status: 200 };
     }
     if (!result.ok) {
-      const message = `Webhook body rejected: ${result.problems.join('; ')}`;
+      // A body of a megabyte can hold a problem per array item: name the first few, count the rest.
+      const { problems } = result;
+      const more = problems.length > MAX_PROBLEMS_NAMED ? `; and ${problems.length - MAX_PROBLEMS_NAMED} more` : '';
+      const message = `Webhook body rejected: ${problems.slice(0, MAX_PROBLEMS_NAMED).join('; ')}${more}`;
       report('unreadable', message);
       return { status: 400, body: errorEnvelope(message) };
     }

@@ -57,8 +57,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       if (scope) {
         return createContext(options.services, { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), scope });
       }
-      const requestId = crypto.randomUUID();
-      return createContext(options.services, { authorization, requestId, scope: signal && { id: requestId, tally: { upstreamCalls: 0, upstreamMs: 0 }, signal } });
+      return createContext(options.services, { authorization, requestId: crypto.randomUUID(), signal });
     },
     plugins: [
       ...options.plugins,

@@ -1,35 +1,97 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, type ExecutionArgs, type ExecutionResult, type FragmentDefinitionNode, type OperationDefinitionNode, type ValidationContext } from 'graphql';
+import { usePayloadFormatter, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
+import { withShortQuotes } from '../errors.js';
+import { operationCost } from './operation-cost.js';
 
 /*
- * Bounds on what one operation may ask (GraphQL Armor: depth, cost, aliases,
- * directives, tokens), introspection and field suggestions. All act while the
- * document is parsed or validated, so a refused operation never reaches a
- * resolver, a loader or the backend.
+ * Bounds on what one operation may ask (GraphQL Armor: depth, aliases,
+ * directives, tokens; our own cost, which counts list arguments with the
+ * variables known), introspection and field suggestions. Armor's act while the
+ * document is parsed or validated, the cost once the variables are known,
+ * before execution starts: a refused operation never reaches a resolver, a
+ * loader or the backend.
  */
 
-/** Parse and validation errors carry no code of their own; a client needs one to react to. */
-function withCode<E extends Error>(error: E): E | GraphQLError {
-  if (!(error instanceof GraphQLError) || error.extensions.code) return error;
-  return new GraphQLError(error.message, {
+/**
+ * An error as a client gets it: a code (parse and validation errors carry
+ * none of their own; neither do graphql-js's refusals of variables) and no
+ * bulk of its own input (graphql-js quotes refused values and names whole).
+ */
+function forClient<E extends Error>(error: E): E | GraphQLError {
+  if (!(error instanceof GraphQLError)) return error;
+  const message = withShortQuotes(error.message);
+  const code = error.extensions.code ?? (error.path === undefined ? 'BAD_USER_INPUT' : undefined);
+  if (message === error.message && code === error.extensions.code) return error;
+  return new GraphQLError(message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+    originalError: error.originalError,
+    extensions: code === undefined ? error.extensions : { ...error.extensions, code },
   });
 }
 
 function useErrorCodes(): Plugin {
   return {
     onParse: () => ({ result, replaceParseResult }) => {
-      if (result instanceof GraphQLError) replaceParseResult(withCode(result));
+      if (result instanceof GraphQLError) replaceParseResult(forClient(result));
     },
     onValidate: () => ({ result, setResult }) => {
-      if (result.length > 0) setResult(result.map(withCode));
+      if (result.length > 0) setResult(result.map(forClient));
+    },
+  };
+}
+
+/** Errors of execution (variables refused, fields failed) on every transport, streams included. */
+const useClientErrors = (): Plugin =>
+  usePayloadFormatter((result: ExecutionResult) => {
+    const { errors } = result;
+    if (!errors?.some((error) => forClient(error) !== error)) return false;
+    return { ...result, errors: errors.map(forClient) };
+  }) as Plugin;
+
+function operationOf(args: ExecutionArgs): { operation: OperationDefinitionNode | undefined; fragments: Map<string, FragmentDefinitionNode> } {
+  let operation: OperationDefinitionNode | undefined;
+  let operations = 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of args.document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    operations += 1;
+    if (args.operationName ? definition.name?.value === args.operationName : operations === 1) operation = definition;
+  }
+  // Without a name, only a document of one operation names one (graphql-js refuses the rest itself).
+  return { operation: args.operationName || operations === 1 ? operation : undefined, fragments };
+}
+
+/**
+ * MAX_COST, counted once the variables are known (operation-cost.ts):
+ * `transactions(ids: $ids)` costs as many reads as `$ids` holds. Refused like
+ * a validation error (BAD_USER_INPUT, 400 under GraphQL over HTTP's media type).
+ */
+function useOperationCost(maxCost: number): Plugin {
+  const refusal = (args: ExecutionArgs): GraphQLError | undefined => {
+    const { operation, fragments } = operationOf(args);
+    if (!operation) return undefined;
+    const cost = operationCost({ schema: args.schema, operation, fragments, variables: args.variableValues });
+    if (cost <= maxCost) return undefined;
+    return new GraphQLError(
+      `Operation cost ${Math.ceil(cost)} exceeds MAX_COST (${maxCost}); a list argument counts once per item, so ask for fewer ids or fewer fields at once`,
+      { nodes: [operation], extensions: { code: 'BAD_USER_INPUT', limit: 'MAX_COST', http: { status: 400, spec: true } } },
+    );
+  };
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const error = refusal(args);
+      if (error) setResultAndStopExecution({ errors: [error] });
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const error = refusal(args);
+      if (error) setResultAndStopExecution({ errors: [error] });
     },
   };
 }
@@ -42,7 +104,7 @@ function useErrorCodes(): Plugin {
 const reported = {
   propagateOnRejection: false,
   exposeLimits: true,
-  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(withCode(error) as GraphQLError)],
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(forClient(error) as GraphQLError)],
 };
 
 /** Deepest bracket nesting a document may have: well past MAX_DEPTH plus a JSON literal of MAX_JSON_DEPTH. */
@@ -72,17 +134,19 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
     EnvelopArmorPlugin({
       maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reported },
       maxAliases: { n: limits.maxAliases, ...reported },
-      costLimit: { maxCost: limits.maxCost, ...reported },
+      // Counted with the variables known instead (useOperationCost): Armor's sees no list's length.
+      costLimit: { enabled: false },
       maxDirectives: { n: limits.maxDirectives, ...reported },
       // Counted while parsing, before there is a validation context: a parse error.
       maxTokens: { n: limits.maxTokens, exposeLimits: true },
       blockFieldSuggestion: { enabled: !limits.fieldSuggestions },
     }) as Plugin,
   ];
+  plugins.push(useOperationCost(limits.maxCost));
   if (!limits.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }
-  // Last, so it sees the errors of every rule above.
-  plugins.push(useErrorCodes());
+  // Last, so they see the errors of every rule above.
+  plugins.push(useErrorCodes(), useClientErrors());
   return plugins;
 }

@@ -52,6 +52,8 @@ export interface FrontDoorOptions {
   maxBodyBytes: number;
   /** Longest a client may take to send a whole request. */
   requestTimeoutMs: number;
+  /** Upstream calls one request may start (its scope's budget). */
+  upstreamCallsPerRequest: number;
   /** True once the gateway stops accepting: answers then carry Connection: close. */
   closing(): boolean;
   /** Told of every answer (for metrics), with the scope its route and handlers filled. */
@@ -84,6 +86,10 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']),
     // The gateway's shutdown (lifecycle) decides what a stopping server answers.
     return503OnClosing: false,
+    // Routes judge their own path parameters (an id's bound is 256 bytes, up to 768 characters
+    // percent-encoded); the router's default of 100 characters would answer a longer one itself.
+    // Node's own limit on a request's head (16 KiB) bounds the path before this.
+    routerOptions: { maxParamLength: 16_384 },
     // A path that does not even decode (`/%FF`) is the client's mistake, in the contract's envelope.
     // It is answered before the hooks run, so it carries its request id here.
     frameworkErrors: (_error, request, reply) =>
@@ -102,7 +108,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
       return reply.code(413).send(tooLarge(request.routeOptions.config.envelope ?? 'rest', options.maxBodyBytes));
     }
     const contentType = request.headers['content-type'];
-    const scope = newScope(request.id, request.log, contentType);
+    const scope = newScope(request.id, request.log, contentType, options.upstreamCallsPerRequest);
     request.scope = scope;
     // The connection closed before the answer was written: the client left, its work stops.
     reply.raw.once('close', () => {

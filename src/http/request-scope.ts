@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { CallScope, Credential, UpstreamTally } from '../backends/backend.js';
+import { newUpstreamBudget, type CallScope, type Credential, type UpstreamBudget, type UpstreamTally } from '../backends/backend.js';
 import { ClientGone } from '../errors.js';
 
 /*
@@ -17,6 +17,8 @@ export interface RequestScope extends CallScope {
   contentType: string | undefined;
   /** Upstream calls made for this request; the backend counts them through the request's credential. */
   tally: UpstreamTally;
+  /** Upstream calls this request may start (UPSTREAM_CALLS_PER_REQUEST); the backend spends it. */
+  upstreamBudget: UpstreamBudget;
   /** Who is asking, once the route's guard has authenticated the request. */
   credential: Credential | undefined;
   /** The GraphQL operation, once yoga has read it (metrics label). */
@@ -36,7 +38,7 @@ export interface RequestScope extends CallScope {
  */
 export const scopeOfRequest = new WeakMap<Request, RequestScope>();
 
-export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined): RequestScope {
+export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined, upstreamCallsPerRequest: number): RequestScope {
   // Made on first use: most requests (memory backend, cache hits, probes) never need a signal.
   let owner: AbortController | undefined;
   let gone = false;
@@ -45,6 +47,7 @@ export function newScope(id: string, log: FastifyBaseLogger, contentType: string
     log,
     contentType,
     tally: { upstreamCalls: 0, upstreamMs: 0 },
+    upstreamBudget: newUpstreamBudget(upstreamCallsPerRequest),
     credential: undefined,
     operation: undefined,
     graphqlErrors: false,

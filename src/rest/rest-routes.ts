@@ -1,6 +1,6 @@
 import type { FastifyRequest, HTTPMethods } from 'fastify';
 import type { Backend, Credential } from '../backends/backend.js';
-import { dataEnvelope, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
+import { dataEnvelope, idProblem, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 import { badUserInput } from '../errors.js';
 import type { Route } from '../http/front-door.js';
 
@@ -32,7 +32,8 @@ function credentialOf(request: FastifyRequest): Credential {
 
 function idOf(request: FastifyRequest): string {
   const id = (request.params as Params).id ?? '';
-  if (id.trim() === '') throw badUserInput('The id in the path must not be empty');
+  const problem = idProblem(id);
+  if (problem) throw badUserInput(`The id in the path ${problem}`);
   return id;
 }
 

@@ -215,7 +215,7 @@ describe.concurrent('what a sender may put in ids (found by an attacker trial)',
     const gw = await open(ctx);
     const answer = await gw.post(body, headers);
     ctx.expect(answer.status).toBe(400);
-    ctx.expect(answer.text).toMatch(/longer than 256 characters/);
+    ctx.expect(answer.text).toMatch(/longer than 256 bytes/);
     ctx.expect(answer.text.length).toBeLessThan(400);
     await gw.expectNextIsSentinel();
   });

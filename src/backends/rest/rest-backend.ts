@@ -7,7 +7,7 @@ import {
   unwrapData,
 } from '../../contract/index.js';
 import { abandoned, ClientGone, GatewayError, isGatewayError } from '../../errors.js';
-import type { Backend, CallScope, Credential, VendingQuery } from '../backend.js';
+import { spendUpstreamCall, type Backend, type CallScope, type Credential, type VendingQuery } from '../backend.js';
 import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { createConcurrencyLimit } from './concurrency-limit.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamRequest } from './upstream-client.js';
@@ -51,7 +51,15 @@ export interface RestBackend extends Backend {
   upstreamState(): UpstreamState;
 }
 
-const segment = (id: string): string => encodeURIComponent(id);
+/**
+ * An id as one path segment. `.` and `..` cannot be one (every URL parser
+ * resolves them, percent-encoded or not): the routes refuse them first, and
+ * an id from elsewhere (a webhook's transactionId) names nothing.
+ */
+function segment(id: string): string {
+  if (id === '.' || id === '..') throw new GatewayError('NOT_FOUND', `No resource has the id ${JSON.stringify(id)}`);
+  return encodeURIComponent(id);
+}
 const productsQuery = ({ products }: VendingQuery): string =>
   products === undefined ? '' : `?products=${encodeURIComponent(products)}`;
 
@@ -68,6 +76,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
   }
 
   async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<unknown> {
+    spendUpstreamCall(scope);
     const started = performance.now();
     const what = route.startsWith('/transactions') ? 'transaction' : 'vending';
     // An object, not `let`s: the guarded closure writes it and TS narrowing would not see that.

@@ -2,6 +2,7 @@ import type { LoggedEvent } from '../../events/event-log.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
 import { builder } from '../builder.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
+import { requireId } from './transaction.js';
 import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 
 const WebhookFormat = builder.enumType('WebhookFormat', {
@@ -54,10 +55,16 @@ builder.subscriptionFields((t) =>
           'The last eventId this client saw (or the SSE `id:` of its last frame): the events published after it are replayed first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED, whose extensions.cursor is the position to resume from once reloaded, when that event is older than the event log reaches. Over SSE, a Last-Event-ID header does the same.',
       }),
     },
-    subscribe: (_root, { transactionId, after }, ctx) => ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId }),
+    subscribe: (_root, { transactionId, after }, ctx) => {
+      if (transactionId !== null && transactionId !== undefined) requireId(transactionId, 'transactionId');
+      if (after !== null && after !== undefined && after !== '') requireId(after, 'after');
+      return ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId });
+    },
     resolve: ({ event, position }: LoggedEvent, _args, ctx) => {
       // The subscription's context outlives one event: nothing read for an earlier one may answer this one.
       ctx.loaders.clearAll();
+      // Each event is answered like a request of its own: its reads get the whole budget.
+      if (ctx.scope.upstreamBudget) ctx.scope.upstreamBudget.started = 0;
       ctx.currentEvent.eventId = event.eventId;
       ctx.currentEvent.position = position;
       return event;

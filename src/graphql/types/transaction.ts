@@ -1,4 +1,4 @@
-import { transactionSchema } from '../../contract/index.js';
+import { idProblem, transactionSchema } from '../../contract/index.js';
 import { badUserInput } from '../../errors.js';
 import { isNotFound } from '../../loaders.js';
 import { total } from '../amounts.js';
@@ -10,8 +10,10 @@ import { ProductLineRef, TransactionRef } from '../refs.js';
 /** Most ids one `transactions` query may ask for. */
 export const MAX_TRANSACTION_IDS = 500;
 
+/** Refuses an id no resource can have (empty, over MAX_ID_BYTES, a dot segment) before any backend call. */
 export function requireId(id: string, argument: string): string {
-  if (id.trim() === '') throw badUserInput(`${argument} must not be empty`);
+  const problem = idProblem(id);
+  if (problem) throw badUserInput(`${argument} ${problem}`);
   return id;
 }
 

@@ -1,4 +1,4 @@
-import { badUserInput } from '../../errors.js';
+import { badUserInput, quoted } from '../../errors.js';
 import { builder } from '../builder.js';
 import { VendingRef, type VendingInView } from '../refs.js';
 import { fieldsOf, type Sdl } from '../field-check.js';
@@ -54,7 +54,7 @@ export const encodeCursor = (vendingId: string): string => Buffer.from(cursorPre
 
 function decodeCursor(cursor: string): string {
   const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!decoded.startsWith(cursorPrefix)) throw badUserInput(`after is not a cursor of this list: ${JSON.stringify(cursor)}`);
+  if (!decoded.startsWith(cursorPrefix)) throw badUserInput(`after is not a cursor of this list: ${quoted(cursor)}`);
   return decoded.slice(cursorPrefix.length);
 }
 
@@ -77,7 +77,7 @@ export function paginate(all: VendingInView[], filter: VendingFilterValue | unde
   if (after !== undefined) {
     const afterId = decodeCursor(after);
     const index = selected.findIndex(({ vending }) => vending.vendingId === afterId);
-    if (index < 0) throw badUserInput(`after names a vending that is not in this list: ${JSON.stringify(after)}`);
+    if (index < 0) throw badUserInput(`after names a vending that is not in this list: ${quoted(after)}`);
     start = index + 1;
   }
   const end = first === undefined ? selected.length : Math.min(selected.length, start + first);
