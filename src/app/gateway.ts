@@ -46,7 +46,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const state = { closing: false, refusing: false, endingStreams: false };
   const ready = () => !state.closing && services.bus.ready() && composed.base.upstreamState?.().breaker !== 'open';
   const masking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
-  const { yoga, trusted } = createGraphQLServer({
+  const { yoga, trusted, graphiql } = createGraphQLServer({
     path: GRAPHQL_PATH,
     services,
     logger,
@@ -60,6 +60,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     composed,
     yoga,
     masking,
+    graphiql,
     graphqlFastPath: deps.fastPaths?.graphqlFastPath ?? true,
     ready,
     closing: () => state.refusing,

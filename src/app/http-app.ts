@@ -7,6 +7,7 @@ import { graphqlRoute, type GraphQLMasking } from '../graphql/graphql-route.js';
 import type { GraphQLServer } from '../graphql/graphql-server.js';
 import { createFrontDoor, registerRoutes } from '../http/front-door.js';
 import { errorEnvelope } from '../errors.js';
+import { UNAUTHENTICATED } from '../observability/metrics.js';
 import { operationsRoutes } from '../observability/operations-routes.js';
 import { restRoutes } from '../rest/rest-routes.js';
 import type { Composed } from './compose.js';
@@ -26,6 +27,8 @@ export interface HttpAppOptions {
   composed: Composed;
   yoga: GraphQLServer;
   masking: GraphQLMasking;
+  /** Whether yoga serves GraphiQL's page (not with TRUSTED_DOCUMENTS=only). */
+  graphiql: boolean;
   graphqlFastPath: boolean;
   ready(): boolean;
   /** True once the gateway stops accepting connections. */
@@ -34,7 +37,7 @@ export interface HttpAppOptions {
   acceptingEvents(): boolean;
 }
 
-export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
+export function createHttpApp({ config, composed, yoga, masking, graphiql, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
   const { logger, metrics, guard, services } = composed;
   const app = createFrontDoor({
     logger,
@@ -46,14 +49,16 @@ export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath
       const transport = route.transport ?? 'rest';
       // Scrapes are not traffic: counting them would make every scrape change what it reads.
       if (transport === 'metrics') return;
-      const operation = transport === 'graphql' ? request.scope?.operation : (route.operation ?? 'other');
+      // A request without a valid key chooses no label (issue 17): its series exist from the start.
+      const keyless = route.guard !== undefined && request.scope?.credential === undefined;
+      const operation = keyless ? UNAUTHENTICATED : transport === 'graphql' ? request.scope?.operation : (route.operation ?? 'other');
       metrics.answered({ transport, operation }, status, request.scope?.graphqlErrors ?? false, seconds);
     },
     onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
     notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
   });
   registerRoutes(app, [
-    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard }),
+    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql }),
     ...restRoutes({ backend: services.backend, guard }),
     webhookRoute({
       path: WEBHOOK_PATH,

@@ -36,7 +36,7 @@ export interface GraphQLServerOptions {
   plugins: Plugin[];
 }
 
-export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined } {
+export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined; graphiql: boolean } {
   const trusted = options.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
   const yoga = createYoga<WebSocketServerContext, GatewayContext>({
     schema,
@@ -67,5 +67,5 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       ...(trusted ? [useTrustedDocuments(trusted)] : []),
     ],
   });
-  return { yoga, trusted };
+  return { yoga, trusted, graphiql: !trusted };
 }
