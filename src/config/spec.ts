@@ -77,7 +77,7 @@ const graphql = {
   MAX_TOKENS: integer({ min: 10, max: 10_000_000, default: 5_000, doc: 'most tokens in one document' }),
   MAX_DIRECTIVES: integer({ min: 0, max: 100_000, default: 50, doc: 'most directives in one operation' }),
   INTROSPECTION: onOff({ default: inProduction(false, true), doc: 'whether the schema may be introspected' }),
-  FIELD_SUGGESTIONS: onOff({ default: inProduction(false, true), doc: 'whether errors carry "Did you mean …?" hints' }),
+  FIELD_SUGGESTIONS: onOff({ default: inProduction(false, true), doc: 'whether errors carry "Did you mean …?" hints (fields, arguments, types, enum values, input fields; in documents and in variables)' }),
   TRUSTED_DOCUMENTS: oneOf(['any', 'only'], { default: 'any', doc: '`only`: accept just the operations of `schema/operations/`, by hash' }),
 };
 

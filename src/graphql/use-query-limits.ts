@@ -3,6 +3,7 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext }
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
+import { useNoSuggestions } from './use-no-suggestions.js';
 
 /*
  * Bounds on what one operation may ask (GraphQL Armor: depth, cost, aliases,
@@ -76,9 +77,11 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
       maxDirectives: { n: limits.maxDirectives, ...reported },
       // Counted while parsing, before there is a validation context: a parse error.
       maxTokens: { n: limits.maxTokens, exposeLimits: true },
-      blockFieldSuggestion: { enabled: !limits.fieldSuggestions },
+      // Ours instead (use-no-suggestions.ts): Armor's misses enum values and variables.
+      blockFieldSuggestion: { enabled: false },
     }) as Plugin,
   ];
+  if (!limits.fieldSuggestions) plugins.push(useNoSuggestions());
   if (!limits.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }
