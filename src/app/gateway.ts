@@ -53,6 +53,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     limits: config.limits,
     masking,
     devApiKey: config.devApiKey,
+    corsOrigins: config.corsOrigins,
     plugins: [useEventIds({ stopping: () => state.endingStreams }), metrics.plugin(), ...(keyCheck ? [useKeyWatch(keyCheck)] : [])] as never,
   });
   const app = createHttpApp({

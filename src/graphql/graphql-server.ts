@@ -6,6 +6,7 @@ import type { Logger } from '../logging.js';
 import { yogaLogger } from '../logging.js';
 import { scopeOfRequest } from '../http/request-scope.js';
 import type { GraphQLMasking } from './graphql-route.js';
+import { corsFor } from './cors.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { queryLimitPlugins } from './use-query-limits.js';
@@ -32,6 +33,8 @@ export interface GraphQLServerOptions {
   masking: GraphQLMasking;
   /** Pre-filled in GraphiQL so it works at once locally; only the development key ever is. */
   devApiKey: string | undefined;
+  /** Origins whose pages may call /graphql (CORS_ORIGINS). */
+  corsOrigins: readonly string[];
   /** Features' plugins (SSE ids, metrics, forward-mode key watch). */
   plugins: Plugin[];
 }
@@ -43,6 +46,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     graphqlEndpoint: options.path,
     logging: yogaLogger(options.logger),
     landingPage: false,
+    cors: corsFor(options.corsOrigins),
     batching: false,
     // The front door bounds every body as it arrives.
     maxRequestBodySize: false,
