@@ -15,8 +15,8 @@ function configOrExit(): Config {
 
 const config = configOrExit();
 const gateway = createGateway(config);
-const { url } = await gateway.listen();
-gateway.logger.info({ url, backend: config.backend }, `listening on ${url}: dashboard at ${url}/, GraphiQL at ${url}/graphql`);
+const { url, metricsUrl } = await gateway.listen();
+gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: dashboard at ${url}/, GraphiQL at ${url}/graphql${metricsUrl ? `, metrics at ${metricsUrl}` : ''}`);
 if (config.devApiKey) {
   gateway.logger.warn({ devApiKey: config.devApiKey }, `development API key: ${config.devApiKey} (set API_KEYS to choose your own)`);
 }

@@ -10,14 +10,14 @@ import { attachGraphQLWs } from '../subscriptions/graphql-ws.js';
 import { useEventIds } from '../subscriptions/sse-event-ids.js';
 import type { Logger } from '../logging.js';
 import { compose, type GatewayDeps } from './compose.js';
-import { createHttpApp, GRAPHQL_PATH } from './http-app.js';
+import { createHttpApp, createMetricsApp, GRAPHQL_PATH } from './http-app.js';
 import { stopGateway } from './lifecycle.js';
 
 export type { GatewayDeps };
 
 export interface Gateway {
-  /** Starts listening on `config.host:config.port` (port 0 picks a free one). */
-  listen(): Promise<{ url: string; port: number }>;
+  /** Starts listening on `config.host:config.port` (port 0 picks a free one), and the metrics' own port when set. */
+  listen(): Promise<{ url: string; port: number; metricsUrl?: string }>;
   /**
    * Graceful shutdown: stops accepting, lets in-flight requests finish (each
    * answered with `Connection: close`), ends subscriptions once they delivered
@@ -67,6 +67,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     closing: () => state.refusing,
     acceptingEvents: () => !state.endingStreams,
   });
+  const metricsApp = createMetricsApp(config, composed);
   const ws = attachGraphQLWs({
     server: app.server,
     path: GRAPHQL_PATH,
@@ -101,12 +102,15 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       await app.listen({ port: config.port, host: config.host });
       const { port } = app.server.address() as AddressInfo;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-      return { url: `http://${host}:${port}`, port };
+      if (!metricsApp) return { url: `http://${host}:${port}`, port };
+      await metricsApp.listen({ port: config.metrics.port, host: config.host });
+      const metricsPort = (metricsApp.server.address() as AddressInfo).port;
+      return { url: `http://${host}:${port}`, port, metricsUrl: `http://${host}:${metricsPort}/metrics` };
     },
     async close() {
       if (state.closing) return;
       state.closing = true;
-      await stopGateway({ config, composed, app, ws, state, inFlight: () => inFlight });
+      await stopGateway({ config, composed, app, metricsApp, ws, state, inFlight: () => inFlight });
     },
   };
 }

@@ -8,7 +8,7 @@ import type { GraphQLServer } from '../graphql/graphql-server.js';
 import { createFrontDoor, registerRoutes } from '../http/front-door.js';
 import { errorEnvelope } from '../errors.js';
 import { UNAUTHENTICATED } from '../observability/metrics.js';
-import { operationsRoutes } from '../observability/operations-routes.js';
+import { metricsRoute, probeRoutes } from '../observability/operations-routes.js';
 import { restRoutes } from '../rest/rest-routes.js';
 import type { Composed } from './compose.js';
 
@@ -72,7 +72,34 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
       accepting: acceptingEvents,
     }),
     ...dashboardRoutes((error) => logger.error({ err: error }, 'could not build the dashboard')),
-    ...operationsRoutes({ ready, renderMetrics: () => metrics.render(), metricsContentType: metrics.contentType }),
+    ...probeRoutes({ ready }),
+    // With METRICS_PORT the metrics are only on their own listener (createMetricsApp).
+    ...(config.metrics.port === undefined ? [metricsRouteOf(config, composed)] : []),
   ]);
+  return app;
+}
+
+function metricsRouteOf(config: Config, { metrics }: Composed) {
+  return metricsRoute({ renderMetrics: () => metrics.render(), metricsContentType: metrics.contentType, token: config.metrics.token });
+}
+
+/**
+ * With METRICS_PORT, the listener that serves `GET /metrics` alone, on the
+ * same front door (request id, body limit, token guard, masking), so the
+ * main port can face clients while scrapes stay on an internal one.
+ */
+export function createMetricsApp(config: Config, composed: Composed): FastifyInstance | undefined {
+  if (config.metrics.port === undefined) return undefined;
+  const { logger } = composed;
+  const app = createFrontDoor({
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
+    closing: () => false,
+    onAnswered: () => {},
+    onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
+    notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
+  });
+  registerRoutes(app, [metricsRouteOf(config, composed)]);
   return app;
 }
