@@ -12,6 +12,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // `npm start` runs dist/: built once, from the sources under test.
+    globalSetup: ['test/build-dist.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

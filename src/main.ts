@@ -15,17 +15,26 @@ function configOrExit(): Config {
 
 const config = configOrExit();
 const gateway = createGateway(config);
-const { url } = await gateway.listen();
-gateway.logger.info({ url, backend: config.backend }, `listening on ${url}: dashboard at ${url}/, GraphiQL at ${url}/graphql`);
+const { url, metricsUrl } = await gateway.listen();
+gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: dashboard at ${url}/, GraphiQL at ${url}/graphql${metricsUrl ? `, metrics at ${metricsUrl}` : ''}`);
 if (config.devApiKey) {
   gateway.logger.warn({ devApiKey: config.devApiKey }, `development API key: ${config.devApiKey} (set API_KEYS to choose your own)`);
 }
 
-let stopping = false;
+/*
+ * Ctrl-C in a terminal signals the whole foreground group: the gateway, and
+ * npm (`npm start`), which forwards it again. A repeat within this long is
+ * that echo, not a second press.
+ */
+const ECHO_MS = 500;
+let stoppingSince: number | undefined;
 async function stop(signal: string): Promise<void> {
   // A second signal means "now": skip what is left of the graceful shutdown.
-  if (stopping) process.exit(1);
-  stopping = true;
+  if (stoppingSince !== undefined) {
+    if (Date.now() - stoppingSince < ECHO_MS) return;
+    process.exit(1);
+  }
+  stoppingSince = Date.now();
   gateway.logger.info({ signal, deadlineMs: config.shutdownTimeoutMs }, 'shutting down');
   await gateway.close();
   gateway.logger.info('stopped');

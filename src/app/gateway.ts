@@ -10,14 +10,14 @@ import { attachGraphQLWs } from '../subscriptions/graphql-ws.js';
 import { useEventIds } from '../subscriptions/sse-event-ids.js';
 import type { Logger } from '../logging.js';
 import { compose, type GatewayDeps } from './compose.js';
-import { createHttpApp, GRAPHQL_PATH } from './http-app.js';
+import { createHttpApp, createMetricsApp, GRAPHQL_PATH } from './http-app.js';
 import { stopGateway } from './lifecycle.js';
 
 export type { GatewayDeps };
 
 export interface Gateway {
-  /** Starts listening on `config.host:config.port` (port 0 picks a free one). */
-  listen(): Promise<{ url: string; port: number }>;
+  /** Starts listening on `config.host:config.port` (port 0 picks a free one), and the metrics' own port when set. */
+  listen(): Promise<{ url: string; port: number; metricsUrl?: string }>;
   /**
    * Graceful shutdown: stops accepting, lets in-flight requests finish (each
    * answered with `Connection: close`), ends subscriptions once they delivered
@@ -46,13 +46,14 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const state = { closing: false, refusing: false, endingStreams: false };
   const ready = () => !state.closing && services.bus.ready() && composed.base.upstreamState?.().breaker !== 'open';
   const masking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
-  const { yoga, trusted } = createGraphQLServer({
+  const { yoga, trusted, graphiql } = createGraphQLServer({
     path: GRAPHQL_PATH,
     services,
     logger,
     limits: config.limits,
     masking,
     devApiKey: config.devApiKey,
+    corsOrigins: config.corsOrigins,
     plugins: [useEventIds({ stopping: () => state.endingStreams }), metrics.plugin(), ...(keyCheck ? [useKeyWatch(keyCheck)] : [])] as never,
   });
   const app = createHttpApp({
@@ -60,11 +61,13 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     composed,
     yoga,
     masking,
+    graphiql,
     graphqlFastPath: deps.fastPaths?.graphqlFastPath ?? true,
     ready,
     closing: () => state.refusing,
     acceptingEvents: () => !state.endingStreams,
   });
+  const metricsApp = createMetricsApp(config, composed);
   const ws = attachGraphQLWs({
     server: app.server,
     path: GRAPHQL_PATH,
@@ -99,12 +102,15 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
       await app.listen({ port: config.port, host: config.host });
       const { port } = app.server.address() as AddressInfo;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-      return { url: `http://${host}:${port}`, port };
+      if (!metricsApp) return { url: `http://${host}:${port}`, port };
+      await metricsApp.listen({ port: config.metrics.port, host: config.host });
+      const metricsPort = (metricsApp.server.address() as AddressInfo).port;
+      return { url: `http://${host}:${port}`, port, metricsUrl: `http://${host}:${metricsPort}/metrics` };
     },
     async close() {
       if (state.closing) return;
       state.closing = true;
-      await stopGateway({ config, composed, app, ws, state, inFlight: () => inFlight });
+      await stopGateway({ config, composed, app, metricsApp, ws, state, inFlight: () => inFlight });
     },
   };
 }

@@ -7,7 +7,8 @@ import { graphqlRoute, type GraphQLMasking } from '../graphql/graphql-route.js';
 import type { GraphQLServer } from '../graphql/graphql-server.js';
 import { createFrontDoor, registerRoutes } from '../http/front-door.js';
 import { errorEnvelope } from '../errors.js';
-import { operationsRoutes } from '../observability/operations-routes.js';
+import { UNAUTHENTICATED } from '../observability/metrics.js';
+import { metricsRoute, probeRoutes } from '../observability/operations-routes.js';
 import { restRoutes } from '../rest/rest-routes.js';
 import type { Composed } from './compose.js';
 
@@ -26,6 +27,8 @@ export interface HttpAppOptions {
   composed: Composed;
   yoga: GraphQLServer;
   masking: GraphQLMasking;
+  /** Whether yoga serves GraphiQL's page (not with TRUSTED_DOCUMENTS=only). */
+  graphiql: boolean;
   graphqlFastPath: boolean;
   ready(): boolean;
   /** True once the gateway stops accepting connections. */
@@ -34,7 +37,7 @@ export interface HttpAppOptions {
   acceptingEvents(): boolean;
 }
 
-export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
+export function createHttpApp({ config, composed, yoga, masking, graphiql, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
   const { logger, metrics, guard, services } = composed;
   const app = createFrontDoor({
     logger,
@@ -47,14 +50,16 @@ export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath
       const transport = route.transport ?? 'rest';
       // Scrapes are not traffic: counting them would make every scrape change what it reads.
       if (transport === 'metrics') return;
-      const operation = transport === 'graphql' ? request.scope?.operation : (route.operation ?? 'other');
+      // A request without a valid key chooses no label (issue 17): its series exist from the start.
+      const keyless = route.guard !== undefined && request.scope?.credential === undefined;
+      const operation = keyless ? UNAUTHENTICATED : transport === 'graphql' ? request.scope?.operation : (route.operation ?? 'other');
       metrics.answered({ transport, operation }, status, request.scope?.graphqlErrors ?? false, seconds);
     },
     onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
     notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
   });
   registerRoutes(app, [
-    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard }),
+    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql }),
     ...restRoutes({ backend: services.backend, guard }),
     webhookRoute({
       path: WEBHOOK_PATH,
@@ -68,7 +73,35 @@ export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath
       accepting: acceptingEvents,
     }),
     ...dashboardRoutes((error) => logger.error({ err: error }, 'could not build the dashboard')),
-    ...operationsRoutes({ ready, renderMetrics: () => metrics.render(), metricsContentType: metrics.contentType }),
+    ...probeRoutes({ ready }),
+    // With METRICS_PORT the metrics are only on their own listener (createMetricsApp).
+    ...(config.metrics.port === undefined ? [metricsRouteOf(config, composed)] : []),
   ]);
+  return app;
+}
+
+function metricsRouteOf(config: Config, { metrics }: Composed) {
+  return metricsRoute({ renderMetrics: () => metrics.render(), metricsContentType: metrics.contentType, token: config.metrics.token });
+}
+
+/**
+ * With METRICS_PORT, the listener that serves `GET /metrics` alone, on the
+ * same front door (request id, body limit, token guard, masking), so the
+ * main port can face clients while scrapes stay on an internal one.
+ */
+export function createMetricsApp(config: Config, composed: Composed): FastifyInstance | undefined {
+  if (config.metrics.port === undefined) return undefined;
+  const { logger } = composed;
+  const app = createFrontDoor({
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
+    upstreamCallsPerRequest: config.upstreamCallsPerRequest,
+    closing: () => false,
+    onAnswered: () => {},
+    onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
+    notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
+  });
+  registerRoutes(app, [metricsRouteOf(config, composed)]);
   return app;
 }

@@ -23,12 +23,14 @@ export interface StopOptions {
   config: Config;
   composed: Composed;
   app: FastifyInstance;
+  /** The metrics' own listener (METRICS_PORT): scraped until the end, closed last. */
+  metricsApp: FastifyInstance | undefined;
   ws: GraphQLWsServer;
   state: StopState;
   inFlight(): number;
 }
 
-export async function stopGateway({ config, composed, app, ws, state, inFlight }: StopOptions): Promise<void> {
+export async function stopGateway({ config, composed, app, metricsApp, ws, state, inFlight }: StopOptions): Promise<void> {
   composed.stop();
   await drain({
     server: app.server,
@@ -45,5 +47,6 @@ export async function stopGateway({ config, composed, app, ws, state, inFlight }
     },
   });
   await app.close();
+  await metricsApp?.close();
   await composed.release();
 }

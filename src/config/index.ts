@@ -72,6 +72,10 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
       keepAliveMs: v.WS_KEEPALIVE_MS,
     },
     rateLimitPerSecond: v.RATE_LIMIT_PER_SECOND,
+    /** Origins allowed to call /graphql from a browser page; `:*` is any port. */
+    corsOrigins: v.CORS_ORIGINS,
+    /** Who may read /metrics: a bearer token, and/or a listener of its own. */
+    metrics: { token: v.METRICS_TOKEN, port: v.METRICS_PORT },
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
     upstreamCallsPerRequest: v.UPSTREAM_CALLS_PER_REQUEST,
     /** Fast paths a user chooses; the ones only a benchmark switches are createGateway options (GatewayDeps). */

@@ -54,7 +54,12 @@ interface Doc {
   doc: string;
 }
 
-export function integer(options: Doc & { min: number; max: number; default: number }): Setting<number> {
+type IntegerOptions = Doc & { min: number; max: number };
+
+/** A whole number within bounds; without a default the variable is optional. */
+export function integer(options: IntegerOptions & { default: number }): Setting<number>;
+export function integer(options: IntegerOptions): Setting<number | undefined>;
+export function integer(options: IntegerOptions & { default?: number }): Setting<number | undefined> {
   const { min, max } = options;
   return {
     doc: options.doc,

@@ -24,11 +24,18 @@ const server = {
   REQUEST_TIMEOUT_MS: integer({ min: SECOND, max: HOUR, default: 30 * SECOND, doc: 'longest a client may take to send a whole request' }),
   SHUTDOWN_TIMEOUT_MS: integer({ min: 0, max: 600 * SECOND, default: 10 * SECOND, doc: 'longest a graceful shutdown waits for work in flight before it closes what is left' }),
   SHUTDOWN_GRACE_MS: integer({ min: 0, max: 600 * SECOND, default: 0, doc: 'time a stopping gateway goes on serving (readiness answering 503) before it stops accepting, so a load balancer stops sending it traffic; ends early once no connection is open' }),
+  METRICS_TOKEN: text({ secret: true, doc: 'when set, `GET /metrics` needs `Authorization: Bearer <token>` (else 401)' }),
+  METRICS_PORT: integer({ min: 0, max: 65_535, doc: 'when set, `GET /metrics` is served only on this port (on `HOST`, a listener of its own) and no longer on `PORT`; `0` picks a free one' }),
 };
 
 const clients = {
   API_KEYS: list({ default: inProduction([], [DEVELOPMENT_API_KEY]), secret: true, doc: 'comma-separated keys accepted from clients in `Authorization`; not used in forward mode' }),
   RATE_LIMIT_PER_SECOND: integer({ min: 0, max: 1_000_000, default: 200, doc: 'requests per second per API key (one-second windows, shared through Redis); `0` is off' }),
+  CORS_ORIGINS: list({
+    default: inProduction([], ['http://localhost:*', 'http://127.0.0.1:*']),
+    item: { pattern: /^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:(\d{1,5}|\*))?$/, accepts: 'comma-separated origins (scheme://host, :port or :* for any port)' },
+    doc: 'origins whose browser pages may call `/graphql` (CORS; never with credentials: the key travels in `Authorization`); other origins get no CORS headers',
+  }),
 };
 
 const backend = {
@@ -79,7 +86,7 @@ const graphql = {
   MAX_TOKENS: integer({ min: 10, max: 10_000_000, default: 5_000, doc: 'most tokens in one document' }),
   MAX_DIRECTIVES: integer({ min: 0, max: 100_000, default: 50, doc: 'most directives in one operation' }),
   INTROSPECTION: onOff({ default: inProduction(false, true), doc: 'whether the schema may be introspected' }),
-  FIELD_SUGGESTIONS: onOff({ default: inProduction(false, true), doc: 'whether errors carry "Did you mean …?" hints' }),
+  FIELD_SUGGESTIONS: onOff({ default: inProduction(false, true), doc: 'whether errors carry "Did you mean …?" hints (fields, arguments, types, enum values, input fields; in documents and in variables)' }),
   TRUSTED_DOCUMENTS: oneOf(['any', 'only'], { default: 'any', doc: '`only`: accept just the operations of `schema/operations/`, by hash' }),
 };
 

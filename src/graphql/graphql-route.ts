@@ -97,6 +97,8 @@ export interface GraphQLRouteOptions {
   fastPath?: boolean;
   /** The front door's guard for /graphql: authentication and rate limit (not for the GraphiQL page). */
   guard(request: FastifyRequest): Promise<void>;
+  /** Whether yoga serves GraphiQL: only then does a browser's GET pass without a key, to get the page. */
+  graphiql: boolean;
 }
 
 /**
@@ -112,7 +114,7 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
   return reply.send(streamed ? response.body : await response.text());
 }
 
-export function graphqlRoute({ yoga, path, masking, fastPath = true, guard }: GraphQLRouteOptions): Route {
+export function graphqlRoute({ yoga, path, masking, fastPath = true, guard, graphiql }: GraphQLRouteOptions): Route {
   // Only the path and query are read: a fixed origin serves (a Host header is not trusted to parse).
   const origin = 'http://localhost';
   return {
@@ -121,8 +123,8 @@ export function graphqlRoute({ yoga, path, masking, fastPath = true, guard }: Gr
     envelope: 'graphql',
     transport: 'graphql',
     operation: 'anonymous',
-    // GraphiQL's page and CORS preflights carry no key.
-    guard: (request) => (request.method === 'OPTIONS' || isGraphiQLPage(request) ? undefined : guard(request)),
+    // GraphiQL's page and CORS preflights carry no key. Without GraphiQL, yoga would run the GET's document: guarded.
+    guard: (request) => (request.method === 'OPTIONS' || (graphiql && isGraphiQLPage(request)) ? undefined : guard(request)),
     async handler(request, reply) {
       const mediaType = fastPath ? fastMediaType(request, path) : undefined;
       const params = mediaType && request.body instanceof Buffer ? fastParams(request.body) : undefined;
@@ -164,6 +166,7 @@ function fetchRequestOf(request: FastifyRequest, yoga: Yoga): Request {
   });
 }
 
+/** When yoga answers with GraphiQL's page (its use-graphiql.ts), never reading the request's document. */
 function isGraphiQLPage(request: FastifyRequest): boolean {
   return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
 }

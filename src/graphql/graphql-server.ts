@@ -6,6 +6,7 @@ import type { Logger } from '../logging.js';
 import { yogaLogger } from '../logging.js';
 import { scopeOfRequest } from '../http/request-scope.js';
 import type { GraphQLMasking } from './graphql-route.js';
+import { corsFor } from './cors.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { queryLimitPlugins } from './use-query-limits.js';
@@ -34,17 +35,20 @@ export interface GraphQLServerOptions {
   masking: GraphQLMasking;
   /** Pre-filled in GraphiQL so it works at once locally; only the development key ever is. */
   devApiKey: string | undefined;
+  /** Origins whose pages may call /graphql (CORS_ORIGINS). */
+  corsOrigins: readonly string[];
   /** Features' plugins (SSE ids, metrics, forward-mode key watch). */
   plugins: Plugin[];
 }
 
-export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined } {
+export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined; graphiql: boolean } {
   const trusted = options.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
   const yoga = createYoga<WebSocketServerContext, GatewayContext>({
     schema,
     graphqlEndpoint: options.path,
     logging: yogaLogger(options.logger),
     landingPage: false,
+    cors: corsFor(options.corsOrigins),
     batching: false,
     // The front door bounds every body as it arrives.
     maxRequestBodySize: false,
@@ -67,5 +71,5 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       ...(trusted ? [useTrustedDocuments(trusted)] : []),
     ],
   });
-  return { yoga, trusted };
+  return { yoga, trusted, graphiql: !trusted };
 }

@@ -5,6 +5,7 @@ import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 import { withShortQuotes } from '../errors.js';
 import { operationCost } from './operation-cost.js';
+import { useNoSuggestions } from './use-no-suggestions.js';
 
 /*
  * Bounds on what one operation may ask (GraphQL Armor: depth, aliases,
@@ -139,10 +140,12 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
       maxDirectives: { n: limits.maxDirectives, ...reported },
       // Counted while parsing, before there is a validation context: a parse error.
       maxTokens: { n: limits.maxTokens, exposeLimits: true },
-      blockFieldSuggestion: { enabled: !limits.fieldSuggestions },
+      // Ours instead (use-no-suggestions.ts): Armor's misses enum values and variables.
+      blockFieldSuggestion: { enabled: false },
     }) as Plugin,
   ];
   plugins.push(useOperationCost(limits.maxCost));
+  if (!limits.fieldSuggestions) plugins.push(useNoSuggestions());
   if (!limits.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }

@@ -33,6 +33,16 @@ const MAX_IGNORED_TYPES = 20;
 /** What a type must look like to become a label of its own; anything else is `other`. */
 const SAFE_TYPE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
+/**
+ * The operation label of a request on a keyed route (GraphQL, REST) that
+ * came without a valid key, or asked for no key (GraphiQL's page, a CORS
+ * preflight): such requests choose no label, and their series exist from the
+ * start, so no number of them adds one.
+ */
+export const UNAUTHENTICATED = 'unauthenticated';
+/** The transports whose routes take a key (graphql-route.ts, rest-routes.ts). */
+const KEYED_TRANSPORTS = ['graphql', 'rest'];
+
 /** What the metrics plugin keeps in a request's scope. */
 interface OperationScope {
   operation: string | undefined;
@@ -89,6 +99,10 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     'bad-signature', 'unreadable', 'too-large', 'unsupported-encoding', 'unavailable',
   ];
   for (const reason of rejectReasons) webhooksRejected.labels({ reason }).inc(0);
+  for (const transport of KEYED_TRANSPORTS) {
+    for (const outcome of ['2xx', '4xx', '5xx']) requests.labels({ transport, operation: UNAUTHENTICATED, outcome }).inc(0);
+    requestDuration.zero({ transport, operation: UNAUTHENTICATED });
+  }
 
   // Gauges are read when scraped, so they can never go stale between events.
   new Gauge({

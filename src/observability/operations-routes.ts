@@ -1,18 +1,28 @@
+import { hash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
 import type { Route } from '../http/front-door.js';
 
 /*
  * What an operator's tooling polls: liveness (the process answers),
  * readiness (it can serve: not stopping, events storable, upstream not cut
- * off) and the Prometheus metrics. None needs a key.
+ * off) and the Prometheus metrics. The probes need no key; the metrics need
+ * METRICS_TOKEN when it is set, and are served on a listener of their own
+ * with METRICS_PORT (http-app.ts).
  */
 
-export interface OperationsRoutesOptions {
+export interface ProbeRoutesOptions {
   ready(): boolean;
-  renderMetrics(): Promise<string>;
-  metricsContentType: string;
 }
 
-export function operationsRoutes({ ready, renderMetrics, metricsContentType }: OperationsRoutesOptions): Route[] {
+export interface MetricsRouteOptions {
+  renderMetrics(): Promise<string>;
+  metricsContentType: string;
+  /** When set, a scrape must send `Authorization: Bearer <token>`. */
+  token: string | undefined;
+}
+
+export function probeRoutes({ ready }: ProbeRoutesOptions): Route[] {
   return [
     { method: 'GET', url: '/healthz', transport: 'probe', operation: 'GET /healthz', handler: () => ({ status: 'ok' }) },
     {
@@ -22,12 +32,31 @@ export function operationsRoutes({ ready, renderMetrics, metricsContentType }: O
       operation: 'GET /readyz',
       handler: (_request, reply) => (ready() ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' })),
     },
-    {
-      method: 'GET',
-      url: '/metrics',
-      transport: 'metrics',
-      operation: 'GET /metrics',
-      handler: async (_request, reply) => reply.header('content-type', metricsContentType).send(await renderMetrics()),
-    },
   ];
+}
+
+// One-shot hashing, compared in constant time (as client keys are, src/auth.ts).
+const digest = (value: string): Buffer => hash('sha256', value, 'buffer') as unknown as Buffer;
+
+/** The front door's guard for /metrics: the bearer token, before anything is rendered. */
+function tokenGuard(token: string): (request: FastifyRequest) => void {
+  const expected = digest(token);
+  return (request) => {
+    const header = request.headers.authorization;
+    const presented = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header.trim())?.[1] : undefined;
+    if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
+      throw new GatewayError('UNAUTHENTICATED', 'The metrics need their token: send Authorization: Bearer <METRICS_TOKEN>', { failsRequest: true });
+    }
+  };
+}
+
+export function metricsRoute({ renderMetrics, metricsContentType, token }: MetricsRouteOptions): Route {
+  return {
+    method: 'GET',
+    url: '/metrics',
+    transport: 'metrics',
+    operation: 'GET /metrics',
+    ...(token ? { guard: tokenGuard(token) } : {}),
+    handler: async (_request, reply) => reply.header('content-type', metricsContentType).send(await renderMetrics()),
+  };
 }

@@ -34,7 +34,8 @@ describe('SIGTERM under load', () => {
   it('answers every request, loses no accepted webhook and exits 0', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['dist/main.js'], {
+      cwd: new URL('../..', import.meta.url),
       env: { ...process.env, PORT: String(port), API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '5000', RATE_LIMIT_PER_SECOND: '0' },
       stdio: 'ignore',
     });

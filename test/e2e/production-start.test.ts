@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /*
- * The real start command (`npm start` is `tsx src/main.ts`) with NODE_ENV=production:
+ * The real start command (`npm start` is `node dist/main.js`; vitest's global set-up builds dist/) with NODE_ENV=production:
  * without WEBHOOK_SECRET the gateway must not start unless WEBHOOK_UNSIGNED=allow
  * says unsigned webhooks are wanted (issue 15, point 2).
  */
@@ -19,9 +19,9 @@ interface Run {
   exited: Promise<number | null>;
 }
 
-/** Starts src/main.ts the way `npm start` does, with only the environment given (nothing inherited but PATH). */
+/** Starts dist/main.js the way `npm start` does, with only the environment given (nothing inherited but PATH). */
 function startMain(env: Record<string, string>): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,6 +8,8 @@ export const OTHER_KEY = 'test-key-2';
 
 export interface RunningGateway {
   url: string;
+  /** Where /metrics is served when METRICS_PORT is set. */
+  metricsUrl?: string | undefined;
   gateway: Gateway;
   close(): Promise<void>;
 }
@@ -19,6 +21,6 @@ export async function startGateway(env: Record<string, string> = {}, deps: Gatew
   if (unknown.length > 0) throw new Error(`startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); fast paths only a benchmark switches are GatewayDeps.fastPaths`);
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_GRACE_MS: '0', ...env });
   const gateway = createGateway(config, { logger: pino({ level: 'silent' }), ...deps });
-  const { url } = await gateway.listen();
-  return { url, gateway, close: () => gateway.close() };
+  const { url, metricsUrl } = await gateway.listen();
+  return { url, metricsUrl, gateway, close: () => gateway.close() };
 }

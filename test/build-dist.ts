@@ -1,0 +1,9 @@
+import { buildDist } from '../scripts/build.js';
+
+/*
+ * Vitest's global set-up: tests that start the gateway as `npm start` does
+ * run dist/, so it is built once from the sources under test, never stale.
+ */
+export default async function setup(): Promise<void> {
+  await buildDist();
+}
