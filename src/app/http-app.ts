@@ -53,7 +53,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath
     notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
   });
   registerRoutes(app, [
-    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard }),
+    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, maxUnsentBytes: config.maxUnsentBytes }),
     ...restRoutes({ backend: services.backend, guard }),
     webhookRoute({
       path: WEBHOOK_PATH,

@@ -54,6 +54,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     /** Upstream values of the `products` query parameter; an empty value means "send none". */
     productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },
     maxBodyBytes: v.MAX_BODY_BYTES,
+    /** Results a WebSocket connection or an SSE stream may hold unsent before it is cut. */
+    maxUnsentBytes: v.MAX_UNSENT_BYTES,
     limits: {
       maxDepth: v.MAX_DEPTH,
       maxAliases: v.MAX_ALIASES,

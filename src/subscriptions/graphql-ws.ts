@@ -25,6 +25,8 @@ export interface GraphQLWsOptions {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   yoga: YogaServerInstance<any, any>;
   limits: WebSocketLimits;
+  /** Bytes a connection may hold unsent (ws `bufferedAmount`) before it is closed: its client reads too slowly. */
+  maxUnsentBytes: number;
   /** Subscribers with the same document, variables and key share one execution per event. */
   sharing: boolean;
   /** When set, only these documents may run (TRUSTED_DOCUMENTS=only). */
@@ -103,6 +105,19 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     return options.trusted.lookup(id) ?? unknownDocumentError();
   };
 
+  /**
+   * A client that stops reading would have the gateway hold every result it
+   * is sent (shared results are written without waiting for the socket).
+   * 1013 Try Again Later: graphql-ws clients reconnect on it (and resume with
+   * `after`), where 1008 would be final for them. The close frame waits behind
+   * what the client has not read, so the socket is dropped soon after.
+   */
+  const closeIfBehind = (socket: WebSocket) => {
+    if (socket.bufferedAmount <= options.maxUnsentBytes || socket.readyState !== socket.OPEN) return;
+    socket.close(1013, 'Reading too slowly');
+    setTimeout(() => socket.terminate(), CLOSE_HANDSHAKE_MS).unref();
+  };
+
   /** The execution arguments of one operation, or the errors that refuse it. */
   const prepare = async (ctx: Context<Record<string, unknown>, Extra>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> => {
     const source = documentOf(payload);
@@ -125,7 +140,9 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       const socket = ctx.extra.socket;
       const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
       const send = (json: string) => {
-        if (socket.readyState === socket.OPEN) socket.send(`${frameStart}${json}}`);
+        if (socket.readyState !== socket.OPEN) return;
+        socket.send(`${frameStart}${json}}`);
+        closeIfBehind(socket);
       };
       const joined = (args: ExecutionArgs) => shared.join(group, async () => (await subscribe(args)) as AsyncIterable<ExecutionResult> | ExecutionResult, send);
       return {
@@ -181,6 +198,8 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         );
       },
       onComplete: (ctx, id) => void open.get(ctx)?.delete(id),
+      // Other results (queries, mutations) are sent by graphql-ws: judged before each one goes.
+      onNext: (ctx) => closeIfBehind(ctx.extra.socket),
     },
     wss,
     options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY,
