@@ -40,6 +40,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphqlFastPath
     logger,
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
+    headersTimeoutMs: config.headersTimeoutMs,
     closing,
     onAnswered(request, status, seconds) {
       const { config: route } = request.routeOptions;

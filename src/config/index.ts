@@ -74,6 +74,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     },
     rateLimitPerSecond: v.RATE_LIMIT_PER_SECOND,
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: Math.min(v.HEADERS_TIMEOUT_MS, v.REQUEST_TIMEOUT_MS),
     /** Fast paths a user chooses; the ones only a benchmark switches are createGateway options (GatewayDeps). */
     fastPaths: { cacheTtlMs: v.CACHE_TTL_MS },
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,

@@ -24,6 +24,7 @@ const server = {
   MAX_BODY_BYTES: integer({ min: 1_024, max: 100 * MIB, default: MIB, doc: 'largest request body accepted on any route, in bytes; larger gets 413' }),
   MAX_UNSENT_BYTES: integer({ min: 64 * 1_024, max: GIB, default: 4 * MIB, doc: 'most bytes of results one WebSocket connection or SSE stream may hold unsent for a client that reads too slowly; past it the WebSocket is closed with 1013 and the SSE stream is cut (clients reconnect and resume); keep it a few times the largest event' }),
   REQUEST_TIMEOUT_MS: integer({ min: SECOND, max: HOUR, default: 30 * SECOND, doc: 'longest a client may take to send a whole request' }),
+  HEADERS_TIMEOUT_MS: integer({ min: SECOND, max: HOUR, default: 10 * SECOND, doc: 'longest a client may take to send the headers of a request (a WebSocket upgrade too); the connection is closed past it, checked every second; at most `REQUEST_TIMEOUT_MS`' }),
   SHUTDOWN_TIMEOUT_MS: integer({ min: 0, max: 600 * SECOND, default: 10 * SECOND, doc: 'longest a graceful shutdown waits for work in flight before it closes what is left' }),
   SHUTDOWN_GRACE_MS: integer({ min: 0, max: 600 * SECOND, default: 0, doc: 'time a stopping gateway goes on serving (readiness answering 503) before it stops accepting, so a load balancer stops sending it traffic; ends early once no connection is open' }),
 };
