@@ -73,6 +73,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     path: GRAPHQL_PATH,
     yoga,
     limits: config.websocket,
+    maxUnsentBytes: config.maxUnsentBytes,
     sharing: deps.fastPaths?.subscriptionSharing ?? true,
     onDemoRequest: composed.demo,
     trusted,

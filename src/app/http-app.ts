@@ -37,13 +37,19 @@ export interface HttpAppOptions {
   acceptingEvents(): boolean;
 }
 
+/** What bounds a request on every listener of the gateway. */
+const frontDoorBounds = (config: Config) => ({
+  maxBodyBytes: config.maxBodyBytes,
+  requestTimeoutMs: config.requestTimeoutMs,
+  headersTimeoutMs: config.headersTimeoutMs,
+  upstreamCallsPerRequest: config.upstreamCallsPerRequest,
+});
+
 export function createHttpApp({ config, composed, yoga, masking, graphiql, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
   const { logger, metrics, guard, services } = composed;
   const app = createFrontDoor({
+    ...frontDoorBounds(config),
     logger,
-    maxBodyBytes: config.maxBodyBytes,
-    requestTimeoutMs: config.requestTimeoutMs,
-    upstreamCallsPerRequest: config.upstreamCallsPerRequest,
     closing,
     onAnswered(request, status, seconds) {
       const { config: route } = request.routeOptions;
@@ -59,7 +65,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
     notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
   });
   registerRoutes(app, [
-    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql }),
+    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql, maxUnsentBytes: config.maxUnsentBytes }),
     ...restRoutes({ backend: services.backend, guard }),
     webhookRoute({
       path: WEBHOOK_PATH,
@@ -93,10 +99,8 @@ export function createMetricsApp(config: Config, composed: Composed): FastifyIns
   if (config.metrics.port === undefined) return undefined;
   const { logger } = composed;
   const app = createFrontDoor({
+    ...frontDoorBounds(config),
     logger,
-    maxBodyBytes: config.maxBodyBytes,
-    requestTimeoutMs: config.requestTimeoutMs,
-    upstreamCallsPerRequest: config.upstreamCallsPerRequest,
     closing: () => false,
     onAnswered: () => {},
     onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),

@@ -55,6 +55,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     /** Upstream values of the `products` query parameter; an empty value means "send none". */
     productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },
     maxBodyBytes: v.MAX_BODY_BYTES,
+    /** Results a WebSocket connection or an SSE stream may hold unsent before it is cut. */
+    maxUnsentBytes: v.MAX_UNSENT_BYTES,
     limits: {
       maxDepth: v.MAX_DEPTH,
       maxAliases: v.MAX_ALIASES,
@@ -78,6 +80,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     metrics: { token: v.METRICS_TOKEN, port: v.METRICS_PORT },
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
     upstreamCallsPerRequest: v.UPSTREAM_CALLS_PER_REQUEST,
+    headersTimeoutMs: Math.min(v.HEADERS_TIMEOUT_MS, v.REQUEST_TIMEOUT_MS),
     /** Fast paths a user chooses; the ones only a benchmark switches are createGateway options (GatewayDeps). */
     fastPaths: { cacheTtlMs: v.CACHE_TTL_MS },
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,

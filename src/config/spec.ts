@@ -14,6 +14,7 @@ export const DEVELOPMENT_API_KEY = 'dev-key-vending-gateway';
 const SECOND = 1_000;
 const HOUR = 3_600_000;
 const MIB = 1_048_576;
+const GIB = 1_024 * MIB;
 
 const server = {
   NODE_ENV: text({ doc: '`production` turns off the development key, introspection, field suggestions and the demo simulator, and refuses unsigned webhooks unless `WEBHOOK_UNSIGNED=allow`' }),
@@ -21,7 +22,9 @@ const server = {
   HOST: text({ default: '127.0.0.1', doc: 'address to listen on (`0.0.0.0` for every interface)' }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', doc: 'the least severe log lines written; `silent` writes none' }),
   MAX_BODY_BYTES: integer({ min: 1_024, max: 100 * MIB, default: MIB, doc: 'largest request body accepted on any route, in bytes; larger gets 413' }),
+  MAX_UNSENT_BYTES: integer({ min: 64 * 1_024, max: GIB, default: 4 * MIB, doc: 'most bytes of results one WebSocket connection or SSE stream may hold unsent for a client that reads too slowly; past it the WebSocket is closed with 1013 and the SSE stream is cut (clients reconnect and resume); keep it a few times the largest event' }),
   REQUEST_TIMEOUT_MS: integer({ min: SECOND, max: HOUR, default: 30 * SECOND, doc: 'longest a client may take to send a whole request' }),
+  HEADERS_TIMEOUT_MS: integer({ min: SECOND, max: HOUR, default: 10 * SECOND, doc: 'longest a client may take to send the headers of a request (a WebSocket upgrade too); the connection is closed past it, checked every second; at most `REQUEST_TIMEOUT_MS`' }),
   SHUTDOWN_TIMEOUT_MS: integer({ min: 0, max: 600 * SECOND, default: 10 * SECOND, doc: 'longest a graceful shutdown waits for work in flight before it closes what is left' }),
   SHUTDOWN_GRACE_MS: integer({ min: 0, max: 600 * SECOND, default: 0, doc: 'time a stopping gateway goes on serving (readiness answering 503) before it stops accepting, so a load balancer stops sending it traffic; ends early once no connection is open' }),
   METRICS_TOKEN: text({ secret: true, doc: 'when set, `GET /metrics` needs `Authorization: Bearer <token>` (else 401)' }),

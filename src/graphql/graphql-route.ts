@@ -3,6 +3,7 @@ import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createGraphQLError, maskError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type { Route } from '../http/front-door.js';
 import { scopeOfRequest } from '../http/request-scope.js';
+import { boundUnsent } from '../http/unsent-bound.js';
 
 /*
  * `/graphql` on the front door (DESIGN §6: yoga serves /graphql only). A
@@ -99,22 +100,25 @@ export interface GraphQLRouteOptions {
   guard(request: FastifyRequest): Promise<void>;
   /** Whether yoga serves GraphiQL: only then does a browser's GET pass without a key, to get the page. */
   graphiql: boolean;
+  /** Bytes of an SSE stream its client may leave unread before the stream is cut (MAX_UNSENT_BYTES). */
+  maxUnsentBytes: number;
 }
 
 /**
  * Writes yoga's Response: streamed when it is a stream of results (SSE),
- * else whole, as text (piping a web stream through Node costs a result
- * more than the rest of its answer).
+ * cut once its client leaves more than `maxUnsentBytes` unread, else whole,
+ * as text (piping a web stream through Node costs a result more than the
+ * rest of its answer).
  */
-async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+async function send(reply: FastifyReply, response: Response, maxUnsentBytes: number): Promise<FastifyReply> {
   reply.code(response.status);
   response.headers.forEach((value, key) => void reply.header(key, value));
   if (response.body === null) return reply.send();
   const streamed = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  return reply.send(streamed ? response.body : await response.text());
+  return reply.send(streamed ? boundUnsent(response.body, maxUnsentBytes) : await response.text());
 }
 
-export function graphqlRoute({ yoga, path, masking, fastPath = true, guard, graphiql }: GraphQLRouteOptions): Route {
+export function graphqlRoute({ yoga, path, masking, fastPath = true, guard, graphiql, maxUnsentBytes }: GraphQLRouteOptions): Route {
   // Only the path and query are read: a fixed origin serves (a Host header is not trusted to parse).
   const origin = 'http://localhost';
   return {
@@ -138,11 +142,11 @@ export function graphqlRoute({ yoga, path, masking, fastPath = true, guard, grap
         } catch (error) {
           result = thrownResult(error, masking);
         }
-        return send(reply, await processRegularResult(result, yoga.fetchAPI, mediaType));
+        return send(reply, await processRegularResult(result, yoga.fetchAPI, mediaType), maxUnsentBytes);
       }
       const fetchRequest = fetchRequestOf(request, yoga);
       scopeOfRequest.set(fetchRequest, request.scope);
-      return send(reply, await yoga.fetch(fetchRequest));
+      return send(reply, await yoga.fetch(fetchRequest), maxUnsentBytes);
     },
   };
 }

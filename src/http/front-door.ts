@@ -54,6 +54,8 @@ export interface FrontDoorOptions {
   requestTimeoutMs: number;
   /** Upstream calls one request may start (its scope's budget). */
   upstreamCallsPerRequest: number;
+  /** Longest a client may take to send a request's headers (a WebSocket upgrade's too). */
+  headersTimeoutMs: number;
   /** True once the gateway stops accepting: answers then carry Connection: close. */
   closing(): boolean;
   /** Told of every answer (for metrics), with the scope its route and handlers filled. */
@@ -83,6 +85,10 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.maxBodyBytes,
     requestTimeout: options.requestTimeoutMs,
+    // Node checks both timeouts only every `connectionsCheckingInterval` (30 s by default), so a
+    // slowloris held a connection 49–57 s; checked every second, it holds it no longer than the timeout
+    // and a second. An upgrade's headers are read by the same parser, before ws sees the request.
+    http: { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs) },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']),
     // The gateway's shutdown (lifecycle) decides what a stopping server answers.
     return503OnClosing: false,

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 
+import type { Context, SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -26,6 +27,8 @@ export interface GraphQLWsOptions {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   yoga: YogaServerInstance<any, any>;
   limits: WebSocketLimits;
+  /** Bytes a connection may hold unsent (ws `bufferedAmount`) before it is closed: its client reads too slowly. */
+  maxUnsentBytes: number;
   /** Subscribers with the same document, variables and key share one execution per event. */
   sharing: boolean;
   /** When set, only these documents may run (TRUSTED_DOCUMENTS=only). */
@@ -111,6 +114,62 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     return options.trusted.lookup(id) ?? unknownDocumentError();
   };
 
+  /**
+   * A client that stops reading would have the gateway hold every result it
+   * is sent (shared results are written without waiting for the socket).
+   * 1013 Try Again Later: graphql-ws clients reconnect on it (and resume with
+   * `after`), where 1008 would be final for them. The close frame waits behind
+   * what the client has not read, so the socket is dropped soon after.
+   */
+  const closeIfBehind = (socket: WebSocket) => {
+    if (socket.bufferedAmount <= options.maxUnsentBytes || socket.readyState !== socket.OPEN) return;
+    socket.close(1013, 'Reading too slowly');
+    setTimeout(() => socket.terminate(), CLOSE_HANDSHAKE_MS).unref();
+  };
+
+  /** The execution arguments of one operation, or the errors that refuse it. */
+  const prepare = async (ctx: Context<Record<string, unknown>, Extra>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+    const source = documentOf(payload);
+    if (source instanceof GraphQLError) return [source];
+    const tooDeep = nestingProblem({ query: source, variables: payload.variables, extensions: payload.extensions });
+    if (tooDeep) return [tooDeep];
+    const initial = options.initialContext(authorizationOf(ctx.connectionParams));
+    const { schema, execute, subscribe, contextFactory, parse, validate } = options.yoga.getEnveloped(initial);
+    try {
+      const document = parse(source);
+      const errors = validate(schema, document);
+      if (errors.length > 0) return errors;
+      const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
+      // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
+      if (!isSubscription) initial.signal = ownerOf(ctx).signal;
+      const contextValue = await contextFactory();
+      const authorization = authorizationOf(ctx.connectionParams);
+      // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
+      const group = options.sharing && !resumes(document, payload.variables) ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
+      // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
+      const socket = ctx.extra.socket;
+      const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+      const send = (json: string) => {
+        if (socket.readyState !== socket.OPEN) return;
+        socket.send(`${frameStart}${json}}`);
+        closeIfBehind(socket);
+      };
+      const joined = (args: ExecutionArgs) => shared.join(group, async () => (await subscribe(args)) as AsyncIterable<ExecutionResult> | ExecutionResult, send);
+      return {
+        schema,
+        document,
+        operationName: payload.operationName,
+        variableValues: payload.variables,
+        contextValue,
+        rootValue: { execute, subscribe: isSubscription ? joined : subscribe },
+      };
+    } catch (error) {
+      // Parse errors and refusals of the context (rate limit) are the client's to read, not a socket failure.
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+  };
+
   const disposable = useServer<Record<string, unknown>, Extra>(
     {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
@@ -129,52 +188,31 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         owners.get(ctx)?.abort(new ClientGone());
         demoReleases.get(ctx)?.();
       },
-      onSubscribe: async (ctx, id, payload) => {
+      // graphql-ws calls this as each `subscribe` message arrives, so the slot is taken here, before any
+      // await: subscribes that arrive in one burst are counted one by one (issue 17). A refusal is an
+      // `error` for that id only, which clients hand to that one operation; the connection goes on.
+      onSubscribe: (ctx, id, payload) => {
         const ids = open.get(ctx) ?? new Set<string>();
         open.set(ctx, ids);
         if (ids.size >= options.limits.maxSubscriptions) {
           return [new GraphQLError(`At most ${options.limits.maxSubscriptions} subscriptions per connection`, { extensions: { code: 'BAD_USER_INPUT' } })];
         }
-        const source = documentOf(payload);
-        if (source instanceof GraphQLError) return [source];
-        const tooDeep = nestingProblem({ query: source, variables: payload.variables, extensions: payload.extensions });
-        if (tooDeep) return [tooDeep];
-        const initial = options.initialContext(authorizationOf(ctx.connectionParams));
-        const { schema, execute, subscribe, contextFactory, parse, validate } = options.yoga.getEnveloped(initial);
-        try {
-          const document = parse(source);
-          const errors = validate(schema, document);
-          if (errors.length > 0) return errors;
-          const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
-          // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
-          if (!isSubscription) initial.signal = ownerOf(ctx).signal;
-          const contextValue = await contextFactory();
-          ids.add(id);
-          const authorization = authorizationOf(ctx.connectionParams);
-          // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
-          const group = options.sharing && !resumes(document, payload.variables) ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
-          // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
-          const socket = ctx.extra.socket;
-          const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-          const send = (json: string) => {
-            if (socket.readyState === socket.OPEN) socket.send(`${frameStart}${json}}`);
-          };
-          const joined = (args: ExecutionArgs) => shared.join(group, async () => (await subscribe(args)) as AsyncIterable<ExecutionResult> | ExecutionResult, send);
-          return {
-            schema,
-            document,
-            operationName: payload.operationName,
-            variableValues: payload.variables,
-            contextValue,
-            rootValue: { execute, subscribe: isSubscription ? joined : subscribe },
-          };
-        } catch (error) {
-          // Parse errors and refusals of the context (rate limit) are the client's to read, not a socket failure.
-          if (error instanceof GraphQLError) return [error];
-          throw error;
-        }
+        ids.add(id);
+        // graphql-ws calls onComplete only for an operation that ran: a refused or failed one gives its slot back here.
+        return prepare(ctx, id, payload).then(
+          (prepared) => {
+            if (Array.isArray(prepared)) ids.delete(id);
+            return prepared;
+          },
+          (error: unknown) => {
+            ids.delete(id);
+            throw error;
+          },
+        );
       },
       onComplete: (ctx, id) => void open.get(ctx)?.delete(id),
+      // Other results (queries, mutations) are sent by graphql-ws: judged before each one goes.
+      onNext: (ctx) => closeIfBehind(ctx.extra.socket),
     },
     wss,
     options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY,
