@@ -115,7 +115,18 @@ async function send(reply: FastifyReply, response: Response, maxUnsentBytes: num
   response.headers.forEach((value, key) => void reply.header(key, value));
   if (response.body === null) return reply.send();
   const streamed = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  return reply.send(streamed ? boundUnsent(response.body, maxUnsentBytes) : await response.text());
+  return reply.send(streamed ? boundUnsent(response.body, maxUnsentBytes, () => cut(reply)) : await response.text());
+}
+
+/**
+ * Closes the connection of a client that stopped reading with a reset: a
+ * plain close would queue its FIN behind what the kernel still holds for the
+ * client, and hold all that for as long as the client does not read.
+ */
+function cut(reply: FastifyReply): void {
+  const socket = reply.raw.socket;
+  if (socket && !socket.destroyed) socket.resetAndDestroy();
+  else reply.raw.destroy();
 }
 
 export function graphqlRoute({ yoga, path, masking, fastPath = true, guard, graphiql, maxUnsentBytes }: GraphQLRouteOptions): Route {

@@ -55,6 +55,24 @@ const useClientErrors = (): Plugin =>
     return { ...result, errors: errors.map(forClient) };
   }) as Plugin;
 
+/**
+ * yoga refuses a body that is not JSON with the parser's own message under
+ * `extensions.originalError`, and V8's message quotes the body (900 KB in,
+ * 900 KB out): the client gets yoga's sentence and a code of DESIGN's set.
+ */
+const useNoParserEcho = (): Plugin => ({
+  onResultProcess({ result, setResult }) {
+    if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+    const { errors } = result as ExecutionResult;
+    if (!errors?.some((error) => error.extensions.originalError !== undefined)) return;
+    setResult({
+      ...result,
+      // A request that is not even JSON is a 400 on every media type.
+      errors: errors.map(({ message }) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } })),
+    });
+  },
+});
+
 function operationOf(args: ExecutionArgs): { operation: OperationDefinitionNode | undefined; fragments: Map<string, FragmentDefinitionNode> } {
   let operation: OperationDefinitionNode | undefined;
   let operations = 0;
@@ -150,6 +168,6 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }
   // Last, so they see the errors of every rule above.
-  plugins.push(useErrorCodes(), useClientErrors());
+  plugins.push(useErrorCodes(), useClientErrors(), useNoParserEcho());
   return plugins;
 }

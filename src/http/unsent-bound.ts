@@ -17,7 +17,8 @@ export class ClientTooSlowError extends Error {
   }
 }
 
-export function boundUnsent(source: ReadableStream<Uint8Array>, maxUnsentBytes: number): ReadableStream<Uint8Array> {
+/** `onCut` is told when the bound was passed: the caller closes the connection (what the kernel holds for it goes too). */
+export function boundUnsent(source: ReadableStream<Uint8Array>, maxUnsentBytes: number, onCut: () => void): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let over = false;
   // A reader's cancel can wait for the read it has pending (yoga's stream is a Node Readable read
@@ -47,6 +48,7 @@ export function boundUnsent(source: ReadableStream<Uint8Array>, maxUnsentBytes: 
                 over = true;
                 controller.error(new ClientTooSlowError(maxUnsentBytes));
                 stopSource(undefined);
+                onCut();
               }
             }
           } catch (error) {

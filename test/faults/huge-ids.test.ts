@@ -171,6 +171,21 @@ describe('client input in error messages', () => {
     const field = await postRaw(`{ ${'f'.repeat(200_000)} }`);
     expect(field.text.length).toBeLessThan(2_000);
   });
+  it('does not echo a body that is not JSON (the parser quotes it whole)', async () => {
+    for (const contentType of ['application/json', 'application/json; charset=utf-8']) {
+      const response = await fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': contentType, origin: 'http://localhost:1234', authorization: TEST_KEY },
+        body: `x${'A'.repeat(900_000)}`,
+      });
+      const text = await response.text();
+      expect(response.status).toBe(400);
+      expect(text.length).toBeLessThan(2_048);
+      expect(text).not.toContain('AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+      expect(text).not.toContain('originalError');
+    }
+  });
+
   it('names a few of the problems of a refused webhook body, not one per array item', async () => {
     const body = JSON.stringify({ event: 'transaction', data: { transactionId: 't-1', status: 'paid', products: Array.from({ length: 50_000 }, () => 1) } });
     const response = await fetch(`${gw.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -115,6 +116,10 @@ describe('a consumer that stops reading', () => {
 
     expect(await waitFor(() => running.gateway.activeSubscriptions() === 0, 5_000)).toBe(true);
     expect(grewMiB.held).toBeLessThan(30);
+    // The connection itself is closed (reset), not left open holding what the kernel buffered for it.
+    const local = response.socket.localPort;
+    const established = () => execFileSync('ss', ['-Htn', 'state', 'established', `( sport = :${local} )`]).toString().trim() !== '';
+    expect(await waitFor(() => !established(), 5_000)).toBe(true);
     response.resume();
     response.socket.resume();
     expect(await waitFor(() => ended, 5_000)).toBe(true);
