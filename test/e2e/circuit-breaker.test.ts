@@ -181,9 +181,11 @@ describe('bound on concurrent upstream requests', () => {
     expect(reported).toEqual([expect.objectContaining({ outcome: 'UPSTREAM_UNAVAILABLE', attempts: 0 })]);
 
     expect(await Promise.all(five)).toEqual(Array(5).fill('UPSTREAM_TIMEOUT'));
-    expect(upstream.calls.length - before).toBe(5);
+    // The wait for a slot is part of each call's deadline (issue 17): the three queued behind the
+    // two hanging ones time out about when those free their slots, so few if any reach the upstream.
+    expect(upstream.calls.length - before).toBeGreaterThanOrEqual(2);
+    expect(upstream.calls.length - before).toBeLessThanOrEqual(5);
     // When the k-th call (from 0) ended, at most k + 2 had arrived: never more than two at once.
-    expect(arrivedAtEnd).toHaveLength(5);
     arrivedAtEnd.forEach((arrived, k) => expect(arrived).toBeLessThanOrEqual(k + 2));
     // Five timeouts are below the default minimum of calls, so the circuit stays closed.
     expect(b.upstreamState()).toEqual({ breaker: 'closed', inFlight: 0, queued: 0 });

@@ -17,13 +17,19 @@ export interface ConcurrencyLimitOptions {
 export const concurrencyLimitDefaults = { maxConcurrent: 100, maxQueued: 1000 } as const satisfies ConcurrencyLimitOptions;
 
 export interface ConcurrencyLimit {
-  /** Runs `work` when a slot is free, in arrival order; a waiter whose `signal` aborts leaves the queue (its reason is thrown). */
-  run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /**
+   * Runs `work` when a slot is free, in arrival order. A waiter whose
+   * `signal` aborts leaves the queue (its reason is thrown); one still
+   * waiting after `maxWaitMs` leaves it with UPSTREAM_TIMEOUT.
+   */
+  run<T>(work: () => Promise<T>, signal?: AbortSignal, maxWaitMs?: number): Promise<T>;
   /** Calls whose work is under way. */
   readonly inFlight: number;
   /** Calls waiting for a slot. */
   readonly queued: number;
 }
+
+const waitedTooLong = (ms: number) => new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within ${ms} ms (every connection to it was busy)`);
 
 export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions> = {}): ConcurrencyLimit {
   const maxConcurrent = options.maxConcurrent ?? concurrencyLimitDefaults.maxConcurrent;
@@ -34,20 +40,29 @@ export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions>
   let inFlight = 0;
   const waiting: Array<() => void> = [];
 
-  function wait(signal: AbortSignal | undefined): Promise<void> {
+  // Only a call that has to wait pays for a timer and a listener.
+  function wait(signal: AbortSignal | undefined, maxWaitMs: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (!signal) return void waiting.push(resolve);
-      const leave = () => {
-        const index = waiting.indexOf(admit);
-        if (index >= 0) waiting.splice(index, 1);
-        reject(signal.reason);
+      if (!signal && maxWaitMs === undefined) return void waiting.push(resolve);
+      let timer: NodeJS.Timeout | undefined;
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', aborted);
       };
       const admit = () => {
-        signal.removeEventListener('abort', leave);
+        settle();
         resolve();
       };
+      const leave = (reason: unknown) => {
+        const index = waiting.indexOf(admit);
+        if (index >= 0) waiting.splice(index, 1);
+        settle();
+        reject(reason);
+      };
+      const aborted = () => leave(signal?.reason);
       waiting.push(admit);
-      signal.addEventListener('abort', leave, { once: true });
+      if (maxWaitMs !== undefined) timer = setTimeout(() => leave(waitedTooLong(maxWaitMs)), maxWaitMs);
+      signal?.addEventListener('abort', aborted, { once: true });
     });
   }
 
@@ -60,12 +75,12 @@ export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions>
   };
 
   return {
-    async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    async run<T>(work: () => Promise<T>, signal?: AbortSignal, maxWaitMs?: number): Promise<T> {
       if (signal?.aborted) throw signal.reason;
       if (inFlight < maxConcurrent) {
         inFlight++;
       } else if (waiting.length < maxQueued) {
-        await wait(signal);
+        await wait(signal, maxWaitMs);
       } else {
         throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Too many upstream requests waiting; try again shortly');
       }

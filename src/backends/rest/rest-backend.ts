@@ -72,7 +72,8 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
   /** limiter → breaker → client. An open circuit refuses at once instead of queueing behind slow calls first. */
   function guarded<T>(work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     const throughBreaker = () => breaker.run(work);
-    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, signal);
+    // The wait for a slot is part of the call's deadline: a queue behind slow calls cannot stretch it.
+    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, signal, options.timeoutMs);
   }
 
   async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<unknown> {
@@ -85,7 +86,8 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     try {
       const response = await guarded(async () => {
         seen.attempts = 1;
-        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization, signal });
+        const timeoutMs = Math.max(1, options.timeoutMs - (performance.now() - started));
+        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization, signal, timeoutMs });
         seen.outcome = answer.status;
         seen.attempts = answer.attempts;
         // Thrown inside the breaker, so that 5xx answers count against the upstream's health.

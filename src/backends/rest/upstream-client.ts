@@ -35,6 +35,8 @@ export interface UpstreamRequest {
   body?: string;
   /** The caller's signal: aborting it stops the call (its reason is thrown). */
   signal?: AbortSignal | undefined;
+  /** What is left of the call's deadline (it may have waited for a slot first). @default the client's `timeoutMs` */
+  timeoutMs?: number;
 }
 
 export interface UpstreamResponse {
@@ -121,7 +123,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (callerSignal?.aborted) throw callerSignal.reason;
       // One controller per call: the deadline and the caller's signal both abort it, with their own reasons.
       const call = new AbortController();
-      const deadline = setTimeout(() => call.abort(new DeadlinePassed()), options.timeoutMs);
+      const deadline = setTimeout(() => call.abort(new DeadlinePassed()), request.timeoutMs ?? options.timeoutMs);
       const callerLeft = () => call.abort(callerSignal?.reason);
       callerSignal?.addEventListener('abort', callerLeft, { once: true });
       try {
