@@ -1,5 +1,6 @@
 import type { Authenticator } from './auth.js';
 import type { RateLimiter } from './http/rate-limit.js';
+import type { Owner } from './backends/owner.js';
 import { newUpstreamBudget, type Backend, type CallScope, type Credential } from './backends/backend.js';
 import type { BatchingConfig, Config } from './config/index.js';
 import type { EventBus } from './events/event-bus.js';
@@ -43,8 +44,8 @@ export interface RequestFacts {
   lastEventId?: string | null | undefined;
   /** The HTTP request's scope (where its upstream calls are counted); none over WebSocket. */
   scope?: CallScope | undefined;
-  /** A WebSocket query's or mutation's: aborts when its socket closes. */
-  signal?: AbortSignal | undefined;
+  /** A WebSocket query's or mutation's: its connection, gone when its socket closes. */
+  owner?: Owner | undefined;
   /** Set when the front door already authenticated and rate limited the request. */
   credential?: Credential | undefined;
 }
@@ -62,12 +63,12 @@ async function admitted(services: GatewayServices, facts: RequestFacts): Promise
  */
 export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
   const credential = facts.credential ?? (await admitted(services, facts));
-  // A WebSocket operation has no HTTP request: it gets a scope of its own (its budget, its socket's signal).
+  // A WebSocket operation has no HTTP request: it gets a scope of its own (its budget, its connection as owner).
   const scope: CallScope = facts.scope ?? {
     id: facts.requestId,
     tally: { upstreamCalls: 0, upstreamMs: 0 },
     upstreamBudget: newUpstreamBudget(services.upstreamCallsPerRequest),
-    signal: facts.signal,
+    owner: facts.owner,
   };
   return {
     requestId: facts.requestId,

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Backend, CallScope, Credential, VendingQuery } from './backends/backend.js';
+import type { Owner } from './backends/owner.js';
 import type { BatchingConfig } from './config/index.js';
 import type { Transaction, Vending } from './contract/index.js';
 import { abandoned, isGatewayError, notFound } from './errors.js';
@@ -23,16 +24,16 @@ export interface Loaders {
 
 /**
  * Runs `work` over `items` with at most `limit` in flight; results keep input
- * order. Once `signal` aborts (the client left), items not yet started are
+ * order. Once `owner` is gone (the client left), items not yet started are
  * dropped, failed as abandoned.
  */
-async function settleWithLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>, signal: AbortSignal | undefined): Promise<Array<R | Error>> {
+async function settleWithLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>, owner: Owner | undefined): Promise<Array<R | Error>> {
   const results = new Array<R | Error>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {
       const index = next++;
-      if (signal?.aborted) {
+      if (owner?.gone) {
         results[index] = abandoned();
         continue;
       }
@@ -49,7 +50,7 @@ async function settleWithLimit<T, R>(items: readonly T[], limit: number, work: (
 
 export function createLoaders(backend: Backend, credential: Credential, batching: BatchingConfig, scope?: CallScope): Loaders {
   const transactionById = new DataLoader<string, Transaction>((ids) =>
-    settleWithLimit(ids, batching.transactionConcurrency, (id) => backend.getTransaction(id, credential, scope), scope?.signal),
+    settleWithLimit(ids, batching.transactionConcurrency, (id) => backend.getTransaction(id, credential, scope), scope?.owner),
   );
 
   const vendingLoaders = new Map<string, DataLoader<string, Vending>>();
@@ -62,7 +63,7 @@ export function createLoaders(backend: Backend, credential: Credential, batching
       loader = new DataLoader<string, Vending>(async (ids) => {
         // One list call beats several single reads once the batch is large enough.
         if (ids.length < batching.vendingListThreshold) {
-          return settleWithLimit(ids, ids.length, (id) => backend.getVending(id, query, credential, scope), scope?.signal);
+          return settleWithLimit(ids, ids.length, (id) => backend.getVending(id, query, credential, scope), scope?.owner);
         }
         try {
           const all = await backend.listVendings(query, credential, scope);

@@ -1,5 +1,6 @@
 import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
 import { GatewayError } from '../errors.js';
+import type { Owner } from './owner.js';
 
 /** What a client presented; backends that forward credentials send it upstream as is. */
 export interface Credential {
@@ -10,7 +11,7 @@ export interface Credential {
 /**
  * What a backend call carries of the request it serves (the front door's
  * request scope, or a WebSocket operation's): its id for the log, where its
- * upstream calls are counted, and its owner's abort signal. Never part of a
+ * upstream calls are counted, its budget, and its owner. Never part of a
  * sharing or cache key; absent for work that belongs to no request (an
  * event's read, a key check).
  */
@@ -19,10 +20,10 @@ export interface CallScope {
   id?: string | undefined;
   tally: UpstreamTally;
   /**
-   * Aborts (with a `ClientGone` reason) when the client that started the
-   * request went away: its upstream calls stop and its queued work is dropped.
+   * Tells when the client that started the request went away: its upstream
+   * calls stop (failing as `ClientGone`) and its queued work is dropped.
    */
-  readonly signal?: AbortSignal | undefined;
+  owner?: Owner | undefined;
   /** Upstream calls the request may start (UPSTREAM_CALLS_PER_REQUEST); absent: unbounded. */
   upstreamBudget?: UpstreamBudget;
 }

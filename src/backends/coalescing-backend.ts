@@ -1,5 +1,6 @@
 import { abandoned } from '../errors.js';
 import type { Backend, CallScope, Credential } from './backend.js';
+import { ClientOwner, type Owner } from './owner.js';
 import { forgetTransactionReads, readKey, type ReadKind } from './read-keys.js';
 
 /*
@@ -18,32 +19,31 @@ interface Shared {
   promise: Promise<unknown>;
   /** Waiters that may still leave. */
   waiting: number;
-  /** Set once a waiter that never leaves (no signal) joined: the call runs to its end. */
+  /** Set once a waiter that never leaves (no owner) joined: the call runs to its end. */
   pinned: boolean;
-  owner: AbortController | undefined;
+  /** The call's own owner, gone when its last waiter has left. */
+  owner: ClientOwner | undefined;
 }
 
-/** `promise` as one waiter sees it: rejected as abandoned as soon as its own signal aborts. */
-function waitFor<T>(shared: Shared, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) {
+/** `promise` as one waiter sees it: rejected as abandoned as soon as its own client leaves. */
+function waitFor<T>(shared: Shared, owner: Owner | undefined): Promise<T> {
+  if (!owner) {
     shared.pinned = true;
     return shared.promise as Promise<T>;
   }
   shared.waiting++;
   return new Promise<T>((resolve, reject) => {
-    const leave = () => {
+    const forget = owner.onGone(() => {
       reject(abandoned());
-      if (--shared.waiting === 0 && !shared.pinned) shared.owner?.abort(signal.reason);
-    };
-    if (signal.aborted) return leave();
-    signal.addEventListener('abort', leave, { once: true });
+      if (--shared.waiting === 0 && !shared.pinned) shared.owner?.leave();
+    });
     shared.promise.then(
       (value) => {
-        signal.removeEventListener('abort', leave);
+        forget();
         resolve(value as T);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', leave);
+        forget();
         reject(error);
       },
     );
@@ -57,9 +57,10 @@ export function createCoalescingBackend(inner: Backend): Backend {
     const key = readKey(kind, parts, credential);
     let shared = inFlight.get(key);
     if (!shared) {
-      const owner = scope?.signal ? new AbortController() : undefined;
-      // The call is counted for the request that started it, and aborted by the signal of all its waiters.
-      const created: Shared = { promise: call(owner ? { ...scope, signal: owner.signal } as CallScope : scope), waiting: 0, pinned: false, owner };
+      const owner = scope?.owner ? new ClientOwner() : undefined;
+      // Counted for the request that started it (its tally and budget); stopped when all its waiters left.
+      const own: CallScope | undefined = owner && scope && { id: scope.id, tally: scope.tally, upstreamBudget: scope.upstreamBudget, owner };
+      const created: Shared = { promise: call(own ?? scope), waiting: 0, pinned: false, owner };
       created.promise = created.promise.finally(() => {
         if (inFlight.get(key) === created) inFlight.delete(key);
       });
@@ -68,7 +69,7 @@ export function createCoalescingBackend(inner: Backend): Backend {
       inFlight.set(key, created);
       shared = created;
     }
-    return waitFor<T>(shared, scope?.signal);
+    return waitFor<T>(shared, scope?.owner);
   }
 
   return {

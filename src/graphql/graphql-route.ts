@@ -3,6 +3,7 @@ import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createGraphQLError, maskError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type { Route } from '../http/front-door.js';
 import { scopeOfRequest } from '../http/request-scope.js';
+import type { Owner } from '../backends/owner.js';
 import { boundUnsent } from '../http/unsent-bound.js';
 
 /*
@@ -177,11 +178,18 @@ function fetchRequestOf(request: FastifyRequest, yoga: Yoga): Request {
     body: bodyless ? undefined : request.body instanceof Buffer ? request.body : '',
     // Only a stream outlives its request's body: a whole answer needs no signal (one costs a request ~5 µs);
     // its upstream calls get the scope's signal anyway.
-    signal: (request.headers.accept ?? '').includes('text/event-stream') ? request.scope.signal : undefined,
+    signal: (request.headers.accept ?? '').includes('text/event-stream') ? signalOf(request.scope.owner) : undefined,
   });
 }
 
 /** When yoga answers with GraphiQL's page (its use-graphiql.ts), never reading the request's document. */
+/** An abort signal for what only takes one (yoga's Request), aborted when the owner's client leaves. */
+function signalOf(owner: Owner): AbortSignal {
+  const aborted = new AbortController();
+  owner.onGone(() => aborted.abort());
+  return aborted.signal;
+}
+
 function isGraphiQLPage(request: FastifyRequest): boolean {
   return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
 }

@@ -1,3 +1,4 @@
+import type { Owner } from '../backends/owner.js';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
@@ -21,8 +22,8 @@ import { queryLimitPlugins } from './use-query-limits.js';
 /** What a WebSocket operation brings instead of an HTTP request's scope. */
 export interface WebSocketServerContext {
   authorization?: string | undefined;
-  /** Aborts when the operation's client left (its socket closed); shared subscriptions have none. */
-  signal?: AbortSignal | undefined;
+  /** The operation's connection, gone when its socket closed; shared subscriptions have none. */
+  owner?: Owner | undefined;
 }
 
 export type GraphQLServer = YogaServerInstance<WebSocketServerContext, GatewayContext>;
@@ -55,13 +56,13 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: options.masking.isDev, errorMessage: options.masking.errorMessage },
     graphiql: trusted ? false : { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined },
-    context: ({ request, authorization, signal }) => {
+    context: ({ request, authorization, owner }) => {
       // An HTTP request's scope rides on its Request (graphql-route.ts); a WebSocket operation makes its own.
       const scope = request ? scopeOfRequest.get(request) : undefined;
       if (scope) {
         return createContext(options.services, { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), scope });
       }
-      return createContext(options.services, { authorization, requestId: crypto.randomUUID(), signal });
+      return createContext(options.services, { authorization, requestId: crypto.randomUUID(), owner });
     },
     plugins: [
       ...options.plugins,

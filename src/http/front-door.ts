@@ -118,7 +118,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     request.scope = scope;
     // The connection closed before the answer was written: the client left, its work stops.
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) scope.leave();
+      if (!reply.raw.writableFinished) scope.owner.leave();
     });
     // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
     if (contentType !== undefined) request.headers['content-type'] = 'application/octet-stream';

@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { newUpstreamBudget, type CallScope, type Credential, type UpstreamBudget, type UpstreamTally } from '../backends/backend.js';
-import { ClientGone } from '../errors.js';
+import { ClientOwner } from '../backends/owner.js';
 
 /*
  * What one HTTP request carries from the front door to the code that serves
  * it: its id and logger, where its upstream calls are counted (the log line
- * reads it), the signal that stops its work when its client leaves, and what
+ * reads it), the owner that stops its work when its client leaves, and what
  * its metrics are labelled with once known. Backends take it as their
  * CallScope.
  */
@@ -25,10 +25,8 @@ export interface RequestScope extends CallScope {
   operation: string | undefined;
   /** Set when a GraphQL result carried errors (answered 200 over application/json). */
   graphqlErrors: boolean;
-  /** Aborts, with a `ClientGone` reason, once the client went away before its answer. */
-  readonly signal: AbortSignal;
-  /** The front door calls this when the client's connection closed before the answer was sent. */
-  leave(): void;
+  /** The front door tells it (`leave()`) when the client's connection closed before the answer was sent. */
+  owner: ClientOwner;
 }
 
 /**
@@ -39,9 +37,6 @@ export interface RequestScope extends CallScope {
 export const scopeOfRequest = new WeakMap<Request, RequestScope>();
 
 export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined, upstreamCallsPerRequest: number): RequestScope {
-  // Made on first use: most requests (memory backend, cache hits, probes) never need a signal.
-  let owner: AbortController | undefined;
-  let gone = false;
   return {
     id,
     log,
@@ -51,14 +46,6 @@ export function newScope(id: string, log: FastifyBaseLogger, contentType: string
     credential: undefined,
     operation: undefined,
     graphqlErrors: false,
-    get signal() {
-      owner ??= new AbortController();
-      if (gone && !owner.signal.aborted) owner.abort(new ClientGone());
-      return owner.signal;
-    },
-    leave() {
-      gone = true;
-      owner?.abort(new ClientGone());
-    },
+    owner: new ClientOwner(),
   };
 }

@@ -6,7 +6,7 @@ import type { Context, SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ClientGone } from '../errors.js';
+import { ClientOwner } from '../backends/owner.js';
 import type { WebSocketLimits } from '../config/index.js';
 import type { WebSocketServerContext } from '../graphql/graphql-server.js';
 import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
@@ -99,11 +99,11 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   const shared = createSharedSubscriptions();
   const restartHold = createRestartHold();
   const demoReleases = new WeakMap<object, () => void>();
-  // Aborted when a connection closes, so the queries and mutations it started stop their upstream calls.
-  const owners = new WeakMap<object, AbortController>();
-  const ownerOf = (ctx: object): AbortController => {
+  // Gone when a connection closes, so the queries and mutations it started stop their upstream calls.
+  const owners = new WeakMap<object, ClientOwner>();
+  const ownerOf = (ctx: object): ClientOwner => {
     let owner = owners.get(ctx);
-    if (!owner) owners.set(ctx, (owner = new AbortController()));
+    if (!owner) owners.set(ctx, (owner = new ClientOwner()));
     return owner;
   };
 
@@ -141,7 +141,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       if (errors.length > 0) return errors;
       const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
       // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
-      if (!isSubscription) initial.signal = ownerOf(ctx).signal;
+      if (!isSubscription) initial.owner = ownerOf(ctx);
       const contextValue = await contextFactory();
       const authorization = authorizationOf(ctx.connectionParams);
       // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
@@ -185,7 +185,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         return true;
       },
       onClose: (ctx) => {
-        owners.get(ctx)?.abort(new ClientGone());
+        owners.get(ctx)?.leave();
         demoReleases.get(ctx)?.();
       },
       // graphql-ws calls this as each `subscribe` message arrives, so the slot is taken here, before any

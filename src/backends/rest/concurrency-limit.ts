@@ -1,4 +1,5 @@
-import { GatewayError } from '../../errors.js';
+import { ClientGone, GatewayError } from '../../errors.js';
+import type { Owner } from '../owner.js';
 
 /*
  * A bound on upstream requests under way at once, with a bounded FIFO queue
@@ -19,10 +20,10 @@ export const concurrencyLimitDefaults = { maxConcurrent: 100, maxQueued: 1000 } 
 export interface ConcurrencyLimit {
   /**
    * Runs `work` when a slot is free, in arrival order. A waiter whose
-   * `signal` aborts leaves the queue (its reason is thrown); one still
+   * `owner` goes leaves the queue (throwing `ClientGone`); one still
    * waiting after `maxWaitMs` leaves it with UPSTREAM_TIMEOUT.
    */
-  run<T>(work: () => Promise<T>, signal?: AbortSignal, maxWaitMs?: number): Promise<T>;
+  run<T>(work: () => Promise<T>, owner?: Owner, maxWaitMs?: number): Promise<T>;
   /** Calls whose work is under way. */
   readonly inFlight: number;
   /** Calls waiting for a slot. */
@@ -41,28 +42,26 @@ export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions>
   const waiting: Array<() => void> = [];
 
   // Only a call that has to wait pays for a timer and a listener.
-  function wait(signal: AbortSignal | undefined, maxWaitMs: number | undefined): Promise<void> {
+  function wait(owner: Owner | undefined, maxWaitMs: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (!signal && maxWaitMs === undefined) return void waiting.push(resolve);
+      if (!owner && maxWaitMs === undefined) return void waiting.push(resolve);
       let timer: NodeJS.Timeout | undefined;
-      const settle = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', aborted);
-      };
+      let forget = () => {};
       const admit = () => {
-        settle();
+        clearTimeout(timer);
+        forget();
         resolve();
       };
       const leave = (reason: unknown) => {
         const index = waiting.indexOf(admit);
         if (index >= 0) waiting.splice(index, 1);
-        settle();
+        clearTimeout(timer);
+        forget();
         reject(reason);
       };
-      const aborted = () => leave(signal?.reason);
       waiting.push(admit);
       if (maxWaitMs !== undefined) timer = setTimeout(() => leave(waitedTooLong(maxWaitMs)), maxWaitMs);
-      signal?.addEventListener('abort', aborted, { once: true });
+      if (owner) forget = owner.onGone(() => leave(new ClientGone()));
     });
   }
 
@@ -75,12 +74,12 @@ export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions>
   };
 
   return {
-    async run<T>(work: () => Promise<T>, signal?: AbortSignal, maxWaitMs?: number): Promise<T> {
-      if (signal?.aborted) throw signal.reason;
+    async run<T>(work: () => Promise<T>, owner?: Owner, maxWaitMs?: number): Promise<T> {
+      if (owner?.gone) throw new ClientGone();
       if (inFlight < maxConcurrent) {
         inFlight++;
       } else if (waiting.length < maxQueued) {
-        await wait(signal, maxWaitMs);
+        await wait(owner, maxWaitMs);
       } else {
         throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Too many upstream requests waiting; try again shortly');
       }

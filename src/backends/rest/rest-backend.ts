@@ -8,6 +8,7 @@ import {
 } from '../../contract/index.js';
 import { abandoned, ClientGone, GatewayError, isGatewayError } from '../../errors.js';
 import { spendUpstreamCall, type Backend, type CallScope, type Credential, type VendingQuery } from '../backend.js';
+import type { Owner } from '../owner.js';
 import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { createConcurrencyLimit } from './concurrency-limit.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamRequest } from './upstream-client.js';
@@ -70,10 +71,10 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
   const limiter = createConcurrencyLimit({ maxConcurrent: options.maxConcurrent, maxQueued: options.maxQueued });
 
   /** limiter → breaker → client. An open circuit refuses at once instead of queueing behind slow calls first. */
-  function guarded<T>(work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  function guarded<T>(work: () => Promise<T>, owner: Owner | undefined): Promise<T> {
     const throughBreaker = () => breaker.run(work);
     // The wait for a slot is part of the call's deadline: a queue behind slow calls cannot stretch it.
-    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, signal, options.timeoutMs);
+    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, owner, options.timeoutMs);
   }
 
   async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<unknown> {
@@ -82,12 +83,12 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     const what = route.startsWith('/transactions') ? 'transaction' : 'vending';
     // An object, not `let`s: the guarded closure writes it and TS narrowing would not see that.
     const seen: Omit<UpstreamCall, 'method' | 'route' | 'durationMs'> = { outcome: 'UPSTREAM_ERROR', attempts: 0 };
-    const signal = scope?.signal;
+    const owner = scope?.owner;
     try {
       const response = await guarded(async () => {
         seen.attempts = 1;
         const timeoutMs = Math.max(1, options.timeoutMs - (performance.now() - started));
-        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization, signal, timeoutMs });
+        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization, owner, timeoutMs });
         seen.outcome = answer.status;
         seen.attempts = answer.attempts;
         // Thrown inside the breaker, so that 5xx answers count against the upstream's health.
@@ -96,7 +97,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
           throw failureFromStatus(answer.status, what, options.apiKey !== undefined);
         }
         return answer;
-      }, signal);
+      }, owner);
       if (request.method === 'PUT' && response.text.trim() === '') return {};
       try {
         return JSON.parse(response.text) as unknown;
