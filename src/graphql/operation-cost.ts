@@ -41,7 +41,9 @@ export interface CostInput {
   variables: Readonly<Record<string, unknown>> | null | undefined;
 }
 
-export function operationCost({ schema, operation, fragments, variables }: CostInput): number {
+/** The cost, and whether it is `fixed`: no variable's value went into it (the same document always costs the same). */
+export function operationCost({ schema, operation, fragments, variables }: CostInput): { cost: number; fixed: boolean } {
+  let fixed = true;
   const defaults = new Map(operation.variableDefinitions?.map((definition) => [definition.variable.name.value, definition.defaultValue]));
   const fragmentCosts = new Map<string, number>();
 
@@ -49,6 +51,7 @@ export function operationCost({ schema, operation, fragments, variables }: CostI
   function lengthOf(value: ValueNode): number {
     if (value.kind === Kind.LIST) return value.values.length;
     if (value.kind !== Kind.VARIABLE) return 1;
+    fixed = false;
     const name = value.name.value;
     if (variables && Object.hasOwn(variables, name)) {
       const given = variables[name];
@@ -114,5 +117,5 @@ export function operationCost({ schema, operation, fragments, variables }: CostI
   for (const selection of operation.selectionSet.selections) {
     cost += selection.kind === Kind.FIELD ? fieldCost(selection, root ?? undefined) : selectionCost({ kind: Kind.SELECTION_SET, selections: [selection] }, root ?? undefined);
   }
-  return cost;
+  return { cost, fixed };
 }

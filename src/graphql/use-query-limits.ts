@@ -1,11 +1,11 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, type ExecutionArgs, type ExecutionResult, type FragmentDefinitionNode, type OperationDefinitionNode, type ValidationContext } from 'graphql';
+import { GraphQLError, Kind, type DocumentNode, NoSchemaIntrospectionCustomRule, type ExecutionArgs, type ExecutionResult, type FragmentDefinitionNode, type OperationDefinitionNode, type ValidationContext } from 'graphql';
 import { usePayloadFormatter, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 import { withShortQuotes } from '../errors.js';
 import { operationCost } from './operation-cost.js';
-import { useNoSuggestions } from './use-no-suggestions.js';
+import { withoutSuggestion } from './without-suggestion.js';
 
 /*
  * Bounds on what one operation may ask (GraphQL Armor: depth, aliases,
@@ -36,23 +36,25 @@ function forClient<E extends Error>(error: E): E | GraphQLError {
   });
 }
 
-function useErrorCodes(): Plugin {
+type Shape = <E extends Error>(error: E) => E | GraphQLError;
+
+function useErrorCodes(shape: Shape): Plugin {
   return {
     onParse: () => ({ result, replaceParseResult }) => {
-      if (result instanceof GraphQLError) replaceParseResult(forClient(result));
+      if (result instanceof GraphQLError) replaceParseResult(shape(result));
     },
     onValidate: () => ({ result, setResult }) => {
-      if (result.length > 0) setResult(result.map(forClient));
+      if (result.length > 0) setResult(result.map(shape));
     },
   };
 }
 
 /** Errors of execution (variables refused, fields failed) on every transport, streams included. */
-const useClientErrors = (): Plugin =>
+const useClientErrors = (shape: Shape): Plugin =>
   usePayloadFormatter((result: ExecutionResult) => {
     const { errors } = result;
-    if (!errors?.some((error) => forClient(error) !== error)) return false;
-    return { ...result, errors: errors.map(forClient) };
+    if (!errors?.some((error) => shape(error) !== error)) return false;
+    return { ...result, errors: errors.map(shape) };
   }) as Plugin;
 
 /**
@@ -93,11 +95,17 @@ function operationOf(args: ExecutionArgs): { operation: OperationDefinitionNode 
  * a validation error (BAD_USER_INPUT, 400 under GraphQL over HTTP's media type).
  */
 function useOperationCost(maxCost: number): Plugin {
+  // Documents whose cost no variable changes, known to pass: yoga's parse cache hands the same node back.
+  const passing = new WeakMap<DocumentNode, string | undefined>();
   const refusal = (args: ExecutionArgs): GraphQLError | undefined => {
+    if (passing.has(args.document) && passing.get(args.document) === (args.operationName ?? undefined)) return undefined;
     const { operation, fragments } = operationOf(args);
     if (!operation) return undefined;
-    const cost = operationCost({ schema: args.schema, operation, fragments, variables: args.variableValues });
-    if (cost <= maxCost) return undefined;
+    const { cost, fixed } = operationCost({ schema: args.schema, operation, fragments, variables: args.variableValues });
+    if (cost <= maxCost) {
+      if (fixed) passing.set(args.document, args.operationName ?? undefined);
+      return undefined;
+    }
     return new GraphQLError(
       `Operation cost ${Math.ceil(cost)} exceeds MAX_COST (${maxCost}); a list argument counts once per item, so ask for fewer ids or fewer fields at once`,
       { nodes: [operation], extensions: { code: 'BAD_USER_INPUT', limit: 'MAX_COST', http: { status: 400, spec: true } } },
@@ -120,11 +128,11 @@ function useOperationCost(maxCost: number): Plugin {
  * bare error; reported instead, each refusal is an ordinary validation error
  * (a code, a location, and the GraphQL-over-HTTP status).
  */
-const reported = {
+const reportedAs = (shape: Shape) => ({
   propagateOnRejection: false,
   exposeLimits: true,
-  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(forClient(error) as GraphQLError)],
-};
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(shape(error) as GraphQLError)],
+});
 
 /** Deepest bracket nesting a document may have: well past MAX_DEPTH plus a JSON literal of MAX_JSON_DEPTH. */
 export const MAX_DOCUMENT_NESTING = 256;
@@ -143,6 +151,9 @@ export function nestingProblem(params: { query?: unknown; variables?: unknown; e
 }
 
 export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
+  // One shaping of every error a client gets (FIELD_SUGGESTIONS=off adds taking out the hints), in one hook per stage.
+  const shape: Shape = limits.fieldSuggestions ? forClient : (error) => forClient(withoutSuggestion(error));
+  const reported = reportedAs(shape);
   const plugins: Plugin[] = [
     {
       onParams({ params, setResult }) {
@@ -158,16 +169,15 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
       maxDirectives: { n: limits.maxDirectives, ...reported },
       // Counted while parsing, before there is a validation context: a parse error.
       maxTokens: { n: limits.maxTokens, exposeLimits: true },
-      // Ours instead (use-no-suggestions.ts): Armor's misses enum values and variables.
+      // Ours instead (without-suggestion.ts): Armor's misses enum values and variables.
       blockFieldSuggestion: { enabled: false },
     }) as Plugin,
   ];
   plugins.push(useOperationCost(limits.maxCost));
-  if (!limits.fieldSuggestions) plugins.push(useNoSuggestions());
   if (!limits.introspection) {
     plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
   }
   // Last, so they see the errors of every rule above.
-  plugins.push(useErrorCodes(), useClientErrors(), useNoParserEcho());
+  plugins.push(useErrorCodes(shape), useClientErrors(shape), useNoParserEcho());
   return plugins;
 }
