@@ -178,12 +178,18 @@ export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstre
   return session.result();
 }
 
+/**
+ * Apollo Client's default Accept (@apollo/client 4, selectHttpOptionsAndBody.js), as real clients send it; without
+ * `accept`, a GraphQL target sends none, as curl and autocannon do.
+ */
+export const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
+
 /** A GraphQL POST target. */
-export function graphqlTarget(url: string, path: string, key: string, cases: Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>): HttpTarget {
+export function graphqlTarget(url: string, path: string, key: string, cases: Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>, accept?: string): HttpTarget {
   return {
     url,
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: key },
+    headers: { 'content-type': 'application/json', authorization: key, ...(accept ? { accept } : {}) },
     cases: cases.map((c) => ({ path, body: JSON.stringify({ query: c.query, variables: c.variables }), check: c.check })),
   };
 }

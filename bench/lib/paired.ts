@@ -1,6 +1,6 @@
 import type { Build } from './builds.js';
 import type { Child } from './children.js';
-import { httpSession, SETTINGS, type HttpTarget, type Measurement } from './http-load.js';
+import { httpSession, SETTINGS, type HttpSession, type HttpTarget, type Measurement, type RunFigures } from './http-load.js';
 import type { Upstream } from './servers.js';
 import { fmt, median } from './stats.js';
 import { httpRow, times, type Comparison, type Row } from './table.js';
@@ -32,25 +32,38 @@ export interface Paired {
   pairs: number[];
 }
 
+/**
+ * One measured run of each session per round, in turns: in the given order on even rounds, backwards on odd ones,
+ * so each goes first as often as last and drift of the machine lands on all alike. Figures by round, then session.
+ */
+export async function runInTurns(sessions: HttpSession[], rounds = SETTINGS.pairedRuns): Promise<RunFigures[][]> {
+  const figures: RunFigures[][] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const order = sessions.map((_, i) => (round % 2 === 0 ? i : sessions.length - 1 - i));
+    const byRound: RunFigures[] = new Array(sessions.length);
+    for (const i of order) byRound[i] = await sessions[i]!.run();
+    figures.push(byRound);
+  }
+  return figures;
+}
+
+/** A before/after pair from both builds' figures and the after ÷ before req/s of each round. */
+export const pairedOf = (before: Measurement, after: Measurement, pairs: number[]): Paired => ({
+  before,
+  after,
+  rps: after.rps.median / before.rps.median,
+  cpu: after.cpuPerRequestUs / before.cpuPerRequestUs,
+  pairs,
+});
+
 export async function measurePaired(before: Side, after: Side, upstream: Upstream): Promise<Paired> {
   const b = httpSession(before.target, { upstream, server: before.server });
   const a = httpSession(after.target, { upstream, server: after.server });
   await b.warmUp();
   await a.warmUp();
-  const pairs: number[] = [];
-  for (let i = 0; i < SETTINGS.pairedRuns; i += 1) {
-    // before-after, after-before, …: each side goes first as often as the other.
-    if (i % 2 === 0) {
-      const fb = await b.run();
-      pairs.push((await a.run()).rps / fb.rps);
-    } else {
-      const fa = await a.run();
-      pairs.push(fa.rps / (await b.run()).rps);
-    }
-  }
-  const mb = b.result();
-  const ma = a.result();
-  return { before: mb, after: ma, rps: ma.rps.median / mb.rps.median, cpu: ma.cpuPerRequestUs / mb.cpuPerRequestUs, pairs };
+  // before-after, after-before, …
+  const rounds = await runInTurns([b, a]);
+  return pairedOf(b.result(), a.result(), rounds.map(([fb, fa]) => fa!.rps / fb!.rps));
 }
 
 const clean = (p: Paired) => p.before.errors.total === 0 && p.after.errors.total === 0;

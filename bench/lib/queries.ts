@@ -1,5 +1,5 @@
 import { BodyCheck } from './expect.js';
-import { totalOf, transactions, vendings, type Transaction } from './fixtures.js';
+import { totalOf, transactionById, transactions, vendings, type Transaction } from './fixtures.js';
 
 /*
  * The GraphQL documents measured (S1, S2, S7) with the exact answers they must
@@ -19,6 +19,21 @@ const transactionView = (t: Transaction) => ({
 });
 
 export const singleCheck = () => new BodyCheck({ data: { transaction: transactionView(transactions[7]!) } });
+
+/**
+ * The single query as dashboards send it (S1, S7): the id a variable, and the ids rotating over 60 transactions, so
+ * that requests in flight at once rarely share an id and coalescing cannot answer many of them with one upstream call.
+ */
+export const ROTATED_IDS: string[] = transactions.slice(0, 60).map((t) => t.transactionId);
+
+export const SINGLE_BY_ID_QUERY = 'query ($id: ID!) { transaction(id: $id) { transactionId customerId status total products { productId productName productPrice quantity } } }';
+
+/** One GraphQL request per rotated id, each with its own expected answer. */
+export const rotatedSingleCases = () =>
+  ROTATED_IDS.map((id) => ({ query: SINGLE_BY_ID_QUERY, variables: { id }, check: new BodyCheck({ data: { transaction: transactionView(transactionById.get(id)!) } }) }));
+
+/** The upstream's (and REST passthrough's) envelope of a transaction, as the contract upstream serialises it. */
+export const transactionEnvelope = (id: string): string => JSON.stringify({ data: transactionById.get(id) });
 
 /** 50 ids: 40 distinct, then 10 of them again, interleaved as a dashboard would list them. */
 export const BATCH_IDS: string[] = (() => {
