@@ -9,7 +9,8 @@ import { httpRow, times, type Comparison, type Row } from './table.js';
  * Before and after on the same run: two gateways (a baseline revision and the
  * working tree) measured in turns, before-after then after-before, so drift of
  * a shared machine (other work, CPU boost, a neighbour VM) lands on both sides
- * alike. The ratios are after ÷ before.
+ * alike. The ratios are after ÷ before. S1 takes turns the same way with the
+ * bare hop as a third side (against-hop.ts).
  */
 
 /** "No more than 10% slower": after keeps ≥ 90% of before's req/s, and spends ≤ 1/0.9 of its CPU per request. */
