@@ -8,6 +8,8 @@ import { planogram, transactions, vendings } from './fixtures.js';
  * on the raw request URL, and no URL object is made per request. It counts the
  * calls per contract route, so the harness can tell how many upstream calls a
  * gateway query cost (GET /__stats, POST /__reset; these need no key).
+ * With `delayMs` (S8), every contract answer waits that long first, as a real
+ * service would; control routes answer at once.
  */
 
 export const UPSTREAM_KEY = 'bench-upstream-key';
@@ -37,14 +39,20 @@ export interface ContractUpstream {
   close(): Promise<void>;
 }
 
-export async function startContractUpstream(port = 0, host = '127.0.0.1'): Promise<ContractUpstream> {
+export interface ContractUpstreamOptions {
+  /** Time every contract answer waits before it is sent, in ms; 0 sends at once, without a timer. @default 0 */
+  delayMs?: number;
+}
+
+export async function startContractUpstream(port = 0, host = '127.0.0.1', { delayMs = 0 }: ContractUpstreamOptions = {}): Promise<ContractUpstream> {
   const answers = buildAnswers();
   const counts: Record<string, number> = {};
   const count = (route: Route) => (counts[route] = (counts[route] ?? 0) + 1);
-  const send = (res: ServerResponse, status: number, body: Buffer) => {
+  const sendNow = (res: ServerResponse, status: number, body: Buffer) => {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
     res.end(body);
   };
+  const send = delayMs > 0 ? (res: ServerResponse, status: number, body: Buffer) => void setTimeout(sendNow, delayMs, res, status, body) : sendNow;
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? '/';
@@ -86,13 +94,13 @@ export async function startContractUpstream(port = 0, host = '127.0.0.1'): Promi
 
   function control(req: IncomingMessage, res: ServerResponse, url: string): void {
     req.resume();
-    if (url === '/__stats') return send(res, 200, json(counts));
-    if (url === '/__ready') return send(res, 200, EMPTY);
+    if (url === '/__stats') return sendNow(res, 200, json(counts));
+    if (url === '/__ready') return sendNow(res, 200, EMPTY);
     if (url === '/__reset' && req.method === 'POST') {
       for (const key of Object.keys(counts)) delete counts[key];
-      return send(res, 200, EMPTY);
+      return sendNow(res, 200, EMPTY);
     }
-    send(res, 404, notFound(url));
+    sendNow(res, 404, notFound(url));
   }
 
   const server = createServer({ keepAliveTimeout: 65_000 }, handle);

@@ -33,8 +33,15 @@ export interface Upstream extends Child {
   reset(): Promise<void>;
 }
 
-export async function startUpstream(): Promise<Upstream> {
-  const child = await spawnNode({ name: 'contract upstream', entry: 'bench/lib/contract-upstream-main.ts', env: {}, ready: answers200('/__ready') });
+/** The contract upstream (contract-upstream.ts); with `delayMs`, every contract answer waits that long (S8). */
+export async function startUpstream({ delayMs = 0 }: { delayMs?: number } = {}): Promise<Upstream> {
+  const child = await spawnNode({
+    name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
+    entry: 'bench/lib/contract-upstream-main.ts',
+    args: delayMs > 0 ? [`--delay-ms=${delayMs}`] : [],
+    env: {},
+    ready: answers200('/__ready'),
+  });
   return {
     ...child,
     async stats() {
