@@ -26,7 +26,7 @@ export interface Scenario {
 }
 
 /** Runs `use` with a started child and stops the child whatever happens. */
-export async function withChild<T>(start: Promise<Child>, use: (child: Child) => Promise<T>): Promise<T> {
+export async function withChild<T, C extends Child = Child>(start: Promise<C>, use: (child: C) => Promise<T>): Promise<T> {
   const child = await start;
   try {
     return await use(child);
