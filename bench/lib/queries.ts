@@ -10,7 +10,7 @@ export const S1_ID = transactions[7]!.transactionId;
 
 export const SINGLE_QUERY = `query { transaction(id: "${S1_ID}") { transactionId customerId status total products { productId productName productPrice quantity } } }`;
 
-export const transactionView = (t: Transaction) => ({
+const transactionView = (t: Transaction) => ({
   transactionId: t.transactionId,
   customerId: t.customerId,
   status: t.status,

@@ -1,9 +1,8 @@
 import type { Child } from '../lib/children.js';
 import { BodyCheck } from '../lib/expect.js';
-import { transactions } from '../lib/fixtures.js';
-import { graphqlTarget, SETTINGS, type HttpTarget } from '../lib/http-load.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, SETTINGS, type HttpTarget } from '../lib/http-load.js';
 import { LATE_MS, openLoopSession, type OpenLoopErrors, type OpenLoopRun, type OpenLoopSession } from '../lib/open-loop.js';
-import { transactionView } from '../lib/queries.js';
+import { ROTATED_IDS, rotatedSingleCases, transactionEnvelope } from '../lib/queries.js';
 import type { Scenario } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
 import { CLIENT_KEY, startBareHop, startGateway, startUpstream, type Upstream } from '../lib/servers.js';
@@ -25,21 +24,20 @@ const GOAL_P99_ADDED_MS = 2;
 /** Late sends above this share of a round void it: its tail would be the generator's, not the server's (p99.9 needs < 0.1%). */
 const LATE_SHARE_LIMIT = 0.001;
 
-// Sixty ids in turn: one id comes back every 60 requests (30 ms at 2,000 req/s), long after its answer, so
-// coalescing cannot answer for the gateway; upstream calls per request show it (≈ 1).
-const IDS = transactions.slice(0, 60);
-const restCases = IDS.map((t) => ({ path: `/transactions/${t.transactionId}`, check: new BodyCheck({ data: t }) }));
-const TRANSACTION_QUERY = 'query Transaction($id: ID!) { transaction(id: $id) { transactionId customerId status total products { productId productName productPrice quantity } } }';
-/** Apollo Client's default Accept (@apollo/client 4), as in S1. */
-const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
+// S1's 60 ids in turn (lib/queries.ts): one id comes back every 60 requests (30 ms at 2,000 req/s), long after its
+// answer, so coalescing cannot answer for the gateway; upstream calls per request show it (≈ 1).
+// The hop forwards the upstream's bytes; the gateway's REST answer is judged by content (as in S1).
+const restCases = (check: (envelope: string) => BodyCheck) => ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) }));
 
-const hopTarget = (hop: Child): HttpTarget => ({ url: hop.url, method: 'GET', headers: {}, cases: restCases });
-const restTarget = (gateway: Child): HttpTarget => ({ url: gateway.url, method: 'GET', headers: { authorization: CLIENT_KEY }, cases: restCases });
-function graphqlOf(gateway: Child): HttpTarget {
-  const cases = IDS.map((t) => ({ query: TRANSACTION_QUERY, variables: { id: t.transactionId }, check: new BodyCheck({ data: { transaction: transactionView(t) } }) }));
-  const target = graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases);
-  return { ...target, headers: { ...target.headers, accept: APOLLO_CLIENT_ACCEPT } };
-}
+const hopTarget = (hop: Child): HttpTarget => ({ url: hop.url, method: 'GET', headers: {}, cases: restCases((envelope) => BodyCheck.exact(envelope)) });
+const restTarget = (gateway: Child): HttpTarget => ({
+  url: gateway.url,
+  method: 'GET',
+  headers: { authorization: CLIENT_KEY },
+  cases: restCases((envelope) => new BodyCheck(JSON.parse(envelope))),
+});
+/** GraphQL as S1 sends it: `transaction(id: $id)` with the id in variables, and Apollo Client's Accept. */
+const graphqlOf = (gateway: Child): HttpTarget => graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 
 interface Path {
   what: string;
