@@ -7,7 +7,7 @@ import { VendingClient } from './vending-client.js';
 
 /*
  * S7's Mercurius peer: Fastify 5 + Mercurius with its JIT on (a document is compiled
- * with graphql-jit from its first execution, `jit: 1`), the Apollo peer's schema and
+ * with graphql-jit at its second execution, `jit: 1`, and runs compiled after), the Apollo peer's schema and
  * resolvers (../resolvers.ts), reads over one undici Pool (vending-client.ts). Child
  * process entry; PORT, UPSTREAM_URL, UPSTREAM_API_KEY, API_KEYS from the env.
  */
