@@ -16,7 +16,7 @@ import { s3 } from './scenarios/s3-mutation.js';
 import { s4 } from './scenarios/s4-fanout.js';
 import { s5 } from './scenarios/s5-sustained.js';
 import { s6 } from './scenarios/s6-memory.js';
-import { s7 } from './scenarios/s7-apollo.js';
+import { s7 } from './scenarios/s7-peers.js';
 import { s8 } from './scenarios/s8-latency.js';
 
 /*

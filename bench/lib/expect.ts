@@ -26,7 +26,8 @@ function sameJson(expected: unknown, actual: unknown): boolean {
 export class BodyCheck {
   private readonly confirmed: string[] = [];
 
-  constructor(private readonly expected: unknown) {}
+  /** @param expected the answer as a value; key order and number formatting are free. */
+  constructor(readonly expected: unknown) {}
 
   /** Exact bytes: no JSON parsing at all (for the pre-serialised upstream). */
   static exact(bytes: string): BodyCheck {

@@ -74,3 +74,32 @@ export const fleetCheck = () =>
       ),
     },
   });
+
+/*
+ * The same three shapes for S7's Hive Gateway peer, whose schema is generated from
+ * bench/peers/hive/openapi.yaml: one root field per contract operation answering the
+ * `{data}` envelope or the error envelope (a union), plus the derived fields the
+ * hand-written schema has (peers/hive/derived-fields.ts). The checks expect the same
+ * values as the ones above, inside that envelope: the answers carry the same data.
+ */
+
+const HIVE_TRANSACTION = (id: string, fields: string) => `getTransaction(id: "${id}") { ... on TransactionEnvelope { data { ${fields} } } }`;
+
+export const HIVE_SINGLE_QUERY = `query { transaction: ${HIVE_TRANSACTION(S1_ID, 'transactionId customerId status total products { productId productName productPrice quantity }')} }`;
+
+export const hiveSingleCheck = () => new BodyCheck({ data: { transaction: { data: transactionView(transactions[7]!) } } });
+
+/** The 50-id batch as a client of a schema without a list-by-ids field writes it: one alias per id. */
+export const HIVE_BATCH_QUERY = `query Batch { ${BATCH_IDS.map((id, i) => `t${i}: ${HIVE_TRANSACTION(id, 'transactionId status total products { productId quantity }')}`).join(' ')} }`;
+
+export const hiveBatchCheck = () => {
+  const expected = batchCheck().expected as { data: { transactions: unknown[] } };
+  return new BodyCheck({ data: Object.fromEntries(expected.data.transactions.map((t, i) => [`t${i}`, { data: t }])) });
+};
+
+export const HIVE_FLEET_QUERY = `query Fleet { vendings: listVendings(products: "flat") { ... on VendingListEnvelope { totalCount } } ${FLEET.map((v, i) => `v${i}: getVending(id: "${v.vendingId}", products: "flat") { ... on VendingEnvelope { data { ${VENDING_FIELDS} } } }`).join(' ')} }`;
+
+export const hiveFleetCheck = () => {
+  const { data } = fleetCheck().expected as { data: Record<string, unknown> };
+  return new BodyCheck({ data: Object.fromEntries(Object.entries(data).map(([alias, value]) => [alias, alias === 'vendings' ? value : { data: value }])) });
+};

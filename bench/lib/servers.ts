@@ -3,7 +3,7 @@ import { CURRENT, type Build } from './builds.js';
 import { answers200, sleep, spawnNode, type Child } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
-/* The processes under test: the contract upstream, gateway variants, the Apollo peer and the raw ws baseline. */
+/* The processes under test: the contract upstream, gateway variants, S7's peers and the raw ws baseline. */
 
 export const CLIENT_KEY = 'bench-key';
 
@@ -106,13 +106,22 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
   }
 }
 
-export async function startApollo(upstreamUrl: string): Promise<Child> {
+/** S7's peers: each a child process over the same upstream, with the same client key check (bench/peers/). */
+export const PEERS = {
+  apollo: { name: 'Apollo Server 5 + RESTDataSource', entry: 'bench/peers/apollo/main.ts', path: '/' },
+  mercurius: { name: 'Mercurius 16 (jit) on Fastify 5', entry: 'bench/peers/mercurius/main.ts', path: '/graphql' },
+  hive: { name: 'Hive Gateway runtime 2 + OpenAPI source', entry: 'bench/peers/hive/main.ts', path: '/graphql' },
+} as const;
+export type PeerName = keyof typeof PEERS;
+
+export async function startPeer(peer: PeerName, upstreamUrl: string): Promise<Child> {
+  const { name, entry, path } = PEERS[peer];
   return spawnNode({
-    name: 'apollo peer',
-    entry: 'bench/peers/apollo/main.ts',
+    name,
+    entry,
     env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY, API_KEYS: CLIENT_KEY, NODE_ENV: 'production' },
     async ready(url) {
-      const response = await fetch(`${url}/`, {
+      const response = await fetch(`${url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
         body: '{"query":"{ __typename }"}',

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { GraphQLError } from 'graphql';
-import { VendingAPI, type ProductLine, type Transaction, type Vending } from './vending-api.js';
+import { peerResolvers, SCHEMA_FILE } from '../resolvers.js';
+import { VendingAPI } from './vending-api.js';
 
 /*
  * The peer for S7: Apollo Server 5 standalone with @apollo/datasource-rest over
@@ -23,21 +24,10 @@ const upstreamUrl = env('UPSTREAM_URL');
 const upstreamKey = env('UPSTREAM_API_KEY');
 const clientKeys = new Set(env('API_KEYS').split(','));
 
-const total = (products: ProductLine[]) => products.reduce((sum, p) => sum + (p.productPrice ?? 0) * (p.quantity ?? 1), 0);
-
-const resolvers = {
-  Query: {
-    transaction: (_: unknown, { id }: { id: string }, { dataSources }: Context) => dataSources.api.getTransaction(id),
-    transactions: (_: unknown, { ids }: { ids: string[] }, { dataSources }: Context) => Promise.all(ids.map((id) => dataSources.api.getTransaction(id))),
-    vending: (_: unknown, { id }: { id: string }, { dataSources }: Context) => dataSources.api.getVending(id),
-    vendings: async (_: unknown, __: unknown, { dataSources }: Context) => ({ totalCount: (await dataSources.api.getVendings()).length }),
-  },
-  Transaction: { total: (t: Transaction) => total(t.products) },
-  Vending: { productCount: (v: Vending) => (Array.isArray(v.products) ? v.products.length : null) },
-};
+const resolvers = peerResolvers<Context>((context) => context.dataSources.api);
 
 const server = new ApolloServer<Context>({
-  typeDefs: readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'),
+  typeDefs: readFileSync(SCHEMA_FILE, 'utf8'),
   resolvers,
 });
 

@@ -1,26 +1,9 @@
 import { RESTDataSource, type AugmentedRequest, type DataSourceConfig } from '@apollo/datasource-rest';
+import type { Transaction, Vending, VendingReads } from '../resolvers.js';
 
 /* The contract's reads as Apollo's docs write a data source: one instance per request, GETs deduplicated within it. */
 
-export interface ProductLine {
-  productId: string;
-  productName?: string | null;
-  productPrice?: number | null;
-  quantity?: number | null;
-}
-export interface Transaction {
-  transactionId: string;
-  customerId?: string | null;
-  status: string;
-  products: ProductLine[];
-}
-export interface Vending {
-  vendingId: string;
-  products?: unknown;
-  [field: string]: unknown;
-}
-
-export class VendingAPI extends RESTDataSource {
+export class VendingAPI extends RESTDataSource implements VendingReads {
   constructor(
     baseURL: string,
     private readonly apiKey: string,

@@ -1,0 +1,143 @@
+import { CURRENT, type Build } from '../lib/builds.js';
+import type { BodyCheck } from '../lib/expect.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, measureHttp, type Measurement } from '../lib/http-load.js';
+import { measurePaired, pairedComparison, pairedRows, type Paired } from '../lib/paired.js';
+import * as q from '../lib/queries.js';
+import { withChild, type Scenario } from '../lib/scenario.js';
+import { CLIENT_KEY, PEERS, startGateway, startPeer, type PeerName } from '../lib/servers.js';
+import { fmt } from '../lib/stats.js';
+import { httpRow, ratioOf, times, verdict, type Row } from '../lib/table.js';
+
+/*
+ * S7: the S1 query and both S2 queries served by the peers users pick for a
+ * REST-backed schema, over the same upstream, in the same run: Apollo Server 5 +
+ * RESTDataSource and Mercurius (JIT on), both on the hand-written schema, and Hive
+ * Gateway on a schema generated from the contract's OpenAPI description, asked the
+ * same data in its own shape (queries.ts). The gateway is compared with the best
+ * peer of each shape (most req/s among those without errors). Its figures are
+ * S1/S2's default-variant ones when they ran in this invocation, else measured here.
+ * With `--baseline`, the gateway's figures are before/after pairs (S1's, else measured
+ * here in turns on both builds' gateways), and each shape gets a before and an after row.
+ */
+
+interface Document {
+  cases: () => Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>;
+  accept?: string;
+}
+
+const one = (query: string, check: () => BodyCheck, variables?: Record<string, unknown>): Document => ({ cases: () => [{ query, variables, check: check() }] });
+
+const HAND_WRITTEN = { apollo: true, mercurius: true, hive: false } as const;
+const PEER_ORDER: PeerName[] = ['apollo', 'mercurius', 'hive'];
+
+const SHAPES: Array<{ label: string; sharedKey: string; target: number; gateway: Document; hive: Document }> = [
+  {
+    label: 'S1 transaction(id: $id), 60 ids in rotation',
+    sharedKey: 'S1 graphql cache off',
+    target: 1.3,
+    // As S1 measures it (the figure it reuses): 60 ids in rotation, the id a variable, Apollo Client's Accept.
+    gateway: { cases: q.rotatedSingleCases, accept: APOLLO_CLIENT_ACCEPT },
+    hive: one(q.HIVE_SINGLE_QUERY, q.hiveSingleCheck),
+  },
+  {
+    label: 'S2 transactions(50 ids)',
+    sharedKey: 'S2 batch',
+    target: 3,
+    gateway: one(q.BATCH_QUERY, q.batchCheck, { ids: q.BATCH_IDS }),
+    hive: one(q.HIVE_BATCH_QUERY, q.hiveBatchCheck),
+  },
+  {
+    label: 'S2 fleet (20 aliases)',
+    sharedKey: 'S2 fleet',
+    target: 3,
+    gateway: one(q.FLEET_QUERY, q.fleetCheck),
+    hive: one(q.HIVE_FLEET_QUERY, q.hiveFleetCheck),
+  },
+];
+
+const targetOf = (url: string, path: string, doc: Document) => graphqlTarget(url, path, CLIENT_KEY, doc.cases(), doc.accept);
+const cpuText = (m: Measurement) => (Number.isFinite(m.cpuPerRequestUs) ? `${fmt(m.cpuPerRequestUs)} µs` : 'n/a');
+
+export const s7: Scenario = {
+  name: 'S7',
+  title: 'peers: Apollo Server 5, Mercurius, Hive Gateway (OpenAPI)',
+  async run({ upstream, shared, sharedPairs, log, baseline, comparisons }) {
+    // peers[peer][shape]
+    const peers = {} as Record<PeerName, Measurement[]>;
+    for (const peer of PEER_ORDER) {
+      peers[peer] = await withChild(startPeer(peer, upstream.url), async (child) => {
+        const results: Measurement[] = [];
+        for (const shape of SHAPES) {
+          log(`${PEERS[peer].name}: ${shape.label}`);
+          const doc = HAND_WRITTEN[peer] ? shape.gateway : shape.hive;
+          results.push(await measureHttp(targetOf(child.url, PEERS[peer].path, doc), { upstream, server: child }));
+        }
+        return results;
+      });
+    }
+    const gatewayTarget = (url: string, shape: (typeof SHAPES)[number]) => targetOf(url, '/graphql', shape.gateway);
+    const reused = new Set(SHAPES.filter((s) => (baseline ? sharedPairs.has(s.sharedKey) : shared.has(s.sharedKey))).map((s) => s.sharedKey));
+    const missing = SHAPES.filter((s) => !reused.has(s.sharedKey));
+    if (missing.length > 0 && baseline) {
+      await withChild(startGateway(upstream.url, {}, {}, baseline), (before) =>
+        withChild(startGateway(upstream.url, {}), async (after) => {
+          for (const shape of missing) {
+            log(`gateway ${baseline.label} and after in turns: ${shape.label}`);
+            const p = await measurePaired({ build: baseline, target: gatewayTarget(before.url, shape), server: before }, { build: CURRENT, target: gatewayTarget(after.url, shape), server: after }, upstream);
+            sharedPairs.set(shape.sharedKey, p);
+            shared.set(shape.sharedKey, p.after);
+          }
+        }),
+      );
+    } else if (missing.length > 0) {
+      await withChild(startGateway(upstream.url, {}), async (gateway) => {
+        for (const shape of missing) {
+          log(`gateway (not measured earlier in this run): ${shape.label}`);
+          shared.set(shape.sharedKey, await measureHttp(gatewayTarget(gateway.url, shape), { upstream, server: gateway }));
+        }
+      });
+    }
+    const rows: Row[] = [];
+    SHAPES.forEach((shape, i) => {
+      const ours = shared.get(shape.sharedKey)!;
+      const pair: Paired | undefined = baseline ? sharedPairs.get(shape.sharedKey) : undefined;
+      for (const peer of PEER_ORDER) {
+        const theirs = peers[peer][i]!;
+        rows.push(httpRow('S7', `${PEERS[peer].name}: ${shape.label}`, theirs, { ratio: `gateway ${times(ratioOf(ours.rps.median, theirs.rps.median))} this peer` }));
+      }
+      rows.push(...gatewayRows(shape, ours, peers, i, pair, reused.has(shape.sharedKey), baseline));
+      if (pair && baseline) {
+        const from = reused.has(shape.sharedKey) ? ' (the S1 measurement above)' : '';
+        comparisons.push(pairedComparison('S7', `gateway GraphQL (defaults): ${shape.label}${from}`, pair));
+      }
+    });
+    return rows;
+  },
+};
+
+/** The gateway against the best clean peer of one shape: one row, or before/after rows with `--baseline`. */
+function gatewayRows(shape: (typeof SHAPES)[number], ours: Measurement, peers: Record<PeerName, Measurement[]>, i: number, pair: Paired | undefined, reused: boolean, baseline: Build | undefined): Row[] {
+  const clean = PEER_ORDER.filter((p) => peers[p][i]!.errors.total === 0);
+  const best = clean.sort((a, b) => peers[b][i]!.rps.median - peers[a][i]!.rps.median)[0];
+  const voidedPeers = PEER_ORDER.filter((p) => !clean.includes(p)).map((p) => PEERS[p].name);
+  const against = (m: Measurement) => {
+    if (!best) return { ratio: 'n/a', target: `≥ ${shape.target}× the best peer: no peer without errors`, notes: '', voided: 'every peer had errors' };
+    const theirs = peers[best][i]!;
+    const ratio = ratioOf(m.rps.median, theirs.rps.median);
+    const skipped = voidedPeers.length ? `; not compared (errors): ${voidedPeers.join(', ')}` : '';
+    return {
+      ratio: `${times(ratio)} the best peer (${PEERS[best].name})`,
+      target: `≥ ${shape.target}× the best peer: ${verdict(ratio >= shape.target && m.errors.total === 0)}`,
+      notes: `CPU per request ${cpuText(m)}, ${times(ratioOf(m.cpuPerRequestUs, theirs.cpuPerRequestUs))} the best peer's ${cpuText(theirs)}${skipped}; ${m.notes.join('; ')}`,
+      ...(m.errors.total > 0 ? { voided: 'gateway figure had errors' } : {}),
+    };
+  };
+  const from = reused ? ' (the S1/S2 measurement)' : '';
+  if (!pair || !baseline) return [httpRow('S7', `gateway (defaults): ${shape.label}${from}`, ours, against(ours))];
+  const before = against(pair.before);
+  const after = against(pair.after);
+  return pairedRows('S7', `gateway (defaults): ${shape.label}${from}`, pair, baseline, {
+    before: { ratio: before.ratio, notes: before.notes },
+    after: { ratio: after.ratio, target: after.target, notes: after.notes },
+  });
+}
