@@ -109,8 +109,6 @@ export class ClientGone extends Error {
 export const abandoned = (): GatewayError =>
   new GatewayError('UPSTREAM_UNAVAILABLE', 'The request was abandoned: its client went away', { cause: new ClientGone() });
 
-export const isAbandoned = (error: unknown): boolean => isGatewayError(error) && error.cause instanceof ClientGone;
-
 /** Most characters of client input an error message quotes; the rest becomes `…`. */
 export const QUOTED_INPUT_CHARS = 64;
 
