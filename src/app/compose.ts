@@ -106,7 +106,7 @@ function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean):
 export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
-  const events = redis ? createRedisEventTransport(redis, { ...config, logger }) : createMemoryEventTransport(config.eventLogSize);
+  const events = redis ? createRedisEventTransport(redis, { ...config, logger }) : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes);
   const { bus } = events;
   const picked = deps.backend
     ? { backend: deps.backend, demo: undefined }

@@ -52,6 +52,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     redisPrefix: v.REDIS_PREFIX,
     redisCommandTimeoutMs: v.REDIS_COMMAND_TIMEOUT_MS,
     eventLogSize: v.EVENT_LOG_SIZE,
+    eventLogMaxBytes: v.EVENT_LOG_MAX_BYTES,
     /** Upstream values of the `products` query parameter; an empty value means "send none". */
     productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },
     maxBodyBytes: v.MAX_BODY_BYTES,

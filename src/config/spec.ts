@@ -80,6 +80,7 @@ const events = {
   REDIS_PREFIX: text({ default: 'vending-gateway:', doc: 'prefix of every Redis key; the instances of one deployment share it' }),
   REDIS_COMMAND_TIMEOUT_MS: integer({ min: 50, max: 60 * SECOND, default: SECOND, doc: 'longest wait for a Redis answer; a Redis silent this long (asked at least this often) counts as away until it answers again: webhooks get 503, rate limits fail open (not enforced), readiness says 503' }),
   EVENT_LOG_SIZE: integer({ min: 1, max: 1_000_000, default: 1_000, doc: 'events kept for resuming subscribers (`after`, `Last-Event-ID`)' }),
+  EVENT_LOG_MAX_BYTES: integer({ min: MIB, max: 64 * 1_024 * MIB, default: 64 * MIB, doc: 'without `REDIS_URL`: most bytes of events (their JSON) the in-process log keeps, besides `EVENT_LOG_SIZE`; the oldest go first (with Redis the log is in Redis: bound it there with `maxmemory`)' }),
 };
 
 const graphql = {

@@ -82,15 +82,23 @@ export function comparePositions(a: string, b: string): number {
 export interface MemoryEventLogOptions extends RecentEventsOptions {
   /** Most events kept for replay. @default 1000 */
   capacity?: number;
+  /** Most bytes of events kept (their JSON), the newest always. @default 67108864 */
+  maxBytes?: number;
 }
 
 /**
- * The in-process log: a ring of the last `capacity` events. Positions start
+ * The in-process log: a ring of the last `capacity` events, and no more than
+ * `maxBytes` of them: a count alone let large webhooks fill the process (a
+ * thousand of 700 KB took one to 2 GB). Positions start
  * with the time the log was made, so a position from an earlier process is
  * never mistaken for one of this one.
  */
 export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
   const capacity = options.capacity ?? 1_000;
+  const maxBytes = options.maxBytes ?? 64 * 1_048_576;
+  /** JSON size of each event of the ring, in the same order, and their sum. */
+  const sizes: number[] = [];
+  let bytes = 0;
   const epoch = Date.now();
   const recent = createRecentEvents(options);
   const ring: LoggedEvent[] = [];
@@ -111,8 +119,14 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     async append(event, dedupeBy) {
       if (!recent.admit(event, dedupeBy)) return undefined;
       const logged = { position: `${epoch}-${++sequence}`, event };
+      const size = JSON.stringify(event).length;
       ring.push(logged);
-      if (ring.length > capacity) ring.shift();
+      sizes.push(size);
+      bytes += size;
+      while (ring.length > capacity || (bytes > maxBytes && ring.length > 1)) {
+        ring.shift();
+        bytes -= sizes.shift() ?? 0;
+      }
       // Fan-out after the caller's answer: listeners are subscriber work.
       setImmediate(() => {
         for (const listener of listeners) listener(logged);

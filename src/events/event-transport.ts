@@ -9,8 +9,8 @@ export interface EventTransport {
   close(): Promise<void>;
 }
 
-/** One instance's events: an in-process log of the last `eventLogSize` events. */
-export function createMemoryEventTransport(eventLogSize: number): EventTransport {
-  const bus = createEventBus({ log: createMemoryEventLog({ capacity: eventLogSize }) });
+/** One instance's events: an in-process log of the last `eventLogSize` events, at most `eventLogMaxBytes` of them. */
+export function createMemoryEventTransport(eventLogSize: number, eventLogMaxBytes: number): EventTransport {
+  const bus = createEventBus({ log: createMemoryEventLog({ capacity: eventLogSize, maxBytes: eventLogMaxBytes }) });
   return { bus, connect: async () => true, close: () => bus.close() };
 }
