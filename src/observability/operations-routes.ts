@@ -1,7 +1,7 @@
-import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { Route } from '../http/front-door.js';
+import { secretMatcher } from '../http/secret-match.js';
 
 /*
  * What an operator's tooling polls: liveness (the process answers),
@@ -35,16 +35,13 @@ export function probeRoutes({ ready }: ProbeRoutesOptions): Route[] {
   ];
 }
 
-// One-shot hashing, compared in constant time (as client keys are, src/auth.ts).
-const digest = (value: string): Buffer => hash('sha256', value, 'buffer') as unknown as Buffer;
-
 /** The front door's guard for /metrics: the bearer token, before anything is rendered. */
 function tokenGuard(token: string): (request: FastifyRequest) => void {
-  const expected = digest(token);
+  const isToken = secretMatcher([token]);
   return (request) => {
     const header = request.headers.authorization;
     const presented = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header.trim())?.[1] : undefined;
-    if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
+    if (presented === undefined || !isToken(presented)) {
       throw new GatewayError('UNAUTHENTICATED', 'The metrics need their token: send Authorization: Bearer <METRICS_TOKEN>', { failsRequest: true });
     }
   };
