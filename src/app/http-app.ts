@@ -5,7 +5,7 @@ import { webhookRoute } from '../events/webhook-route.js';
 import { createWebhookVerifier } from '../events/webhook-verifier.js';
 import { graphqlRoute, type GraphQLMasking } from '../graphql/graphql-route.js';
 import type { GraphQLServer } from '../graphql/graphql-server.js';
-import { createFrontDoor, registerRoutes } from '../http/front-door.js';
+import { createFrontDoor, registerRoutes, type FrontDoorOptions } from '../http/front-door.js';
 import { errorEnvelope } from '../errors.js';
 import { UNAUTHENTICATED } from '../observability/metrics.js';
 import { metricsRoute, probeRoutes } from '../observability/operations-routes.js';
@@ -37,19 +37,21 @@ export interface HttpAppOptions {
   acceptingEvents(): boolean;
 }
 
-/** What bounds a request on every listener of the gateway. */
-const frontDoorBounds = (config: Config) => ({
+/** What every listener of the gateway shares: its bounds, its log, how it masks and what it answers off its routes. */
+const frontDoorBase = (config: Config, logger: FrontDoorOptions['logger']): Omit<FrontDoorOptions, 'closing' | 'onAnswered'> => ({
+  logger,
   maxBodyBytes: config.maxBodyBytes,
   requestTimeoutMs: config.requestTimeoutMs,
   headersTimeoutMs: config.headersTimeoutMs,
   upstreamCallsPerRequest: config.upstreamCallsPerRequest,
+  onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
+  notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
 });
 
 export function createHttpApp({ config, composed, yoga, masking, graphiql, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
   const { logger, metrics, guard, services } = composed;
   const app = createFrontDoor({
-    ...frontDoorBounds(config),
-    logger,
+    ...frontDoorBase(config, logger),
     closing,
     onAnswered(request, status, seconds) {
       const { config: route } = request.routeOptions;
@@ -61,8 +63,6 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
       const operation = keyless ? UNAUTHENTICATED : transport === 'graphql' ? request.scope?.operation : (route.operation ?? 'other');
       metrics.answered({ transport, operation }, status, request.scope?.graphqlErrors ?? false, seconds);
     },
-    onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
-    notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
   });
   registerRoutes(app, [
     graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql, maxUnsentBytes: config.maxUnsentBytes }),
@@ -97,15 +97,7 @@ function metricsRouteOf(config: Config, { metrics }: Composed) {
  */
 export function createMetricsApp(config: Config, composed: Composed): FastifyInstance | undefined {
   if (config.metrics.port === undefined) return undefined;
-  const { logger } = composed;
-  const app = createFrontDoor({
-    ...frontDoorBounds(config),
-    logger,
-    closing: () => false,
-    onAnswered: () => {},
-    onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
-    notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
-  });
+  const app = createFrontDoor({ ...frontDoorBase(config, composed.logger), closing: () => false, onAnswered: () => {} });
   registerRoutes(app, [metricsRouteOf(config, composed)]);
   return app;
 }
