@@ -177,12 +177,11 @@ function fetchRequestOf(request: FastifyRequest, yoga: Yoga): Request {
     headers,
     body: bodyless ? undefined : request.body instanceof Buffer ? request.body : '',
     // Only a stream outlives its request's body: a whole answer needs no signal (one costs a request ~5 µs);
-    // its upstream calls get the scope's signal anyway.
+    // its upstream calls learn that the client left from the scope's owner anyway.
     signal: (request.headers.accept ?? '').includes('text/event-stream') ? signalOf(request.scope.owner) : undefined,
   });
 }
 
-/** When yoga answers with GraphiQL's page (its use-graphiql.ts), never reading the request's document. */
 /** An abort signal for what only takes one (yoga's Request), aborted when the owner's client leaves. */
 function signalOf(owner: Owner): AbortSignal {
   const aborted = new AbortController();
@@ -190,6 +189,7 @@ function signalOf(owner: Owner): AbortSignal {
   return aborted.signal;
 }
 
+/** When yoga answers with GraphiQL's page (its use-graphiql.ts), never reading the request's document. */
 function isGraphiQLPage(request: FastifyRequest): boolean {
   return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
 }

@@ -9,9 +9,9 @@ import { newScope, type RequestScope } from './request-scope.js';
  * The one front door every HTTP request passes (DESIGN §6). Fastify's
  * lifecycle runs the same steps for every route, in this order:
  *   onRequest     request id (x-request-id, made when the caller sent none
- *                 or an unusable one), the request's scope (aborted when the
- *                 client leaves), then the route's guard (authentication and
- *                 rate limit) when it has one
+ *                 or an unusable one), the request's scope (its owner told
+ *                 when the client leaves), then the route's guard
+ *                 (authentication and rate limit) when it has one
  *   body          read as bytes within MAX_BODY_BYTES (413 past it), as it
  *                 arrives, whatever the route or the media type
  *   handler       the route's

@@ -4,8 +4,9 @@
  * result for it waiting upstream, unbounded in bytes (an event bus queue
  * counts events, whatever their size). This reads the source as results come
  * and counts, in bytes, what waits for the client; past the bound the stream
- * fails, and Fastify destroys the response: the client sees its stream cut,
- * not completed, so EventSource and graphql-sse clients reconnect and resume.
+ * fails and the caller resets the connection (`onCut`): the client sees its
+ * stream cut, not completed, so EventSource and graphql-sse clients reconnect
+ * and resume, and nothing stays queued for it in the kernel.
  * What else waits is the Node response's own buffer: its high-water mark
  * (16 KiB) and one chunk over.
  */

@@ -8,9 +8,9 @@ import { upstreamFailure } from './upstream-errors.js';
  * The one file that speaks HTTP to the upstream: a keep-alive undici Pool with
  * bounded connections, one deadline per call (every attempt, retry delay and
  * body byte included: undici's own timeouts restart with each body chunk, so
- * an upstream that drips would hold a call for ever), the caller's abort
- * signal, and retries for idempotent reads only (a PUT is never repeated: the
- * contract does not say it is idempotent).
+ * an upstream that drips would hold a call for ever), the call's owner (it
+ * stops when they leave), and retries for idempotent reads only (a PUT is
+ * never repeated: the contract does not say it is idempotent).
  */
 
 export interface UpstreamClientOptions {
