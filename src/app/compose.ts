@@ -39,6 +39,8 @@ export interface GatewayDeps {
     subscriptionSharing?: boolean;
     /** Plain GraphQL queries run through yoga's engine without its Fetch adapter (graphql-route.ts). @default true */
     graphqlFastPath?: boolean;
+    /** Queries and mutations run compiled by graphql-jit (use-compiled-execution.ts). @default true */
+    compiledExecution?: boolean;
   };
 }
 

@@ -54,6 +54,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     masking,
     devApiKey: config.devApiKey,
     corsOrigins: config.corsOrigins,
+    compiledExecution: deps.fastPaths?.compiledExecution ?? true,
     plugins: [useEventIds({ stopping: () => state.endingStreams }), metrics.plugin(), ...(keyCheck ? [useKeyWatch(keyCheck)] : [])] as never,
   });
   const app = createHttpApp({

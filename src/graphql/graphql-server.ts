@@ -11,6 +11,7 @@ import { corsFor } from './cors.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { queryLimitPlugins } from './use-query-limits.js';
+import { useCompiledExecution } from './use-compiled-execution.js';
 
 /*
  * The yoga instance behind /graphql (HTTP and SSE through the front door,
@@ -38,6 +39,8 @@ export interface GraphQLServerOptions {
   devApiKey: string | undefined;
   /** Origins whose pages may call /graphql (CORS_ORIGINS). */
   corsOrigins: readonly string[];
+  /** Queries and mutations run compiled (graphql-jit); benchmarks and tests compare both. */
+  compiledExecution: boolean;
   /** Features' plugins (SSE ids, metrics, forward-mode key watch). */
   plugins: Plugin[];
 }
@@ -70,6 +73,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
       ...queryLimitPlugins(options.limits),
       ...(trusted ? [useTrustedDocuments(trusted)] : []),
+      ...(options.compiledExecution ? [useCompiledExecution()] : []),
     ],
   });
   return { yoga, trusted, graphiql: !trusted };

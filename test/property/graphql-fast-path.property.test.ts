@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayDeps } from '../../src/app/gateway.js';
 import { OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { anyText, jsonValue, runs, TRANSACTION_IDS } from './arbitraries.js';
 import { graphqlPayload } from './graphql-documents.js';
@@ -14,6 +15,10 @@ import { graphqlPayload } from './graphql-documents.js';
  * mutations that change both backends alike. Status, headers (but the date,
  * the request id and connection management) and body must match. (REST has
  * one path only since the front door: nothing to compare.)
+ *
+ * Compiled execution (src/graphql/use-compiled-execution.ts: graphql-jit) must
+ * answer exactly as graphql-js's executor does, errors included: the same
+ * requests go to a gateway with it and one without.
  */
 
 const IGNORED_HEADERS = new Set(['date', 'x-request-id', 'connection', 'keep-alive']);
@@ -72,12 +77,16 @@ const trustedRequest: fc.Arbitrary<Sent> = fc
   .tuple(fc.oneof(persisted, graphqlPayload), authorization, accept)
   .map(([body, auth, acc]) => ({ method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json', ...auth, ...acc }, body }));
 
-/** Two gateways alike but for the fast path; `same` sends a request to both and compares the answers. */
-function pair(env: Record<string, string>) {
+/** How two answers to the same request must agree. */
+type Compare = (answer: Answer, reference: Answer, label: string) => void;
+const identical: Compare = (answer, reference, label) => expect(answer, label).toEqual(reference);
+
+/** Two gateways alike but for the fast paths `without` switches off; `same` sends a request to both (`times` over) and compares the answers. */
+function pair(env: Record<string, string>, without: GatewayDeps['fastPaths'] = { graphqlFastPath: false }, compare: Compare = identical, times = 1) {
   let lane: RunningGateway;
   let yoga: RunningGateway;
   beforeAll(async () => {
-    [lane, yoga] = await Promise.all([startGateway(env), startGateway(env, { fastPaths: { graphqlFastPath: false } })]);
+    [lane, yoga] = await Promise.all([startGateway(env), startGateway(env, { fastPaths: without })]);
   });
   afterAll(async () => {
     await Promise.all([lane.close(), yoga.close()]);
@@ -85,10 +94,12 @@ function pair(env: Record<string, string>) {
 
   return async function same(sent: Sent): Promise<void> {
     const send = (base: string) => fetch(`${base}${sent.path}`, { method: sent.method, headers: sent.headers, body: sent.body, signal: AbortSignal.timeout(5_000) });
-    // One after the other: a mutation must change both backends before the next request.
-    const fromLane = await answerOf(await send(lane.url));
-    const fromYoga = await answerOf(await send(yoga.url));
-    expect(fromLane, `${sent.method} ${sent.path} ${JSON.stringify(sent.headers)} ${sent.body?.slice(0, 300) ?? ''}`).toEqual(fromYoga);
+    for (let time = 1; time <= times; time += 1) {
+      // One after the other: a mutation must change both backends before the next request.
+      const fromLane = await answerOf(await send(lane.url));
+      const fromYoga = await answerOf(await send(yoga.url));
+      compare(fromLane, fromYoga, `${sent.method} ${sent.path} ${JSON.stringify(sent.headers)} ${sent.body?.slice(0, 300) ?? ''} (time ${time})`);
+    }
   };
 }
 
@@ -105,5 +116,28 @@ describe('the GraphQL fast path answers as yoga does, with TRUSTED_DOCUMENTS=onl
 
   it('persisted and arbitrary documents: same status, headers and body', async () => {
     await fc.assert(fc.asyncProperty(trustedRequest, same), runs(200));
+  }, 60_000);
+});
+
+/**
+ * When a failed non-null field nulls the whole `data`, graphql-js reports the
+ * errors it met until then and graphql-jit every field's: such an answer must
+ * hold all of graphql-js's errors, with the same status. Anything else is
+ * compared byte for byte.
+ */
+const sameOrMoreErrorsWhenDataIsNull: Compare = (answer, reference, label) => {
+  const parsed = (of: Answer) => (of.headers['content-type']?.startsWith('application/') ? (JSON.parse(of.body) as { data?: unknown; errors?: unknown[] }) : undefined);
+  const [compiled, interpreted] = [parsed(answer), parsed(reference)];
+  if (compiled?.data !== null || interpreted?.data !== null) return identical(answer, reference, label);
+  expect(answer.status, label).toBe(reference.status);
+  expect(compiled.errors, label).toEqual(expect.arrayContaining(interpreted.errors ?? []));
+};
+
+describe('compiled execution answers as graphql-js does', () => {
+  // A document is compiled when it comes again: each is sent twice, interpreted then compiled.
+  const same = pair({}, { compiledExecution: false }, sameOrMoreErrorsWhenDataIsNull, 2);
+
+  it('GraphQL requests (documents, variables, payment mutations): same status, headers and body', async () => {
+    await fc.assert(fc.asyncProperty(graphqlRequest, same), runs(500));
   }, 60_000);
 });
