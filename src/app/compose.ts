@@ -16,6 +16,7 @@ import { createMetrics, type GatewayMetrics } from '../observability/metrics.js'
 import { createRedisClients, type RedisClients } from '../redis/redis-clients.js';
 import { createRedisEventTransport } from '../redis/redis-event-transport.js';
 import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
+import { createResponseCache, type ResponseCache } from '../graphql/response-cache.js';
 
 /*
  * Chooses the implementations (DESIGN §6 "a composition root that picks
@@ -41,6 +42,8 @@ export interface GatewayDeps {
     graphqlFastPath?: boolean;
     /** Queries and mutations run compiled by graphql-jit (use-compiled-execution.ts). @default true */
     compiledExecution?: boolean;
+    /** With CACHE_TTL_MS, whole GraphQL results are kept too (graphql/response-cache.ts). @default true */
+    responseCache?: boolean;
   };
 }
 
@@ -55,6 +58,8 @@ export interface Composed {
   backend: Backend;
   metrics: GatewayMetrics;
   services: GatewayServices;
+  /** Whole GraphQL results kept for CACHE_TTL_MS, dropped with the entity cache's entries; none when the cache is off. */
+  responseCache: ResponseCache | undefined;
   keyCheck: UpstreamKeyCheck | undefined;
   /** The front door's guard for routes that need a key. */
   guard: ReturnType<typeof requestGuard>;
@@ -100,8 +105,8 @@ function logUpstreamCall(logger: Logger, call: UpstreamCall, scope: CallScope | 
 }
 
 /** Reads shared while in flight (outermost, so a cache miss is read once), then the cache. */
-function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean): Backend {
-  const cached = cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: cacheTtlMs }) : backend;
+function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean, responseCache: ResponseCache | undefined): Backend {
+  const cached = cacheTtlMs > 0 ? createCachingBackend(backend, { ttlMs: cacheTtlMs, onForget: responseCache?.forgetTransaction }) : backend;
   return coalesce ? createCoalescingBackend(cached) : cached;
 }
 
@@ -122,7 +127,9 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
         logUpstreamCall(logger, call, scope, config.upstream?.apiKey !== undefined);
       });
   const base: WithUpstreamState = picked.backend;
-  const backend = withFastPaths(base, config.fastPaths.cacheTtlMs, deps.fastPaths?.coalesce ?? true);
+  const { cacheTtlMs } = config.fastPaths;
+  const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
+  const backend = withFastPaths(base, cacheTtlMs, deps.fastPaths?.coalesce ?? true, responseCache);
   const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker });
   const keyCheck = createForwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix, logger });
@@ -155,6 +162,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
     backend,
     metrics,
     services,
+    responseCache,
     keyCheck,
     guard: requestGuard(authenticator, (credential) => rateLimiter.admit(credential)),
     demo: picked.demo,

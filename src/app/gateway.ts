@@ -55,6 +55,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     devApiKey: config.devApiKey,
     corsOrigins: config.corsOrigins,
     compiledExecution: deps.fastPaths?.compiledExecution ?? true,
+    responseCache: composed.responseCache?.plugin,
     plugins: [useEventIds({ stopping: () => state.endingStreams }), metrics.plugin(), ...(keyCheck ? [useKeyWatch(keyCheck)] : [])] as never,
   });
   const app = createHttpApp({

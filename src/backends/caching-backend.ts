@@ -18,6 +18,8 @@ export interface CachingOptions {
   maxEntries?: number;
   /** @default Date.now */
   now?: () => number;
+  /** Told whenever what is held of a transaction is dropped (the GraphQL response cache drops its results too). */
+  onForget?: (transactionId: string) => void;
 }
 
 export function createCachingBackend(inner: Backend, options: CachingOptions): Backend {
@@ -43,6 +45,7 @@ export function createCachingBackend(inner: Backend, options: CachingOptions): B
   function forgetTransaction(id: string): void {
     versions.set(id, (versions.get(id) ?? 0) + 1);
     forgetTransactionReads(entries, id);
+    options.onForget?.(id);
   }
 
   return {

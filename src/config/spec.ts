@@ -102,7 +102,7 @@ const websocket = {
 };
 
 const fastPaths = {
-  CACHE_TTL_MS: integer({ min: 0, max: HOUR, default: 0, doc: "serve transactions and vendings from a per-key cache for this long (`0` is off); webhooks and payment updates drop a transaction's entries" }),
+  CACHE_TTL_MS: integer({ min: 0, max: HOUR, default: 0, doc: "serve transactions and vendings, and whole GraphQL results, from a per-key cache for this long (`0` is off); webhooks and payment updates drop what holds a transaction" }),
 };
 
 /** The settings by section, in the order the docs list them. */

@@ -44,6 +44,8 @@ const optional = (value: unknown, check: (v: unknown) => boolean) => value === u
 /** The media type to answer with when the request's headers are the fast path's, else undefined. */
 function fastMediaType(request: FastifyRequest, path: string): string | undefined {
   if (request.method !== 'POST' || request.url !== path || request.headers.origin !== undefined) return undefined;
+  // Revalidation (a 304 from the response cache) is answered in yoga's request hooks.
+  if (request.headers['if-none-match'] !== undefined) return undefined;
   if (!JSON_BODY.test(request.scope.contentType ?? '')) return undefined;
   return ACCEPTED.get((request.headers.accept ?? '').replace(/\s/g, '').toLowerCase());
 }

@@ -41,6 +41,8 @@ export interface GraphQLServerOptions {
   corsOrigins: readonly string[];
   /** Queries and mutations run compiled (graphql-jit); benchmarks and tests compare both. */
   compiledExecution: boolean;
+  /** Whole results served again (response-cache.ts); last, so it keys documents trusted documents filled in and wraps compiled execution. */
+  responseCache: Plugin | undefined;
   /** Features' plugins (SSE ids, metrics, forward-mode key watch). */
   plugins: Plugin[];
 }
@@ -74,6 +76,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       ...queryLimitPlugins(options.limits),
       ...(trusted ? [useTrustedDocuments(trusted)] : []),
       ...(options.compiledExecution ? [useCompiledExecution()] : []),
+      ...(options.responseCache ? [options.responseCache] : []),
     ],
   });
   return { yoga, trusted, graphiql: !trusted };

@@ -119,3 +119,60 @@ describe('entity cache', () => {
     expect(((await after.json()) as { data: { payment: unknown } }).data.payment).toEqual({ paymentStatus: 'captured' });
   });
 });
+
+describe('response cache', () => {
+  const query = (id: string) => `{ transaction(id: "${id}") { status } }`;
+  const post = (url: string, id: string, key: string, headers: Record<string, string> = {}) =>
+    fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: key, ...headers }, body: JSON.stringify({ query: query(id) }) });
+
+  it('keeps whole results per key, named by an ETag that a client can revalidate with (304)', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const { transactionId } = tx(2);
+    const first = await post(gw.url, transactionId, KEY_A);
+    const etag = first.headers.get('etag');
+    expect(etag).toBeTruthy();
+    expect(etag).not.toContain(KEY_A);
+    await first.arrayBuffer();
+    const again = await post(gw.url, transactionId, KEY_A);
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(((await again.json()) as { data: unknown }).data).toEqual({ transaction: { status: tx(2).status } });
+    const other = await post(gw.url, transactionId, KEY_B);
+    expect(other.headers.get('etag')).not.toBe(etag);
+    await other.arrayBuffer();
+    const revalidated = await post(gw.url, transactionId, KEY_A, { 'if-none-match': etag! });
+    expect(revalidated.status).toBe(304);
+    const off = await gateway({ CACHE_TTL_MS: '60000' }, { fastPaths: { responseCache: false } });
+    const uncached = await post(off.url, transactionId, KEY_A);
+    expect(uncached.headers.get('etag')).toBeNull();
+    await uncached.arrayBuffer();
+  });
+
+  it('does not keep a result read before a webhook that arrived while it was read', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const target = tx(0);
+    const old = target.status;
+    upstream.injectFault({ kind: 'delay', ms: 300 }, { pathPrefix: `/transactions/${target.transactionId}`, times: 1 });
+    const early = statusOf(gw.url, target.transactionId, KEY_A);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The event overtakes the answer: the upstream still answers the old state, then has the new one.
+    await webhook(gw.url, target.transactionId, 'changed-while-read');
+    expect(await early).toBe(old);
+    target.status = 'changed-while-read';
+    expect(await statusOf(gw.url, target.transactionId, KEY_A)).toBe('changed-while-read');
+  });
+
+  it('drops a transaction\'s results when its payment is updated through REST', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const { transactionId } = tx(1);
+    const paymentOf = async () =>
+      (await postGraphQL(gw.url, `{ transaction(id: "${transactionId}") { extra } }`, { key: KEY_A })).body.data?.transaction?.extra?.payment as unknown;
+    await paymentOf();
+    const response = await fetch(`${gw.url}/transactions/${transactionId}/payment`, {
+      method: 'PUT',
+      headers: { authorization: KEY_A, 'content-type': 'application/json' },
+      body: '{"paymentStatus":"settled"}',
+    });
+    expect(response.status).toBe(200);
+    expect(await paymentOf()).toEqual({ paymentStatus: 'settled' });
+  });
+});

@@ -1,0 +1,107 @@
+import { hash } from 'node:crypto';
+import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
+import type { Plugin } from 'graphql-yoga';
+import { scopeOfRequest } from '../http/request-scope.js';
+
+/*
+ * Whole GraphQL results served again for the TTL (CACHE_TTL_MS), with yoga's
+ * response cache: keyed by document, operation, variables and the request's
+ * credential (one client's answer is never served to another), found before
+ * the document is even parsed. Results are tagged with the entities they hold
+ * (`Transaction:<id>`, `Vending:<id>`), and a webhook or a payment update
+ * about a transaction drops every result that holds it, as the entity cache
+ * drops its entries. Results with errors are not kept. Only HTTP requests use
+ * it: a WebSocket operation has no request for yoga to key it by.
+ *
+ * A result computed from a read that began before an event must not be kept
+ * after the event dropped what it replaces: each key remembers when it was
+ * missed (a count of drops), and a result is kept only if none of its
+ * entities was dropped since.
+ */
+
+export interface ResponseCacheOptions {
+  ttlMs: number;
+  /** Most results held; the least recently used goes first. @default 10000 */
+  maxEntries?: number;
+}
+
+export interface ResponseCache {
+  plugin: Plugin;
+  /** Drops every result that holds this transaction. */
+  forgetTransaction(id: string): void;
+}
+
+type Entity = { typename: string; id?: string | number };
+
+/** Drops remembered per entity, and misses per key, beyond which the oldest are forgotten (and then judged stale). */
+const REMEMBERED = 10_000;
+
+const entityKey = ({ typename, id }: Entity) => `${typename}:${id ?? ''}`;
+
+function keepingOnlyFresh(inner: Cache): Cache {
+  let drops = 0;
+  /** Entity → the drop count just after it was last dropped. */
+  const droppedAt = new Map<string, number>();
+  /** Drops at or before this count are no longer remembered per entity. */
+  let forgottenUpTo = 0;
+  /** Result key → the drop count when it was first missed and not yet stored. */
+  const missedAt = new Map<string, number>();
+
+  const remember = <V>(map: Map<string, V>, key: string, value: V, onForget?: (value: V) => void) => {
+    map.delete(key);
+    map.set(key, value);
+    if (map.size <= REMEMBERED) return;
+    const [oldest, forgotten] = map.entries().next().value as [string, V];
+    map.delete(oldest);
+    onForget?.(forgotten);
+  };
+
+  return {
+    get(key) {
+      const found = inner.get(key);
+      if (found === null || found === undefined) {
+        if (!missedAt.has(key)) remember(missedAt, key, drops);
+      }
+      return found;
+    },
+    set(key, result, entities, ttl) {
+      const since = missedAt.get(key);
+      missedAt.delete(key);
+      if (since === undefined || since < forgottenUpTo) return;
+      const held = [...entities];
+      for (const entity of held) if ((droppedAt.get(entityKey(entity)) ?? 0) > since) return;
+      return inner.set(key, result, held, ttl);
+    },
+    invalidate(entities) {
+      drops += 1;
+      const dropped = [...entities];
+      for (const entity of dropped) {
+        remember(droppedAt, entityKey(entity), drops, (at) => {
+          forgottenUpTo = Math.max(forgottenUpTo, at);
+        });
+      }
+      return inner.invalidate(dropped);
+    },
+  };
+}
+
+/** The request's credential, when it is an HTTP request the front door admitted. */
+const sessionOf = (request: Request | undefined): string | undefined => (request ? scopeOfRequest.get(request)?.credential?.authorization : undefined);
+
+export function createResponseCache({ ttlMs, maxEntries = 10_000 }: ResponseCacheOptions): ResponseCache {
+  const cache = keepingOnlyFresh(createInMemoryCache({ max: maxEntries }));
+  const plugin = useResponseCache({
+    ttl: ttlMs,
+    cache,
+    session: (request) => sessionOf(request) ?? null,
+    enabled: (request) => sessionOf(request) !== undefined,
+    idFields: ['transactionId', 'vendingId'],
+    // One synchronous digest; the key is also the ETag clients see, so it never shows the credential.
+    buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) =>
+      hash('sha256', JSON.stringify([documentString, operationName ?? null, variableValues ?? null, sessionId]), 'base64url'),
+  }) as Plugin;
+  return {
+    plugin,
+    forgetTransaction: (id) => void cache.invalidate([{ typename: 'Transaction', id }]),
+  };
+}
