@@ -11,7 +11,7 @@ import { REPO_ROOT } from './children.js';
  */
 
 /** The fast paths a variant may switch, by their bench name. */
-export type Switch = 'coalesce' | 'sharing' | 'graphqlFastPath';
+export type Switch = 'coalesce' | 'sharing' | 'graphqlFastPath' | 'compiledExecution' | 'responseCache';
 
 export interface Build {
   /** Row label: `after`, or `before (<short commit>)`. */
@@ -29,8 +29,9 @@ export interface Build {
 }
 
 /** Flags of bench/lib/gateway-main.ts (a120032 on), then the variables revisions before it read. */
-const FLAGS: Record<Switch, string> = { coalesce: 'coalesce', sharing: 'sharing', graphqlFastPath: 'graphql-fast-path' };
-const VARIABLES: Record<Switch, string> = { coalesce: 'UPSTREAM_COALESCE', sharing: 'SUBSCRIPTION_SHARING', graphqlFastPath: 'DIRECT_LANE' };
+const FLAGS: Record<Switch, string> = { coalesce: 'coalesce', sharing: 'sharing', graphqlFastPath: 'graphql-fast-path', compiledExecution: 'compiled-execution', responseCache: 'response-cache' };
+// Switches that came as flags only (issue 18 on) have no variable.
+const VARIABLES: Partial<Record<Switch, string>> = { coalesce: 'UPSTREAM_COALESCE', sharing: 'SUBSCRIPTION_SHARING', graphqlFastPath: 'DIRECT_LANE' };
 
 /** The configuration variables a checkout declares: its spec (0b6903a on), else every upper-case name in its config sources. */
 async function variablesOf(root: string): Promise<string[]> {
@@ -56,7 +57,7 @@ export async function describeBuild(root: string, label: string, revision?: stri
     const flag = FLAGS[name];
     // The entry's parseArgs options name each flag it accepts (`coalesce: {` or `'graphql-fast-path': {`).
     if (mainText && new RegExp(`['"]?${flag}['"]?\\s*:\\s*\\{\\s*type`).test(mainText)) switches[name] = { flag };
-    else if (variables.includes(VARIABLES[name])) switches[name] = { variable: VARIABLES[name] };
+    else if (VARIABLES[name] && variables.includes(VARIABLES[name])) switches[name] = { variable: VARIABLES[name] };
   }
   return { label, root, revision, entry: mainText ? 'bench/lib/gateway-main.ts' : 'src/main.ts', switches, variables };
 }

@@ -16,12 +16,16 @@ const onOff = (value: string | undefined, flag: string): boolean | undefined => 
   return value === 'on';
 };
 
-const { values } = parseArgs({ options: { coalesce: { type: 'string' }, sharing: { type: 'string' }, 'graphql-fast-path': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { coalesce: { type: 'string' }, sharing: { type: 'string' }, 'graphql-fast-path': { type: 'string' }, 'compiled-execution': { type: 'string' }, 'response-cache': { type: 'string' } },
+});
 const gateway = createGateway(loadConfig(process.env), {
   fastPaths: {
     coalesce: onOff(values.coalesce, 'coalesce'),
     subscriptionSharing: onOff(values.sharing, 'sharing'),
     graphqlFastPath: onOff(values['graphql-fast-path'], 'graphql-fast-path'),
+    compiledExecution: onOff(values['compiled-execution'], 'compiled-execution'),
+    responseCache: onOff(values['response-cache'], 'response-cache'),
   },
 });
 await gateway.listen();

@@ -22,10 +22,21 @@ export interface Variant {
   sharing?: 'on' | 'off';
   /** @default the gateway's own, on */
   graphqlFastPath?: 'on' | 'off';
+  /** @default the gateway's own, on */
+  compiledExecution?: 'on' | 'off';
+  /** @default the gateway's own, on (it acts only with CACHE_TTL_MS) */
+  responseCache?: 'on' | 'off';
 }
 
 export const variantLabel = (v: Variant): string =>
-  [`coalesce ${v.coalesce ?? 'on'}`, `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`, `sharing ${v.sharing ?? 'on'}`, `graphql fast path ${v.graphqlFastPath ?? 'on'}`].join(', ');
+  [
+    `coalesce ${v.coalesce ?? 'on'}`,
+    `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`,
+    `sharing ${v.sharing ?? 'on'}`,
+    `graphql fast path ${v.graphqlFastPath ?? 'on'}`,
+    `compiled execution ${v.compiledExecution ?? 'on'}`,
+    `response cache ${v.responseCache ?? 'on'}`,
+  ].join(', ');
 
 export interface Upstream extends Child {
   /** Calls per contract route since the last reset. */
@@ -85,7 +96,14 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     ...extraEnv,
   };
   const args: string[] = [];
-  for (const [name, value] of [['coalesce', variant.coalesce], ['sharing', variant.sharing], ['graphqlFastPath', variant.graphqlFastPath]] as const) {
+  const switched = [
+    ['coalesce', variant.coalesce],
+    ['sharing', variant.sharing],
+    ['graphqlFastPath', variant.graphqlFastPath],
+    ['compiledExecution', variant.compiledExecution],
+    ['responseCache', variant.responseCache],
+  ] as const;
+  for (const [name, value] of switched) {
     if (value === undefined) continue;
     const via = build.switches[name];
     if (!via) throw new Error(`${build.label}: this revision's gateway has no switch for ${name}`);

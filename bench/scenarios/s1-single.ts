@@ -68,6 +68,14 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
     ],
   },
   {
+    variant: { cacheTtlMs: 0, compiledExecution: 'off' },
+    shapes: [{ what: 'gateway GraphQL transaction(id: $id), cache off, compiled execution off (graphql-js executes every request)', of: gatewayGraphql }],
+  },
+  {
+    variant: { cacheTtlMs: CACHE_HOUR_MS, responseCache: 'off' },
+    shapes: [{ what: 'gateway GraphQL transaction(id: $id), cache hits, response cache off (entity cache only: executed every time)', of: gatewayGraphql, hits: true }],
+  },
+  {
     variant: { cacheTtlMs: 0, graphqlFastPath: 'off' },
     shapes: [
       {
