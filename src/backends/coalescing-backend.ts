@@ -61,11 +61,11 @@ export function createCoalescingBackend(inner: Backend): Backend {
       // Counted for the request that started it (its tally and budget); stopped when all its waiters left.
       const own: CallScope | undefined = owner && scope && { id: scope.id, tally: scope.tally, upstreamBudget: scope.upstreamBudget, owner };
       const created: Shared = { promise: call(own ?? scope), waiting: 0, pinned: false, owner };
-      created.promise = created.promise.finally(() => {
+      // Its waiters read the outcome; this branch only forgets the call (one reaction, not a finally and a catch).
+      const forget = () => {
         if (inFlight.get(key) === created) inFlight.delete(key);
-      });
-      // Its waiters read the outcome; this copy is only for `finally`.
-      created.promise.catch(() => undefined);
+      };
+      created.promise.then(forget, forget);
       inFlight.set(key, created);
       shared = created;
     }
