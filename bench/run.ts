@@ -18,6 +18,7 @@ import { s5 } from './scenarios/s5-sustained.js';
 import { s6 } from './scenarios/s6-memory.js';
 import { s7 } from './scenarios/s7-peers.js';
 import { s8 } from './scenarios/s8-latency.js';
+import { s9 } from './scenarios/s9-layers.js';
 
 /*
  * `npm run bench [-- S1 S4 …] [--baseline <revision>]`: runs the scenarios (all
@@ -28,7 +29,7 @@ import { s8 } from './scenarios/s8-latency.js';
  * the working tree's, and a before/after summary heads the table.
  */
 
-const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8];
+const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8, s9];
 
 let baseline: Baseline | undefined;
 // Children die with us: synchronously on exit, after a clean stop on signals and crashes; the baseline worktree goes too.

@@ -1,0 +1,121 @@
+import { processRegularResult } from 'graphql-yoga';
+import { Pool } from 'undici';
+import { compose } from '../../src/app/compose.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createGraphQLServer } from '../../src/graphql/graphql-server.js';
+import { newScope, scopeOfRequest } from '../../src/http/request-scope.js';
+import { createCircuitBreaker } from '../../src/backends/rest/circuit-breaker.js';
+import { createConcurrencyLimit } from '../../src/backends/rest/concurrency-limit.js';
+import { createUpstreamClient } from '../../src/backends/rest/upstream-client.js';
+import { UPSTREAM_KEY } from './contract-upstream.js';
+import { APOLLO_CLIENT_ACCEPT } from './http-load.js';
+import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
+
+/*
+ * S9's child: what each layer of a read costs in CPU, measured in one process
+ * with no client HTTP in the way. Each layer runs READS reads of one
+ * transaction (ids rotating over 60, IN_FLIGHT at once) against the contract
+ * upstream, in turns with the others for ROUNDS rounds; the figure is the
+ * process's CPU time per read (user + system, so the sockets to the upstream
+ * count, as they do for the gateway). Prints one JSON line: layer → µs per
+ * read, each round.
+ */
+
+const upstreamUrl = process.env.UPSTREAM_URL ?? '';
+const READS = Number(process.env.BENCH_S9_READS ?? 8_000);
+const ROUNDS = Number(process.env.BENCH_S9_ROUNDS ?? 5);
+const IN_FLIGHT = 32;
+
+const env = {
+  NODE_ENV: 'production',
+  BACKEND: 'rest',
+  UPSTREAM_URL: upstreamUrl,
+  UPSTREAM_API_KEY: UPSTREAM_KEY,
+  API_KEYS: 'bench-key',
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_PER_SECOND: '0',
+  WEBHOOK_UNSIGNED: 'allow',
+};
+const config = loadConfig(env);
+const credential = { authorization: 'bench-key' };
+const { upstream } = config;
+if (!upstream) throw new Error('layers-main: UPSTREAM_URL is required');
+
+const pool = new Pool(upstreamUrl, { connections: upstream.connections, pipelining: 1 });
+const client = createUpstreamClient(upstream);
+const breaker = createCircuitBreaker(upstream.breaker);
+const limit = createConcurrencyLimit({ maxConcurrent: upstream.maxConcurrent, maxQueued: upstream.maxQueued });
+const bare = compose(config, { fastPaths: { coalesce: false } }, () => 0);
+const deployed = compose(config, {}, () => 0);
+
+const masking = { isDev: false, errorMessage: 'Unexpected error.', onMasked: () => {} };
+const yogaOf = (compiledExecution: boolean) =>
+  createGraphQLServer({
+    path: '/graphql',
+    services: deployed.services,
+    logger: deployed.logger,
+    limits: config.limits,
+    masking,
+    devApiKey: undefined,
+    corsOrigins: [],
+    compiledExecution,
+    responseCache: undefined,
+    plugins: [deployed.metrics.plugin()] as never,
+  }).yoga;
+
+const scope = () => {
+  const made = newScope('bench', deployed.logger as never, 'application/json', config.upstreamCallsPerRequest);
+  made.credential = credential;
+  return made;
+};
+const viaClient = async (id: string) => JSON.parse((await client.send({ method: 'GET', path: `/transactions/${id}`, authorization: UPSTREAM_KEY })).text) as unknown;
+
+/** One GraphQL operation as the fast path runs it: yoga's engine for parsed parameters, then its JSON writer. */
+function graphql(yoga: ReturnType<typeof yogaOf>) {
+  return async (id: string) => {
+    const request = new yoga.fetchAPI.Request('http://localhost/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'bench-key', accept: APOLLO_CLIENT_ACCEPT },
+    });
+    scopeOfRequest.set(request, scope());
+    const result = await yoga.getResultForParams({ params: { query: SINGLE_BY_ID_QUERY, variables: { id } }, request }, {});
+    return (await processRegularResult(result as never, yoga.fetchAPI, 'application/graphql-response+json')).text();
+  };
+}
+
+/** In the order each adds to the one before it. */
+const LAYERS: Array<[string, (id: string) => Promise<unknown>]> = [
+  ['undici request + JSON.parse (what the bare hop does, less its HTTP server)', async (id) => {
+    const answer = await pool.request({ method: 'GET', path: `/transactions/${id}`, headers: { authorization: UPSTREAM_KEY } });
+    return JSON.parse(await answer.body.text()) as unknown;
+  }],
+  ['upstream client (one deadline per call, retries, stop)', viaClient],
+  ['+ concurrency limit + circuit breaker (opossum)', (id) => limit.run(() => breaker.run(() => viaClient(id)), undefined, upstream.timeoutMs)],
+  ['REST backend (+ contract check, call accounting)', (id) => bare.base.getTransaction(id, credential, scope())],
+  ['+ coalescing (the backend as deployed)', (id) => deployed.backend.getTransaction(id, credential, scope())],
+  ['GraphQL transaction(id: $id) in process, compiled execution (yoga engine, loaders, JSON writer)', graphql(yogaOf(true))],
+  ['GraphQL transaction(id: $id) in process, graphql-js executor', graphql(yogaOf(false))],
+];
+
+async function cpuPerRead(read: (id: string) => Promise<unknown>, reads: number): Promise<number> {
+  let next = 0;
+  const before = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < reads) await read(ROTATED_IDS[next++ % ROTATED_IDS.length]!);
+    }),
+  );
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / reads;
+}
+
+// Warm-up: every layer's code optimised, every document compiled, every connection open.
+for (const [, read] of LAYERS) await cpuPerRead(read, 2_000);
+const rounds: Record<string, number[]> = {};
+for (let round = 0; round < ROUNDS; round++) {
+  // Alternating direction, so drift of the machine lands on every layer alike.
+  const order = round % 2 === 0 ? LAYERS : [...LAYERS].reverse();
+  for (const [name, read] of order) (rounds[name] ??= []).push(await cpuPerRead(read, READS));
+}
+process.stdout.write(`${JSON.stringify(LAYERS.map(([name]) => ({ name, rounds: rounds[name] })))}\n`);
+process.exit(0);

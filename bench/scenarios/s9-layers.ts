@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../lib/children.js';
+import type { Scenario } from '../lib/scenario.js';
+import { fmt, median } from '../lib/stats.js';
+import type { Row } from '../lib/table.js';
+
+/*
+ * S9: where a read's CPU goes, layer by layer (lib/layers-main.ts, a child of
+ * its own): undici alone, then the upstream client, the limit and breaker,
+ * the REST backend, coalescing, and a GraphQL operation in process (yoga's
+ * engine, loaders, JSON writer) with and without compiled execution. No
+ * client HTTP: S1's CPU per answer minus the deployed backend's is what the
+ * front door and its HTTP server add. For reading; no goal.
+ */
+
+interface Layer {
+  name: string;
+  rounds: number[];
+}
+
+export const s9: Scenario = {
+  name: 'S9',
+  title: 'S9 — CPU per read, layer by layer, in one process',
+  async run(ctx) {
+    ctx.log('S9 layers: in a child process, in turns');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/lib/layers-main.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, UPSTREAM_URL: ctx.upstream.url },
+      timeout: 600_000,
+      maxBuffer: 1 << 20,
+    });
+    const layers = JSON.parse(stdout.trim().split('\n').at(-1)!) as Layer[];
+    const rows: Row[] = [];
+    let previous: number | undefined;
+    for (const [index, layer] of layers.entries()) {
+      const us = median(layer.rounds);
+      // The last two are alternatives to each other over the same backend: each is compared with the deployed backend.
+      const over = index >= layers.length - 2 ? median(layers[layers.length - 3]!.rounds) : previous;
+      rows.push({
+        scenario: 'S9',
+        variant: layer.name,
+        value: `${fmt(us, 1)} µs CPU per read`,
+        p99: '',
+        ratio: over === undefined ? 'the floor' : `adds ${fmt(us - over, 1)} µs`,
+        target: '',
+        calls: '1.00',
+        errors: '0',
+        notes: `rounds ${layer.rounds.map((r) => fmt(r, 0)).join(', ')} µs`,
+      });
+      if (index < layers.length - 2) previous = us;
+    }
+    return rows;
+  },
+};
