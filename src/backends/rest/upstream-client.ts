@@ -1,5 +1,4 @@
-import { EventEmitter } from 'node:events';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { ClientGone } from '../../errors.js';
 import type { Owner } from '../owner.js';
 import { upstreamFailure } from './upstream-errors.js';
@@ -71,33 +70,85 @@ class DeadlinePassed extends Error {
 }
 
 /**
- * What stops one call: its deadline or its owner leaving. undici takes an
- * EventEmitter with `aborted` and `reason` as a request's signal; an
- * AbortSignal's EventTarget listeners cost every call microseconds (bench S1).
+ * What stops one call: its deadline or its owner leaving. At most one thing
+ * waits on it at a time (an exchange or a retry's pause), told through
+ * `onAbort`: cheaper per call than an AbortSignal or an EventEmitter (S9).
  */
-class CallStop extends EventEmitter {
+class CallStop {
   aborted = false;
   reason: unknown = undefined;
+  onAbort: ((reason: unknown) => void) | undefined = undefined;
 
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    this.emit('abort');
+    this.onAbort?.(reason);
   }
 }
 
 /** Waits `ms`, or rejects with the stop's reason as soon as the call is stopped. */
 function pause(ms: number, stop: CallStop): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const done = () => {
+    if (stop.aborted) return reject(stop.reason);
+    const timer = setTimeout(() => {
+      stop.onAbort = undefined;
+      resolve();
+    }, ms);
+    stop.onAbort = (reason) => {
       clearTimeout(timer);
-      stop.off('abort', done);
-      if (stop.aborted) reject(stop.reason);
-      else resolve();
+      reject(reason);
     };
-    const timer = setTimeout(done, ms);
-    stop.once('abort', done);
+  });
+}
+
+type Exchanged = Omit<UpstreamResponse, 'attempts'>;
+
+/**
+ * One request and its whole answer through undici's dispatch API: the body is
+ * gathered as it arrives, with no stream and no signal per call, which cost a
+ * read a third of its CPU through `request()` (bench S9). The stop aborts the
+ * exchange at once, even one still queued for a connection.
+ */
+function exchange(pool: Dispatcher, options: Dispatcher.DispatchOptions, stop: CallStop): Promise<Exchanged> {
+  return new Promise<Exchanged>((resolve, reject) => {
+    if (stop.aborted) return reject(stop.reason);
+    let controller: Dispatcher.DispatchController | undefined;
+    let settled = false;
+    let status = 0;
+    let contentType: string | string[] | undefined;
+    const chunks: Buffer[] = [];
+    const settle = () => {
+      const first = !settled;
+      settled = true;
+      stop.onAbort = undefined;
+      return first;
+    };
+    stop.onAbort = (reason) => {
+      controller?.abort(reason as Error);
+      if (settle()) reject(reason);
+    };
+    pool.dispatch(options, {
+      onRequestStart(started) {
+        controller = started;
+        if (stop.aborted) started.abort(stop.reason as Error);
+      },
+      onResponseStart(_controller, statusCode, headers) {
+        status = statusCode;
+        contentType = headers['content-type'];
+      },
+      onResponseData(_controller, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        if (!settle()) return;
+        const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+        resolve({ status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, text });
+      },
+      onResponseError(_controller, error) {
+        if (settle()) reject(error);
+      },
+    });
   });
 }
 
@@ -116,23 +167,11 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     maxResponseSize: options.maxResponseBytes ?? 16_777_216,
   });
 
-  async function attempt(request: UpstreamRequest, stop: CallStop): Promise<Omit<UpstreamResponse, 'attempts'>> {
+  function attempt(request: UpstreamRequest, stop: CallStop): Promise<Exchanged> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (request.authorization !== undefined) headers.authorization = request.authorization;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
-    const response = await pool.request({
-      method: request.method,
-      path: prefix + request.path,
-      headers,
-      body: request.body,
-      signal: stop,
-    });
-    const contentType = response.headers['content-type'];
-    return {
-      status: response.statusCode,
-      contentType: Array.isArray(contentType) ? contentType[0] : contentType,
-      text: await response.body.text(),
-    };
+    return exchange(pool, { method: request.method, path: prefix + request.path, headers, body: request.body }, stop);
   }
 
   async function attempts(request: UpstreamRequest, stop: CallStop): Promise<UpstreamResponse> {
