@@ -161,6 +161,6 @@ function baselineLine(b: Baseline): string {
   return [
     `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its ${b.entry}.`,
     `  after: the working tree at ${head}${moved}${dirty ? ` (${dirty} uncommitted change(s) under src/ or in the package files)` : ''}.`,
-    `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); S4: the defaults' gateways started before, after, before, after.`,
+    `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); S4: the raw broadcaster and both builds' gateways fan out in turns, round by round.`,
   ].join('\n');
 }

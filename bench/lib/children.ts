@@ -144,6 +144,30 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
   throw new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 30_000} ms:\n${tail.trim()}`);
 }
 
+/** A helper process that is not a server: driven over IPC, killed with the others on every way out. */
+export interface IpcChild {
+  process: ChildProcess;
+  output(): string;
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+/** Starts `node --import tsx <entry> <args>` with an IPC channel (fleet-workers.ts). */
+export function spawnIpcChild(entry: string, args: string[]): IpcChild {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', PRELOAD, entry, ...args], {
+    cwd: REPO_ROOT,
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  running.add(child);
+  let tail = '';
+  const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  child.on('exit', () => running.delete(child));
+  return { process: child, output: () => tail, cpuSeconds: () => cpuSecondsOf(child.pid ?? -1), stop: () => stopProcess(child) };
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** GET `path` answers 200. */

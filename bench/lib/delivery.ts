@@ -1,12 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
 import { sleep } from './children.js';
-import type { Fleet } from './subscribers.js';
-import { quantile } from './stats.js';
+import { fmt } from './stats.js';
 
 /*
- * One event fanned out to a fleet: when each subscriber got it, measured from
- * the moment its POST was issued, with duplicates and wrong bodies counted.
+ * Fan-out rounds and probes: a round is one event to every subscriber, timed
+ * from the moment its POST was issued (fleet-workers.ts measures them); and
+ * how many subscribers the machine's open-files limit lets one process hold.
  */
 
 export interface RoundResult {
@@ -20,44 +19,21 @@ export interface RoundResult {
   answerStatus: number;
 }
 
-export class DeliveryTracker {
-  private received: Float64Array;
-  private expectedId = '';
-  private expectedStatus = '';
-  private got = 0;
-  private duplicates = 0;
-  private wrong = 0;
+/** Which subscribers of an in-process fleet (S5) got a probe event. */
+export class ProbeTracker {
   private done: (() => void) | undefined;
-  /** Subscribers that got any probe since `probeReset`. */
   private probed: Uint8Array;
   private probedCount = 0;
 
   constructor(private readonly size: number) {
-    this.received = new Float64Array(size);
     this.probed = new Uint8Array(size);
   }
 
-  /** The fleet's sink. Events other than the current one (late probes) are ignored; results not shaped as expected are wrong. */
-  note(i: number, eventId: string | undefined, status: string | undefined): void {
-    if (eventId === undefined) {
-      this.wrong += 1;
-      return;
-    }
-    if (eventId.startsWith('probe-')) {
-      if (!this.probed[i]) {
-        this.probed[i] = 1;
-        if (++this.probedCount === this.size) this.done?.();
-      }
-      return;
-    }
-    if (eventId !== this.expectedId) return;
-    if (this.received[i]! > 0) {
-      this.duplicates += 1;
-      return;
-    }
-    this.received[i] = performance.now();
-    if (status !== this.expectedStatus) this.wrong += 1;
-    if (++this.got === this.size) this.done?.();
+  /** The fleet's sink for events whose id starts with `probe-`; others are not this tracker's. */
+  note(i: number, eventId: string): void {
+    if (!eventId.startsWith('probe-') || this.probed[i]) return;
+    this.probed[i] = 1;
+    if (++this.probedCount === this.size) this.done?.();
   }
 
   /**
@@ -76,33 +52,6 @@ export class DeliveryTracker {
     }
     this.done = undefined;
     return this.size - this.probedCount;
-  }
-
-  async round(eventId: string, status: string, post: () => Promise<{ status: number; ms: number; at: number }>, timeoutMs = 20_000): Promise<RoundResult> {
-    this.received.fill(0);
-    this.expectedId = eventId;
-    this.expectedStatus = status;
-    this.got = 0;
-    this.duplicates = 0;
-    this.wrong = 0;
-    const all = new Promise<void>((resolve) => (this.done = resolve));
-    const answer = await post();
-    await Promise.race([all, sleep(timeoutMs)]);
-    // Let late duplicates show up before the round is judged.
-    await sleep(100);
-    this.done = undefined;
-    const latencies: number[] = [];
-    for (const t of this.received) if (t > 0) latencies.push(t - answer.at);
-    return {
-      p50: quantile(latencies, 0.5),
-      p99: quantile(latencies, 0.99),
-      last: latencies.length ? Math.max(...latencies) : Number.NaN,
-      missing: this.size - latencies.length,
-      duplicates: this.duplicates,
-      wrong: this.wrong + (answer.status === 200 ? 0 : 1),
-      answerMs: answer.ms,
-      answerStatus: answer.status,
-    };
   }
 }
 
@@ -123,8 +72,31 @@ export function openFilesLimit(): number {
  */
 export const fdsNeeded = (n: number) => n + 1_024;
 
-export async function grown(fleet: Fleet, target: number): Promise<number> {
-  const started = performance.now();
-  await fleet.grow(target);
-  return (performance.now() - started) / 1_000;
+/**
+ * Descriptors a server child holds besides one socket per subscriber: 29 at
+ * rest (stdio, epoll, libuv's, the listener, IPC), the bench's webhook and
+ * metrics connections, and room to spare.
+ */
+export const SERVER_FDS = 64;
+
+/**
+ * How many of `asked` subscribers one server process can hold under the
+ * open-files limit, and, when fewer, a sentence saying what the full size needs.
+ * The limit is per process and inherited: on this VM it is 20 000 soft and
+ * hard, and even root cannot raise the hard one without CAP_SYS_RESOURCE.
+ */
+export function subscribersAllowed(asked: number, limit = openFilesLimit()): { size: number; shortfall?: string } {
+  if (!(limit < asked + SERVER_FDS)) return { size: asked };
+  const size = Math.max(0, limit - SERVER_FDS);
+  return {
+    size,
+    shortfall: `${fmt(size)} of ${fmt(asked)} subscribers: one server process holds a socket per subscriber plus up to ${SERVER_FDS} other descriptors, so ${fmt(asked)} need ulimit -n ≥ ${asked + SERVER_FDS}; it is ${limit} here (raise the hard limit: ulimit -Hn, as root with CAP_SYS_RESOURCE)`,
+  };
+}
+
+/** Fleet processes for `size` subscribers: BENCH_FLEET_PROCESSES (2), more when one process could not open its share. */
+export function fleetProcesses(size: number, limit = openFilesLimit()): number {
+  const wanted = Number(process.env.BENCH_FLEET_PROCESSES ?? 2);
+  const perProcess = Number.isFinite(limit) ? limit - SERVER_FDS : Number.POSITIVE_INFINITY;
+  return Math.max(wanted, Math.ceil(size / perProcess));
 }

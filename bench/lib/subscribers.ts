@@ -1,16 +1,16 @@
-import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { CLIENT_KEY } from './servers.js';
 
 /*
- * Subscriber fleets, one WebSocket connection per subscriber (never several
- * subscriptions on one connection), opened in batches so the server sees a
- * realistic ramp rather than thousands of simultaneous handshakes.
- * - graphqlWsFleet: the real graphql-ws client, for S4's delivery times;
- * - liteFleet: the same protocol spoken by hand and messages handed over as
- *   Buffers, for S5/S6, where this process must take 200 000 messages/s
- *   without becoming the bottleneck itself;
- * - rawFleet: plain ws clients of the raw broadcaster (S4 baseline).
+ * S5's subscriber fleets in this process, one WebSocket connection per
+ * subscriber (never several subscriptions on one connection), opened in
+ * batches so the server sees a realistic ramp rather than thousands of
+ * simultaneous handshakes (S4 and S6 spread theirs over processes:
+ * fleet-workers.ts).
+ * - liteFleet: graphql-transport-ws spoken by hand and messages handed over
+ *   as Buffers, where this process must take 200 000 messages/s without
+ *   becoming the bottleneck itself;
+ * - rawFleet: plain ws clients of the raw broadcaster.
  */
 
 export const SUBSCRIPTION = 'subscription { transactionUpdated { eventId status } }';
@@ -32,61 +32,6 @@ async function inBatches(from: number, count: number, open: (i: number) => Promi
   for (let start = from; start < from + count; start += BATCH) {
     await Promise.all(Array.from({ length: Math.min(BATCH, from + count - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))));
   }
-}
-
-/** `sink(i, eventId, status)` per `next`; eventId undefined when the result is not the expected shape (errors, missing fields). */
-export function graphqlWsFleet(httpUrl: string, sink: (i: number, eventId: string | undefined, status: string | undefined) => void): Fleet {
-  const clients: Client[] = [];
-  const failed = new Set<number>();
-  let closing = false;
-  const closed: Array<Promise<void>> = [];
-  const open = (i: number) =>
-    new Promise<void>((resolve, reject) => {
-      let markClosed: () => void = () => {};
-      closed[i] = new Promise<void>((r) => (markClosed = r));
-      const client = createClient({
-        url: wsUrl(httpUrl, '/graphql'),
-        webSocketImpl: WebSocket,
-        connectionParams: { Authorization: CLIENT_KEY },
-        retryAttempts: 0,
-        lazy: true,
-        connectionAckWaitTimeout: 15_000,
-        on: {
-          connected: () => resolve(),
-          closed: () => {
-            if (!closing) failed.add(i);
-            markClosed();
-            reject(new Error('closed'));
-          },
-        },
-      });
-      clients[i] = client;
-      client.subscribe<{ transactionUpdated: { eventId: string; status: string } }>(
-        { query: SUBSCRIPTION },
-        {
-          next: (result) => {
-            const update = result.errors ? undefined : result.data?.transactionUpdated;
-            sink(i, update?.eventId, update?.status);
-          },
-          error: () => sink(i, undefined, undefined),
-          complete: () => {},
-        },
-      );
-    });
-  return {
-    get size() {
-      return clients.length;
-    },
-    get failures() {
-      return failed.size;
-    },
-    grow: (target) => inBatches(clients.length, target - clients.length, open, failed),
-    async close() {
-      closing = true;
-      await Promise.all(clients.map((c) => c.dispose()));
-      await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, 10_000))]);
-    },
-  };
 }
 
 interface SocketFleetOptions {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { sleep, type Child } from '../lib/children.js';
-import { DeliveryTracker, fdsNeeded, openFilesLimit } from '../lib/delivery.js';
+import { ProbeTracker, fdsNeeded, openFilesLimit } from '../lib/delivery.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
 import { startGateway, startRawWs, startWebhookPacer } from '../lib/servers.js';
 import { fmt, quantile } from '../lib/stats.js';
@@ -42,11 +42,11 @@ async function sustained(server: Child, pacer: Child, raw: boolean, seconds: num
   let foreign = 0;
   let wrong = 0;
   let lastArrival = 0;
-  const probes = new DeliveryTracker(SUBSCRIBERS);
+  const probes = new ProbeTracker(SUBSCRIBERS);
   const sink = (i: number, data: Buffer) => {
     const id = eventIdOf(data);
     if (id === undefined) return void (wrong += 1);
-    if (!id.startsWith(PREFIX)) return probes.note(i, id, undefined);
+    if (!id.startsWith(PREFIX)) return probes.note(i, id);
     const n = Number(id.slice(PREFIX.length));
     if (!(n >= 0 && n < total)) return void (foreign += 1);
     const k = i * total + n;

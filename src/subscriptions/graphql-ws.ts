@@ -90,6 +90,12 @@ function resumes(document: DocumentNode, variables: Readonly<Record<string, unkn
 const CLOSE_HANDSHAKE_MS = 1_000;
 
 type Rooted = ExecutionArgs & { rootValue: { execute: (args: ExecutionArgs) => unknown; subscribe: (args: ExecutionArgs) => unknown } };
+type GroupStart = (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>;
+
+/** Starts a subscription with `contextValue`; a function of its own, so that only the returned closure holds the context. */
+function groupStart(subscribe: (args: ExecutionArgs) => unknown, contextValue: unknown): GroupStart {
+  return async (args) => (await subscribe({ ...args, contextValue })) as AsyncIterable<ExecutionResult> | ExecutionResult;
+}
 type Extra = { socket: WebSocket };
 
 export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
@@ -154,15 +160,18 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         socket.send(`${frameStart}${json}}`);
         closeIfBehind(socket);
       };
-      const joined = (args: ExecutionArgs) => shared.join(group, async () => (await subscribe(args)) as AsyncIterable<ExecutionResult> | ExecutionResult, send);
-      return {
-        schema,
-        document,
-        operationName: payload.operationName,
-        variableValues: payload.variables,
-        contextValue,
-        rootValue: { execute, subscribe: isSubscription ? joined : subscribe },
+      const args = { schema, document, operationName: payload.operationName, variableValues: payload.variables };
+      if (!isSubscription) return { ...args, contextValue, rootValue: { execute, subscribe } };
+      // graphql-ws holds what this returns for as long as the subscription lasts, and a subscriber that
+      // joins a running group executes nothing of its own: its context (loaders, scope) is only needed to
+      // start a group. So the context travels in `start`, which is let go once the subscriber is in.
+      let start: GroupStart | undefined = groupStart(subscribe, contextValue);
+      const joined = (rooted: ExecutionArgs) => {
+        const run = start!;
+        start = undefined;
+        return shared.join(group, () => run(rooted), send);
       };
+      return { ...args, rootValue: { execute, subscribe: joined } };
     } catch (error) {
       // Parse errors and refusals of the context (rate limit) are the client's to read, not a socket failure.
       if (error instanceof GraphQLError) return [error];
@@ -181,6 +190,10 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         const verdict = await options.authorize(authorizationOf(ctx.connectionParams));
         if (verdict === 'retry') ctx.extra.socket.close(1013, 'Try Again Later');
         if (verdict !== 'accepted') return false;
+        // graphql-ws keeps the upgrade request (headers and all) in the context for the connection's life;
+        // nothing here reads it after the key, and at 20 000 idle subscribers it is megabytes (bench S6).
+        // (Assigned, not deleted: a deleted property would give every context object a shape of its own.)
+        (ctx.extra as { request?: unknown }).request = undefined;
         if (ctx.connectionParams?.demoSimulator === true && options.onDemoRequest) demoReleases.set(ctx, options.onDemoRequest());
         return true;
       },

@@ -1,0 +1,34 @@
+/* What the bench parent and its fleet processes (fleet-worker-main.ts) say to each other over IPC. */
+
+export type WorkerRequest = { seq: number } & (
+  | { op: 'grow'; target: number }
+  | { op: 'probe-reset' }
+  | { op: 'probe-count' }
+  | { op: 'arm'; eventId: string; status: string }
+  | { op: 'collect' }
+  | { op: 'close' }
+);
+
+export type WorkerReply =
+  | { event: 'ready' | 'probed' | 'done' }
+  | {
+      seq: number;
+      /** Subscribers this process holds, and how many of them failed (connection refused, closed unexpectedly). */
+      size: number;
+      failures: number;
+      probed?: number;
+      /** collect: when each subscriber that got the round's event got it (monotonic ms), and what went wrong. */
+      times?: number[];
+      duplicates?: number;
+      wrong?: number;
+      /** collect: event-loop utilisation from this process's first delivery of the round to its last. */
+      elu?: number;
+      error?: string;
+    };
+
+/**
+ * CLOCK_MONOTONIC in milliseconds: one clock for every process of the machine,
+ * so a delivery noted in a fleet process compares with a POST timed in the
+ * parent (performance.now() counts from each process's own start).
+ */
+export const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6;
