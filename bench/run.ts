@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { buildDist } from '../scripts/build.js';
 import { prepareBaseline, type Baseline } from './lib/baseline.js';
 import { killAllNow, REPO_ROOT, stopAll } from './lib/children.js';
 import { SETTINGS } from './lib/http-load.js';
@@ -79,6 +80,8 @@ const loadBefore = os.loadavg();
 // The commit the working tree was at when the run began (others may commit while it runs).
 const headAtStart = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 const machineBefore = machineCpu();
+// Gateways run the built dist/, as deployed (lib/gateway-main.ts); built now, so it is the working tree's.
+await buildDist();
 if (baselineRevision) baseline = await prepareBaseline(baselineRevision, (message) => process.stderr.write(`[${elapsed()}] ${message}\n`));
 const upstream = await startUpstream();
 try {

@@ -1,13 +1,16 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../src/config/index.js';
-import { createGateway } from '../../src/app/gateway.js';
 
 /*
  * The gateway as the bench runs it: configured from the environment like
  * src/main.ts, plus the fast paths only a benchmark switches off, which are
  * createGateway options rather than configuration (--coalesce=off, --sharing=off,
- * --graphql-fast-path=off).
+ * --graphql-fast-path=off, --compiled-execution=off, --response-cache=off).
+ * It runs the built dist/ (the bench builds it at start), as `npm start` does:
+ * the sources through tsx carry esbuild's `keepNames` wrappers, which cost
+ * closures made per request CPU and memory the deployed gateway does not pay.
  */
+const { loadConfig } = (await import('../../dist/config/index.js' as string)) as typeof import('../../src/config/index.js');
+const { createGateway } = (await import('../../dist/app/gateway.js' as string)) as typeof import('../../src/app/gateway.js');
 
 /** Absent: createGateway's own default. */
 const onOff = (value: string | undefined, flag: string): boolean | undefined => {

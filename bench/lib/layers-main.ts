@@ -1,12 +1,5 @@
 import { processRegularResult } from 'graphql-yoga';
 import { Pool } from 'undici';
-import { compose } from '../../src/app/compose.js';
-import { loadConfig } from '../../src/config/index.js';
-import { createGraphQLServer } from '../../src/graphql/graphql-server.js';
-import { newScope, scopeOfRequest } from '../../src/http/request-scope.js';
-import { createCircuitBreaker } from '../../src/backends/rest/circuit-breaker.js';
-import { createConcurrencyLimit } from '../../src/backends/rest/concurrency-limit.js';
-import { createUpstreamClient } from '../../src/backends/rest/upstream-client.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 import { APOLLO_CLIENT_ACCEPT } from './http-load.js';
 import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
@@ -20,6 +13,16 @@ import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
  * count, as they do for the gateway). Prints one JSON line: layer → µs per
  * read, each round.
  */
+
+// The built dist/, as deployed and as the bench's gateways run (gateway-main.ts says why).
+const dist = <M>(path: string) => import(`../../dist/${path}.js`) as Promise<M>;
+const { compose } = await dist<typeof import('../../src/app/compose.js')>('app/compose');
+const { loadConfig } = await dist<typeof import('../../src/config/index.js')>('config/index');
+const { createGraphQLServer } = await dist<typeof import('../../src/graphql/graphql-server.js')>('graphql/graphql-server');
+const { newScope, scopeOfRequest } = await dist<typeof import('../../src/http/request-scope.js')>('http/request-scope');
+const { createCircuitBreaker } = await dist<typeof import('../../src/backends/rest/circuit-breaker.js')>('backends/rest/circuit-breaker');
+const { createConcurrencyLimit } = await dist<typeof import('../../src/backends/rest/concurrency-limit.js')>('backends/rest/concurrency-limit');
+const { createUpstreamClient } = await dist<typeof import('../../src/backends/rest/upstream-client.js')>('backends/rest/upstream-client');
 
 const upstreamUrl = process.env.UPSTREAM_URL ?? '';
 const READS = Number(process.env.BENCH_S9_READS ?? 8_000);
