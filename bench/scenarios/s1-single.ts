@@ -1,5 +1,5 @@
 import { hopCells, measureWithHop } from '../lib/against-hop.js';
-import type { Build } from '../lib/builds.js';
+import type { Build, Switch } from '../lib/builds.js';
 import { CURRENT } from '../lib/builds.js';
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
 import { BodyCheck } from '../lib/expect.js';
@@ -49,6 +49,9 @@ interface Shape {
   /** Where S7 finds the figure (keep stable: S7 reuses 'S1 graphql cache off'). */
   key?: string;
 }
+
+/** Variant fields that are fast-path switches, by the name builds.ts knows them under. */
+const SWITCHES = [['coalesce'], ['sharing'], ['graphqlFastPath'], ['compiledExecution'], ['responseCache']] as const satisfies ReadonlyArray<readonly [Switch & keyof Variant]>;
 
 /** One gateway per variant, its shapes measured one after the other, each in turns with the hop. */
 const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
@@ -151,7 +154,11 @@ export const s1: Scenario = {
       log('the upstream straight: in turns with the hop');
       const [direct] = await measureWithHop(hop, [httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }, exact), { upstream, server: upstream })]);
       const rows: Row[] = [{ ...httpRow('S1', 'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)', direct!.m), ...hopCells(direct!.against, direct!.m) }];
-      for (const group of GROUPS) rows.push(...(baseline ? await measureGroupPaired(ctx, hop, baseline, group) : await measureGroup(ctx, hop, group)));
+      for (const group of GROUPS) {
+        // A lever the baseline does not have (a switch it does not take) is measured on the working tree alone.
+        const paired = baseline && SWITCHES.every(([name]) => group.variant[name] === undefined || baseline.switches[name] !== undefined);
+        rows.push(...(paired ? await measureGroupPaired(ctx, hop, baseline, group) : await measureGroup(ctx, hop, group)));
+      }
       const h = hop.result();
       const hopRow = httpRow('S1', 'bare Node proxy hop GET /transactions/{id} (the reference: one more HTTP hop, no gateway work)', h, {
         ratio: `1× (reference); CPU/answer ${fmt(h.cpuPerRequestUs)} µs; ${h.runs.length} runs, in turns with each figure below`,
