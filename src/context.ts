@@ -1,4 +1,4 @@
-import type { Authenticator } from './auth.js';
+import type { Authenticator } from './auth/authenticator.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { Owner } from './backends/owner.js';
 import { newUpstreamBudget, type Backend, type CallScope, type Credential } from './backends/backend.js';

@@ -1,9 +1,10 @@
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { createGateway } from './app/gateway.js';
 
-function configOrExit(): Config {
+/** Runs `make`; a configuration it cannot use stops the process with one line naming the variable. */
+function orExit<T>(make: () => T): T {
   try {
-    return loadConfig(process.env);
+    return make();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`vending-gateway: ${error.message}\n`);
@@ -13,8 +14,9 @@ function configOrExit(): Config {
   }
 }
 
-const config = configOrExit();
-const gateway = createGateway(config);
+const config: Config = orExit(() => loadConfig(process.env));
+// Reading API_KEYS_FILE happens here: a file it cannot use is a configuration error too.
+const gateway = orExit(() => createGateway(config));
 const { url, metricsUrl } = await gateway.listen();
 gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: dashboard at ${url}/, GraphiQL at ${url}/graphql${metricsUrl ? `, metrics at ${metricsUrl}` : ''}`);
 if (config.devApiKey) {
@@ -41,4 +43,9 @@ async function stop(signal: string): Promise<void> {
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop('SIGTERM'));
+// Operators rotate keys without a restart: API_KEYS_FILE is read again and the JWKS fetched again.
+process.on('SIGHUP', () => {
+  gateway.logger.info({ signal: 'SIGHUP' }, 're-reading API keys and the JWKS');
+  gateway.reloadIdentities();
+});
 process.on('SIGINT', () => void stop('SIGINT'));

@@ -1,11 +1,13 @@
-import { createAuthenticator, requestGuard } from '../auth.js';
+import { createAuthenticator, requestGuard } from '../auth/authenticator.js';
+import { createJwtVerifier, type JwtVerifier } from '../auth/jwt-verifier.js';
+import { createKeyStore, type KeyStore } from '../auth/key-store.js';
 import type { Backend, CallScope } from '../backends/backend.js';
 import { createCachingBackend } from '../backends/caching-backend.js';
 import { createCoalescingBackend } from '../backends/coalescing-backend.js';
 import { createMemoryBackend } from '../backends/memory/memory-backend.js';
 import { createSimulatorControl, startSimulator } from '../backends/memory/simulator.js';
 import { createRestBackend, type UpstreamCall } from '../backends/rest/rest-backend.js';
-import type { Config } from '../config/index.js';
+import { ConfigError, type Config } from '../config/index.js';
 import type { GatewayServices } from '../context.js';
 import { createEventTransactions } from '../events/event-transactions.js';
 import { createMemoryEventTransport, type EventTransport } from '../events/event-transport.js';
@@ -63,6 +65,8 @@ export interface Composed {
   keyCheck: UpstreamKeyCheck | undefined;
   /** The front door's guard for routes that need a key. */
   guard: ReturnType<typeof requestGuard>;
+  /** Re-reads API_KEYS_FILE and forgets the fetched JWKS (SIGHUP). */
+  reloadIdentities(): void;
   /** Runs the memory backend's demo simulator while a dashboard asks (SIMULATOR=auto). */
   demo: (() => () => void) | undefined;
   /** Stops what runs in the background (first thing on shutdown). */
@@ -110,6 +114,15 @@ function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean, 
   return coalesce ? createCoalescingBackend(cached) : cached;
 }
 
+/** The gateway's keys; a key file it cannot use stops it from starting, in one line naming the variable. */
+function keyStoreOf(config: Config, logger: Logger): KeyStore {
+  try {
+    return createKeyStore({ entries: config.apiKeys, file: config.apiKeysFile, logger });
+  } catch (error) {
+    throw new ConfigError('API_KEYS_FILE', `a readable file of key entries (${(error as Error).message})`, undefined);
+  }
+}
+
 export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
@@ -133,7 +146,9 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker });
   const keyCheck = createForwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix, logger });
-  const authenticator = createAuthenticator(config.apiKeys, keyCheck?.check);
+  const keys = keyCheck ? undefined : keyStoreOf(config, logger);
+  const jwt: JwtVerifier | undefined = config.jwt && createJwtVerifier(config.jwt);
+  const authenticator = createAuthenticator({ keys, jwt, upstream: keyCheck, keysChange: config.apiKeysFile !== undefined });
   const services: GatewayServices = {
     backend,
     authenticator,
@@ -166,10 +181,15 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
     keyCheck,
     guard: requestGuard(authenticator, (credential) => rateLimiter.admit(credential)),
     demo: picked.demo,
+    reloadIdentities() {
+      keys?.reload();
+      jwt?.reload();
+    },
     stop() {
       stopWatching?.();
       stopRefreshing();
       keyCheck?.close();
+      keys?.close();
     },
     async release() {
       await events.close();

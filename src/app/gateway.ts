@@ -6,6 +6,7 @@ import type { EventBus } from '../events/event-bus.js';
 import { MASKED_MESSAGE } from '../http/masked-answer.js';
 import { createGraphQLServer } from '../graphql/graphql-server.js';
 import { useKeyWatch } from '../graphql/use-key-watch.js';
+import { usePermissions } from '../graphql/use-permissions.js';
 import { attachGraphQLWs } from '../subscriptions/graphql-ws.js';
 import { useEventIds } from '../subscriptions/sse-event-ids.js';
 import type { Logger } from '../logging.js';
@@ -32,6 +33,8 @@ export interface Gateway {
   ready(): boolean;
   /** Subscribers connected now, over WebSocket and SSE. */
   activeSubscriptions(): number;
+  /** Re-reads API_KEYS_FILE and fetches the JWKS again when next needed (main.ts calls it on SIGHUP). */
+  reloadIdentities(): void;
 }
 
 /** Assembles the gateway: implementations (compose.ts), routes on the front door (http-app.ts), WebSocket, and its lifecycle. */
@@ -42,7 +45,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     return composed.services.bus.activeSubscriptions() - executions + subscribers;
   };
   const composed = compose(config, deps, () => activeSubscriptions());
-  const { logger, services, metrics, keyCheck, events } = composed;
+  const { logger, services, metrics, events } = composed;
   const state = { closing: false, refusing: false, endingStreams: false };
   const ready = () => !state.closing && services.bus.ready() && composed.base.upstreamState?.().breaker !== 'open';
   const masking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
@@ -56,7 +59,13 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     corsOrigins: config.corsOrigins,
     compiledExecution: deps.fastPaths?.compiledExecution ?? true,
     responseCache: composed.responseCache?.plugin,
-    plugins: [useEventIds({ stopping: () => state.endingStreams }), metrics.plugin(), ...(keyCheck ? [useKeyWatch(keyCheck)] : [])] as never,
+    plugins: [
+      useEventIds({ stopping: () => state.endingStreams }),
+      // After the metrics, which name the operation even when it is refused.
+      metrics.plugin(),
+      usePermissions(),
+      ...(services.authenticator.watch ? [useKeyWatch(services.authenticator.watch)] : []),
+    ] as never,
   });
   const app = createHttpApp({
     config,
@@ -100,6 +109,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     logger,
     ready,
     activeSubscriptions,
+    reloadIdentities: () => composed.reloadIdentities(),
     async listen() {
       if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
       await app.listen({ port: config.port, host: config.host });

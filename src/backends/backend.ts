@@ -1,11 +1,27 @@
 import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
 import { GatewayError } from '../errors.js';
+import type { Permission } from '../config/index.js';
 import type { Owner } from './owner.js';
+
+/**
+ * Who is asking, as rate limits, logs and permission checks know them: an
+ * API key by a digest prefix (`key-3f2a…`), a token by its subject. Never
+ * the key itself.
+ */
+export interface Identity {
+  /** Short and bounded; safe to log. */
+  id: string;
+  permissions: ReadonlySet<Permission>;
+  /** A token's `exp`, in ms: its subscriptions end then. */
+  expiresAt?: number | undefined;
+}
 
 /** What a client presented; backends that forward credentials send it upstream as is. */
 export interface Credential {
   /** The client's `Authorization` header value, exactly as sent. */
   authorization: string;
+  /** Set by the authenticator; calls the gateway makes on its own (the demo simulator) have none. */
+  identity?: Identity;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Env } from './kinds.js';
 import { readSettings } from './read.js';
 import { isForwardMode, isProduction } from './requirements.js';
+import { parseKeyEntry, type KeyEntry } from './key-entries.js';
 import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 
 /*
@@ -11,6 +12,7 @@ import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 
 export { ConfigError, type Env } from './kinds.js';
 export { DEVELOPMENT_API_KEY } from './spec.js';
+export { PERMISSIONS, parseKeyEntry, parseKeyFile, type KeyEntry, type Permission } from './key-entries.js';
 
 export type Config = ReturnType<typeof shape>;
 export type BackendKind = Config['backend'];
@@ -24,6 +26,8 @@ export type BatchingConfig = Config['batching'];
 /** Bounds on one GraphQL operation (GraphQL Armor); anything over is refused before it runs. */
 export type QueryLimits = Config['limits'];
 export type WebSocketLimits = Config['websocket'];
+/** Set when JWT_JWKS_URL is. */
+export type JwtConfig = NonNullable<Config['jwt']>;
 
 /** Throws a one-line ConfigError naming the first variable that is wrong or missing. */
 export function loadConfig(env: Env): Config {
@@ -34,6 +38,8 @@ export function loadConfig(env: Env): Config {
 function shape(v: Values, given: ReadonlySet<VariableName>) {
   const production = isProduction(v);
   const checksKeys = !isForwardMode(v);
+  // A key file or tokens are the identities asked for: the development key is not added to them.
+  const hasOtherIdentities = v.API_KEYS_FILE !== undefined || v.JWT_JWKS_URL !== undefined;
   return {
     port: v.PORT,
     host: v.HOST,
@@ -41,10 +47,14 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     backend: v.BACKEND,
     upstream: upstream(v),
     batching: { vendingListThreshold: v.VENDING_LIST_THRESHOLD, transactionConcurrency: v.TRANSACTION_CONCURRENCY },
-    /** Keys accepted from clients; empty in forward mode, where the upstream judges them. */
-    apiKeys: checksKeys ? v.API_KEYS : [],
-    /** The development key when API_KEYS is unset outside production; printed on start. */
-    devApiKey: checksKeys && !given.has('API_KEYS') && !production ? DEVELOPMENT_API_KEY : undefined,
+    /** Keys accepted from clients, with their permissions; empty in forward mode, where the upstream judges them. */
+    apiKeys: checksKeys && (given.has('API_KEYS') || !hasOtherIdentities) ? v.API_KEYS.map(entryOf) : [],
+    /** More keys, in a file watched and re-read on SIGHUP; never in forward mode. */
+    apiKeysFile: checksKeys ? v.API_KEYS_FILE : undefined,
+    /** Tokens verified against a JWKS, besides keys; never in forward mode. */
+    jwt: checksKeys ? jwt(v) : undefined,
+    /** The development key when no key or token is configured outside production; printed on start. */
+    devApiKey: checksKeys && !given.has('API_KEYS') && !hasOtherIdentities && !production ? DEVELOPMENT_API_KEY : undefined,
     /** Several while one is rotated out; empty: unsigned webhooks are accepted. */
     webhookSecrets: v.WEBHOOK_SECRET,
     simulator: { mode: v.SIMULATOR, intervalMs: v.SIMULATOR_INTERVAL_MS },
@@ -87,6 +97,26 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     logLevel: v.LOG_LEVEL,
+  };
+}
+
+/** API_KEYS was validated entry by entry when read. */
+function entryOf(text: string): KeyEntry {
+  const entry = parseKeyEntry(text);
+  if (typeof entry === 'string') throw new Error('API_KEYS was read without its entries checked');
+  return entry;
+}
+
+/** Only with JWT_JWKS_URL, where the issuer and audience are required. */
+function jwt(v: Values) {
+  if (v.JWT_JWKS_URL === undefined || v.JWT_ISSUER === undefined) return undefined;
+  return {
+    jwksUrl: v.JWT_JWKS_URL,
+    issuer: v.JWT_ISSUER,
+    audience: v.JWT_AUDIENCE,
+    clockSkewS: v.JWT_CLOCK_SKEW_S,
+    algorithms: v.JWT_ALGORITHMS,
+    permissionsClaim: v.JWT_PERMISSIONS_CLAIM,
   };
 }
 

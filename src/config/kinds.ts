@@ -145,7 +145,7 @@ export function redisUrl(options: Doc): Setting<string | undefined> {
 
 /** Comma-separated items, trimmed, empty ones dropped; a list of none counts as unset. */
 export function list(
-  options: Doc & { default?: string[] | ModeDefault<string[]>; item?: { pattern: RegExp; accepts: string }; secret?: boolean },
+  options: Doc & { default?: string[] | ModeDefault<string[]>; item?: { pattern?: RegExp; valid?: (entry: string) => boolean; accepts: string }; secret?: boolean },
 ): Setting<string[]> {
   const { item } = options;
   return {
@@ -157,7 +157,8 @@ export function list(
     read(raw) {
       const items = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
       if (items.length === 0) return UNSET;
-      return item && !items.every((entry) => item.pattern.test(entry)) ? REJECTED : items;
+      const valid = (entry: string) => (item?.pattern?.test(entry) ?? true) && (item?.valid?.(entry) ?? true);
+      return items.every(valid) ? items : REJECTED;
     },
     show: (value) => value.join(','),
   };

@@ -26,8 +26,25 @@ export const requirements: readonly Requirement[] = [
   },
   {
     variable: 'API_KEYS',
-    when: 'when NODE_ENV=production, unless BACKEND=rest without UPSTREAM_API_KEY (forward mode)',
-    missing: (values, given) => isProduction(values) && !isForwardMode(values) && !given.has('API_KEYS'),
+    when: 'when NODE_ENV=production, unless API_KEYS_FILE or JWT_JWKS_URL is set, or BACKEND=rest without UPSTREAM_API_KEY (forward mode)',
+    missing: (values, given) => isProduction(values) && !isForwardMode(values) && !['API_KEYS', 'API_KEYS_FILE', 'JWT_JWKS_URL'].some((name) => given.has(name as VariableName)),
+  },
+  // In forward mode the upstream judges each client's own header: the gateway's keys and tokens would be bypassed.
+  {
+    variable: 'UPSTREAM_API_KEY',
+    when: 'when BACKEND=rest and API_KEYS_FILE or JWT_JWKS_URL is set',
+    missing: (values) => isForwardMode(values) && (values.API_KEYS_FILE !== undefined || values.JWT_JWKS_URL !== undefined),
+  },
+  // A token from any issuer, or meant for any service, that the JWKS happens to sign would be accepted.
+  {
+    variable: 'JWT_ISSUER',
+    when: 'when JWT_JWKS_URL is set',
+    missing: (values) => values.JWT_JWKS_URL !== undefined && values.JWT_ISSUER === undefined,
+  },
+  {
+    variable: 'JWT_AUDIENCE',
+    when: 'when JWT_JWKS_URL is set',
+    missing: (values) => values.JWT_JWKS_URL !== undefined && values.JWT_AUDIENCE.length === 0,
   },
   // Unsigned webhooks let anyone publish events to every subscriber: in production only on request.
   {

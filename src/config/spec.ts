@@ -1,3 +1,4 @@
+import { parseKeyEntry } from './key-entries.js';
 import { httpUrl, inProduction, integer, list, onOff, oneOf, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
 
 /*
@@ -32,13 +33,32 @@ const server = {
 };
 
 const clients = {
-  API_KEYS: list({ default: inProduction([], [DEVELOPMENT_API_KEY]), secret: true, doc: 'comma-separated keys accepted from clients in `Authorization`; not used in forward mode' }),
+  API_KEYS: list({
+    default: inProduction([], [DEVELOPMENT_API_KEY]),
+    secret: true,
+    item: { valid: (entry) => typeof parseKeyEntry(entry) !== 'string', accepts: 'comma-separated keys, each alone (every permission) or as key:permissions (read, subscribe, pay joined by +)' },
+    doc: 'keys accepted from clients in `Authorization`, comma-separated: `key` has every permission, `key:read+subscribe` only those listed (`read`: queries and REST GETs; `subscribe`: live events; `pay`: the payment mutation and REST PUT); not used in forward mode',
+  }),
+  API_KEYS_FILE: text({ doc: 'a file of more keys, one entry per line as in `API_KEYS` (`#` comments and blank lines allowed); watched, and re-read on SIGHUP: added keys work and removed ones stop (their open subscriptions end) without a restart' }),
   RATE_LIMIT_PER_SECOND: integer({ min: 0, max: 1_000_000, default: 200, doc: 'requests per second per API key (one-second windows, shared through Redis); `0` is off' }),
   CORS_ORIGINS: list({
     default: inProduction([], ['http://localhost:*', 'http://127.0.0.1:*']),
     item: { pattern: /^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:(\d{1,5}|\*))?$/, accepts: 'comma-separated origins (scheme://host, :port or :* for any port)' },
     doc: 'origins whose browser pages may call `/graphql` (CORS; never with credentials: the key travels in `Authorization`); other origins get no CORS headers',
   }),
+};
+
+const tokens = {
+  JWT_JWKS_URL: httpUrl({ doc: "when set, clients may also send a JWT (`Authorization: Bearer <token>`) signed by a key of this JWKS; keys are fetched and cached by jose's rules (re-fetched for an unknown `kid`, at most every 30 s), and again at once on SIGHUP" }),
+  JWT_ISSUER: text({ doc: 'the `iss` a token must carry' }),
+  JWT_AUDIENCE: list({ doc: 'the `aud` a token must carry (one of these, comma-separated)' }),
+  JWT_CLOCK_SKEW_S: integer({ min: 0, max: 600, default: 30, doc: 'seconds of clock difference tolerated when judging `exp` and `nbf`' }),
+  JWT_ALGORITHMS: list({
+    default: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'],
+    item: { pattern: /^(RS|PS|ES)(256|384|512)$|^EdDSA$/, accepts: 'comma-separated asymmetric JWS algorithms (RS*, PS*, ES*, EdDSA)' },
+    doc: 'signature algorithms a token may use; `none` and HMAC (`HS*`) are never accepted',
+  }),
+  JWT_PERMISSIONS_CLAIM: text({ default: 'permissions', doc: "claim holding a token's permissions: an array (`[\"read\",\"subscribe\"]`) or a space-separated string (as `scope` is); unknown words are ignored" }),
 };
 
 const backend = {
@@ -109,6 +129,7 @@ const fastPaths = {
 export const sections = {
   'Server': server,
   'Clients': clients,
+  'Tokens (JWT)': tokens,
   'Backend': backend,
   'REST upstream (`BACKEND=rest`)': upstream,
   'Webhooks and events': events,
@@ -117,7 +138,7 @@ export const sections = {
   'Fast paths': fastPaths,
 } satisfies Record<string, Record<string, AnySetting>>;
 
-export const spec = { ...server, ...clients, ...backend, ...upstream, ...events, ...graphql, ...websocket, ...fastPaths };
+export const spec = { ...server, ...clients, ...tokens, ...backend, ...upstream, ...events, ...graphql, ...websocket, ...fastPaths };
 
 export type Spec = typeof spec;
 export type VariableName = keyof Spec;

@@ -85,8 +85,16 @@ function keepingOnlyFresh(inner: Cache): Cache {
   };
 }
 
-/** The request's credential, when it is an HTTP request the front door admitted. */
-const sessionOf = (request: Request | undefined): string | undefined => (request ? scopeOfRequest.get(request)?.credential?.authorization : undefined);
+/**
+ * The request's credential, when it is an HTTP request the front door
+ * admitted whose identity may read: the cache answers before the permission
+ * check (use-permissions.ts) would run, so a key whose `read` was taken away
+ * is never served what it read before.
+ */
+function sessionOf(request: Request | undefined): string | undefined {
+  const credential = request ? scopeOfRequest.get(request)?.credential : undefined;
+  return credential && (credential.identity?.permissions.has('read') ?? true) ? credential.authorization : undefined;
+}
 
 export function createResponseCache({ ttlMs, maxEntries = 10_000 }: ResponseCacheOptions): ResponseCache {
   const cache = keepingOnlyFresh(createInMemoryCache({ max: maxEntries }));

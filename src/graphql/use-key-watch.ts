@@ -2,15 +2,17 @@ import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.js';
 import type { GatewayError } from '../errors.js';
-import type { UpstreamKeyCheck } from '../upstream-key-check.js';
+import type { Authenticator } from '../auth/authenticator.js';
 
 /*
- * Forward mode: a subscription lives only while the upstream accepts the key
- * it was opened with. Every subscription, over graphql-ws or SSE, passes
- * envelop's subscribe, so this is the one place that ends them: the key is
- * watched while the subscription is open, and when the upstream refuses it the
- * subscription sends one result carrying the refusal (UNAUTHENTICATED or
- * FORBIDDEN) and ends. graphql-ws then sends `complete`, SSE its `complete`
+ * A subscription lives only while the credential it was opened with is
+ * accepted: in forward mode while the upstream accepts the key, otherwise
+ * while the key is still in API_KEYS_FILE with its `subscribe` permission,
+ * or until the token expires. Every subscription, over graphql-ws or SSE,
+ * passes envelop's subscribe, so this is the one place that ends them: the
+ * credential is watched while the subscription is open, and when it is
+ * refused the subscription sends one result carrying the refusal
+ * (UNAUTHENTICATED or FORBIDDEN) and ends. graphql-ws then sends `complete`, SSE its `complete`
  * event, and neither kind of client resubscribes with a key that cannot work.
  */
 
@@ -63,13 +65,13 @@ export function endedOnRefusal(source: AsyncIterable<ExecutionResult>, watch: (o
   return results;
 }
 
-export function useKeyWatch(keyCheck: UpstreamKeyCheck): Plugin<GatewayContext> {
+export function useKeyWatch(watch: NonNullable<Authenticator['watch']>): Plugin<GatewayContext> {
   return {
     onSubscribe: () => ({
       onSubscribeResult({ result, setResult, args }) {
         if (!(Symbol.asyncIterator in Object(result))) return;
-        const { authorization } = args.contextValue.credential;
-        setResult(endedOnRefusal(result as AsyncIterable<ExecutionResult>, (onRefused) => keyCheck.watch(authorization, onRefused)));
+        const { credential } = args.contextValue;
+        setResult(endedOnRefusal(result as AsyncIterable<ExecutionResult>, (onRefused) => watch(credential, onRefused)));
       },
     }),
   };

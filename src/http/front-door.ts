@@ -135,6 +135,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     request.log.info(
       {
         requestId: request.id,
+        identity: scope?.credential?.identity?.id,
         method: request.method,
         path: request.url.split('?', 1)[0],
         status: reply.statusCode,

@@ -6,7 +6,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../logging.js';
 
 /*
- * Requests per second per API key, in fixed one-second windows
+ * Requests per second per identity (an API key, a token's subject), in fixed one-second windows
  * (rate-limiter-flexible). With Redis the count is shared by every instance;
  * while Redis fails or does not answer (its commands time out, or its
  * connection is down and the count is not even asked), the limit fails open:
@@ -29,8 +29,9 @@ export interface RateLimiterOptions {
   logger?: Logger;
 }
 
-// Keys are never stored or logged as sent.
-const keyOf = (credential: Credential): string => createHash('sha256').update(credential.authorization.replace(/^Bearer\s+/i, '')).digest('hex').slice(0, 32);
+// Counted per identity (all the tokens of one subject share a count); keys are never stored or logged as sent.
+const keyOf = (credential: Credential): string =>
+  credential.identity?.id ?? createHash('sha256').update(credential.authorization.replace(/^Bearer\s+/i, '')).digest('hex').slice(0, 32);
 
 /** Counts one request under `key`; rejects with a RateLimiterRes over the limit. */
 type Count = (key: string) => Promise<unknown>;

@@ -1,5 +1,7 @@
 import type { FastifyRequest, HTTPMethods } from 'fastify';
+import { requirePermission } from '../auth/permissions.js';
 import type { Backend, Credential } from '../backends/backend.js';
+import type { Permission } from '../config/index.js';
 import { dataEnvelope, idProblem, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 import { badUserInput } from '../errors.js';
 import type { Route } from '../http/front-door.js';
@@ -51,31 +53,44 @@ function paymentBody(request: FastifyRequest): Record<string, unknown> {
 }
 
 export function restRoutes({ backend, guard }: RestRoutesOptions): Route[] {
-  const served: Array<Omit<Route, 'envelope' | 'transport'> & { method: HTTPMethods }> = [
+  const served: Array<Omit<Route, 'envelope' | 'transport'> & { method: HTTPMethods; permission: Permission }> = [
     {
       method: 'GET',
+      permission: 'read',
       url: '/transactions/:id',
       operation: 'GET /transactions/{id}',
       handler: async (request) => dataEnvelope(await backend.getTransaction(idOf(request), credentialOf(request), request.scope)),
     },
     {
       method: 'PUT',
+      permission: 'pay',
       url: '/transactions/:id/payment',
       operation: 'PUT /transactions/{id}/payment',
       handler: async (request) => backend.updatePayment(idOf(request), paymentBody(request), credentialOf(request), request.scope),
     },
     {
       method: 'GET',
+      permission: 'read',
       url: '/vendings',
       operation: 'GET /vendings',
       handler: async (request) => dataEnvelope(await backend.listVendings(productsOf(request), credentialOf(request), request.scope)),
     },
     {
       method: 'GET',
+      permission: 'read',
       url: '/vendings/:id',
       operation: 'GET /vendings/{id}',
       handler: async (request) => dataEnvelope(await backend.getVending(idOf(request), productsOf(request), credentialOf(request), request.scope)),
     },
   ];
-  return served.map((route) => ({ ...route, guard, envelope: 'rest', transport: 'rest' }));
+  // Judged with the key, before the body is read: a PUT without `pay` is a 403 whatever it carries.
+  return served.map(({ permission, ...route }) => ({
+    ...route,
+    guard: async (request: FastifyRequest) => {
+      await guard(request);
+      requirePermission(request.scope.credential, permission);
+    },
+    envelope: 'rest',
+    transport: 'rest',
+  }));
 }

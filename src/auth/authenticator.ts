@@ -1,0 +1,104 @@
+import type { Credential } from '../backends/backend.js';
+import { GatewayError } from '../errors.js';
+import type { JwtVerifier } from './jwt-verifier.js';
+import { looksLikeJwt } from './jwt-verifier.js';
+import type { KeyFate, KeyStore } from './key-store.js';
+import { ALL_PERMISSIONS, keyIdentity } from './permissions.js';
+
+/**
+ * Who may call the gateway. With keys (and tokens), a client must present one
+ * of them (contract part 5: "Bearer " is unconfirmed there, so it is accepted
+ * and optional for keys); each comes with its identity and permissions.
+ * Without keys the gateway forwards each client's own header and the
+ * upstream decides: the header must be present, and `upstreamCheck`
+ * (forward mode, src/upstream-key-check.ts) must accept it.
+ */
+export interface Authenticator {
+  /** The credential of a request's `Authorization`. Throws a request-failing GatewayError when refused. */
+  authenticate(authorization: string | null | undefined): Promise<Credential>;
+  /**
+   * Present when an accepted credential can stop being accepted while a
+   * subscription made with it is open (a key file, tokens, forward mode):
+   * calls `onRefused` once when that happens. Returns the function that ends the watch.
+   */
+  watch?(credential: Credential, onRefused: (error: GatewayError) => void): () => void;
+}
+
+export interface AuthenticatorOptions {
+  /** The gateway's own keys; absent in forward mode. */
+  keys?: KeyStore | undefined;
+  /** Tokens, besides keys. */
+  jwt?: JwtVerifier | undefined;
+  /** Forward mode: asks the upstream about a client's own key. */
+  upstream?: { check(authorization: string): Promise<void>; watch(authorization: string, onRefused: (error: GatewayError) => void): () => void } | undefined;
+  /** Whether keys can change while the gateway runs (API_KEYS_FILE). @default false */
+  keysChange?: boolean;
+}
+
+const unknownKey = () => new GatewayError('UNAUTHENTICATED', 'Unknown API key', { failsRequest: true });
+const revoked = () => new GatewayError('UNAUTHENTICATED', 'The API key was revoked');
+const expired = () => new GatewayError('UNAUTHENTICATED', 'The token has expired');
+const cannotSubscribe = () => new GatewayError('FORBIDDEN', 'This API key lost the "subscribe" permission', { extensions: { permission: 'subscribe' } });
+
+/** setTimeout's longest delay; a later expiry is simply not watched for. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const { keys, jwt, upstream } = options;
+
+  async function authenticate(authorization: string | null | undefined): Promise<Credential> {
+    const header = authorization?.trim();
+    if (!header) throw new GatewayError('UNAUTHENTICATED', 'Missing API key: send it in the Authorization header', { failsRequest: true });
+    if (!keys) {
+      // The key as forwarded is the key the upstream judges.
+      await upstream?.check(header);
+      return { authorization: header, identity: keyIdentity(header, ALL_PERMISSIONS) };
+    }
+    const presented = header.replace(/^Bearer\s+/i, '');
+    const identity = keys.lookup(presented);
+    if (identity) return { authorization: header, identity };
+    if (!jwt || !looksLikeJwt(presented)) throw unknownKey();
+    return { authorization: header, identity: await jwt.verify(presented) };
+  }
+
+  function watchToken(credential: Credential, onRefused: (error: GatewayError) => void): () => void {
+    const expiresAt = credential.identity?.expiresAt;
+    if (expiresAt === undefined || expiresAt - Date.now() > MAX_DELAY_MS) return () => {};
+    const timer = setTimeout(() => onRefused(expired()), Math.max(0, expiresAt - Date.now()));
+    timer.unref();
+    return () => clearTimeout(timer);
+  }
+
+  function watchKey(store: KeyStore, credential: Credential, onRefused: (error: GatewayError) => void): () => void {
+    const key = credential.authorization.replace(/^Bearer\s+/i, '');
+    if (!store.lookup(key)) return watchToken(credential, onRefused);
+    let stop = () => {};
+    stop = store.watch(key, (fate: KeyFate) => {
+      if (fate && fate.permissions.has('subscribe')) return;
+      stop();
+      onRefused(fate ? cannotSubscribe() : revoked());
+    });
+    return () => stop();
+  }
+
+  const watch: Authenticator['watch'] = upstream
+    ? (credential, onRefused) => upstream.watch(credential.authorization, onRefused)
+    : keys && (options.keysChange || jwt)
+      ? (credential, onRefused) => watchKey(keys, credential, onRefused)
+      : undefined;
+  return watch ? { authenticate, watch } : { authenticate };
+}
+
+/**
+ * The front door's guard for routes that need a key (REST, GraphQL): runs
+ * before the body is read, so a request without a valid key costs no parsing;
+ * leaves the credential in the request's scope.
+ */
+export function requestGuard(authenticator: Authenticator, admit: (credential: Credential) => Promise<void>) {
+  return async (request: { headers: Record<string, string | string[] | undefined>; scope: { credential: Credential | undefined } }): Promise<void> => {
+    const header = request.headers.authorization;
+    const credential = await authenticator.authenticate(typeof header === 'string' ? header : undefined);
+    await admit(credential);
+    request.scope.credential = credential;
+  };
+}

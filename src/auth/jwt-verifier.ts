@@ -1,0 +1,87 @@
+import { hash } from 'node:crypto';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { Identity } from '../backends/backend.js';
+import { PERMISSIONS, type JwtConfig, type Permission } from '../config/index.js';
+import { GatewayError } from '../errors.js';
+
+/*
+ * Tokens signed by a key of the JWKS at JWT_JWKS_URL, verified by jose
+ * (panva/jose): its remote key set fetches the JWKS when first needed, keeps
+ * it, and fetches it again for a `kid` it does not know, at most once per
+ * cooldown, so a rotated key is picked up without a flood of fetches. The
+ * algorithms are an allowlist of asymmetric ones: `alg: none` is never a
+ * signature to jose, and HS256 "signed" with the public key (the classic
+ * confusion attack) is refused for its algorithm before any key is tried.
+ */
+
+export interface JwtVerifier {
+  /** The token's identity; throws UNAUTHENTICATED (refused) or UPSTREAM_UNAVAILABLE (the key set cannot be had now). */
+  verify(token: string): Promise<Identity>;
+  /** Forgets the fetched key set: the next token fetches it again (SIGHUP). */
+  reload(): void;
+}
+
+/** Compact JWS: three base64url parts, the last possibly empty (as `alg: none` makes it). */
+export const looksLikeJwt = (text: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(text);
+
+/** Longest `sub` used as an identity as it is; a longer or odder one is named by its digest. */
+const MAX_SUBJECT = 64;
+const SUBJECT = new RegExp(`^[\\x21-\\x7e]{1,${MAX_SUBJECT}}$`);
+
+function identityOf(payload: JWTPayload, claim: string): Identity {
+  const { sub } = payload;
+  const id = typeof sub === 'string' && SUBJECT.test(sub) ? `sub:${sub}` : `sub-${hash('sha256', String(sub ?? ''), 'hex').slice(0, 12)}`;
+  const value = payload[claim];
+  // An array (`permissions`), or a space-separated string as OAuth's `scope` is; other words are another service's.
+  const words = Array.isArray(value) ? value : typeof value === 'string' ? value.split(' ') : [];
+  const permissions = words.filter((word): word is Permission => (PERMISSIONS as readonly unknown[]).includes(word));
+  return { id, permissions: new Set(permissions), expiresAt: typeof payload.exp === 'number' ? payload.exp * 1_000 : undefined };
+}
+
+const refused = (reason: string) => new GatewayError('UNAUTHENTICATED', `The token was refused: ${reason}`, { failsRequest: true });
+
+/** What a client is told of a token jose refused: what is wrong, never the token. */
+function refusal(error: unknown): GatewayError {
+  if (error instanceof errors.JWTExpired) return refused('it has expired');
+  if (error instanceof errors.JWTClaimValidationFailed) return refused(`its "${error.claim}" claim is not what this gateway accepts`);
+  if (error instanceof errors.JOSEAlgNotAllowed) return refused('its algorithm is not accepted');
+  if (error instanceof errors.JWKSNoMatchingKey) return refused('no key of the key set matches it');
+  if (error instanceof errors.JWSSignatureVerificationFailed) return refused('its signature does not verify');
+  return refused('it is not a valid signed JWT');
+}
+
+/** The key set could not be fetched (unreachable, too slow, not a JWKS): nothing is known of the token yet. */
+function keySetUnavailable(error: unknown): boolean {
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) return true;
+  if (!(error instanceof errors.JOSEError)) return true;
+  return error.code === 'ERR_JOSE_GENERIC';
+}
+
+export function createJwtVerifier(config: JwtConfig): JwtVerifier {
+  const url = new URL(config.jwksUrl);
+  let keySet = createRemoteJWKSet(url);
+  const options = {
+    issuer: config.issuer,
+    audience: config.audience,
+    clockTolerance: config.clockSkewS,
+    algorithms: config.algorithms,
+  };
+  return {
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, keySet, options);
+        return identityOf(payload, config.permissionsClaim);
+      } catch (error) {
+        if (!keySetUnavailable(error)) throw refusal(error);
+        throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Tokens cannot be verified now: the key set (JWT_JWKS_URL) could not be fetched', {
+          failsRequest: true,
+          headers: { 'retry-after': '1' },
+          cause: error,
+        });
+      }
+    },
+    reload() {
+      keySet = createRemoteJWKSet(url);
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { watch as watchDirectory, readFileSync, type FSWatcher } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { hash } from 'node:crypto';
+import type { Identity } from '../backends/backend.js';
+import { parseKeyFile, type KeyEntry } from '../config/index.js';
+import type { Logger } from '../logging.js';
+import { keyIdentity } from './permissions.js';
+
+/*
+ * The API keys a gateway accepts: API_KEYS's, fixed at start, and
+ * API_KEYS_FILE's, re-read when the file changes and on SIGHUP. The
+ * directory is watched, not the file: editors and config management write a
+ * new file and rename it over the old one, which a watch on the file itself
+ * would lose. A file that cannot be read or has a bad line is refused whole
+ * (logged by line number, never by key) and the keys in use stay.
+ *
+ * Keys are held as SHA-256 digests and looked up by digest: the time a lookup
+ * takes depends on a digest, which a client cannot steer towards a real
+ * key's byte by byte.
+ */
+
+export interface KeyStoreOptions {
+  /** API_KEYS's entries. */
+  entries: readonly KeyEntry[];
+  /** API_KEYS_FILE. */
+  file?: string | undefined;
+  logger: Logger;
+  /** Changes to the file are read once they stop for this long (an editor's save is several events). @default 100 */
+  debounceMs?: number;
+}
+
+/** What became of a watched key after a reload: still there (perhaps with other permissions), or gone. */
+export type KeyFate = Identity | undefined;
+
+export interface KeyStore {
+  /** The identity of a presented key, or undefined when it is not one of ours. */
+  lookup(key: string): Identity | undefined;
+  /** Re-reads the file (SIGHUP); resolves once done. A failed read keeps the keys in use. */
+  reload(): void;
+  /** Calls `listener` after each reload with the key's identity then; returns the function that ends the watch. */
+  watch(key: string, listener: (fate: KeyFate) => void): () => void;
+  close(): void;
+}
+
+const digest = (key: string): string => hash('sha256', key, 'base64');
+
+function readKeyFile(path: string): KeyEntry[] {
+  const { entries, problems } = parseKeyFile(readFileSync(path, 'utf8'));
+  if (problems.length > 0) throw new Error(`API_KEYS_FILE ${path}: ${problems.join('; ')}`);
+  return entries;
+}
+
+function byDigest(entries: readonly KeyEntry[]): Map<string, Identity> {
+  const map = new Map<string, Identity>();
+  // A key listed twice keeps the permissions of its last entry, as a later line overrides an earlier one.
+  for (const { key, permissions } of entries) map.set(digest(key), keyIdentity(key, permissions));
+  return map;
+}
+
+/** Reads the file at once: a gateway started with a file it cannot use throws (the caller reports it). */
+export function createKeyStore(options: KeyStoreOptions): KeyStore {
+  const { logger, debounceMs = 100 } = options;
+  const file = options.file === undefined ? undefined : resolve(options.file);
+  let keys = byDigest([...options.entries, ...(file ? readKeyFile(file) : [])]);
+  const watchers = new Map<string, Set<(fate: KeyFate) => void>>();
+
+  function reload(): void {
+    if (!file) return;
+    let entries: KeyEntry[];
+    try {
+      entries = readKeyFile(file);
+    } catch (error) {
+      logger.error({ err: { message: (error as Error).message } }, 'API_KEYS_FILE could not be read: the keys in use stay');
+      return;
+    }
+    keys = byDigest([...options.entries, ...entries]);
+    logger.info({ keys: keys.size }, 'API keys re-read');
+    for (const [hashed, listeners] of watchers) {
+      const fate = keys.get(hashed);
+      for (const listener of [...listeners]) listener(fate);
+    }
+  }
+
+  let watcher: FSWatcher | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (file) {
+    watcher = watchDirectory(dirname(file), (_event, name) => {
+      if (name !== null && name !== basename(file)) return;
+      clearTimeout(timer);
+      timer = setTimeout(reload, debounceMs);
+      timer.unref();
+    });
+    watcher.on('error', (error) => logger.error({ err: error }, 'API_KEYS_FILE is no longer watched: send SIGHUP after changing it'));
+    watcher.unref();
+  }
+
+  return {
+    lookup: (key) => keys.get(digest(key)),
+    reload,
+    watch(key, listener) {
+      const hashed = digest(key);
+      const listeners = watchers.get(hashed) ?? new Set();
+      watchers.set(hashed, listeners);
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && watchers.get(hashed) === listeners) watchers.delete(hashed);
+      };
+    },
+    close() {
+      clearTimeout(timer);
+      watcher?.close();
+      watchers.clear();
+    },
+  };
+}

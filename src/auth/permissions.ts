@@ -1,0 +1,33 @@
+import { hash } from 'node:crypto';
+import type { OperationTypeNode } from 'graphql';
+import type { Credential, Identity } from '../backends/backend.js';
+import { PERMISSIONS, type Permission } from '../config/index.js';
+import { GatewayError } from '../errors.js';
+
+/*
+ * What each permission allows (issue 19 point 2): `read` queries and REST
+ * GETs, `subscribe` live events, `pay` the payment mutation and REST PUT.
+ * GraphQL (use-permissions.ts) and REST (rest-routes.ts) ask the same
+ * question here, so the two never disagree.
+ */
+
+export const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
+
+/** The permission a GraphQL operation of this type needs. */
+export const permissionFor: Record<OperationTypeNode, Permission> = { query: 'read', subscription: 'subscribe', mutation: 'pay' } as Record<OperationTypeNode, Permission>;
+
+/** An API key's identity: a digest prefix names it in logs and rate limits, never the key. */
+export const keyIdentity = (key: string, permissions: readonly Permission[] | ReadonlySet<Permission>): Identity => ({
+  id: `key-${hash('sha256', key, 'hex').slice(0, 12)}`,
+  permissions: new Set(permissions),
+});
+
+/** Throws FORBIDDEN when the request's identity lacks `permission`. A credential without one is the gateway's own. */
+export function requirePermission(credential: Credential | undefined, permission: Permission): void {
+  const identity = credential?.identity;
+  if (!identity || identity.permissions.has(permission)) return;
+  throw forbidden(permission);
+}
+
+export const forbidden = (permission: Permission, failsRequest = false): GatewayError =>
+  new GatewayError('FORBIDDEN', `This API key or token lacks the "${permission}" permission`, { failsRequest, extensions: { permission } });
