@@ -35,7 +35,7 @@ export type KeyFate = Identity | undefined;
 export interface KeyStore {
   /** The identity of a presented key, or undefined when it is not one of ours. */
   lookup(key: string): Identity | undefined;
-  /** Re-reads the file (SIGHUP); resolves once done. A failed read keeps the keys in use. */
+  /** Re-reads the file (SIGHUP, or the file changed); a file that cannot be used keeps the keys in use. */
   reload(): void;
   /** Calls `listener` after each reload with the key's identity then; returns the function that ends the watch. */
   watch(key: string, listener: (fate: KeyFate) => void): () => void;

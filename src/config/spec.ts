@@ -40,7 +40,7 @@ const clients = {
     doc: 'keys accepted from clients in `Authorization`, comma-separated: `key` has every permission, `key:read+subscribe` only those listed (`read`: queries and REST GETs; `subscribe`: live events; `pay`: the payment mutation and REST PUT); not used in forward mode',
   }),
   API_KEYS_FILE: text({ doc: 'a file of more keys, one entry per line as in `API_KEYS` (`#` comments and blank lines allowed); watched, and re-read on SIGHUP: added keys work and removed ones stop (their open subscriptions end) without a restart' }),
-  RATE_LIMIT_PER_SECOND: integer({ min: 0, max: 1_000_000, default: 200, doc: 'requests per second per API key (one-second windows, shared through Redis); `0` is off' }),
+  RATE_LIMIT_PER_SECOND: integer({ min: 0, max: 1_000_000, default: 200, doc: 'requests per second per identity (an API key, or all the tokens of one subject; one-second windows, shared through Redis); `0` is off' }),
   CORS_ORIGINS: list({
     default: inProduction([], ['http://localhost:*', 'http://127.0.0.1:*']),
     item: { pattern: /^https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:(\d{1,5}|\*))?$/, accepts: 'comma-separated origins (scheme://host, :port or :* for any port)' },
