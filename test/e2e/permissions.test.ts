@@ -124,6 +124,15 @@ describe('keys in API_KEYS_FILE', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('that cannot be read, or have a bad line, stop the gateway from starting in one line naming the variable and the line', async () => {
+    await expect(startGateway({ API_KEYS_FILE: join(dir, 'missing') })).rejects.toThrow(/^API_KEYS_FILE must be a readable file of key entries \(ENOENT/);
+    const bad = join(dir, 'bad.txt');
+    writeFileSync(bad, 'fine-key\nsecret-typo:raed\n');
+    const error = await startGateway({ API_KEYS_FILE: bad }).catch((thrown: Error) => thrown);
+    expect(String(error)).toMatch(/line 2: permissions after the last ":" must be read, subscribe, pay/);
+    expect(String(error)).not.toContain('secret-typo');
+  });
+
   it('are read at start; the development key is not added to them', async () => {
     expect(codesOf(await postGraphQL(running.url, QUERY, { key: DASHBOARD, variables: { id } }))).toEqual([]);
     expect(codesOf(await postGraphQL(running.url, MUTATION, { key: 'old-key', variables: { id } }))).toEqual([]);

@@ -7,13 +7,42 @@ describe.concurrent('loadConfig', () => {
     expect(config).toMatchObject({ port: 4000, host: '127.0.0.1', backend: 'memory', production: false, upstream: undefined });
     expect(config.productsValues).toEqual({ flat: 'flat', planogram: 'planogram' });
     expect(config.devApiKey).toBe(DEVELOPMENT_API_KEY);
-    expect(config.apiKeys).toEqual([DEVELOPMENT_API_KEY]);
+    expect(config.apiKeys).toEqual([{ key: DEVELOPMENT_API_KEY, permissions: ['read', 'subscribe', 'pay'] }]);
   });
 
   it('reads API_KEYS as a comma-separated list and makes no development key then', () => {
     const config = loadConfig({ API_KEYS: ' a , b,,c ' });
-    expect(config.apiKeys).toEqual(['a', 'b', 'c']);
+    expect(config.apiKeys.map((entry) => entry.key)).toEqual(['a', 'b', 'c']);
     expect(config.devApiKey).toBeUndefined();
+  });
+
+  it("reads each key's permissions after its last colon; a key without them has all three", () => {
+    const config = loadConfig({ API_KEYS: 'dash:read+subscribe, till : pay ,plain,a:b:read' });
+    expect(config.apiKeys).toEqual([
+      { key: 'dash', permissions: ['read', 'subscribe'] },
+      { key: 'till', permissions: ['pay'] },
+      { key: 'plain', permissions: ['read', 'subscribe', 'pay'] },
+      { key: 'a:b', permissions: ['read'] },
+    ]);
+    for (const bad of ['k:read+admin', 'k:', ':read', 'k:read+']) {
+      expect(() => loadConfig({ API_KEYS: bad }), bad).toThrow(/^API_KEYS must be comma-separated keys, each alone/);
+    }
+  });
+
+  it('takes a key file or tokens instead of API_KEYS, without the development key, and needs issuer and audience for tokens', () => {
+    const withFile = loadConfig({ API_KEYS_FILE: '/etc/keys' });
+    expect(withFile.apiKeys).toEqual([]);
+    expect(withFile.devApiKey).toBeUndefined();
+    expect(() => loadConfig({ NODE_ENV: 'production', API_KEYS_FILE: '/etc/keys', WEBHOOK_UNSIGNED: 'allow' })).not.toThrow();
+    expect(() => loadConfig({ JWT_JWKS_URL: 'https://id.example/jwks' })).toThrow(/^JWT_ISSUER must be set when JWT_JWKS_URL is set/);
+    expect(() => loadConfig({ JWT_JWKS_URL: 'https://id.example/jwks', JWT_ISSUER: 'i' })).toThrow(/^JWT_AUDIENCE must be set when JWT_JWKS_URL is set/);
+    const tokens = loadConfig({ JWT_JWKS_URL: 'https://id.example/jwks', JWT_ISSUER: 'i', JWT_AUDIENCE: 'a,b' });
+    expect(tokens.jwt).toMatchObject({ issuer: 'i', audience: ['a', 'b'], clockSkewS: 30, permissionsClaim: 'permissions' });
+    expect(tokens.jwt?.algorithms).not.toContain('HS256');
+    expect(() => loadConfig({ JWT_ALGORITHMS: 'HS256' })).toThrow(/^JWT_ALGORITHMS must be/);
+    expect(() => loadConfig({ JWT_ALGORITHMS: 'none' })).toThrow(/^JWT_ALGORITHMS must be/);
+    // In forward mode the upstream judges each client's own header: a key file or tokens would be bypassed.
+    expect(() => loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', API_KEYS_FILE: '/etc/keys' })).toThrow(/^UPSTREAM_API_KEY must be set when BACKEND=rest and API_KEYS_FILE or JWT_JWKS_URL is set/);
   });
 
   it('refuses to start in production without API_KEYS', () => {
@@ -68,6 +97,6 @@ describe.concurrent('loadConfig', () => {
     expect(forward.apiKeys).toEqual([]);
     const service = loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k', API_KEYS: 'c' });
     expect(service.upstream?.apiKey).toBe('k');
-    expect(service.apiKeys).toEqual(['c']);
+    expect(service.apiKeys.map((entry) => entry.key)).toEqual(['c']);
   });
 });
