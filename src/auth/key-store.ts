@@ -1,5 +1,5 @@
 import { watch as watchDirectory, readFileSync, type FSWatcher } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { hash } from 'node:crypto';
 import type { Identity } from '../backends/backend.js';
 import { parseKeyFile, type KeyEntry } from '../config/index.js';
@@ -11,8 +11,11 @@ import { keyIdentity } from './permissions.js';
  * API_KEYS_FILE's, re-read when the file changes and on SIGHUP. The
  * directory is watched, not the file: editors and config management write a
  * new file and rename it over the old one, which a watch on the file itself
- * would lose. A file that cannot be read or has a bad line is refused whole
- * (logged by line number, never by key) and the keys in use stay.
+ * would lose, and a Kubernetes volume swaps a symlinked folder, so every
+ * event in the directory has the file read again, and it counts as changed
+ * only when its text did. A file that cannot be read or has a bad line is
+ * refused whole (logged by line number, never by key) and the keys in use
+ * stay.
  *
  * Keys are held as SHA-256 digests and looked up by digest: the time a lookup
  * takes depends on a digest, which a client cannot steer towards a real
@@ -44,8 +47,8 @@ export interface KeyStore {
 
 const digest = (key: string): string => hash('sha256', key, 'base64');
 
-function readKeyFile(path: string): KeyEntry[] {
-  const { entries, problems } = parseKeyFile(readFileSync(path, 'utf8'));
+function entriesOf(path: string, text: string): KeyEntry[] {
+  const { entries, problems } = parseKeyFile(text);
   if (problems.length > 0) throw new Error(`API_KEYS_FILE ${path}: ${problems.join('; ')}`);
   return entries;
 }
@@ -61,14 +64,19 @@ function byDigest(entries: readonly KeyEntry[]): Map<string, Identity> {
 export function createKeyStore(options: KeyStoreOptions): KeyStore {
   const { logger, debounceMs = 100 } = options;
   const file = options.file === undefined ? undefined : resolve(options.file);
-  let keys = byDigest([...options.entries, ...(file ? readKeyFile(file) : [])]);
+  let text = file ? readFileSync(file, 'utf8') : '';
+  let keys = byDigest([...options.entries, ...(file ? entriesOf(file, text) : [])]);
   const watchers = new Map<string, Set<(fate: KeyFate) => void>>();
 
-  function reload(): void {
+  /** `always`: SIGHUP, which re-reads even a file whose text has not changed. */
+  function reload(always: boolean): void {
     if (!file) return;
     let entries: KeyEntry[];
     try {
-      entries = readKeyFile(file);
+      const read = readFileSync(file, 'utf8');
+      if (read === text && !always) return;
+      text = read;
+      entries = entriesOf(file, read);
     } catch (error) {
       logger.error({ err: { message: (error as Error).message } }, 'API_KEYS_FILE could not be read: the keys in use stay');
       return;
@@ -84,10 +92,9 @@ export function createKeyStore(options: KeyStoreOptions): KeyStore {
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
   if (file) {
-    watcher = watchDirectory(dirname(file), (_event, name) => {
-      if (name !== null && name !== basename(file)) return;
+    watcher = watchDirectory(dirname(file), () => {
       clearTimeout(timer);
-      timer = setTimeout(reload, debounceMs);
+      timer = setTimeout(() => reload(false), debounceMs);
       timer.unref();
     });
     watcher.on('error', (error) => logger.error({ err: error }, 'API_KEYS_FILE is no longer watched: send SIGHUP after changing it'));
@@ -96,7 +103,7 @@ export function createKeyStore(options: KeyStoreOptions): KeyStore {
 
   return {
     lookup: (key) => keys.get(digest(key)),
-    reload,
+    reload: () => reload(true),
     watch(key, listener) {
       const hashed = digest(key);
       const listeners = watchers.get(hashed) ?? new Set();

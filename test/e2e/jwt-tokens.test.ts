@@ -123,6 +123,19 @@ describe('a token signed by a key of JWT_JWKS_URL', () => {
   });
 });
 
+describe('rate limits', () => {
+  it('count per identity: the many tokens of one subject share a limit, another subject has its own', async () => {
+    const limited = await startGateway({ JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, RATE_LIMIT_PER_SECOND: '5' });
+    extra.push(limited);
+    // A fresh token per request (as a client refreshing them would have): 15 tokens, one subject.
+    const tokens = await Promise.all(Array.from({ length: 15 }, (_, i) => token({ permissions: ['read'], n: i })));
+    const flood = await Promise.all(tokens.map((jwt) => fetch(`${limited.url}/vendings`, { headers: { authorization: bearer(jwt) } })));
+    expect(flood.filter((response) => response.status === 429).length).toBeGreaterThanOrEqual(10);
+    const other = await token({ permissions: ['read'] }, (jwt) => jwt.setSubject('another-dashboard'));
+    expect((await fetch(`${limited.url}/vendings`, { headers: { authorization: bearer(other) } })).status).toBe(200);
+  });
+});
+
 describe('refused with 401', () => {
   /** Each refused token, and the reason the client is told. */
   const cases: Record<string, [() => Promise<string>, RegExp]> = {

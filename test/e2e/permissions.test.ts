@@ -1,4 +1,4 @@
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,5 +169,35 @@ describe('keys in API_KEYS_FILE', () => {
     writeKeys(`${DASHBOARD}:read+subscribe\nnew-key:raed\n`);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(codesOf(await postGraphQL(running.url, QUERY, { key: 'new-key', variables: { id } }))).toEqual([]);
+  });
+});
+
+describe('a key file mounted as Kubernetes mounts a ConfigMap', () => {
+  it('changes when the symlinked folder behind it is swapped', async () => {
+    // keys → ..data/keys, ..data → a folder per version; an update renames a new ..data over the old one.
+    const dir = mkdtempSync(join(tmpdir(), 'configmap-'));
+    const version = (name: string, text: string) => {
+      mkdirSync(join(dir, name));
+      writeFileSync(join(dir, name, 'keys'), text);
+      symlinkSync(name, join(dir, '..data_tmp'));
+      renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+    };
+    version('v1', 'first-key\n');
+    symlinkSync('..data/keys', join(dir, 'keys'));
+    const running = await startGateway({ API_KEYS_FILE: join(dir, 'keys') });
+    try {
+      expect(codesOf(await postGraphQL(running.url, QUERY, { key: 'first-key', variables: { id } }))).toEqual([]);
+      version('v2', 'second-key\n');
+      let status = 0;
+      for (let tries = 0; tries < 100 && status !== 200; tries += 1) {
+        if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        status = (await postGraphQL(running.url, QUERY, { key: 'second-key', variables: { id } })).status;
+      }
+      expect(status).toBe(200);
+      expect((await postGraphQL(running.url, QUERY, { key: 'first-key', variables: { id } })).status).toBe(401);
+    } finally {
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
