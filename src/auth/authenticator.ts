@@ -1,7 +1,6 @@
 import type { Credential } from '../backends/backend.js';
 import { GatewayError } from '../errors.js';
-import type { JwtVerifier } from './jwt-verifier.js';
-import { looksLikeJwt } from './jwt-verifier.js';
+import { looksLikeJwt, type JwtVerifier } from './jwt-verifier.js';
 import type { KeyFate, KeyStore } from './key-store.js';
 import { ALL_PERMISSIONS, keyIdentity } from './permissions.js';
 
@@ -10,8 +9,9 @@ import { ALL_PERMISSIONS, keyIdentity } from './permissions.js';
  * of them (contract part 5: "Bearer " is unconfirmed there, so it is accepted
  * and optional for keys); each comes with its identity and permissions.
  * Without keys the gateway forwards each client's own header and the
- * upstream decides: the header must be present, and `upstreamCheck`
- * (forward mode, src/upstream-key-check.ts) must accept it.
+ * upstream decides: the header must be present, and `upstream` (forward
+ * mode, src/upstream-key-check.ts) must accept it; such a key may do all
+ * the upstream lets it.
  */
 export interface Authenticator {
   /** The credential of a request's `Authorization`. Throws a request-failing GatewayError when refused. */

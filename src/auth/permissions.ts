@@ -14,7 +14,7 @@ import { GatewayError } from '../errors.js';
 export const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
 /** The permission a GraphQL operation of this type needs. */
-export const permissionFor: Record<OperationTypeNode, Permission> = { query: 'read', subscription: 'subscribe', mutation: 'pay' } as Record<OperationTypeNode, Permission>;
+export const permissionFor: Readonly<Record<OperationTypeNode, Permission>> = { query: 'read', mutation: 'pay', subscription: 'subscribe' };
 
 /** An API key's identity: a digest prefix names it in logs and rate limits, never the key. */
 export const keyIdentity = (key: string, permissions: readonly Permission[] | ReadonlySet<Permission>): Identity => ({
@@ -29,5 +29,6 @@ export function requirePermission(credential: Credential | undefined, permission
   throw forbidden(permission);
 }
 
-export const forbidden = (permission: Permission, failsRequest = false): GatewayError =>
-  new GatewayError('FORBIDDEN', `This API key or token lacks the "${permission}" permission`, { failsRequest, extensions: { permission } });
+/** A field-level refusal: GraphQL answers it with 200 and `data: null`, REST with 403. */
+const forbidden = (permission: Permission): GatewayError =>
+  new GatewayError('FORBIDDEN', `This API key or token lacks the "${permission}" permission`, { extensions: { permission } });
