@@ -86,6 +86,11 @@ export function startLiveFeed(key: string, handlers: FeedHandlers): () => void {
             subscribe(current);
             return;
           }
+          // A key without the `subscribe` permission would be refused again on every retry; the rest of the page still works.
+          if (code === 'FORBIDDEN') {
+            stopped = true;
+            return handlers.onNotice(`No live events: ${String(result.errors?.[0]?.message)}.`, false);
+          }
           if (result.errors?.length) return handlers.onNotice(describeProblem(code, String(result.errors[0]?.message)), false);
           const event = result.data?.transactionUpdated;
           if (!event) return;
