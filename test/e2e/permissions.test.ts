@@ -92,6 +92,20 @@ describe('keys declared with their permissions (API_KEYS=key:read+subscribe,…)
     expect(body).toContain('event: complete');
   });
 
+  it("is judged the same on every path to an operation: yoga's whole handler (GET) and graphql-ws queries and mutations", async () => {
+    const get = await fetch(`${running.url}/graphql?query=${encodeURIComponent(QUERY)}&variables=${encodeURIComponent(JSON.stringify({ id }))}`, {
+      headers: { accept: 'application/json', authorization: TILL },
+    });
+    expect(((await get.json()) as { errors: Array<{ extensions: { code: string } }> }).errors.map((error) => error.extensions.code)).toEqual(['FORBIDDEN']);
+
+    const client = wsClient(running.url, DASHBOARD);
+    const mutation = subscribe(client, MUTATION, { id });
+    expect((await mutation.next()).errors?.map((error) => (error as { extensions?: { code?: string } }).extensions?.code)).toEqual(['FORBIDDEN']);
+    const query = subscribe(client, QUERY, { id });
+    expect((await query.next()).data).toEqual({ transaction: { transactionId: id, status: expect.any(String) } });
+    await client.dispose();
+  });
+
   it('a key written without a list keeps all three, as before', async () => {
     expect(codesOf(await postGraphQL(running.url, QUERY, { key: LEGACY, variables: { id } }))).toEqual([]);
     expect(codesOf(await postGraphQL(running.url, MUTATION, { key: LEGACY, variables: { id } }))).toEqual([]);
