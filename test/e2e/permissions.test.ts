@@ -215,3 +215,36 @@ describe('a key file mounted as Kubernetes mounts a ConfigMap', () => {
     }
   });
 });
+
+describe('whole results kept by the response cache (CACHE_TTL_MS)', () => {
+  it('are not served to a key that lost `read` since', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cached-'));
+    const file = join(dir, 'keys');
+    writeFileSync(file, 'cached-key:read\n');
+    const running = await startGateway({ API_KEYS_FILE: file, CACHE_TTL_MS: '600000' });
+    try {
+      const first = await fetch(`${running.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'cached-key' }, body: JSON.stringify({ query: QUERY, variables: { id } }) });
+      expect(first.status).toBe(200);
+      const etag = first.headers.get('etag');
+      expect(etag).toBeTruthy();
+      writeFileSync(`${file}.tmp`, 'cached-key:pay\n');
+      renameSync(`${file}.tmp`, file);
+      let codes: Array<string | undefined> = [];
+      for (let tries = 0; tries < 100 && codes[0] !== 'FORBIDDEN'; tries += 1) {
+        if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        codes = codesOf(await postGraphQL(running.url, QUERY, { key: 'cached-key', variables: { id } }));
+      }
+      expect(codes).toEqual(['FORBIDDEN']);
+      const revalidated = await fetch(`${running.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'cached-key', 'if-none-match': etag! },
+        body: JSON.stringify({ query: QUERY, variables: { id } }),
+      });
+      expect(revalidated.status).toBe(200);
+      expect(await revalidated.text()).toContain('FORBIDDEN');
+    } finally {
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
