@@ -125,6 +125,9 @@ function keyStoreOf(config: Config, logger: Logger): KeyStore {
 
 export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
   const logger = deps.logger ?? createLogger(config.logLevel);
+  // First, so that a key file it cannot use stops the gateway before it opens any connection.
+  const forwardMode = config.upstream !== undefined && config.upstream.apiKey === undefined;
+  const keys = forwardMode ? undefined : keyStoreOf(config, logger);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
   const events = redis ? createRedisEventTransport(redis, { ...config, logger }) : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes);
   const { bus } = events;
@@ -146,7 +149,6 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker });
   const keyCheck = createForwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix, logger });
-  const keys = keyCheck ? undefined : keyStoreOf(config, logger);
   const jwt: JwtVerifier | undefined = config.jwt && createJwtVerifier(config.jwt);
   const authenticator = createAuthenticator({ keys, jwt, upstream: keyCheck, keysChange: config.apiKeysFile !== undefined });
   const services: GatewayServices = {
