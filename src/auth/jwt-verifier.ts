@@ -39,9 +39,10 @@ const MAX_VERIFIED = 10_000;
 const MAX_SUBJECT = 64;
 const SUBJECT = new RegExp(`^[\\x21-\\x7e]{1,${MAX_SUBJECT}}$`);
 
-function identityOf(payload: JWTPayload, claim: string): Identity {
+function identityOf(token: string, payload: JWTPayload, claim: string): Identity {
   const { sub } = payload;
-  const id = typeof sub === 'string' && SUBJECT.test(sub) ? `sub:${sub}` : `sub-${hash('sha256', String(sub ?? ''), 'hex').slice(0, 12)}`;
+  // A long or odd subject is named by its digest; a token without one is an identity of its own.
+  const id = typeof sub === 'string' && SUBJECT.test(sub) ? `sub:${sub}` : `sub-${hash('sha256', typeof sub === 'string' ? sub : token, 'hex').slice(0, 12)}`;
   const value = payload[claim];
   // An array (`permissions`), or a space-separated string as OAuth's `scope` is; other words are another service's.
   const words = Array.isArray(value) ? value : typeof value === 'string' ? value.split(' ') : [];
@@ -87,7 +88,7 @@ export function createJwtVerifier(config: JwtConfig): JwtVerifier {
       verified.delete(digest);
       try {
         const { payload } = await jwtVerify(token, keySet, options);
-        const identity = identityOf(payload, config.permissionsClaim);
+        const identity = identityOf(token, payload, config.permissionsClaim);
         if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);
         verified.set(digest, { identity, until: Math.min(identity.expiresAt ?? Number.POSITIVE_INFINITY, Date.now() + VERIFIED_TTL_MS) });
         return identity;
