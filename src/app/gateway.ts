@@ -52,6 +52,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     logger,
     limits: config.limits,
     masking,
+    graphiql: config.graphiql,
     devApiKey: config.devApiKey,
     corsOrigins: config.corsOrigins,
     compiledExecution: deps.fastPaths?.compiledExecution ?? true,

@@ -5,6 +5,7 @@ import { webhookRoute } from '../events/webhook-route.js';
 import { createWebhookVerifier } from '../events/webhook-verifier.js';
 import { graphqlRoute, type GraphQLMasking } from '../graphql/graphql-route.js';
 import type { GraphQLServer } from '../graphql/graphql-server.js';
+import type { GraphiQLPage } from '../graphql/graphiql-page.js';
 import { createFrontDoor, registerRoutes, type FrontDoorOptions } from '../http/front-door.js';
 import { errorEnvelope } from '../errors.js';
 import { UNAUTHENTICATED } from '../observability/metrics.js';
@@ -27,8 +28,8 @@ export interface HttpAppOptions {
   composed: Composed;
   yoga: GraphQLServer;
   masking: GraphQLMasking;
-  /** Whether yoga serves GraphiQL's page (not with TRUSTED_DOCUMENTS=only). */
-  graphiql: boolean;
+  /** GraphiQL's page, when yoga serves it (GRAPHIQL, not with TRUSTED_DOCUMENTS=only): its assets are routes here. */
+  graphiql: GraphiQLPage | undefined;
   graphqlFastPath: boolean;
   ready(): boolean;
   /** True once the gateway stops accepting connections. */
@@ -65,7 +66,8 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
     },
   });
   registerRoutes(app, [
-    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql, maxUnsentBytes: config.maxUnsentBytes }),
+    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql: graphiql !== undefined, maxUnsentBytes: config.maxUnsentBytes }),
+    ...(graphiql?.routes ?? []),
     ...restRoutes({ backend: services.backend, guard }),
     webhookRoute({
       path: WEBHOOK_PATH,
