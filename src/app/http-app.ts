@@ -9,7 +9,7 @@ import type { GraphiQLPage } from '../graphql/graphiql-page.js';
 import { createFrontDoor, registerRoutes, type FrontDoorOptions } from '../http/front-door.js';
 import { errorEnvelope } from '../errors.js';
 import { UNAUTHENTICATED } from '../observability/metrics.js';
-import { metricsRoute, probeRoutes } from '../observability/operations-routes.js';
+import { metricsRoute, probeRoutes, type ReadinessChecks } from '../observability/operations-routes.js';
 import { restRoutes } from '../rest/rest-routes.js';
 import type { Composed } from './compose.js';
 
@@ -31,7 +31,7 @@ export interface HttpAppOptions {
   /** GraphiQL's page, when yoga serves it (GRAPHIQL, not with TRUSTED_DOCUMENTS=only): its assets are routes here. */
   graphiql: GraphiQLPage | undefined;
   graphqlFastPath: boolean;
-  ready(): boolean;
+  readiness(): ReadinessChecks;
   /** True once the gateway stops accepting connections. */
   closing(): boolean;
   /** False once subscriptions are being ended: a webhook then gets 503. */
@@ -49,7 +49,7 @@ const frontDoorBase = (config: Config, logger: FrontDoorOptions['logger']): Omit
   notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
 });
 
-export function createHttpApp({ config, composed, yoga, masking, graphiql, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
+export function createHttpApp({ config, composed, yoga, masking, graphiql, graphqlFastPath, readiness, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
   const { logger, metrics, guard, services } = composed;
   const app = createFrontDoor({
     ...frontDoorBase(config, logger),
@@ -81,7 +81,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
       accepting: acceptingEvents,
     }),
     ...dashboardRoutes((error) => logger.error({ err: error }, 'could not build the dashboard')),
-    ...probeRoutes({ ready }),
+    ...probeRoutes({ readiness }),
     // With METRICS_PORT the metrics are only on their own listener (createMetricsApp).
     ...(config.metrics.port === undefined ? [metricsRouteOf(config, composed)] : []),
   ]);
