@@ -1,3 +1,4 @@
+import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
@@ -78,6 +79,28 @@ describe('health, readiness and metrics', () => {
     expect(delta('vending_gateway_webhooks_ignored_total{type="order"}')).toBe(1);
     expect(at(after, 'vending_gateway_active_subscriptions')).toBe(1);
     await client.dispose();
+  });
+});
+
+describe('while stopping', () => {
+  it('answers not ready with accepting false during SHUTDOWN_GRACE_MS, on a connection still open, and says so in the metrics', async () => {
+    const running = await startGateway({ SHUTDOWN_GRACE_MS: '5000' });
+    // One kept-alive connection: the grace lasts while a client holds one, as a load balancer's would.
+    const pool = new Pool(running.url, { connections: 1 });
+    try {
+      expect((await pool.request({ path: '/readyz', method: 'GET' })).statusCode).toBe(200);
+      const closed = running.close();
+      const answer = await pool.request({ path: '/readyz', method: 'GET' });
+      expect(answer.statusCode).toBe(503);
+      expect(await answer.body.json()).toEqual({ status: 'not ready', checks: { accepting: false, events: true, upstream: true } });
+      const metrics = parseMetrics(await (await pool.request({ path: '/metrics', method: 'GET' })).body.text());
+      expect(metrics.get('vending_gateway_ready')).toBe(0);
+      expect(metrics.get('vending_gateway_readiness_check{check="accepting"}')).toBe(0);
+      await pool.close();
+      await closed;
+    } finally {
+      await pool.destroy();
+    }
   });
 });
 
