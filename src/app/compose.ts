@@ -15,6 +15,7 @@ import { serviceEventFor } from '../events/service-events.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createMetrics, type GatewayMetrics } from '../observability/metrics.js';
+import type { ReadinessChecks } from '../observability/operations-routes.js';
 import { createRedisClients, type RedisClients } from '../redis/redis-clients.js';
 import { createRedisEventTransport } from '../redis/redis-event-transport.js';
 import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
@@ -123,7 +124,7 @@ function keyStoreOf(config: Config, logger: Logger): KeyStore {
   }
 }
 
-export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
+export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number, readiness?: () => ReadinessChecks): Composed {
   const logger = deps.logger ?? createLogger(config.logLevel);
   // First, so that a key file it cannot use stops the gateway before it opens any connection.
   const forwardMode = config.upstream !== undefined && config.upstream.apiKey === undefined;
@@ -146,7 +147,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const { cacheTtlMs } = config.fastPaths;
   const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
   const backend = withFastPaths(base, cacheTtlMs, deps.fastPaths?.coalesce ?? true, responseCache);
-  const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker });
+  const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker, readiness });
   const keyCheck = createForwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix, logger });
   const jwt: JwtVerifier | undefined = config.jwt && createJwtVerifier(config.jwt);
