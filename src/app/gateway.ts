@@ -6,6 +6,7 @@ import type { EventBus } from '../events/event-bus.js';
 import { MASKED_MESSAGE } from '../http/masked-answer.js';
 import { createGraphQLServer } from '../graphql/graphql-server.js';
 import { useKeyWatch } from '../graphql/use-key-watch.js';
+import { useTracing } from '../graphql/use-tracing.js';
 import { attachGraphQLWs } from '../subscriptions/graphql-ws.js';
 import { useEventIds } from '../subscriptions/sse-event-ids.js';
 import type { Logger } from '../logging.js';
@@ -45,6 +46,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
   const { logger, services, metrics, keyCheck, events } = composed;
   const state = { closing: false, refusing: false, endingStreams: false };
   const ready = () => !state.closing && services.bus.ready() && composed.base.upstreamState?.().breaker !== 'open';
+  const graphqlTracing = composed.tracing && useTracing(composed.tracing);
   const masking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
   const { yoga, trusted, graphiql } = createGraphQLServer({
     path: GRAPHQL_PATH,
@@ -56,6 +58,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     corsOrigins: config.corsOrigins,
     compiledExecution: deps.fastPaths?.compiledExecution ?? true,
     responseCache: composed.responseCache?.plugin,
+    tracing: graphqlTracing?.plugins,
     plugins: [useEventIds({ stopping: () => state.endingStreams }), metrics.plugin(), ...(keyCheck ? [useKeyWatch(keyCheck)] : [])] as never,
   });
   const app = createHttpApp({
@@ -101,6 +104,9 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     ready,
     activeSubscriptions,
     async listen() {
+      // Loaded only now, and only with tracing on; spans start with the first request.
+      await composed.tracing?.start();
+      await graphqlTracing?.loaded;
       if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
       await app.listen({ port: config.port, host: config.host });
       const { port } = app.server.address() as AddressInfo;
