@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
@@ -149,7 +151,31 @@ describe('tracing through Redis', () => {
   });
 });
 
+/**
+ * The OpenTelemetry packages a built gateway (dist/, as `npm start` runs it) has loaded once listening
+ * with `env`; they are CommonJS, so the module cache names them.
+ */
+function openTelemetryLoaded(env: Record<string, string>): string[] {
+  const script = `
+    import { createRequire } from 'node:module';
+    const { loadConfig } = await import('./dist/config/index.js');
+    const { createGateway } = await import('./dist/app/gateway.js');
+    const gateway = createGateway(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...${JSON.stringify(env)} }));
+    await gateway.listen();
+    const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => path.includes('@opentelemetry/'));
+    console.log(JSON.stringify([...new Set(loaded.map((path) => path.replace(/.*node_modules\\/@opentelemetry\\/([^/]+).*/, '$1')))]));
+    await gateway.close();`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8', timeout: 15_000 });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as string[];
+}
+
 describe('tracing off', () => {
+  it('loads the OpenTelemetry API alone, no SDK module (and on, the SDK)', () => {
+    expect(openTelemetryLoaded({})).toEqual(['api']);
+    expect(openTelemetryLoaded({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).toEqual(expect.arrayContaining(['sdk-trace-node', 'exporter-trace-otlp-http']));
+  });
+
   it('sends no traceparent upstream, whatever the caller sent', async () => {
     const plain = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: 'upstream-key' });
     try {
