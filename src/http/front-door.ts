@@ -72,6 +72,9 @@ export interface FrontDoorOptions {
   tracing?: Tracing | undefined;
 }
 
+/** Routes that get no span: a probe or a scrape every few seconds says nothing about a request. */
+const UNTRACED = new Set(['probe', 'metrics']);
+
 /** Front doors whose routes run in their request's trace context (registerRoutes reads it). */
 const tracedApps = new WeakSet<FastifyInstance>();
 
@@ -155,7 +158,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     app.decorateRequest('traceContext', undefined);
   }
   app.addHook('onRequest', async (request, reply) => {
-    if (tracing) request.traceContext = startServerSpan(tracing, request, reply);
+    if (tracing && !UNTRACED.has(request.routeOptions.config.transport ?? '')) request.traceContext = startServerSpan(tracing, request, reply);
     // A declared length over the limit is refused before a byte is read, whatever the method (Fastify reads no GET body).
     if (Number(request.headers['content-length']) > options.maxBodyBytes) {
       return reply.code(413).send(tooLarge(request.routeOptions.config.envelope ?? 'rest', options.maxBodyBytes));

@@ -89,6 +89,16 @@ describe('tracing on', () => {
     expect(logLines.find((line) => line.msg === 'request' && line.trace_id === traceId)).toMatchObject({ span_id: server.spanId });
   });
 
+  it('makes no span for probes and scrapes', async () => {
+    const { traceId, parentId } = newTraceparent();
+    for (const path of ['/healthz', '/readyz', '/metrics']) expect((await fetch(`${running.url}${path}`, { headers: { traceparent: `00-${traceId}-${parentId}-01` } })).status).toBe(200);
+    // A request after them, in another trace: once its span is in, theirs would be too.
+    const later = newTraceparent();
+    await fetch(`${running.url}/vendings`, { headers: { authorization: TEST_KEY, traceparent: `00-${later.traceId}-${later.parentId}-01` } });
+    expect(await waitFor(() => inTrace(later.traceId).some((span) => span.kind === SERVER), 5_000)).toBe(true);
+    expect(inTrace(traceId)).toEqual([]);
+  });
+
   it('counts retries on the upstream call\'s span', async () => {
     const { traceId, parentId } = newTraceparent();
     upstream.injectFault({ kind: 'status', status: 503 }, { method: 'GET', pathPrefix: '/transactions/', times: 1 });
