@@ -79,7 +79,7 @@ export async function createContext(services: GatewayServices, facts: RequestFac
   return {
     requestId: facts.requestId,
     lastEventId: facts.lastEventId || undefined,
-    currentEvent: { eventId: undefined, position: undefined },
+    currentEvent: { eventId: undefined, position: undefined, traceContext: undefined, deliveryStartedAt: undefined },
     credential,
     scope,
     backend: services.backend,

@@ -173,7 +173,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
     if (contentType !== undefined) request.headers['content-type'] = 'application/octet-stream';
     const { guard } = request.routeOptions.config;
-    if (guard) await (request.traceContext ? context.with(request.traceContext, guard, undefined, request) : guard(request));
+    if (guard) await (tracing && request.traceContext ? context.with(request.traceContext, guard, undefined, request) : guard(request));
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -183,20 +183,18 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     options.onAnswered(request, reply.statusCode, reply.elapsedTime / 1000);
     if (!options.logger.isLevelEnabled('info')) return;
     const { scope } = request;
-    request.log.info(
-      {
-        requestId: request.id,
-        method: request.method,
-        path: request.url.split('?', 1)[0],
-        status: reply.statusCode,
-        durationMs: round(reply.elapsedTime),
-        upstreamCalls: scope?.tally.upstreamCalls,
-        upstreamMs: scope ? round(scope.tally.upstreamMs) : undefined,
-        // Written after the request's context was left: its ids are named here.
-        ...(request.traceContext ? traceFields(request.traceContext) : {}),
-      },
-      'request',
-    );
+    const line = {
+      requestId: request.id,
+      method: request.method,
+      path: request.url.split('?', 1)[0],
+      status: reply.statusCode,
+      durationMs: round(reply.elapsedTime),
+      upstreamCalls: scope?.tally.upstreamCalls,
+      upstreamMs: scope ? round(scope.tally.upstreamMs) : undefined,
+    };
+    // Written after the request's context was left: its ids are named here.
+    if (tracing && request.traceContext) Object.assign(line, traceFields(request.traceContext));
+    request.log.info(line, 'request');
   });
 
   app.setErrorHandler((error, request, reply) => {

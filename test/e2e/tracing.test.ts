@@ -87,6 +87,8 @@ describe('tracing on', () => {
     expect(sent).toContain(`00-${traceId}-${call!.spanId}-01`);
     // The request's log line names the trace.
     expect(logLines.find((line) => line.msg === 'request' && line.trace_id === traceId)).toMatchObject({ span_id: server.spanId });
+    // A line written inside the operation (the upstream call's, at debug) names the span active then.
+    expect(logLines.find((line) => line.msg === 'upstream call' && line.trace_id === traceId)).toMatchObject({ span_id: operation!.spanId });
   });
 
   it('makes no span for probes and scrapes', async () => {
