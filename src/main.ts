@@ -16,7 +16,8 @@ function configOrExit(): Config {
 const config = configOrExit();
 const gateway = createGateway(config);
 const { url, metricsUrl } = await gateway.listen();
-gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: dashboard at ${url}/, GraphiQL at ${url}/graphql${metricsUrl ? `, metrics at ${metricsUrl}` : ''}`);
+const places = [`dashboard at ${url}/`, ...(config.graphiql ? [`GraphiQL at ${url}/graphql`] : []), ...(metricsUrl ? [`metrics at ${metricsUrl}`] : [])];
+gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: ${places.join(', ')}`);
 if (config.devApiKey) {
   gateway.logger.warn({ devApiKey: config.devApiKey }, `development API key: ${config.devApiKey} (set API_KEYS to choose your own)`);
 }

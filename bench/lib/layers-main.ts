@@ -59,6 +59,7 @@ const yogaOf = (compiledExecution: boolean) =>
     logger: deployed.logger,
     limits: config.limits,
     masking,
+    graphiql: false,
     devApiKey: undefined,
     corsOrigins: [],
     compiledExecution,

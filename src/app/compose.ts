@@ -13,6 +13,7 @@ import { serviceEventFor } from '../events/service-events.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createMetrics, type GatewayMetrics } from '../observability/metrics.js';
+import type { ReadinessChecks } from '../observability/operations-routes.js';
 import { createRedisClients, type RedisClients } from '../redis/redis-clients.js';
 import { createRedisEventTransport } from '../redis/redis-event-transport.js';
 import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
@@ -114,7 +115,7 @@ function withFastPaths(backend: Backend, cacheTtlMs: number, coalesce: boolean, 
   return coalesce ? createCoalescingBackend(cached) : cached;
 }
 
-export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number): Composed {
+export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number, readiness?: () => ReadinessChecks): Composed {
   const tracing = config.tracing ? createTracing(config.tracing) : undefined;
   const logger = deps.logger ?? createLogger(config.logLevel, { traceIds: tracing !== undefined });
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
@@ -135,7 +136,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const { cacheTtlMs } = config.fastPaths;
   const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
   const backend = withFastPaths(base, cacheTtlMs, deps.fastPaths?.coalesce ?? true, responseCache);
-  const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker });
+  const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker, readiness });
   const keyCheck = createForwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix, logger });
   const authenticator = createAuthenticator(config.apiKeys, keyCheck?.check);

@@ -13,6 +13,7 @@ import type { Logger } from '../logging.js';
 import { compose, type GatewayDeps } from './compose.js';
 import { createHttpApp, createMetricsApp, GRAPHQL_PATH } from './http-app.js';
 import { stopGateway } from './lifecycle.js';
+import { isReady, type ReadinessChecks } from '../observability/operations-routes.js';
 
 export type { GatewayDeps };
 
@@ -42,10 +43,15 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     const { subscribers, executions } = ws.subscriptions();
     return composed.services.bus.activeSubscriptions() - executions + subscribers;
   };
-  const composed = compose(config, deps, () => activeSubscriptions());
+  const composed = compose(config, deps, () => activeSubscriptions(), () => readiness());
   const { logger, services, metrics, keyCheck, events } = composed;
   const state = { closing: false, refusing: false, endingStreams: false };
-  const ready = () => !state.closing && services.bus.ready() && composed.base.upstreamState?.().breaker !== 'open';
+  const readiness = (): ReadinessChecks => ({
+    accepting: !state.closing,
+    events: services.bus.ready(),
+    upstream: composed.base.upstreamState?.().breaker !== 'open',
+  });
+  const ready = () => isReady(readiness());
   const graphqlTracing = composed.tracing && useTracing(composed.tracing);
   const masking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
   const { yoga, trusted, graphiql } = createGraphQLServer({
@@ -54,6 +60,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     logger,
     limits: config.limits,
     masking,
+    graphiql: config.graphiql,
     devApiKey: config.devApiKey,
     corsOrigins: config.corsOrigins,
     compiledExecution: deps.fastPaths?.compiledExecution ?? true,
@@ -68,7 +75,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     masking,
     graphiql,
     graphqlFastPath: deps.fastPaths?.graphqlFastPath ?? true,
-    ready,
+    readiness,
     closing: () => state.refusing,
     acceptingEvents: () => !state.endingStreams,
   });

@@ -5,10 +5,11 @@ import { webhookRoute } from '../events/webhook-route.js';
 import { createWebhookVerifier } from '../events/webhook-verifier.js';
 import { graphqlRoute, type GraphQLMasking } from '../graphql/graphql-route.js';
 import type { GraphQLServer } from '../graphql/graphql-server.js';
+import type { GraphiQLPage } from '../graphql/graphiql-page.js';
 import { createFrontDoor, registerRoutes, type FrontDoorOptions } from '../http/front-door.js';
 import { errorEnvelope } from '../errors.js';
 import { UNAUTHENTICATED } from '../observability/metrics.js';
-import { metricsRoute, probeRoutes } from '../observability/operations-routes.js';
+import { metricsRoute, probeRoutes, type ReadinessChecks } from '../observability/operations-routes.js';
 import { restRoutes } from '../rest/rest-routes.js';
 import type { Composed } from './compose.js';
 
@@ -27,10 +28,10 @@ export interface HttpAppOptions {
   composed: Composed;
   yoga: GraphQLServer;
   masking: GraphQLMasking;
-  /** Whether yoga serves GraphiQL's page (not with TRUSTED_DOCUMENTS=only). */
-  graphiql: boolean;
+  /** GraphiQL's page, when yoga serves it (GRAPHIQL, not with TRUSTED_DOCUMENTS=only): its assets are routes here. */
+  graphiql: GraphiQLPage | undefined;
   graphqlFastPath: boolean;
-  ready(): boolean;
+  readiness(): ReadinessChecks;
   /** True once the gateway stops accepting connections. */
   closing(): boolean;
   /** False once subscriptions are being ended: a webhook then gets 503. */
@@ -48,7 +49,7 @@ const frontDoorBase = (config: Config, logger: FrontDoorOptions['logger']): Omit
   notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
 });
 
-export function createHttpApp({ config, composed, yoga, masking, graphiql, graphqlFastPath, ready, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
+export function createHttpApp({ config, composed, yoga, masking, graphiql, graphqlFastPath, readiness, closing, acceptingEvents }: HttpAppOptions): FastifyInstance {
   const { logger, metrics, guard, services } = composed;
   const app = createFrontDoor({
     ...frontDoorBase(config, logger),
@@ -66,7 +67,8 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
     },
   });
   registerRoutes(app, [
-    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql, maxUnsentBytes: config.maxUnsentBytes }),
+    graphqlRoute({ yoga, path: GRAPHQL_PATH, masking, fastPath: graphqlFastPath, guard, graphiql: graphiql !== undefined, maxUnsentBytes: config.maxUnsentBytes }),
+    ...(graphiql?.routes ?? []),
     ...restRoutes({ backend: services.backend, guard }),
     webhookRoute({
       path: WEBHOOK_PATH,
@@ -81,7 +83,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
       tracing: composed.tracing,
     }),
     ...dashboardRoutes((error) => logger.error({ err: error }, 'could not build the dashboard')),
-    ...probeRoutes({ ready }),
+    ...probeRoutes({ readiness }),
     // With METRICS_PORT the metrics are only on their own listener (createMetricsApp).
     ...(config.metrics.port === undefined ? [metricsRouteOf(config, composed)] : []),
   ]);

@@ -76,6 +76,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
       maxMessageBytes: v.WS_MAX_MESSAGE_BYTES,
       keepAliveMs: v.WS_KEEPALIVE_MS,
     },
+    /** GraphiQL's page at /graphql (off in production unless asked for). */
+    graphiql: v.GRAPHIQL,
     rateLimitPerSecond: v.RATE_LIMIT_PER_SECOND,
     /** Origins allowed to call /graphql from a browser page; `:*` is any port. */
     corsOrigins: v.CORS_ORIGINS,

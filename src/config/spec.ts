@@ -91,6 +91,7 @@ const graphql = {
   MAX_DIRECTIVES: integer({ min: 0, max: 100_000, default: 50, doc: 'most directives in one operation' }),
   INTROSPECTION: onOff({ default: inProduction(false, true), doc: 'whether the schema may be introspected' }),
   FIELD_SUGGESTIONS: onOff({ default: inProduction(false, true), doc: 'whether errors carry "Did you mean …?" hints (fields, arguments, types, enum values, input fields; in documents and in variables)' }),
+  GRAPHIQL: onOff({ default: inProduction(false, true), doc: 'whether a browser opening `/graphql` gets GraphiQL, served from the gateway itself (nothing loaded from the internet; strict Content-Security-Policy); never with `TRUSTED_DOCUMENTS=only`; with `INTROSPECTION=off` it runs what is typed but cannot complete or document it' }),
   TRUSTED_DOCUMENTS: oneOf(['any', 'only'], { default: 'any', doc: '`only`: accept just the operations of `schema/operations/`, by hash' }),
 };
 

@@ -10,6 +10,14 @@ import type { Route } from '../http/front-door.js';
 
 const WEB = new URL('../../web/', import.meta.url);
 
+/**
+ * The page's policy: its own script and stylesheet, no inline code, and it
+ * talks to /graphql only. Images may come from anywhere over https: product
+ * thumbnails are addresses the service sends (`productThumbnail`), data shown
+ * as it came, not the page's own assets.
+ */
+const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 interface Asset {
   body: string;
   type: string;
@@ -55,6 +63,7 @@ export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
     async handler(_request, reply) {
       try {
         const { body, type } = await asset(url, load);
+        if (type.startsWith('text/html')) reply.header('content-security-policy', PAGE_POLICY);
         return reply.headers({ 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(body);
       } catch (error) {
         onError(error);

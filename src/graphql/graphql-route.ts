@@ -5,6 +5,7 @@ import type { Route } from '../http/front-door.js';
 import { scopeOfRequest } from '../http/request-scope.js';
 import type { Owner } from '../backends/owner.js';
 import { boundUnsent } from '../http/unsent-bound.js';
+import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
 
 /*
  * `/graphql` on the front door (DESIGN §6: yoga serves /graphql only). A
@@ -160,7 +161,11 @@ export function graphqlRoute({ yoga, path, masking, fastPath = true, guard, grap
       }
       const fetchRequest = fetchRequestOf(request, yoga);
       scopeOfRequest.set(fetchRequest, request.scope);
-      return send(reply, await yoga.fetch(fetchRequest), maxUnsentBytes);
+      const response = await yoga.fetch(fetchRequest);
+      if (graphiql && (response.headers.get('content-type') ?? '').startsWith('text/html')) {
+        reply.headers({ 'content-security-policy': GRAPHIQL_PAGE_POLICY, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
+      }
+      return send(reply, response, maxUnsentBytes);
     },
   };
 }

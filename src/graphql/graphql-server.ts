@@ -12,6 +12,7 @@ import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
 import { queryLimitPlugins } from './use-query-limits.js';
 import { useCompiledExecution } from './use-compiled-execution.js';
+import { createGraphiQLPage, type GraphiQLPage } from './graphiql-page.js';
 
 /*
  * The yoga instance behind /graphql (HTTP and SSE through the front door,
@@ -35,6 +36,8 @@ export interface GraphQLServerOptions {
   logger: Logger;
   limits: QueryLimits;
   masking: GraphQLMasking;
+  /** Whether GraphiQL's page is served (GRAPHIQL); never with trusted documents only, which it could not use. */
+  graphiql: boolean;
   /** Pre-filled in GraphiQL so it works at once locally; only the development key ever is. */
   devApiKey: string | undefined;
   /** Origins whose pages may call /graphql (CORS_ORIGINS). */
@@ -49,8 +52,9 @@ export interface GraphQLServerOptions {
   tracing?: Plugin[];
 }
 
-export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined; graphiql: boolean } {
+export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined; graphiql: GraphiQLPage | undefined } {
   const trusted = options.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
+  const graphiql = options.graphiql && !trusted ? createGraphiQLPage() : undefined;
   const yoga = createYoga<WebSocketServerContext, GatewayContext>({
     schema,
     graphqlEndpoint: options.path,
@@ -62,7 +66,9 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     maxRequestBodySize: false,
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: options.masking.isDev, errorMessage: options.masking.errorMessage },
-    graphiql: trusted ? false : { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined },
+    graphiql: graphiql ? { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined } : false,
+    // yoga's own page loads GraphiQL from a CDN; this one is served from the gateway (graphiql-page.ts).
+    ...(graphiql ? { renderGraphiQL: graphiql.render } : {}),
     context: ({ request, authorization, owner }) => {
       // An HTTP request's scope rides on its Request (graphql-route.ts); a WebSocket operation makes its own.
       const scope = request ? scopeOfRequest.get(request) : undefined;
@@ -82,5 +88,5 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       ...(options.responseCache ? [options.responseCache] : []),
     ],
   });
-  return { yoga, trusted, graphiql: !trusted };
+  return { yoga, trusted, graphiql };
 }

@@ -10,8 +10,9 @@ import { scopeOfRequest } from '../http/request-scope.js';
  * the document is even parsed. Results are tagged with the entities they hold
  * (`Transaction:<id>`, `Vending:<id>`), and a webhook or a payment update
  * about a transaction drops every result that holds it, as the entity cache
- * drops its entries. Results with errors are not kept. Only HTTP requests use
- * it: a WebSocket operation has no request for yoga to key it by.
+ * drops its entries. Results with errors are not kept, nor results larger
+ * than `maxResultBytes`, so the cache is bounded in bytes. Only HTTP requests
+ * use it: a WebSocket operation has no request for yoga to key it by.
  *
  * A result computed from a read that began before an event must not be kept
  * after the event dropped what it replaces: each key remembers when it was
@@ -21,8 +22,10 @@ import { scopeOfRequest } from '../http/request-scope.js';
 
 export interface ResponseCacheOptions {
   ttlMs: number;
-  /** Most results held; the least recently used goes first. @default 10000 */
+  /** Most results held; the least recently used goes first. @default 1000 */
   maxEntries?: number;
+  /** Largest result kept, as JSON text. @default 65536 */
+  maxResultBytes?: number;
 }
 
 export interface ResponseCache {
@@ -88,7 +91,7 @@ function keepingOnlyFresh(inner: Cache): Cache {
 /** The request's credential, when it is an HTTP request the front door admitted. */
 const sessionOf = (request: Request | undefined): string | undefined => (request ? scopeOfRequest.get(request)?.credential?.authorization : undefined);
 
-export function createResponseCache({ ttlMs, maxEntries = 10_000 }: ResponseCacheOptions): ResponseCache {
+export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes = 65_536 }: ResponseCacheOptions): ResponseCache {
   const cache = keepingOnlyFresh(createInMemoryCache({ max: maxEntries }));
   const plugin = useResponseCache({
     ttl: ttlMs,
@@ -96,6 +99,8 @@ export function createResponseCache({ ttlMs, maxEntries = 10_000 }: ResponseCach
     session: (request) => sessionOf(request) ?? null,
     enabled: (request) => sessionOf(request) !== undefined,
     idFields: ['transactionId', 'vendingId'],
+    // Bounded in bytes too (entries × largest result: 64 MiB by default): a client's 500-id batch is not kept.
+    shouldCacheResult: ({ result }) => !result.errors?.length && JSON.stringify(result.data).length <= maxResultBytes,
     // One synchronous digest; the key is also the ETag clients see, so it never shows the credential.
     buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) =>
       hash('sha256', JSON.stringify([documentString, operationName ?? null, variableValues ?? null, sessionId]), 'base64url'),

@@ -4,6 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamCall } from '../backends/rest/rest-backend.js';
 import type { WebhookOutcome } from '../events/webhook-route.js';
+import { isReady, type ReadinessChecks } from './operations-routes.js';
 
 export interface GatewayMetrics {
   /** Yoga plugin: names the GraphQL operation in the request's scope and notes results with errors. */
@@ -23,6 +24,8 @@ export interface MetricsOptions {
   activeSubscriptions: () => number;
   /** Upstream circuit breaker state; the gauge is left out when not given. */
   circuitState?: () => string | undefined;
+  /** What /readyz answers from; the readiness gauges are left out when not given. */
+  readiness?: () => ReadinessChecks;
 }
 
 const PREFIX = 'vending_gateway_';
@@ -121,6 +124,28 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       registers,
       collect() {
         this.set(circuitState() === 'open' ? 1 : 0);
+      },
+    });
+  }
+
+  const { readiness } = options;
+  if (readiness) {
+    // An alert on readiness needs no probe of its own: Prometheus already scrapes every instance.
+    new Gauge({
+      name: `${PREFIX}ready`,
+      help: '1 while /readyz answers 200 (accepting, events storable, upstream breaker not open)',
+      registers,
+      collect() {
+        this.set(isReady(readiness()) ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}readiness_check`,
+      help: "1 while the readiness check holds, 0 while it fails (check: accepting, events, upstream)",
+      labelNames: ['check'] as const,
+      registers,
+      collect() {
+        for (const [check, holds] of Object.entries(readiness())) this.set({ check }, holds ? 1 : 0);
       },
     });
   }

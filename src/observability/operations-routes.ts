@@ -6,13 +6,25 @@ import { secretMatcher } from '../http/secret-match.js';
 /*
  * What an operator's tooling polls: liveness (the process answers),
  * readiness (it can serve: not stopping, events storable, upstream not cut
- * off) and the Prometheus metrics. The probes need no key; the metrics need
+ * off; each check named in the answer) and the Prometheus metrics. The probes need no key; the metrics need
  * METRICS_TOKEN when it is set, and are served on a listener of their own
  * with METRICS_PORT (http-app.ts).
  */
 
+/** What readiness is made of, each true while it holds (README "Probes"). */
+export interface ReadinessChecks {
+  /** Not shutting down (SIGTERM turns it false at once, for SHUTDOWN_GRACE_MS before the listener stops). */
+  accepting: boolean;
+  /** Events can be stored and fanned out: always in-process; with REDIS_URL, Redis connected and answering. */
+  events: boolean;
+  /** The upstream circuit breaker is not open (always true on the memory backend). */
+  upstream: boolean;
+}
+
+export const isReady = (checks: ReadinessChecks): boolean => checks.accepting && checks.events && checks.upstream;
+
 export interface ProbeRoutesOptions {
-  ready(): boolean;
+  readiness(): ReadinessChecks;
 }
 
 export interface MetricsRouteOptions {
@@ -22,7 +34,7 @@ export interface MetricsRouteOptions {
   token: string | undefined;
 }
 
-export function probeRoutes({ ready }: ProbeRoutesOptions): Route[] {
+export function probeRoutes({ readiness }: ProbeRoutesOptions): Route[] {
   return [
     { method: 'GET', url: '/healthz', transport: 'probe', operation: 'GET /healthz', handler: () => ({ status: 'ok' }) },
     {
@@ -30,7 +42,11 @@ export function probeRoutes({ ready }: ProbeRoutesOptions): Route[] {
       url: '/readyz',
       transport: 'probe',
       operation: 'GET /readyz',
-      handler: (_request, reply) => (ready() ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' })),
+      handler: (_request, reply) => {
+        // Which check fails tells an operator where to look; it names no host, key or address.
+        const checks = readiness();
+        return isReady(checks) ? { status: 'ready', checks } : reply.code(503).send({ status: 'not ready', checks });
+      },
     },
   ];
 }

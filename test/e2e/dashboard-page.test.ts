@@ -48,6 +48,12 @@ describe.skipIf(!hasChromium)('dashboard page', () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    // The page runs under its Content-Security-Policy: anything it refuses is noted here.
+    await page.addInitScript(() => {
+      const seen: string[] = [];
+      (globalThis as unknown as { violations: string[] }).violations = seen;
+      document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
+    });
   }, 30_000);
   afterAll(async () => {
     await browser?.close();
@@ -103,5 +109,11 @@ describe.skipIf(!hasChromium)('dashboard page', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
+  });
+
+  it('runs under a Content-Security-Policy that allows no code but its own, and breaks none of it', async () => {
+    const response = await page.request.get(`${running.url}/`);
+    expect(response.headers()['content-security-policy']).toContain("default-src 'none'");
+    expect(await page.evaluate(() => (globalThis as unknown as { violations: string[] }).violations)).toEqual([]);
   });
 });

@@ -147,6 +147,25 @@ describe('response cache', () => {
     await uncached.arrayBuffer();
   });
 
+  it('keeps no result larger than 64 KiB, so a few large queries cannot fill memory', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000', MAX_COST: '1000000' });
+    const ids = Array.from({ length: 500 }, () => tx(2).transactionId);
+    const ask = () =>
+      fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: KEY_A },
+        body: JSON.stringify({ query: 'query ($ids: [ID!]!) { transactions(ids: $ids) { transactionId status products { productId productName productPrice quantity productSku } } }', variables: { ids } }),
+      });
+    const large = await ask();
+    const text = await large.text();
+    expect(large.status).toBe(200);
+    expect(text.length).toBeGreaterThan(65_536);
+    expect(large.headers.get('etag')).toBeNull();
+    const small = await post(gw.url, tx(2).transactionId, KEY_A);
+    expect(small.headers.get('etag')).toBeTruthy();
+    await small.arrayBuffer();
+  });
+
   it('does not keep a result read before a webhook that arrived while it was read', async () => {
     const gw = await gateway({ CACHE_TTL_MS: '60000' });
     const target = tx(0);

@@ -1,3 +1,4 @@
+import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
@@ -32,9 +33,14 @@ describe('health, readiness and metrics', () => {
   });
   afterAll(() => running.close());
 
-  it('answers /healthz and /readyz without a key', async () => {
+  it('answers /healthz and /readyz without a key; readiness names its checks, here and in the metrics', async () => {
     expect((await fetch(`${running.url}/healthz`)).status).toBe(200);
-    expect((await fetch(`${running.url}/readyz`)).status).toBe(200);
+    const ready = await fetch(`${running.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { accepting: true, events: true, upstream: true } });
+    const samples = await scrape(running.url);
+    expect(samples.get('vending_gateway_ready')).toBe(1);
+    for (const check of ['accepting', 'events', 'upstream']) expect(samples.get(`vending_gateway_readiness_check{check="${check}"}`)).toBe(1);
   });
 
   it('echoes a caller\'s x-request-id and makes one otherwise', async () => {
@@ -76,6 +82,28 @@ describe('health, readiness and metrics', () => {
   });
 });
 
+describe('while stopping', () => {
+  it('answers not ready with accepting false during SHUTDOWN_GRACE_MS, on a connection still open, and says so in the metrics', async () => {
+    const running = await startGateway({ SHUTDOWN_GRACE_MS: '5000' });
+    // One kept-alive connection: the grace lasts while a client holds one, as a load balancer's would.
+    const pool = new Pool(running.url, { connections: 1 });
+    try {
+      expect((await pool.request({ path: '/readyz', method: 'GET' })).statusCode).toBe(200);
+      const closed = running.close();
+      const answer = await pool.request({ path: '/readyz', method: 'GET' });
+      expect(answer.statusCode).toBe(503);
+      expect(await answer.body.json()).toEqual({ status: 'not ready', checks: { accepting: false, events: true, upstream: true } });
+      const metrics = parseMetrics(await (await pool.request({ path: '/metrics', method: 'GET' })).body.text());
+      expect(metrics.get('vending_gateway_ready')).toBe(0);
+      expect(metrics.get('vending_gateway_readiness_check{check="accepting"}')).toBe(0);
+      await pool.close();
+      await closed;
+    } finally {
+      await pool.destroy();
+    }
+  });
+});
+
 describe('in front of a failing upstream', () => {
   let upstream: StandInUpstream;
   let running: RunningGateway;
@@ -97,9 +125,13 @@ describe('in front of a failing upstream', () => {
     // Not the key check's path (GET /vendings), which a forwarding gateway asks first.
     upstream.injectFault({ kind: 'status', status: 500 }, { times: 5, pathPrefix: '/transactions' });
     for (let i = 0; i < 5; i++) await fetch(`${running.url}/transactions/${id}`, { headers: { authorization: TEST_KEY } });
-    expect((await fetch(`${running.url}/readyz`)).status).toBe(503);
+    const notReady = await fetch(`${running.url}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toEqual({ status: 'not ready', checks: { accepting: true, events: true, upstream: false } });
     const open = await scrape(running.url);
     expect(open.get('vending_gateway_upstream_circuit_open')).toBe(1);
+    expect(open.get('vending_gateway_ready')).toBe(0);
+    expect(open.get('vending_gateway_readiness_check{check="upstream"}')).toBe(0);
     expect(open.get('vending_gateway_upstream_requests_total{method="GET",route="/transactions/{id}",outcome="500"}')).toBeGreaterThanOrEqual(3);
 
     const calls = upstream.calls.length;
