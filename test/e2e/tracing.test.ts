@@ -9,6 +9,7 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
+import { sseSubscribe } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 
@@ -136,6 +137,26 @@ describe('tracing on', () => {
     expect(publish.attributes).toMatchObject({ 'messaging.message.id': eventId, 'vending_gateway.webhook.outcome': 'published' });
     expect(delivery()).toMatchObject({ kind: CONSUMER, parentSpanId: publish.spanId, links: [{ traceId: publish.traceId, spanId: publish.spanId }] });
     await client.dispose();
+  });
+});
+
+describe('tracing SSE subscribers', () => {
+  it('puts an SSE subscription under its request\'s span, and links its deliveries to the webhook', async () => {
+    const { traceId, parentId } = newTraceparent();
+    const sub = await sseSubscribe(running.url, 'subscription Watch { transactionUpdated { eventId } }', TEST_KEY, undefined, { traceparent: `00-${traceId}-${parentId}-01` });
+    expect(await waitFor(() => running.gateway.activeSubscriptions() === 1)).toBe(true);
+    const request = buildWebhookRequest({ form: 'enveloped', secret: SECRET, transaction: { transactionId: TRANSACTION, status: 'refunded', products: [] } });
+    expect((await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+    const eventId = ((await sub.next(5_000)) as { data: { transactionUpdated: { eventId: string } } }).data.transactionUpdated.eventId;
+    sub.close();
+    const delivery = () => receiver.spans.find((span) => span.name === 'deliver transactionUpdated' && span.attributes['messaging.message.id'] === eventId);
+    const publish = () => receiver.spans.find((span) => span.name === 'publish transaction.update' && span.attributes['messaging.message.id'] === eventId);
+    // The stream's own spans end with it.
+    expect(await waitFor(() => delivery() !== undefined && publish() !== undefined && named(inTrace(traceId), 'subscription.Watch') !== undefined, 5_000)).toBe(true);
+    expect(delivery()).toMatchObject({ parentSpanId: publish()!.spanId, links: [{ spanId: publish()!.spanId }] });
+    const stream = named(inTrace(traceId), 'POST /graphql')!;
+    expect(stream.parentSpanId).toBe(parentId);
+    expect(childOf(inTrace(traceId), stream, 'subscription.Watch')).toBeDefined();
   });
 });
 
