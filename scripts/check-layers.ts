@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 /** Lowest first. Parts in one row may not import each other unless listed in SAME_LAYER_EDGES. */
 export const LAYERS: string[][] = [
-  ['contract', 'errors', 'config'],
+  ['contract', 'errors', 'config', 'tracing'],
   ['logging', 'backends'],
   ['http'],
   ['events', 'auth', 'upstream-key-check', 'loaders', 'observability', 'redis'],

@@ -34,7 +34,13 @@ export interface GatewayContext {
   /** SSE's `Last-Event-ID` on a reconnecting stream: resume after it, as with `after`. */
   lastEventId: string | undefined;
   /** The event a subscription is answering right now, so its result can name it (and SSE its position). */
-  currentEvent: { eventId: string | undefined; position: string | undefined };
+  currentEvent: {
+    eventId: string | undefined;
+    position: string | undefined;
+    /** The trace context the event carries (tracing on where it was published), and when its delivery began (epoch ms). */
+    traceContext?: Record<string, string> | undefined;
+    deliveryStartedAt?: number | undefined;
+  };
 }
 
 /** What a request or WebSocket operation brings to its context. */
@@ -73,7 +79,7 @@ export async function createContext(services: GatewayServices, facts: RequestFac
   return {
     requestId: facts.requestId,
     lastEventId: facts.lastEventId || undefined,
-    currentEvent: { eventId: undefined, position: undefined },
+    currentEvent: { eventId: undefined, position: undefined, traceContext: undefined, deliveryStartedAt: undefined },
     credential,
     scope,
     backend: services.backend,

@@ -93,6 +93,8 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_SECOND: '0',
     CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
+    // BENCH_OTLP_ENDPOINT=<address>: tracing on, for the builds that have it (the variable is unset above like every other).
+    ...(process.env.BENCH_OTLP_ENDPOINT && build.variables.includes('OTEL_EXPORTER_OTLP_ENDPOINT') ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
     ...extraEnv,
   };
   const args: string[] = [];

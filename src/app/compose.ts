@@ -20,6 +20,7 @@ import { createRedisClients, type RedisClients } from '../redis/redis-clients.js
 import { createRedisEventTransport } from '../redis/redis-event-transport.js';
 import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
 import { createResponseCache, type ResponseCache } from '../graphql/response-cache.js';
+import { createTracing, type Tracing } from '../tracing/tracing.js';
 
 /*
  * Chooses the implementations (DESIGN §6 "a composition root that picks
@@ -55,6 +56,8 @@ type WithUpstreamState = Backend & { upstreamState?: () => { breaker: string } }
 
 export interface Composed {
   logger: Logger;
+  /** Set when an OTLP endpoint is: started before the gateway listens, shut down (spans flushed) last. */
+  tracing: Tracing | undefined;
   events: EventTransport;
   /** The backend as picked (its breaker state), and as served (with the fast paths). */
   base: WithUpstreamState;
@@ -77,7 +80,7 @@ export interface Composed {
 }
 
 /** The backend, and for the memory one a way to run its demo simulator while a dashboard asks. */
-function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: UpstreamCall, scope: CallScope | undefined) => void): { backend: Backend; demo?: () => () => void } {
+function pickBackend(config: Config, logger: Logger, tracing: Tracing | undefined, onUpstreamCall: (call: UpstreamCall, scope: CallScope | undefined) => void): { backend: Backend; demo?: () => () => void } {
   if (!config.upstream) {
     const memory = createMemoryBackend({ productsValues: config.productsValues });
     const { mode, intervalMs } = config.simulator;
@@ -89,6 +92,7 @@ function pickBackend(config: Config, logger: Logger, onUpstreamCall: (call: Upst
     ...config.upstream,
     breaker: { ...config.upstream.breaker, onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`) },
     onUpstreamCall,
+    tracing,
   });
   return { backend };
 }
@@ -125,8 +129,9 @@ function keyStoreOf(config: Config, logger: Logger): KeyStore {
 }
 
 export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number, readiness?: () => ReadinessChecks): Composed {
-  const logger = deps.logger ?? createLogger(config.logLevel);
-  // First, so that a key file it cannot use stops the gateway before it opens any connection.
+  const tracing = config.tracing ? createTracing(config.tracing) : undefined;
+  const logger = deps.logger ?? createLogger(config.logLevel, { traceIds: tracing !== undefined });
+  // Before any connection opens, so that a key file it cannot use leaves nothing open.
   const forwardMode = config.upstream !== undefined && config.upstream.apiKey === undefined;
   const keys = forwardMode ? undefined : keyStoreOf(config, logger);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
@@ -134,7 +139,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const { bus } = events;
   const picked = deps.backend
     ? { backend: deps.backend, demo: undefined }
-    : pickBackend(config, logger, (call, scope) => {
+    : pickBackend(config, logger, tracing, (call, scope) => {
         // A call the breaker or the queue refused never left the gateway.
         if (call.attempts > 0 && scope) {
           scope.tally.upstreamCalls += 1;
@@ -175,6 +180,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
 
   return {
     logger,
+    tracing,
     events,
     base,
     backend,
@@ -198,6 +204,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
       await events.close();
       await redis?.close();
       await backend.close();
+      await tracing?.shutdown();
     },
   };
 }

@@ -7,6 +7,7 @@ import { MASKED_MESSAGE } from '../http/masked-answer.js';
 import { createGraphQLServer } from '../graphql/graphql-server.js';
 import { useKeyWatch } from '../graphql/use-key-watch.js';
 import { usePermissions } from '../graphql/use-permissions.js';
+import { useTracing } from '../graphql/use-tracing.js';
 import { attachGraphQLWs } from '../subscriptions/graphql-ws.js';
 import { useEventIds } from '../subscriptions/sse-event-ids.js';
 import type { Logger } from '../logging.js';
@@ -54,6 +55,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     upstream: composed.base.upstreamState?.().breaker !== 'open',
   });
   const ready = () => isReady(readiness());
+  const graphqlTracing = composed.tracing && useTracing(composed.tracing);
   const masking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
   const { yoga, trusted, graphiql } = createGraphQLServer({
     path: GRAPHQL_PATH,
@@ -66,6 +68,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     corsOrigins: config.corsOrigins,
     compiledExecution: deps.fastPaths?.compiledExecution ?? true,
     responseCache: composed.responseCache?.plugin,
+    tracing: graphqlTracing?.plugins,
     plugins: [
       useEventIds({ stopping: () => state.endingStreams }),
       // After the metrics, which name the operation even when it is refused.
@@ -118,6 +121,9 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     activeSubscriptions,
     reloadIdentities: () => composed.reloadIdentities(),
     async listen() {
+      // Loaded only now, and only with tracing on; spans start with the first request.
+      await composed.tracing?.start();
+      await graphqlTracing?.loaded;
       if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
       await app.listen({ port: config.port, host: config.host });
       const { port } = app.server.address() as AddressInfo;

@@ -53,6 +53,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
   const { logger, metrics, guard, services } = composed;
   const app = createFrontDoor({
     ...frontDoorBase(config, logger),
+    tracing: composed.tracing,
     closing,
     onAnswered(request, status, seconds) {
       const { config: route } = request.routeOptions;
@@ -79,6 +80,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
         logger.info({ webhook: outcome, detail }, 'webhook');
       },
       accepting: acceptingEvents,
+      tracing: composed.tracing,
     }),
     ...dashboardRoutes((error) => logger.error({ err: error }, 'could not build the dashboard')),
     ...probeRoutes({ readiness }),

@@ -28,6 +28,8 @@ export type QueryLimits = Config['limits'];
 export type WebSocketLimits = Config['websocket'];
 /** Set when JWT_JWKS_URL is. */
 export type JwtConfig = NonNullable<Config['jwt']>;
+/** Set when an OTLP endpoint is: spans are exported there. */
+export type TracingConfig = NonNullable<Config['tracing']>;
 
 /** Throws a one-line ConfigError naming the first variable that is wrong or missing. */
 export function loadConfig(env: Env): Config {
@@ -99,6 +101,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     logLevel: v.LOG_LEVEL,
+    tracing: tracing(v),
   };
 }
 
@@ -120,6 +123,35 @@ function jwt(v: Values) {
     algorithms: v.JWT_ALGORITHMS,
     permissionsClaim: v.JWT_PERMISSIONS_CLAIM,
   };
+}
+
+/** Only with an OTLP endpoint: tracing is off otherwise, with no SDK loaded. */
+function tracing(v: Values) {
+  const url = v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (v.OTEL_EXPORTER_OTLP_ENDPOINT && `${v.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`);
+  if (!url) return undefined;
+  return {
+    url,
+    headers: otlpHeaders(v.OTEL_EXPORTER_OTLP_HEADERS),
+    serviceName: v.OTEL_SERVICE_NAME,
+    sampler: v.OTEL_TRACES_SAMPLER,
+    samplerRatio: v.OTEL_TRACES_SAMPLER_ARG,
+    exportDelayMs: v.OTEL_BSP_SCHEDULE_DELAY,
+  };
+}
+
+/** `name=value,name=value`, values percent-encoded (the OTLP exporter's format); a pair without `=` is dropped. */
+function otlpHeaders(text: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    try {
+      headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      headers[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+    }
+  }
+  return headers;
 }
 
 /** Only with BACKEND=rest, where UPSTREAM_URL is required. */

@@ -130,6 +130,19 @@ export function httpUrl(options: Doc): Setting<string | undefined> {
   };
 }
 
+/** A fraction from 0 to 1 (a sampling ratio). */
+export function ratio(options: Doc & { default: number }): Setting<number> {
+  return {
+    doc: options.doc,
+    accepts: 'a number from 0 to 1',
+    fallback: options.default,
+    secret: false,
+    emptyIsValue: false,
+    read: (raw) => (/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(raw) ? Number(raw) : REJECTED),
+    show: String,
+  };
+}
+
 /** An optional Redis address; it may hold a password, so it is never repeated. */
 export function redisUrl(options: Doc): Setting<string | undefined> {
   return {

@@ -1,5 +1,5 @@
 import { parseKeyEntry } from './key-entries.js';
-import { httpUrl, inProduction, integer, list, onOff, oneOf, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
+import { httpUrl, inProduction, integer, list, onOff, oneOf, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
 
 /*
  * Every environment variable the gateway reads, declared once: its kind and
@@ -126,6 +126,21 @@ const fastPaths = {
   CACHE_TTL_MS: integer({ min: 0, max: HOUR, default: 0, doc: "serve transactions and vendings, and whole GraphQL results, from a per-key cache for this long (`0` is off); webhooks and payment updates drop what holds a transaction" }),
 };
 
+// The standard OpenTelemetry names (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/),
+// read here like every other variable: the SDK is handed values, it reads no environment itself.
+const tracing = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl({ doc: 'base address of an OTLP/HTTP collector (traces go to `<address>/v1/traces`, as JSON); when set (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), the gateway exports spans; unset, tracing is off and costs nothing' }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl({ doc: 'full address traces are posted to, instead of the one made from `OTEL_EXPORTER_OTLP_ENDPOINT`' }),
+  OTEL_EXPORTER_OTLP_HEADERS: text({ secret: true, doc: 'headers sent with every export, `name=value` pairs separated by commas (values percent-encoded), e.g. a collector\'s API key' }),
+  OTEL_SERVICE_NAME: text({ default: 'vending-gateway', doc: '`service.name` of the exported spans' }),
+  OTEL_TRACES_SAMPLER: oneOf(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'], {
+    default: 'parentbased_always_on',
+    doc: 'which traces are kept, as the OpenTelemetry SDK reads it: `parentbased_*` follows an incoming `traceparent`\'s sampled flag, `*traceidratio` keeps `OTEL_TRACES_SAMPLER_ARG` of the traces it starts',
+  }),
+  OTEL_TRACES_SAMPLER_ARG: ratio({ default: 1, doc: 'the ratio of the `traceidratio` samplers' }),
+  OTEL_BSP_SCHEDULE_DELAY: integer({ min: 1, max: 600 * SECOND, default: 5 * SECOND, doc: 'longest a finished span waits before it is exported, in ms (spans are sent in batches; shutdown sends what is left)' }),
+};
+
 /** The settings by section, in the order the docs list them. */
 export const sections = {
   'Server': server,
@@ -137,9 +152,10 @@ export const sections = {
   'GraphQL limits': graphql,
   'WebSocket limits (per connection)': websocket,
   'Fast paths': fastPaths,
+  'Tracing (OpenTelemetry)': tracing,
 } satisfies Record<string, Record<string, AnySetting>>;
 
-export const spec = { ...server, ...clients, ...tokens, ...backend, ...upstream, ...events, ...graphql, ...websocket, ...fastPaths };
+export const spec = { ...server, ...clients, ...tokens, ...backend, ...upstream, ...events, ...graphql, ...websocket, ...fastPaths, ...tracing };
 
 export type Spec = typeof spec;
 export type VariableName = keyof Spec;

@@ -26,6 +26,12 @@ export interface TransactionUpdateEvent {
   transaction: Record<string, unknown>;
   /** The whole parsed body. */
   raw: unknown;
+  /**
+   * With tracing on: the W3C trace context (`traceparent`, `tracestate`) of
+   * the span that published the event, so each delivery, on any instance, is
+   * linked to it. Never part of what subscribers receive.
+   */
+  traceContext?: Record<string, string> | undefined;
 }
 
 /**

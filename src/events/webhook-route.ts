@@ -6,6 +6,8 @@ import type { Route } from '../http/front-door.js';
 import type { DedupeBy } from './event-log.js';
 import { parseWebhookText, type TransactionUpdateEvent } from './normalize.js';
 import type { WebhookVerifier } from './webhook-verifier.js';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { traceHeaders, type Tracing } from '../tracing/tracing.js';
 
 export type WebhookOutcome =
   | 'published'
@@ -39,6 +41,8 @@ export interface WebhookRouteOptions {
    * event no subscriber would get. @default () => true
    */
   accepting?(): boolean;
+  /** With tracing on: spans for the signature check and the publication, whose context the event carries to its deliveries. @default off */
+  tracing?: Tracing | undefined;
 }
 
 /** Retry-After of a 503: the event store is away, the sender should come back soon. */
@@ -67,7 +71,7 @@ export function webhookRoute(options: WebhookRouteOptions): Route {
       const value = request.headers[name];
       return typeof value === 'string' ? value : undefined;
     };
-    const verification = options.verifier?.verify(text, header);
+    const verification = options.verifier && verify(options.verifier, text, header);
     if (verification && !verification.ok) {
       report('bad-signature', verification.reason);
       return { status: 401, body: errorEnvelope(`Webhook signature rejected: ${verification.reason}`) };
@@ -92,7 +96,7 @@ export function webhookRoute(options: WebhookRouteOptions): Route {
     if (options.accepting && !options.accepting()) return unavailable(new Error('shutting down'));
     let published: boolean;
     try {
-      published = await options.publish(result.event, result.dedupeBy);
+      published = await (options.tracing ? publishTraced(options.tracing, result.event, result.dedupeBy) : options.publish(result.event, result.dedupeBy));
     } catch (error) {
       // Deciding and appending are one step: either nothing was remembered, so the sender's retry gets through,
       // or (a command that timed out but that Redis ran later) the event was logged whole, and the retry is a redelivery.
@@ -100,6 +104,37 @@ export function webhookRoute(options: WebhookRouteOptions): Route {
     }
     report(published ? 'published' : 'duplicate', result.event.eventId);
     return { status: 200 };
+  }
+
+  function verify(verifier: WebhookVerifier, text: string, header: (name: string) => string | undefined) {
+    if (!options.tracing) return verifier.verify(text, header);
+    const span = options.tracing.tracer.startSpan('webhook verify');
+    const verification = verifier.verify(text, header);
+    if (!verification.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: verification.reason });
+    span.end();
+    return verification;
+  }
+
+  /**
+   * The publication as a producer span (dedupe and append are one step of the
+   * event log); the event carries its context, through Redis too, to every
+   * delivery it causes.
+   */
+  async function publishTraced(tracing: Tracing, event: TransactionUpdateEvent, dedupeBy: DedupeBy): Promise<boolean> {
+    const span = tracing.tracer.startSpan('publish transaction.update', {
+      kind: SpanKind.PRODUCER,
+      attributes: { 'messaging.operation.type': 'send', 'messaging.message.id': event.eventId, 'vending_gateway.dedupe_by': dedupeBy },
+    });
+    try {
+      const published = await options.publish({ ...event, traceContext: traceHeaders(trace.setSpan(context.active(), span)) }, dedupeBy);
+      span.setAttribute('vending_gateway.webhook.outcome', published ? 'published' : 'duplicate');
+      return published;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
   }
 
   /** The decoded body, or the answer when there is none to read (413, 415, 400). */

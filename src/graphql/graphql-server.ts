@@ -48,6 +48,8 @@ export interface GraphQLServerOptions {
   responseCache: Plugin | undefined;
   /** Features' plugins (SSE ids, metrics, forward-mode key watch). */
   plugins: Plugin[];
+  /** With tracing on (use-tracing.ts): after compiled execution, so resolvers run in the operation's span. @default [] */
+  tracing?: Plugin[];
 }
 
 export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined; graphiql: GraphiQLPage | undefined } {
@@ -82,6 +84,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       ...queryLimitPlugins(options.limits),
       ...(trusted ? [useTrustedDocuments(trusted)] : []),
       ...(options.compiledExecution ? [useCompiledExecution()] : []),
+      ...(options.tracing ?? []),
       ...(options.responseCache ? [options.responseCache] : []),
     ],
   });

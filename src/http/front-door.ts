@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
 import type { Logger } from 'pino';
+import { context, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { contextFromHeaders, traceFields, type Tracing } from '../tracing/tracing.js';
 import { toRestError, isGatewayError } from '../errors.js';
 import { maskedAnswer, type Envelope } from './masked-answer.js';
 import { newScope, type RequestScope } from './request-scope.js';
@@ -24,6 +26,8 @@ import { newScope, type RequestScope } from './request-scope.js';
 declare module 'fastify' {
   interface FastifyRequest {
     scope: RequestScope;
+    /** With tracing on: the context of the request's server span, which its guard and handler run in. */
+    traceContext: Context | undefined;
   }
   interface FastifyContextConfig {
     /** How the route words an error: the REST contract's `{errors:{message}}` or GraphQL's `{errors:[…]}`. */
@@ -64,6 +68,46 @@ export interface FrontDoorOptions {
   onMasked(error: unknown, request: FastifyRequest): void;
   /** The answer to a path no route serves. */
   notFound(request: FastifyRequest, reply: FastifyReply): unknown;
+  /** With tracing on: a server span per request, continuing the caller's `traceparent`. @default off */
+  tracing?: Tracing | undefined;
+}
+
+/** Routes that get no span: a probe or a scrape every few seconds says nothing about a request. */
+const UNTRACED = new Set(['probe', 'metrics']);
+
+/** Front doors whose routes run in their request's trace context (registerRoutes reads it). */
+const tracedApps = new WeakSet<FastifyInstance>();
+
+/** `/transactions/:id` as OpenTelemetry's `http.route` writes it: `/transactions/{id}`. */
+const routeTemplate = (url: string) => url.replace(/:(\w+)/g, '{$1}');
+
+/**
+ * The request's server span, made the context its guard and handler run in;
+ * it ends when the connection is done with the answer (or the client left).
+ */
+function startServerSpan(tracing: Tracing, request: FastifyRequest, reply: FastifyReply): Context {
+  const route = request.routeOptions.url;
+  const span = tracing.tracer.startSpan(
+    route ? `${request.method} ${routeTemplate(route)}` : request.method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': request.method,
+        'url.path': request.url.split('?', 1)[0],
+        ...(route ? { 'http.route': routeTemplate(route) } : {}),
+        'vending_gateway.request_id': request.id,
+      },
+    },
+    contextFromHeaders(request.headers),
+  );
+  reply.raw.once('close', () => {
+    const status = reply.raw.statusCode;
+    span.setAttribute('http.response.status_code', status);
+    if (!reply.raw.writableFinished) span.setAttribute('vending_gateway.client_left', true);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+  return trace.setSpan(context.active(), span);
 }
 
 /** Accepts a caller's `x-request-id` when it is short and printable, else makes one. */
@@ -108,7 +152,13 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.decorateRequest('scope', null as unknown as RequestScope);
+  const { tracing } = options;
+  if (tracing) {
+    tracedApps.add(app as unknown as FastifyInstance);
+    app.decorateRequest('traceContext', undefined);
+  }
   app.addHook('onRequest', async (request, reply) => {
+    if (tracing && !UNTRACED.has(request.routeOptions.config.transport ?? '')) request.traceContext = startServerSpan(tracing, request, reply);
     // A declared length over the limit is refused before a byte is read, whatever the method (Fastify reads no GET body).
     if (Number(request.headers['content-length']) > options.maxBodyBytes) {
       return reply.code(413).send(tooLarge(request.routeOptions.config.envelope ?? 'rest', options.maxBodyBytes));
@@ -122,7 +172,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     });
     // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
     if (contentType !== undefined) request.headers['content-type'] = 'application/octet-stream';
-    await request.routeOptions.config.guard?.(request);
+    const { guard } = request.routeOptions.config;
+    if (guard) await (tracing && request.traceContext ? context.with(request.traceContext, guard, undefined, request) : guard(request));
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -132,19 +183,19 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     options.onAnswered(request, reply.statusCode, reply.elapsedTime / 1000);
     if (!options.logger.isLevelEnabled('info')) return;
     const { scope } = request;
-    request.log.info(
-      {
-        requestId: request.id,
-        identity: scope?.credential?.identity?.id,
-        method: request.method,
-        path: request.url.split('?', 1)[0],
-        status: reply.statusCode,
-        durationMs: round(reply.elapsedTime),
-        upstreamCalls: scope?.tally.upstreamCalls,
-        upstreamMs: scope ? round(scope.tally.upstreamMs) : undefined,
-      },
-      'request',
-    );
+    const line = {
+      requestId: request.id,
+      identity: scope?.credential?.identity?.id,
+      method: request.method,
+      path: request.url.split('?', 1)[0],
+      status: reply.statusCode,
+      durationMs: round(reply.elapsedTime),
+      upstreamCalls: scope?.tally.upstreamCalls,
+      upstreamMs: scope ? round(scope.tally.upstreamMs) : undefined,
+    };
+    // Written after the request's context was left: its ids are named here.
+    if (tracing && request.traceContext) Object.assign(line, traceFields(request.traceContext));
+    request.log.info(line, 'request');
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -178,9 +229,13 @@ const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTION
  */
 export function registerRoutes(app: FastifyInstance, routes: readonly Route[]): void {
   const taken = new Map<string, { methods: Set<HTTPMethods>; route: Route }>();
+  const traced = tracedApps.has(app);
   for (const route of routes) {
     const { method, url, envelope, transport, operation, guard, handler } = route;
-    app.route({ method, url, config: { envelope, transport, operation, guard }, handler });
+    // The body was read outside the request's context (socket events): the handler enters it again.
+    const inContext: Route['handler'] = (request, reply) =>
+      request.traceContext ? context.with(request.traceContext, handler, undefined, request, reply) : handler(request, reply);
+    app.route({ method, url, config: { envelope, transport, operation, guard }, handler: traced ? inContext : handler });
     const entry = taken.get(url) ?? { methods: new Set(), route };
     for (const each of [method].flat()) entry.methods.add(each);
     taken.set(url, entry);

@@ -34,6 +34,8 @@ export interface StandInUpstream {
   /** The keys accepted now: a test adds one to grant it, deletes one to revoke it. */
   keys: Set<string>;
   calls: RecordedCall[];
+  /** Every request's headers as received (apart from `calls`, which tests compare whole and clear). */
+  requestHeaders: Array<{ method: string; path: string; headers: IncomingMessage['headers'] }>;
   /** Requests received whose connection is still open and not yet answered (a client that gave up closes it). */
   readonly openRequests: number;
   callsTo(method: string, pathPrefix: string): RecordedCall[];
@@ -103,6 +105,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
   const keys = new Set(options.keys ?? ['upstream-key']);
   const values = options.productsValues ?? { flat: 'flat', planogram: 'planogram' };
   const calls: RecordedCall[] = [];
+  const requestHeaders: StandInUpstream['requestHeaders'] = [];
   const transactions = seedTransactions();
   const vendings = seedVendings();
   let faults: QueuedFault[] = [];
@@ -202,6 +205,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       const body = Buffer.concat(chunks).toString('utf8');
       // Recorded before answering, so faulted and hanging requests are visible too.
       calls.push({ method, path: url.pathname, query: url.search.replace(/^\?/, ''), authorization, body });
+      requestHeaders.push({ method, path: url.pathname, headers: req.headers });
 
       const answer = () => {
         // Checked before any routing, so a bad key cannot probe which ids exist.
@@ -230,6 +234,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
     url: `http://127.0.0.1:${port}`,
     keys,
     calls,
+    requestHeaders,
     get openRequests() {
       return openRequests;
     },

@@ -35,7 +35,7 @@ describe.concurrent('the configuration spec', () => {
   it('applies each default when the variable is unset, and leaves only the optional ones undefined', () => {
     const { values } = readSettings({});
     const optional = settings.filter(([, setting]) => setting.fallback === undefined).map(([name]) => name);
-    expect(optional.sort()).toEqual(['API_KEYS_FILE', 'JWT_ISSUER', 'JWT_JWKS_URL', 'METRICS_PORT', 'METRICS_TOKEN', 'NODE_ENV', 'REDIS_URL', 'UPSTREAM_API_KEY', 'UPSTREAM_URL']);
+    expect(optional.sort()).toEqual(['API_KEYS_FILE', 'JWT_ISSUER', 'JWT_JWKS_URL', 'METRICS_PORT', 'METRICS_TOKEN', 'NODE_ENV', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'REDIS_URL', 'UPSTREAM_API_KEY', 'UPSTREAM_URL']);
     for (const [name, setting] of settings) {
       const fallback: unknown = setting.fallback;
       expect(values[name], name).toEqual(fallback instanceof ModeDefault ? fallback.otherwise : fallback);
@@ -53,7 +53,7 @@ describe.concurrent('the configuration spec', () => {
   });
 
   it('rejects a value of the wrong kind for every variable that has a kind, in one line naming it', () => {
-    const freeText = ['NODE_ENV', 'HOST', 'API_KEYS', 'API_KEYS_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_PERMISSIONS_CLAIM', 'PRODUCTS_FLAT', 'PRODUCTS_PLANOGRAM', 'UPSTREAM_API_KEY', 'REDIS_PREFIX', 'METRICS_TOKEN'];
+    const freeText = ['NODE_ENV', 'HOST', 'API_KEYS', 'API_KEYS_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_PERMISSIONS_CLAIM', 'PRODUCTS_FLAT', 'PRODUCTS_PLANOGRAM', 'UPSTREAM_API_KEY', 'REDIS_PREFIX', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SERVICE_NAME'];
     for (const [name, setting] of settings) {
       const error = errorOf({ [name]: 'bogus value' });
       if (freeText.includes(name)) {

@@ -13,6 +13,8 @@ import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } f
 import { createConcurrencyLimit } from './concurrency-limit.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamRequest } from './upstream-client.js';
 import { failureFromStatus, upstreamMessageOf } from './upstream-errors.js';
+import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { traceHeaders, type Tracing } from '../../tracing/tracing.js';
 
 /** One finished upstream call, for request logs and metrics. */
 export interface UpstreamCall {
@@ -39,6 +41,26 @@ export interface RestBackendOptions extends UpstreamClientOptions {
   maxConcurrent?: number;
   /** Most requests waiting for a slot; beyond it a call fails at once with UPSTREAM_UNAVAILABLE. @default 1000 */
   maxQueued?: number;
+  /** With tracing on: a client span per call (its wait for a slot and every attempt), its `traceparent` sent upstream. @default off */
+  tracing?: Tracing | undefined;
+}
+
+/** The client span of one upstream call, a child of whatever span is active (the GraphQL operation, the REST request). */
+function startClientSpan(tracing: Tracing, method: string, route: string): { span: Span; headers: Record<string, string> } {
+  const span = tracing.tracer.startSpan(`${method} ${route}`, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'http.request.method': method, 'url.template': route },
+  });
+  return { span, headers: traceHeaders(trace.setSpan(context.active(), span)) };
+}
+
+function endClientSpan(span: Span, call: Omit<UpstreamCall, 'method' | 'route' | 'durationMs'>): void {
+  if (typeof call.outcome === 'number') span.setAttribute('http.response.status_code', call.outcome);
+  else span.setAttribute('error.type', call.outcome);
+  span.setAttribute('vending_gateway.upstream.attempts', call.attempts);
+  if (call.attempts > 1) span.setAttribute('http.request.resend_count', call.attempts - 1);
+  if (typeof call.outcome !== 'number' || call.outcome >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
 }
 
 /** How the protection in front of the upstream stands, for health checks and metrics. */
@@ -84,11 +106,12 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     // An object, not `let`s: the guarded closure writes it and TS narrowing would not see that.
     const seen: Omit<UpstreamCall, 'method' | 'route' | 'durationMs'> = { outcome: 'UPSTREAM_ERROR', attempts: 0 };
     const owner = scope?.owner;
+    const traced = options.tracing && startClientSpan(options.tracing, request.method, route);
     try {
       const response = await guarded(async () => {
         seen.attempts = 1;
         const timeoutMs = Math.max(1, options.timeoutMs - (performance.now() - started));
-        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization, owner, timeoutMs });
+        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization, owner, timeoutMs, traceHeaders: traced?.headers });
         seen.outcome = answer.status;
         seen.attempts = answer.attempts;
         // Thrown inside the breaker, so that 5xx answers count against the upstream's health.
@@ -113,6 +136,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
       if (isGatewayError(error) && typeof seen.outcome !== 'number') seen.outcome = error.code;
       throw error;
     } finally {
+      if (traced) endClientSpan(traced.span, seen);
       options.onUpstreamCall?.({ method: request.method, route, ...seen, durationMs: performance.now() - started }, scope);
     }
   }

@@ -38,6 +38,8 @@ export interface UpstreamRequest {
   owner?: Owner | undefined;
   /** What is left of the call's deadline (it may have waited for a slot first). @default the client's `timeoutMs` */
   timeoutMs?: number;
+  /** `traceparent` (and `tracestate`) of the call's span, sent on every attempt; only with tracing on. */
+  traceHeaders?: Record<string, string> | undefined;
 }
 
 export interface UpstreamResponse {
@@ -171,6 +173,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     const headers: Record<string, string> = { accept: 'application/json' };
     if (request.authorization !== undefined) headers.authorization = request.authorization;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
+    if (request.traceHeaders) Object.assign(headers, request.traceHeaders);
     return exchange(pool, { method: request.method, path: prefix + request.path, headers, body: request.body }, stop);
   }
 

@@ -67,6 +67,9 @@ builder.subscriptionFields((t) =>
       if (ctx.scope.upstreamBudget) ctx.scope.upstreamBudget.started = 0;
       ctx.currentEvent.eventId = event.eventId;
       ctx.currentEvent.position = position;
+      // Its delivery span (use-tracing.ts) is linked to the webhook that published it.
+      ctx.currentEvent.traceContext = event.traceContext;
+      if (event.traceContext) ctx.currentEvent.deliveryStartedAt = performance.timeOrigin + performance.now();
       return event;
     },
   }),

@@ -1,0 +1,71 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+} from '@opentelemetry/sdk-trace-node';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { TracingOptions } from './tracing.js';
+
+/*
+ * The OpenTelemetry SDK, loaded only when tracing is on (tracing.ts imports
+ * this file on start). Its globals (tracer provider, AsyncLocalStorage context
+ * manager, W3C propagator) are one per process: a second gateway in the same
+ * process (tests) shares the first one's, and the last to stop unregisters them.
+ */
+
+let shared: { provider: NodeTracerProvider; users: number } | undefined;
+
+/** OTEL_TRACES_SAMPLER's values, as the SDK defines them. */
+function samplerOf({ sampler, samplerRatio }: TracingOptions): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(samplerRatio);
+  switch (sampler) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/** Registers the SDK (once per process) and returns what releases this user's hold on it. */
+export function acquireSdk(options: TracingOptions): () => Promise<void> {
+  if (!shared) {
+    const exporter = new OTLPTraceExporter({ url: options.url, headers: options.headers });
+    const provider = new NodeTracerProvider({
+      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+      sampler: samplerOf(options),
+      spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: options.exportDelayMs })],
+    });
+    // The global tracer provider, an AsyncLocalStorage context manager and the W3C trace context propagator.
+    provider.register();
+    shared = { provider, users: 0 };
+  }
+  const held = shared;
+  held.users += 1;
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    held.users -= 1;
+    if (held.users > 0) return void (await held.provider.forceFlush());
+    if (shared === held) shared = undefined;
+    await held.provider.shutdown();
+    trace.disable();
+    context.disable();
+    propagation.disable();
+  };
+}
