@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { chromiumFor, launchChromium, notePolicyViolations } from '../helpers/browser.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
@@ -11,9 +11,7 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
  * playwright-core): key, fleet, detail, a webhook arriving in the live feed,
  * and the feed reconnecting by itself after the gateway restarts.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`dashboard browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+const hasChromium = chromiumFor('dashboard browser test');
 
 const demo = createDemoData();
 let port: number;
@@ -42,18 +40,10 @@ describe.skipIf(!hasChromium)('dashboard page', () => {
   beforeAll(async () => {
     port = await freePort();
     running = await start();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     // The page runs under its Content-Security-Policy: anything it refuses is noted here.
-    await page.addInitScript(() => {
-      const seen: string[] = [];
-      (globalThis as unknown as { violations: string[] }).violations = seen;
-      document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
-    });
+    await notePolicyViolations(page);
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

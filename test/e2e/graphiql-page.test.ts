@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
+import { chromiumFor, launchChromium, notePolicyViolations } from '../helpers/browser.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
@@ -12,9 +12,7 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
  * Content-Security-Policy, takes a key in its headers editor and runs a
  * query. yoga's own page loads GraphiQL from a CDN: it never renders here.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`GraphiQL browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+const hasChromium = chromiumFor('GraphiQL browser test');
 
 const demo = createDemoData();
 const pageOf = (url: string, accept = 'text/html') => fetch(`${url}/graphql`, { headers: { accept } });
@@ -97,11 +95,7 @@ describe.skipIf(!hasChromium).each(browserCases)('GraphiQL in a browser with no 
 
   beforeAll(async () => {
     running = await startGateway(env);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const origin = new URL(running.url).origin;
     // The air gap: anything not for the gateway is noted and aborted, workers' requests included.
@@ -115,11 +109,7 @@ describe.skipIf(!hasChromium).each(browserCases)('GraphiQL in a browser with no 
       const url = request.url();
       if (!url.startsWith('blob:') && !url.startsWith('data:') && new URL(url).origin !== origin && !elsewhere.includes(url)) elsewhere.push(url);
     });
-    await context.addInitScript(() => {
-      const seen: string[] = [];
-      (globalThis as unknown as { violations: string[] }).violations = seen;
-      document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
-    });
+    await notePolicyViolations(context);
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

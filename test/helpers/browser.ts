@@ -1,0 +1,35 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/*
+ * Debian's Chromium driven by playwright-core, for the browser tests: where
+ * it is, whether it is there (`.ci/run` installs it; a machine without it
+ * skips those tests, saying so), and how it starts on a machine whose
+ * network is closed.
+ */
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** True when Chromium is installed; otherwise warns once that `what` is skipped. */
+export function chromiumFor(what: string): boolean {
+  const found = existsSync(CHROMIUM);
+  if (!found) console.warn(`${what} skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  return found;
+}
+
+/** Headless, as root, and without the background networking a closed network refuses many times a second. */
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+
+/** Notes every Content-Security-Policy violation of the pages of `target` in `globalThis.violations`. */
+export async function notePolicyViolations(target: Page | BrowserContext): Promise<void> {
+  await target.addInitScript(() => {
+    const seen: string[] = [];
+    (globalThis as unknown as { violations: string[] }).violations = seen;
+    document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
+  });
+}
