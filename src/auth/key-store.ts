@@ -1,5 +1,5 @@
 import { watch as watchDirectory, readFileSync, type FSWatcher } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { hash } from 'node:crypto';
 import type { Identity } from '../backends/backend.js';
 import { parseKeyFile, type KeyEntry } from '../config/index.js';
@@ -11,9 +11,9 @@ import { keyIdentity } from './permissions.js';
  * API_KEYS_FILE's, re-read when the file changes and on SIGHUP. The
  * directory is watched, not the file: editors and config management write a
  * new file and rename it over the old one, which a watch on the file itself
- * would lose, and a Kubernetes volume swaps a symlinked folder, so every
- * event in the directory has the file read again, and it counts as changed
- * only when its text did. A file that cannot be read or has a bad line is
+ * would lose, and a Kubernetes volume swaps a symlinked folder; events of
+ * the file or of such a swap have it read again (those of other files in the
+ * directory do not), and it counts as changed only when its text did. A file that cannot be read or has a bad line is
  * refused whole (logged by line number, never by key) and the keys in use
  * stay.
  *
@@ -60,6 +60,17 @@ function byDigest(entries: readonly KeyEntry[]): Map<string, Identity> {
   return map;
 }
 
+/** Longest a change to the key file waits for the events after it to stop. */
+const MAX_WAIT_MS = 1_000;
+
+/**
+ * Whether a change in the key file's directory may be one of the file: its
+ * own name, a Kubernetes volume swapping its `..data` folder (the file is a
+ * symlink into it), or a platform that does not say which file changed.
+ */
+const concernsKeyFile = (changed: string | Buffer | null, name: string): boolean =>
+  changed === null || String(changed) === name || String(changed).startsWith('..');
+
 /** Reads the file at once: a gateway started with a file it cannot use throws (the caller reports it). */
 export function createKeyStore(options: KeyStoreOptions): KeyStore {
   const { logger, debounceMs = 100 } = options;
@@ -91,10 +102,21 @@ export function createKeyStore(options: KeyStoreOptions): KeyStore {
 
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let burstStarted = 0;
   if (file) {
-    watcher = watchDirectory(dirname(file), () => {
+    const name = basename(file);
+    watcher = watchDirectory(dirname(file), (_event, changed) => {
+      // Other files of the directory (a log beside the keys) are not the keys: only their own changes count.
+      if (!concernsKeyFile(changed, name)) return;
       clearTimeout(timer);
-      timer = setTimeout(() => reload(false), debounceMs);
+      const now = Date.now();
+      if (timer === undefined) burstStarted = now;
+      // A save is several events; a burst that does not stop is still read within MAX_WAIT_MS of its start.
+      const wait = Math.max(0, Math.min(debounceMs, burstStarted + MAX_WAIT_MS - now));
+      timer = setTimeout(() => {
+        timer = undefined;
+        reload(false);
+      }, wait);
       timer.unref();
     });
     watcher.on('error', (error) => logger.error({ err: error }, 'API_KEYS_FILE is no longer watched: send SIGHUP after changing it'));
