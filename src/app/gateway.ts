@@ -122,7 +122,7 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     reloadIdentities: () => composed.reloadIdentities(),
     async listen() {
       // Loaded only now, and only with tracing on; spans start with the first request.
-      await composed.tracing?.start();
+      await composed.tracing?.start(logger);
       await graphqlTracing?.loaded;
       if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
       await app.listen({ port: config.port, host: config.host });

@@ -1,4 +1,5 @@
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
+import type { Logger } from 'pino';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -41,9 +42,28 @@ function samplerOf({ sampler, samplerRatio }: TracingOptions): Sampler {
   }
 }
 
+/** How often the same SDK complaint (a collector that does not answer, say) is logged at most. */
+const COMPLAINT_EVERY_MS = 60_000;
+
+/** The SDK's own warnings and errors (export failures above all) as log lines, each kind at most once a minute. */
+function complainTo(logger: Logger): void {
+  const lastSaid = new Map<string, number>();
+  const say = (message: string, ...args: unknown[]) => {
+    const now = Date.now();
+    if (now - (lastSaid.get(message) ?? -Infinity) < COMPLAINT_EVERY_MS) return;
+    lastSaid.set(message, now);
+    const err = args.find((arg) => arg instanceof Error) as Error | undefined;
+    logger.warn({ err: err && { message: err.message } }, `tracing: ${message}`);
+  };
+  const quiet = () => {};
+  diag.setLogger({ error: say, warn: say, info: quiet, debug: quiet, verbose: quiet }, DiagLogLevel.WARN);
+}
+
 /** Registers the SDK (once per process) and returns what releases this user's hold on it. */
-export function acquireSdk(options: TracingOptions): () => Promise<void> {
+export function acquireSdk(options: TracingOptions, logger: Logger): () => Promise<void> {
   if (!shared) {
+    complainTo(logger);
+    logger.info({ endpoint: options.url, sampler: options.sampler, serviceName: options.serviceName }, 'tracing on: spans are exported over OTLP/HTTP');
     const exporter = new OTLPTraceExporter({ url: options.url, headers: options.headers });
     const provider = new NodeTracerProvider({
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
@@ -67,5 +87,6 @@ export function acquireSdk(options: TracingOptions): () => Promise<void> {
     trace.disable();
     context.disable();
     propagation.disable();
+    diag.disable();
   };
 }

@@ -1,4 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, trace, type Context, type Tracer } from '@opentelemetry/api';
+import type { Logger } from 'pino';
 
 /*
  * OpenTelemetry tracing, on only when an OTLP endpoint is configured (README
@@ -24,11 +25,14 @@ export interface TracingOptions {
 export interface Tracing {
   /** Spans made before `start()` resolves are not recorded (the API's proxy tracer). */
   readonly tracer: Tracer;
-  /** Loads and registers the SDK: spans from now on are exported. */
-  start(): Promise<void>;
+  /** Loads and registers the SDK: spans from now on are exported; where to, and failures to, are logged. */
+  start(logger: Logger): Promise<void>;
   /** Sends the spans not yet exported, then unregisters the SDK. */
   shutdown(): Promise<void>;
 }
+
+/** Longest a stopping gateway waits for its last spans to be exported. */
+const SHUTDOWN_FLUSH_MS = 2_000;
 
 /** The name of this instrumentation (the tracer's), as the spans' scope. */
 export const TRACER_NAME = 'vending-gateway';
@@ -37,15 +41,19 @@ export function createTracing(options: TracingOptions): Tracing {
   let release: Promise<() => Promise<void>> | undefined;
   return {
     tracer: trace.getTracer(TRACER_NAME),
-    start: async () => {
-      release ??= import('./sdk.js').then((sdk) => sdk.acquireSdk(options));
+    start: async (logger) => {
+      release ??= import('./sdk.js').then((sdk) => sdk.acquireSdk(options, logger));
       await release;
     },
     async shutdown() {
       if (!release) return;
       const held = release;
       release = undefined;
-      await (await held)();
+      // The last spans are sent if the collector takes them at once; one that does not answer cannot hold a stop.
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_FLUSH_MS)));
+      await Promise.race([(await held)(), waited]);
+      clearTimeout(timer);
     },
   };
 }
