@@ -29,6 +29,6 @@ export function requirePermission(credential: Credential | undefined, permission
   throw forbidden(permission);
 }
 
-/** A field-level refusal: GraphQL answers it with 200 and `data: null`, REST with 403. */
+/** The refusal: GraphQL answers it with 200 and no `data` (the operation does not run), REST with 403. */
 const forbidden = (permission: Permission): GatewayError =>
   new GatewayError('FORBIDDEN', `This API key or token lacks the "${permission}" permission`, { extensions: { permission } });

@@ -1,5 +1,5 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { GraphQLError, Kind, type DocumentNode, type ExecutionArgs, type ExecutionResult, type Source, type SourceLocation } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type Source, type SourceLocation } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /*
@@ -25,15 +25,6 @@ const compiledByDocument = new WeakMap<DocumentNode, Map<string, Compiled | numb
 /** Runs of a document interpreted before it is compiled: a document sent once (or an attacker's stream of new ones) costs no compilation. */
 const RUNS_BEFORE_COMPILING = 1;
 
-function operationTypeOf(args: ExecutionArgs): string | undefined {
-  let found: string | undefined;
-  for (const definition of args.document.definitions) {
-    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-    if (args.operationName ? definition.name?.value === args.operationName : found === undefined) found = definition.operation;
-  }
-  return found;
-}
-
 function compiledFor(args: ExecutionArgs): Compiled {
   let byName = compiledByDocument.get(args.document);
   if (!byName) compiledByDocument.set(args.document, (byName = new Map()));
@@ -44,7 +35,7 @@ function compiledFor(args: ExecutionArgs): Compiled {
     byName.set(name, known + 1);
     return 'interpret';
   }
-  const result = operationTypeOf(args) === 'subscription' ? undefined : compileQuery(args.schema, args.document, args.operationName ?? undefined);
+  const result = getOperationAST(args.document, args.operationName)?.operation === 'subscription' ? undefined : compileQuery(args.schema, args.document, args.operationName ?? undefined);
   const compiled = result && isCompiledQuery(result) ? result : 'interpret';
   byName.set(name, compiled);
   return compiled;

@@ -1,9 +1,10 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 
 /*
- * Whether a presented secret (a client's API key, the metrics token) is one
- * of those configured: SHA-256 digests compared in constant time, so a secret
- * cannot be guessed byte by byte from answer times.
+ * Whether a presented secret (the metrics token; API keys are looked up by
+ * digest in auth/key-store.ts) is one of those configured: SHA-256 digests
+ * compared in constant time, so a secret cannot be guessed byte by byte from
+ * answer times.
  */
 
 // One-shot hashing: no Hash object per request.
