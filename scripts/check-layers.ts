@@ -15,7 +15,7 @@ export const LAYERS: string[][] = [
   ['contract', 'errors', 'config', 'tracing'],
   ['logging', 'backends'],
   ['http'],
-  ['events', 'auth', 'upstream-key-check', 'loaders', 'observability', 'redis'],
+  ['events', 'history', 'auth', 'upstream-key-check', 'loaders', 'observability', 'redis'],
   ['context'],
   ['graphql', 'rest', 'dashboard'],
   ['subscriptions'],
@@ -29,6 +29,9 @@ export const SAME_LAYER_EDGES: Array<[string, string]> = [
   ['observability', 'events'],
   // The Redis adapters implement the event log's interface.
   ['redis', 'events'],
+  // The history is a read model of published events; its Redis store lives with the other Redis adapters.
+  ['history', 'events'],
+  ['redis', 'history'],
 ];
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');

@@ -1,0 +1,131 @@
+import { fromMicro, type Contribution } from './history-record.js';
+
+/*
+ * Statistics by interval, kept as running sums (never by reading records):
+ * every transaction adds its contribution (history-record.ts) to the minute,
+ * hour and day holding its last update, and takes it back when it moves. A
+ * bucket is a flat map of fields, the same in process and in a Redis hash:
+ *   n:<status>  transactions       t:<status>  their total (millionths)
+ *   s           total sold         q:<product> quantity sold   a:<product> amount sold
+ *   p:<product> the product's name
+ */
+
+export type Interval = 'MINUTE' | 'HOUR' | 'DAY';
+
+export const INTERVAL_MS: Record<Interval, number> = { MINUTE: 60_000, HOUR: 3_600_000, DAY: 86_400_000 };
+/** The prefix of each level's buckets (Redis keys, in-process map keys). */
+export const LEVELS = [
+  ['m', INTERVAL_MS.MINUTE],
+  ['h', INTERVAL_MS.HOUR],
+  ['d', INTERVAL_MS.DAY],
+] as const;
+export const LEVEL_OF: Record<Interval, string> = { MINUTE: 'm', HOUR: 'h', DAY: 'd' };
+
+export const bucketStart = (time: number, width: number): number => Math.floor(time / width) * width;
+
+export type BucketFields = Record<string, string | number>;
+
+/** The increments a contribution makes to a bucket (negated to take it back). */
+export function increments(contribution: Contribution, sign: 1 | -1): Array<[field: string, by: number]> {
+  const out: Array<[string, number]> = [
+    [`n:${contribution.status}`, sign],
+    [`t:${contribution.status}`, sign * contribution.total],
+  ];
+  if (!contribution.sold) return out;
+  out.push(['s', sign * contribution.total]);
+  for (const [productId, , quantity, amount] of contribution.products) out.push([`q:${productId}`, sign * quantity], [`a:${productId}`, sign * amount]);
+  return out;
+}
+
+export interface StatusTotal {
+  status: string;
+  count: number;
+  total: number;
+}
+
+export interface StatsBucket {
+  start: number;
+  end: number;
+  count: number;
+  totalSold: number;
+  byStatus: StatusTotal[];
+}
+
+export interface ProductTotal {
+  productId: string;
+  productName: string | null;
+  quantity: number;
+  amount: number;
+}
+
+export interface TransactionStats {
+  since: number;
+  until: number;
+  interval: Interval;
+  buckets: StatsBucket[];
+  count: number;
+  totalSold: number;
+  byStatus: StatusTotal[];
+  /** Every product sold in the range, by quantity then amount (the caller takes the top). */
+  products: ProductTotal[];
+}
+
+const num = (value: string | number | undefined): number => (value === undefined ? 0 : Number(value));
+
+function byStatusOf(counts: Map<string, number>, totals: Map<string, number>): StatusTotal[] {
+  return [...counts.entries()]
+    .filter(([, count]) => count > 0)
+    .map(([status, count]) => ({ status, count, total: fromMicro(totals.get(status) ?? 0) }))
+    .sort((a, b) => b.count - a.count || (a.status < b.status ? -1 : 1));
+}
+
+/**
+ * The statistics of `since`–`until` (aligned to the interval) from one bucket
+ * map per interval, in order; a missing bucket is an empty one.
+ */
+export function summarize(since: number, until: number, interval: Interval, buckets: ReadonlyArray<BucketFields | undefined>): TransactionStats {
+  const width = INTERVAL_MS[interval];
+  const allCounts = new Map<string, number>();
+  const allTotals = new Map<string, number>();
+  const products = new Map<string, { name: string | null; quantity: number; amount: number }>();
+  let sold = 0;
+  const out: StatsBucket[] = buckets.map((fields, index) => {
+    const counts = new Map<string, number>();
+    const totals = new Map<string, number>();
+    let bucketSold = 0;
+    for (const [field, raw] of Object.entries(fields ?? {})) {
+      const colon = field.indexOf(':');
+      const kind = colon < 0 ? field : field.slice(0, colon);
+      const name = field.slice(colon + 1);
+      if (kind === 's') bucketSold += num(raw);
+      else if (kind === 'n') counts.set(name, num(raw));
+      else if (kind === 't') totals.set(name, num(raw));
+      else if (kind === 'q' || kind === 'a' || kind === 'p') {
+        const product = products.get(name) ?? { name: null, quantity: 0, amount: 0 };
+        if (kind === 'q') product.quantity += num(raw);
+        else if (kind === 'a') product.amount += num(raw);
+        else product.name = String(raw);
+        products.set(name, product);
+      }
+    }
+    for (const [status, count] of counts) allCounts.set(status, (allCounts.get(status) ?? 0) + count);
+    for (const [status, total] of totals) allTotals.set(status, (allTotals.get(status) ?? 0) + total);
+    sold += bucketSold;
+    const byStatus = byStatusOf(counts, totals);
+    const start = since + index * width;
+    return { start, end: start + width, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(bucketSold), byStatus };
+  });
+  const byStatus = byStatusOf(allCounts, allTotals);
+  return {
+    since,
+    until,
+    interval,
+    buckets: out,
+    count: byStatus.reduce((sum, s) => sum + s.count, 0),
+    totalSold: fromMicro(sold),
+    byStatus,
+    products: [...products.entries()]
+      .filter(([, p]) => p.quantity > 0 || p.amount > 0)
+      .map(([productId, p]) => ({ productId, productName: p.name === '' ? null : p.name, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) })),
+  };
+}

@@ -1,0 +1,74 @@
+import type { ProductLine } from '../contract/index.js';
+import type { TransactionUpdateEvent } from '../events/normalize.js';
+import type { HistoryRecord } from './history-record.js';
+import type { Interval, TransactionStats } from './history-stats.js';
+
+/*
+ * The transaction history read model (issue 20): what the REST service cannot
+ * list. Fed by every distinct published event, once (in the event log's own
+ * append step), and by payment updates made through the gateway; read by
+ * GraphQL. In process (bounded) or in Redis (shared by every instance).
+ */
+
+/** Where a page of the recent list ends: the last update and id of its last transaction. */
+export interface RecentCursor {
+  lastUpdated: number;
+  transactionId: string;
+}
+
+export interface RecentQuery {
+  first: number;
+  after: RecentCursor | undefined;
+  /** Only these statuses; empty: every status. */
+  statuses: readonly string[];
+  /** Last update at or after (ms). */
+  since: number;
+  /** Last update before (ms). */
+  until: number;
+}
+
+export interface RecentPage {
+  records: HistoryRecord[];
+  hasNextPage: boolean;
+  /** Transactions matching the statuses and time range, over all pages. */
+  totalCount: number;
+}
+
+export interface StatsQuery {
+  /** Aligned to the interval. */
+  since: number;
+  until: number;
+  interval: Interval;
+}
+
+export interface PaymentNote {
+  transactionId: string;
+  /** Names of the fields the update set (their values stay upstream). */
+  fields: string[];
+  at: number;
+}
+
+export interface HistoryStore {
+  /** In process only: applies an event the log just admitted (the Redis log applies it in its own script). */
+  apply?(event: TransactionUpdateEvent): void;
+  /**
+   * Records a payment update; resolves `false` when the transaction has no
+   * record and none was given to start one.
+   */
+  notePayment(note: PaymentNote, readBack?: { status: string; products: ProductLine[] } & Record<string, unknown>): Promise<boolean>;
+  recent(query: RecentQuery): Promise<RecentPage>;
+  stats(query: StatsQuery): Promise<TransactionStats>;
+  /** The records of these transactions, in order; undefined where there is none. */
+  records(ids: readonly string[]): Promise<Array<HistoryRecord | undefined>>;
+}
+
+export interface HistoryOptions {
+  /** Most transactions kept; the least recently updated go first. */
+  maxTransactions: number;
+  /** A transaction not updated for this long is forgotten (ms). */
+  retentionMs: number;
+  /** Statuses that count as sold; empty: all. */
+  soldStatuses: readonly string[];
+  /** @default Date.now */
+  now?: () => number;
+}

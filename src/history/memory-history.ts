@@ -1,0 +1,138 @@
+import { applyEvent, applyPayment, eventTime, type Applied, type HistoryRecord } from './history-record.js';
+import { bucketStart, increments, INTERVAL_MS, LEVEL_OF, LEVELS, summarize, type BucketFields } from './history-stats.js';
+import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from './history-store.js';
+import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
+
+/*
+ * The history in process: records by id, an index by last update (all, and
+ * per status), running sums per minute, hour and day. Bounded by count
+ * (HISTORY_MAX_TRANSACTIONS, least recently updated out first) and by
+ * retention.
+ */
+
+export function createMemoryHistory(options: HistoryOptions): HistoryStore & { size(): number } {
+  const now = options.now ?? Date.now;
+  const sold = new Set(options.soldStatuses);
+  const records = new Map<string, HistoryRecord>();
+  const all = new SortedIndex();
+  const byStatus = new Map<string, SortedIndex>();
+  const buckets = new Map<string, Map<string, number | string>>();
+  let seq = 0;
+  /** Buckets past retention are looked for at most once a minute (there are ~10 000 in a week). */
+  let nextSweep = 0;
+
+  const statusIndex = (status: string) => {
+    let index = byStatus.get(status);
+    if (!index) byStatus.set(status, (index = new SortedIndex()));
+    return index;
+  };
+
+  function contribute(record: HistoryRecord, sign: 1 | -1): void {
+    for (const [level, width] of LEVELS) {
+      const key = `${level}${bucketStart(record.lastUpdated, width)}`;
+      let fields = buckets.get(key);
+      if (!fields) {
+        // Taking back from a bucket already dropped (past retention) would leave negative sums.
+        if (sign < 0) continue;
+        buckets.set(key, (fields = new Map()));
+      }
+      for (const [field, by] of increments(record.contribution, sign)) {
+        const value = ((fields.get(field) as number | undefined) ?? 0) + by;
+        if (value === 0) fields.delete(field);
+        else fields.set(field, value);
+      }
+      if (sign > 0 && record.contribution.sold) for (const [productId, name] of record.contribution.products) fields.set(`p:${productId}`, name);
+    }
+  }
+
+  function unindex(record: HistoryRecord): void {
+    const key: Keyed = record;
+    all.remove(key);
+    const index = byStatus.get(record.status);
+    index?.remove(key);
+    if (index?.size === 0) byStatus.delete(record.status);
+    contribute(record, -1);
+  }
+
+  function index(record: HistoryRecord): void {
+    const key: Keyed = { lastUpdated: record.lastUpdated, transactionId: record.transactionId };
+    all.insert(key);
+    statusIndex(record.status).insert(key);
+    contribute(record, 1);
+  }
+
+  function store(applied: Applied): boolean {
+    if (!applied.changed) return false;
+    if (applied.previous) unindex(applied.previous);
+    records.set(applied.record.transactionId, applied.record);
+    index(applied.record);
+    trim();
+    return true;
+  }
+
+  /** Drops the least recently updated past the count, and whatever retention no longer covers. */
+  function trim(): void {
+    const horizon = now() - options.retentionMs;
+    while (all.size > 0 && (all.size > options.maxTransactions || all.items[0]!.lastUpdated < horizon)) {
+      const oldest = records.get(all.items[0]!.transactionId);
+      if (!oldest) break;
+      unindex(oldest);
+      records.delete(oldest.transactionId);
+    }
+    if (now() < nextSweep) return;
+    nextSweep = now() + INTERVAL_MS.MINUTE;
+    for (const key of buckets.keys()) {
+      const width = INTERVAL_MS[key[0] === 'm' ? 'MINUTE' : key[0] === 'h' ? 'HOUR' : 'DAY'];
+      if (Number(key.slice(1)) + width < horizon) buckets.delete(key);
+    }
+  }
+
+  function recent(query: RecentQuery): RecentPage {
+    const indexes = query.statuses.length === 0 ? [all] : query.statuses.flatMap((status) => byStatus.get(status) ?? []);
+    const horizon = Math.max(query.since, now() - options.retentionMs);
+    const upper: Keyed = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
+    // One position per index, walking down from the upper bound; the newest of their heads goes next.
+    const heads = indexes.map((index) => index.lowerBound(upper) - 1);
+    const picked: HistoryRecord[] = [];
+    while (picked.length <= query.first) {
+      let best = -1;
+      for (let i = 0; i < indexes.length; i += 1) {
+        const item = indexes[i]!.items[heads[i]!];
+        if (item === undefined || item.lastUpdated < horizon) continue;
+        if (best < 0 || compareKeyed(item, indexes[best]!.items[heads[best]!]!) > 0) best = i;
+      }
+      if (best < 0) break;
+      const item = indexes[best]!.items[heads[best]!]!;
+      heads[best]! -= 1;
+      const record = records.get(item.transactionId);
+      if (record) picked.push(record);
+    }
+    return {
+      records: picked.slice(0, query.first),
+      hasNextPage: picked.length > query.first,
+      totalCount: indexes.reduce((sum, index) => sum + index.countBetween(horizon, query.until), 0),
+    };
+  }
+
+  return {
+    apply(event) {
+      store(applyEvent(records.get(event.transactionId), event, eventTime(event), ++seq, sold));
+    },
+    async notePayment(note, readBack) {
+      return store(applyPayment(records.get(note.transactionId), note.transactionId, note.at, ++seq, note.fields, readBack, sold));
+    },
+    recent: async (query) => recent(query),
+    async stats(query) {
+      const width = INTERVAL_MS[query.interval];
+      const level = LEVEL_OF[query.interval];
+      const fields: Array<BucketFields | undefined> = [];
+      for (let start = query.since; start < query.until; start += width) {
+        const bucket = buckets.get(`${level}${start}`);
+        fields.push(bucket && Object.fromEntries(bucket));
+      }
+      return summarize(query.since, query.until, query.interval, fields);
+    },
+    records: async (ids) => ids.map((id) => records.get(id)),
+    size: () => records.size,
+  };
+}

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
+import { statusChanges } from '../../src/history/history-record.js';
+import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/history-queries.js';
+import { createMemoryHistory } from '../../src/history/memory-history.js';
+
+const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
+const WEEK = 7 * 86_400_000;
+
+function event(transactionId: string, status: string, at: number, eventId: string, price = 2, quantity = 1): TransactionUpdateEvent {
+  const products = [{ productId: 'p1', productName: 'Water', productPrice: price, quantity }];
+  return {
+    eventId,
+    type: 'transaction.update',
+    format: 'ENVELOPED',
+    receivedAt: new Date(at + 1_000).toISOString(),
+    occurredAt: new Date(at).toISOString(),
+    transactionId,
+    status,
+    products,
+    transaction: { transactionId, status, products },
+    raw: {},
+  };
+}
+
+const history = (now = T0 + 60_000, maxTransactions = 100_000) => createMemoryHistory({ maxTransactions, retentionMs: WEEK, soldStatuses: [], now: () => now });
+const all = (args = {}) => recentQuery({ first: 100, ...args });
+
+describe('memory history', () => {
+  it('applies each distinct event once and never moves back to an older state', async () => {
+    const h = history();
+    h.apply!(event('t1', 'pending', T0, 'e1'));
+    h.apply!(event('t1', 'completed', T0 + 2_000, 'e3'));
+    h.apply!(event('t1', 'pending', T0, 'e1')); // redelivered
+    h.apply!(event('t1', 'active', T0 + 1_000, 'e2')); // late
+    const [record] = await h.records(['t1']);
+    expect(record?.status).toBe('completed');
+    expect(statusChanges(record!.entries).map((c) => c.status)).toEqual(['pending', 'active', 'completed']);
+    expect(record?.firstSeen).toBe(T0);
+    expect(record?.lastUpdated).toBe(T0 + 2_000);
+    const stats = await h.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 60_000) }, T0));
+    expect(stats.count).toBe(1);
+    expect(stats.byStatus).toEqual([{ status: 'completed', count: 1, total: 2 }]);
+    expect(stats.totalSold).toBe(2);
+  });
+
+  it('keeps a status that comes back (flip-flop) and collapses repeats of one status', async () => {
+    const h = history();
+    for (const [i, status] of ['pending', 'pending', 'completed', 'pending'].entries()) h.apply!(event('t1', status, T0 + i * 1_000, `e${i}`));
+    const [record] = await h.records(['t1']);
+    expect(record?.status).toBe('pending');
+    expect(statusChanges(record!.entries).map((c) => [c.status, c.eventId])).toEqual([['pending', 'e0'], ['completed', 'e2'], ['pending', 'e3']]);
+  });
+
+  it('pages newest-updated first with cursors that survive updates between pages', async () => {
+    const h = history();
+    for (let i = 0; i < 10; i += 1) h.apply!(event(`t${i}`, i % 2 ? 'pending' : 'completed', T0 + i * 1_000, `e${i}`));
+    const first = await h.recent(all({ first: 4 }));
+    expect(first.records.map((r) => r.transactionId)).toEqual(['t9', 't8', 't7', 't6']);
+    expect(first.hasNextPage).toBe(true);
+    expect(first.totalCount).toBe(10);
+    // t2 moves to the top between pages: the next page goes on below t6 and does not repeat t9…t6.
+    h.apply!(event('t2', 'completed', T0 + 20_000, 'late'));
+    const last = first.records.at(-1)!;
+    const second = await h.recent(all({ first: 10, after: encodeRecentCursor(last) }));
+    expect(second.records.map((r) => r.transactionId)).toEqual(['t5', 't4', 't3', 't1', 't0']);
+    expect(second.hasNextPage).toBe(false);
+    const pending = await h.recent(all({ status: ['pending'] }));
+    expect(pending.records.map((r) => r.transactionId)).toEqual(['t9', 't7', 't5', 't3', 't1']);
+    const merged = await h.recent(all({ status: ['pending', 'completed'], first: 3 }));
+    expect(merged.records.map((r) => r.transactionId)).toEqual(['t2', 't9', 't8']);
+    const window = await h.recent(all({ since: new Date(T0 + 3_000), until: new Date(T0 + 6_000) }));
+    expect(window.records.map((r) => r.transactionId)).toEqual(['t5', 't4', 't3']);
+    expect(window.totalCount).toBe(3);
+  });
+
+  it('drops the least recently updated past HISTORY_MAX_TRANSACTIONS, taking their sums back', async () => {
+    const h = history(T0 + 60_000, 3);
+    for (let i = 0; i < 5; i += 1) h.apply!(event(`t${i}`, 'completed', T0 + i * 1_000, `e${i}`));
+    expect(h.size()).toBe(3);
+    expect((await h.records(['t0', 't1', 't2'])).map((r) => r?.transactionId)).toEqual([undefined, undefined, 't2']);
+    const stats = await h.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 60_000) }, T0));
+    expect(stats.count).toBe(3);
+  });
+
+  it('records payment updates, and starts a record from a read-back transaction', async () => {
+    const h = history();
+    h.apply!(event('t1', 'pending', T0, 'e1'));
+    expect(await h.notePayment({ transactionId: 't1', fields: ['status'], at: T0 + 5_000 })).toBe(true);
+    expect(await h.notePayment({ transactionId: 't2', fields: ['status'], at: T0 + 5_000 })).toBe(false);
+    const products = [{ productId: 'p1', productPrice: 1, quantity: 2 }];
+    expect(await h.notePayment({ transactionId: 't2', fields: ['status'], at: T0 + 6_000 }, { transactionId: 't2', status: 'paid', products })).toBe(true);
+    const [t1, t2] = await h.records(['t1', 't2']);
+    expect(t1?.lastUpdated).toBe(T0 + 5_000);
+    expect(t1?.payments).toEqual([[T0 + 5_000, ['status']]]);
+    expect(statusChanges(t2!.entries)).toEqual([{ status: 'paid', at: T0 + 6_000, eventId: null }]);
+  });
+
+  it('sums statistics by interval and products by quantity and amount', async () => {
+    const h = history(T0 + 3 * 60_000);
+    h.apply!(event('a', 'completed', T0 + 10_000, 'a1', 1.1, 3));
+    h.apply!(event('b', 'completed', T0 + 70_000, 'b1', 2.2, 1));
+    h.apply!(event('c', 'failed', T0 + 75_000, 'c1', 5, 1));
+    const stats = await h.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 120_000), interval: 'MINUTE' }, T0));
+    expect(stats.buckets.map((b) => [b.count, b.totalSold])).toEqual([[1, 3.3], [2, 7.2]]);
+    expect(stats.totalSold).toBe(10.5);
+    expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 5, amount: 10.5 }]);
+  });
+
+  it('refuses bounds with BAD_USER_INPUT', () => {
+    expect(() => recentQuery({ first: 101 })).toThrow(/first must be from 0 to 100/);
+    expect(() => recentQuery({ after: 'nope' })).toThrow(/not a cursor/);
+    expect(() => recentQuery({ since: new Date(T0), until: new Date(T0) })).toThrow(/since must be before until/);
+    expect(() => statsQuery({ since: new Date(0), interval: 'MINUTE' }, T0)).toThrow(/at most 1440/);
+  });
+});
