@@ -6,6 +6,8 @@ import type { BatchingConfig, Config } from './config/index.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventTransactions } from './events/event-transactions.js';
 import { createLoaders, type Loaders } from './loaders.js';
+import { createHistoryReader, type HistoryReader } from './history/history-reader.js';
+import type { HistoryStore } from './history/history-store.js';
 
 /** What every request may use; built once by `createGateway`. */
 export interface GatewayServices {
@@ -18,6 +20,8 @@ export interface GatewayServices {
   eventTransactions: EventTransactions;
   /** Upstream calls one operation may start when no HTTP request's scope counts them (WebSocket). */
   upstreamCallsPerRequest: number;
+  /** The transaction history; undefined when HISTORY=off. */
+  history: HistoryStore | undefined;
 }
 
 /** The per-request context of GraphQL resolvers (and of each subscription). */
@@ -31,6 +35,8 @@ export interface GatewayContext {
   productsValues: Config['productsValues'];
   bus: EventBus;
   eventTransactions: EventTransactions;
+  /** The history as this operation reads it (records batched per operation); undefined when HISTORY=off. */
+  history: HistoryReader | undefined;
   /** SSE's `Last-Event-ID` on a reconnecting stream: resume after it, as with `after`. */
   lastEventId: string | undefined;
   /** The event a subscription is answering right now, so its result can name it (and SSE its position). */
@@ -87,5 +93,6 @@ export async function createContext(services: GatewayServices, facts: RequestFac
     productsValues: services.productsValues,
     bus: services.bus,
     eventTransactions: services.eventTransactions,
+    history: services.history && createHistoryReader(services.history),
   };
 }

@@ -12,6 +12,8 @@ import type { GatewayServices } from '../context.js';
 import { createEventTransactions } from '../events/event-transactions.js';
 import { createMemoryEventTransport, type EventTransport } from '../events/event-transport.js';
 import { serviceEventFor } from '../events/service-events.js';
+import type { TransactionUpdateEvent } from '../events/normalize.js';
+import { eventTime } from '../events/event-time.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createMetrics, type GatewayMetrics } from '../observability/metrics.js';
@@ -21,6 +23,9 @@ import { createRedisEventTransport } from '../redis/redis-event-transport.js';
 import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
 import { createResponseCache, type ResponseCache } from '../graphql/response-cache.js';
 import { createTracing, type Tracing } from '../tracing/tracing.js';
+import { createMemoryHistory } from '../history/memory-history.js';
+import { recordingPayments } from '../history/payment-recording.js';
+import type { HistoryStore } from '../history/history-store.js';
 
 /*
  * Chooses the implementations (DESIGN §6 "a composition root that picks
@@ -128,6 +133,17 @@ function keyStoreOf(config: Config, logger: Logger): KeyStore {
   }
 }
 
+/** An event the history cannot take is logged; it never stops the webhook that brought it. */
+function feedHistory(apply: (event: TransactionUpdateEvent) => void, logger: Logger) {
+  return (event: TransactionUpdateEvent) => {
+    try {
+      apply(event);
+    } catch (error) {
+      logger.error({ err: error, eventId: event.eventId }, 'an event could not be applied to the history');
+    }
+  };
+}
+
 export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: () => number, readiness?: () => ReadinessChecks): Composed {
   const tracing = config.tracing ? createTracing(config.tracing) : undefined;
   const logger = deps.logger ?? createLogger(config.logLevel, { traceIds: tracing !== undefined });
@@ -135,7 +151,11 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const forwardMode = config.upstream !== undefined && config.upstream.apiKey === undefined;
   const keys = forwardMode ? undefined : keyStoreOf(config, logger);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
-  const events = redis ? createRedisEventTransport(redis, { ...config, logger }) : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes);
+  // The history is fed where the event log admits an event (once, whichever instance received it).
+  const history: HistoryStore | undefined = config.history && createMemoryHistory(config.history);
+  const events = redis
+    ? createRedisEventTransport(redis, { ...config, logger })
+    : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, history?.apply && feedHistory(history.apply, logger));
   const { bus } = events;
   const picked = deps.backend
     ? { backend: deps.backend, demo: undefined }
@@ -151,7 +171,8 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const base: WithUpstreamState = picked.backend;
   const { cacheTtlMs } = config.fastPaths;
   const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
-  const backend = withFastPaths(base, cacheTtlMs, deps.fastPaths?.coalesce ?? true, responseCache);
+  const served = withFastPaths(base, cacheTtlMs, deps.fastPaths?.coalesce ?? true, responseCache);
+  const backend = history ? recordingPayments(served, history, logger) : served;
   const metrics = createMetrics({ activeSubscriptions, circuitState: () => base.upstreamState?.().breaker, readiness });
   const keyCheck = createForwardKeyCheck(config, base);
   const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: redis?.commands, prefix: config.redisPrefix, logger });
@@ -166,6 +187,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
     bus,
     eventTransactions: createEventTransactions(backend),
     upstreamCallsPerRequest: config.upstreamCallsPerRequest,
+    history,
   };
   if (config.webhookSecrets.length === 0) logger.warn('WEBHOOK_SECRET is not set: webhooks are accepted without a signature');
 
@@ -175,7 +197,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   });
   // Every event, from any instance, refreshes what this one holds of its transaction.
   const stopRefreshing = bus.onEvent((event) =>
-    backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }),
+    backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event)),
   );
 
   return {

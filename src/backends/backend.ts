@@ -96,10 +96,12 @@ export interface Backend {
   updatePayment(id: string, payment: PaymentUpdate, credential: Credential, scope?: CallScope): Promise<Record<string, unknown>>;
   /**
    * Told of a transaction the service reported changed (a webhook), so
-   * whatever the backend holds of it is refreshed. Backends that hold nothing
+   * whatever the backend holds of it is refreshed. `at` is when the change
+   * happened: a backend that stores the update ignores one older than what
+   * it has (webhooks can arrive out of order). Backends that hold nothing
    * leave it out.
    */
-  noteTransactionUpdate?(transaction: Transaction): void;
+  noteTransactionUpdate?(transaction: Transaction, at?: number): void;
   /**
    * For backends that are the service themselves (memory): calls `listener`
    * with each transaction they change, as the service's webhook would.

@@ -63,9 +63,9 @@ export function createCachingBackend(inner: Backend, options: CachingOptions): B
         forgetTransaction(id);
       }
     },
-    noteTransactionUpdate(transaction) {
+    noteTransactionUpdate(transaction, at) {
       forgetTransaction(transaction.transactionId);
-      inner.noteTransactionUpdate?.(transaction);
+      inner.noteTransactionUpdate?.(transaction, at);
     },
     watchTransactionChanges: inner.watchTransactionChanges?.bind(inner),
     close: () => inner.close(),

@@ -28,6 +28,8 @@ export type QueryLimits = Config['limits'];
 export type WebSocketLimits = Config['websocket'];
 /** Set when JWT_JWKS_URL is. */
 export type JwtConfig = NonNullable<Config['jwt']>;
+/** Set when HISTORY=on. */
+export type HistoryConfig = NonNullable<Config['history']>;
 /** Set when an OTLP endpoint is: spans are exported there. */
 export type TracingConfig = NonNullable<Config['tracing']>;
 
@@ -65,6 +67,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     redisCommandTimeoutMs: v.REDIS_COMMAND_TIMEOUT_MS,
     eventLogSize: v.EVENT_LOG_SIZE,
     eventLogMaxBytes: v.EVENT_LOG_MAX_BYTES,
+    /** The transaction history's bounds; undefined when HISTORY=off. */
+    history: v.HISTORY ? { maxTransactions: v.HISTORY_MAX_TRANSACTIONS, retentionMs: v.HISTORY_RETENTION, soldStatuses: v.HISTORY_SOLD_STATUSES } : undefined,
     /** Upstream values of the `products` query parameter; an empty value means "send none". */
     productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },
     maxBodyBytes: v.MAX_BODY_BYTES,

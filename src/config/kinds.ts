@@ -176,3 +176,28 @@ export function list(
     show: (value) => value.join(','),
   };
 }
+
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A length of time written with its unit (`90s`, `30m`, `12h`, `7d`), read as milliseconds. */
+export function duration(options: Doc & { min: number; max: number; default: number }): Setting<number> {
+  const { min, max } = options;
+  const show = (ms: number) => {
+    const unit = (['d', 'h', 'm', 's'] as const).find((u) => ms % UNIT_MS[u] === 0) ?? 's';
+    return `${ms / UNIT_MS[unit]}${unit}`;
+  };
+  return {
+    doc: options.doc,
+    accepts: `a length of time from ${show(min)} to ${show(max)}, as a whole number and a unit (s, m, h, d), e.g. 7d`,
+    fallback: options.default,
+    secret: false,
+    emptyIsValue: false,
+    read(raw) {
+      const match = /^(\d{1,9})([smhd])$/.exec(raw);
+      if (!match) return REJECTED;
+      const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+      return ms >= min && ms <= max ? ms : REJECTED;
+    },
+    show,
+  };
+}

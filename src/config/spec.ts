@@ -1,5 +1,5 @@
 import { parseKeyEntry } from './key-entries.js';
-import { httpUrl, inProduction, integer, list, onOff, oneOf, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
+import { duration, httpUrl, inProduction, integer, list, onOff, oneOf, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
 
 /*
  * Every environment variable the gateway reads, declared once: its kind and
@@ -103,6 +103,15 @@ const events = {
   EVENT_LOG_MAX_BYTES: integer({ min: MIB, max: 64 * 1_024 * MIB, default: 64 * MIB, doc: 'without `REDIS_URL`: most bytes of events (their JSON) the in-process log keeps, besides `EVENT_LOG_SIZE`; the oldest go first (with Redis the log is in Redis: bound it there with `maxmemory`)' }),
 };
 
+const DAY = 24 * HOUR;
+
+const history = {
+  HISTORY: onOff({ default: true, doc: 'the transaction history (`recentTransactions`, `transactionStats`, `Transaction.history`), fed by every distinct webhook event and payment update; in process, or in Redis with `REDIS_URL`; `off`: those fields answer `BAD_USER_INPUT`' }),
+  HISTORY_MAX_TRANSACTIONS: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'most transactions the history keeps; past it the least recently updated go first' }),
+  HISTORY_RETENTION: duration({ min: 60 * SECOND, max: 366 * DAY, default: 7 * DAY, doc: 'a transaction not updated for this long leaves the history, and statistics reach no further back' }),
+  HISTORY_SOLD_STATUSES: list({ doc: 'statuses whose transactions count as sold in `transactionStats` (`totalSold`, top products), comma-separated; unset: every status (the contract does not list them)' }),
+};
+
 const graphql = {
   MAX_DEPTH: integer({ min: 1, max: 1_000, default: 10, doc: 'deepest selection in one operation (GraphQL Armor)' }),
   MAX_ALIASES: integer({ min: 0, max: 100_000, default: 50, doc: 'most aliases in one operation' }),
@@ -149,13 +158,14 @@ export const sections = {
   'Backend': backend,
   'REST upstream (`BACKEND=rest`)': upstream,
   'Webhooks and events': events,
+  'Transaction history': history,
   'GraphQL limits': graphql,
   'WebSocket limits (per connection)': websocket,
   'Fast paths': fastPaths,
   'Tracing (OpenTelemetry)': tracing,
 } satisfies Record<string, Record<string, AnySetting>>;
 
-export const spec = { ...server, ...clients, ...tokens, ...backend, ...upstream, ...events, ...graphql, ...websocket, ...fastPaths, ...tracing };
+export const spec = { ...server, ...clients, ...tokens, ...backend, ...upstream, ...events, ...history, ...graphql, ...websocket, ...fastPaths, ...tracing };
 
 export type Spec = typeof spec;
 export type VariableName = keyof Spec;

@@ -84,6 +84,11 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
   capacity?: number;
   /** Most bytes of events kept (their JSON), the newest always. @default 67108864 */
   maxBytes?: number;
+  /**
+   * Told of each event as it is admitted, before `append` resolves: a read
+   * model fed here (the history) has it by the time the webhook is answered.
+   */
+  onAdmitted?: (event: TransactionUpdateEvent) => void;
 }
 
 /**
@@ -118,6 +123,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
   return {
     async append(event, dedupeBy) {
       if (!recent.admit(event, dedupeBy)) return undefined;
+      options.onAdmitted?.(event);
       const logged = { position: `${epoch}-${++sequence}`, event };
       const size = JSON.stringify(event).length;
       ring.push(logged);

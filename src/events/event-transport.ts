@@ -1,5 +1,5 @@
 import { createEventBus, type EventBus } from './event-bus.js';
-import { createMemoryEventLog } from './event-log.js';
+import { createMemoryEventLog, type MemoryEventLogOptions } from './event-log.js';
 
 /** The event bus with what starts and stops it: in process here, shared through Redis in redis/ (DESIGN §5). */
 export interface EventTransport {
@@ -10,7 +10,7 @@ export interface EventTransport {
 }
 
 /** One instance's events: an in-process log of the last `eventLogSize` events, at most `eventLogMaxBytes` of them. */
-export function createMemoryEventTransport(eventLogSize: number, eventLogMaxBytes: number): EventTransport {
-  const bus = createEventBus({ log: createMemoryEventLog({ capacity: eventLogSize, maxBytes: eventLogMaxBytes }) });
+export function createMemoryEventTransport(eventLogSize: number, eventLogMaxBytes: number, onAdmitted?: MemoryEventLogOptions['onAdmitted']): EventTransport {
+  const bus = createEventBus({ log: createMemoryEventLog({ capacity: eventLogSize, maxBytes: eventLogMaxBytes, onAdmitted }) });
   return { bus, connect: async () => true, close: () => bus.close() };
 }

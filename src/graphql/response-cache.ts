@@ -1,3 +1,4 @@
+import { HISTORY_FIELDS } from './types/transaction-history.js';
 import { hash } from 'node:crypto';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Plugin } from 'graphql-yoga';
@@ -107,6 +108,8 @@ export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes 
     session: (request) => sessionOf(request) ?? null,
     enabled: (request) => sessionOf(request) !== undefined,
     idFields: ['transactionId', 'vendingId'],
+    // The history changes with every event, not only with the entities it names.
+    ttlPerSchemaCoordinate: Object.fromEntries(HISTORY_FIELDS.map((field) => [field, 0])),
     // Bounded in bytes too (entries × largest result: 64 MiB by default): a client's 500-id batch is not kept.
     shouldCacheResult: ({ result }) => !result.errors?.length && JSON.stringify(result.data).length <= maxResultBytes,
     // One synchronous digest; the key is also the ETag clients see, so it never shows the credential.

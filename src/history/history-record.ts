@@ -53,20 +53,10 @@ export interface HistoryRecord {
 export const MAX_ENTRIES = 100;
 /** Payment updates kept per transaction. */
 export const MAX_PAYMENTS = 20;
-/** A sender's clock this far ahead is not believed: its time would hold the state against every later event. */
-export const MAX_CLOCK_AHEAD_MS = 300_000;
 
 const MICRO = 1_000_000;
 export const toMicro = (value: number): number => Math.round(value * MICRO);
 export const fromMicro = (micro: number): number => Number((micro / MICRO).toFixed(6));
-
-/** The time an event happened: its envelope's timestamp when readable and not far ahead of receipt, else its receipt. */
-export function eventTime(event: Pick<TransactionUpdateEvent, 'occurredAt' | 'receivedAt'>): number {
-  const received = Date.parse(event.receivedAt);
-  const occurred = event.occurredAt === undefined ? Number.NaN : Date.parse(event.occurredAt);
-  if (Number.isNaN(occurred) || occurred > received + MAX_CLOCK_AHEAD_MS) return received;
-  return occurred;
-}
 
 /** Which statuses count as sold; empty: all of them. */
 export type SoldStatuses = ReadonlySet<string>;

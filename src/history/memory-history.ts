@@ -1,4 +1,5 @@
-import { applyEvent, applyPayment, eventTime, type Applied, type HistoryRecord } from './history-record.js';
+import { eventTime } from '../events/event-time.js';
+import { applyEvent, applyPayment, type Applied, type HistoryRecord } from './history-record.js';
 import { bucketStart, increments, INTERVAL_MS, LEVEL_OF, LEVELS, summarize, type BucketFields } from './history-stats.js';
 import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from './history-store.js';
 import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';

@@ -53,7 +53,7 @@ describe.concurrent('the configuration spec', () => {
   });
 
   it('rejects a value of the wrong kind for every variable that has a kind, in one line naming it', () => {
-    const freeText = ['NODE_ENV', 'HOST', 'API_KEYS', 'API_KEYS_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_PERMISSIONS_CLAIM', 'PRODUCTS_FLAT', 'PRODUCTS_PLANOGRAM', 'UPSTREAM_API_KEY', 'REDIS_PREFIX', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SERVICE_NAME'];
+    const freeText = ['NODE_ENV', 'HOST', 'API_KEYS', 'API_KEYS_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_PERMISSIONS_CLAIM', 'PRODUCTS_FLAT', 'PRODUCTS_PLANOGRAM', 'UPSTREAM_API_KEY', 'REDIS_PREFIX', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SERVICE_NAME', 'HISTORY_SOLD_STATUSES'];
     for (const [name, setting] of settings) {
       const error = errorOf({ [name]: 'bogus value' });
       if (freeText.includes(name)) {
@@ -68,6 +68,16 @@ describe.concurrent('the configuration spec', () => {
       if (setting.secret) expect(error?.message, name).not.toContain('bogus');
       else expect(error?.message, name).toContain('"bogus value"');
     }
+  });
+
+  it('reads a length of time with its unit (HISTORY_RETENTION)', () => {
+    expect(loadConfig({}).history?.retentionMs).toBe(7 * 86_400_000);
+    expect(loadConfig({ HISTORY_RETENTION: '36h' }).history?.retentionMs).toBe(36 * 3_600_000);
+    expect(loadConfig({ HISTORY_RETENTION: '90s' }).history?.retentionMs).toBe(90_000);
+    for (const bad of ['7', '7 d', '30s', '367d', '1w', '-1d']) {
+      expect(errorOf({ HISTORY_RETENTION: bad })?.message, bad).toBe(`HISTORY_RETENTION must be a length of time from 1m to 366d, as a whole number and a unit (s, m, h, d), e.g. 7d, got ${JSON.stringify(bad)}`);
+    }
+    expect(loadConfig({ HISTORY: 'off' }).history).toBeUndefined();
   });
 
   it('holds every whole number to its bounds', () => {

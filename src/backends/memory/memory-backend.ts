@@ -46,7 +46,11 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
     return found;
   }
 
+  /** When each transaction last changed (here, or by a webhook noted): an older webhook does not overwrite it. */
+  const changedAt = new Map<string, number>();
+
   function changed(transaction: Transaction): Transaction {
+    changedAt.set(transaction.transactionId, Date.now());
     for (const listener of listeners) listener(structuredClone(transaction));
     return structuredClone(transaction);
   }
@@ -76,9 +80,12 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       transaction.status = status;
       return changed(transaction);
     },
-    noteTransactionUpdate(update) {
+    noteTransactionUpdate(update, at = Date.now()) {
       // The memory backend plays the service: a webhook about a transaction is
-      // the service's word on it, so it is stored (added when new), quietly.
+      // the service's word on it, so it is stored (added when new), quietly,
+      // unless the service already said something later.
+      if (at < (changedAt.get(update.transactionId) ?? Number.NEGATIVE_INFINITY)) return;
+      changedAt.set(update.transactionId, at);
       const current = transactions.get(update.transactionId);
       transactions.set(update.transactionId, { ...current, ...structuredClone(update) });
     },

@@ -33,14 +33,23 @@ export type MutationUpdateTransactionPaymentArgs = {
 /** Where a page of a connection stands in the whole list. */
 export type PageInfo = {
   __typename?: 'PageInfo';
-  /** Cursor of the last vending of the page: pass it as `after` for the next page. */
+  /** Cursor of the last item of the page: pass it as `after` for the next page. */
   endCursor: Maybe<Scalars['String']['output']>;
-  /** Whether vendings follow this page. */
+  /** Whether items follow this page. */
   hasNextPage: Scalars['Boolean']['output'];
-  /** Whether vendings precede this page. */
+  /** Whether items precede this page. */
   hasPreviousPage: Scalars['Boolean']['output'];
-  /** Cursor of the first vending of the page; null for an empty page. */
+  /** Cursor of the first item of the page; null for an empty page. */
   startCursor: Maybe<Scalars['String']['output']>;
+};
+
+/** A payment update made through this gateway (GraphQL or REST). Only the names of the fields it set are kept; their values stay with the service. */
+export type PaymentUpdate = {
+  __typename?: 'PaymentUpdate';
+  /** When the service accepted it. */
+  at: Scalars['DateTime']['output'];
+  /** Names of the top-level fields of the payment body. */
+  fields: Array<Scalars['String']['output']>;
 };
 
 /** One product of a transaction, a vending or a webhook (contract part 2, "Product line"). */
@@ -64,6 +73,19 @@ export type ProductLine = {
   quantity: Maybe<Scalars['Float']['output']>;
 };
 
+/** What one product sold in the range. */
+export type ProductSales = {
+  __typename?: 'ProductSales';
+  /** productPrice × quantity, summed. */
+  amount: Scalars['Float']['output'];
+  /** The product. */
+  productId: Scalars['ID']['output'];
+  /** Its name as last seen. */
+  productName: Maybe<Scalars['String']['output']>;
+  /** Units sold (a line without a quantity counts one). */
+  quantity: Scalars['Float']['output'];
+};
+
 /** How a vending's products are returned: the `products` query parameter of the contract (part 4). */
 export type ProductsView =
   /** A flat list of product lines, in Vending.products. */
@@ -74,8 +96,12 @@ export type ProductsView =
 /** Reads of the vending and transaction service. */
 export type Query = {
   __typename?: 'Query';
+  /** Transactions the gateway saw in webhooks and payment updates, most recently updated first (GraphQL only: the REST service cannot list transactions). Kept for HISTORY_RETENTION, at most HISTORY_MAX_TRANSACTIONS. */
+  recentTransactions: TransactionConnection;
   /** One transaction by id (GET /transactions/{id}); null with a NOT_FOUND error when unknown. */
   transaction: Maybe<Transaction>;
+  /** Transactions by status, total sold and top products per interval (at most 1440 intervals), from the history (GraphQL only). Default: the last hour by minute, the last day by hour, the last week by day. */
+  transactionStats: TransactionStats;
   /** Several transactions in one round trip, in the order asked; null where an id is unknown. At most 500 ids. */
   transactions: Array<Maybe<Transaction>>;
   /** One vending by id (GET /vendings/{id}); null with a NOT_FOUND error when unknown. */
@@ -86,8 +112,26 @@ export type Query = {
 
 
 /** Reads of the vending and transaction service. */
+export type QueryRecentTransactionsArgs = {
+  after: InputMaybe<Scalars['String']['input']>;
+  first: InputMaybe<Scalars['Int']['input']>;
+  since: InputMaybe<Scalars['DateTime']['input']>;
+  status: InputMaybe<Array<Scalars['String']['input']>>;
+  until: InputMaybe<Scalars['DateTime']['input']>;
+};
+
+
+/** Reads of the vending and transaction service. */
 export type QueryTransactionArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+/** Reads of the vending and transaction service. */
+export type QueryTransactionStatsArgs = {
+  interval?: InputMaybe<StatsInterval>;
+  since: InputMaybe<Scalars['DateTime']['input']>;
+  until: InputMaybe<Scalars['DateTime']['input']>;
 };
 
 
@@ -112,6 +156,26 @@ export type QueryVendingsArgs = {
   products?: ProductsView;
 };
 
+/** The width of the intervals of `transactionStats`, aligned to UTC. */
+export type StatsInterval =
+  /** One UTC day. */
+  | 'DAY'
+  /** One hour. */
+  | 'HOUR'
+  /** One minute. */
+  | 'MINUTE';
+
+/** Transactions of one status. */
+export type StatusTotal = {
+  __typename?: 'StatusTotal';
+  /** How many. */
+  count: Scalars['Int']['output'];
+  /** Their status now. */
+  status: Scalars['String']['output'];
+  /** The sum of their totals. */
+  total: Scalars['Float']['output'];
+};
+
 /** Live changes, fed by the service's webhooks. */
 export type Subscription = {
   __typename?: 'Subscription';
@@ -133,6 +197,14 @@ export type Transaction = {
   customerId: Maybe<Scalars['ID']['output']>;
   /** Fields the upstream sent that this schema does not name, as received; null when there are none. */
   extra: Maybe<Scalars['JSONObject']['output']>;
+  /** Time of the earliest event of this transaction the gateway saw; null when none. */
+  firstSeen: Maybe<Scalars['DateTime']['output']>;
+  /** The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none. */
+  history: Array<TransactionStatusChange>;
+  /** Time of the latest event or payment update of this transaction the gateway saw; null when none. `recentTransactions` is ordered by it. */
+  lastUpdated: Maybe<Scalars['DateTime']['output']>;
+  /** Payment updates made through the gateway, oldest first (at most 20). */
+  paymentUpdates: Array<PaymentUpdate>;
   /** The items of the transaction. */
   products: Array<ProductLine>;
   /** State of the transaction as the service reports it. Seen: "active", "pending"; the full list is not shown in the contract. */
@@ -141,6 +213,89 @@ export type Transaction = {
   total: Scalars['Float']['output'];
   /** Identifier of the transaction (UUID-shaped string). */
   transactionId: Scalars['ID']['output'];
+};
+
+/** A page of the transaction history, most recently updated first. */
+export type TransactionConnection = {
+  __typename?: 'TransactionConnection';
+  /** The transactions of this page with their cursors. */
+  edges: Array<TransactionEdge>;
+  /** The transactions of this page. */
+  nodes: Array<Transaction>;
+  /** Where this page stands. */
+  pageInfo: PageInfo;
+  /** How many transactions match the statuses and time range, over all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** A transaction of the history and its cursor. */
+export type TransactionEdge = {
+  __typename?: 'TransactionEdge';
+  /** Opaque position of this transaction (its last update and id): pages after it stay right while new events arrive. */
+  cursor: Scalars['String']['output'];
+  /** The transaction as its latest event carried it. */
+  node: Transaction;
+};
+
+/** Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, with its status now. */
+export type TransactionStats = {
+  __typename?: 'TransactionStats';
+  /** Transactions by their status now, most first. */
+  byStatus: Array<StatusTotal>;
+  /** How many transactions in the whole range. */
+  count: Scalars['Int']['output'];
+  /** The width of each interval. */
+  interval: StatsInterval;
+  /** Every interval of the range, oldest first, empty ones included. */
+  intervals: Array<TransactionStatsInterval>;
+  /** Start of the range, aligned down to the interval. */
+  since: Scalars['DateTime']['output'];
+  /** The products sold most, by amount (sold transactions of the range). */
+  topProductsByAmount: Array<ProductSales>;
+  /** The products sold most, by units (sold transactions of the range). */
+  topProductsByQuantity: Array<ProductSales>;
+  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all). */
+  totalSold: Scalars['Float']['output'];
+  /** End of the range (excluded), aligned up to the interval. */
+  until: Scalars['DateTime']['output'];
+};
+
+
+/** Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, with its status now. */
+export type TransactionStatsTopProductsByAmountArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, with its status now. */
+export type TransactionStatsTopProductsByQuantityArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** The transactions whose last update falls in one interval. */
+export type TransactionStatsInterval = {
+  __typename?: 'TransactionStatsInterval';
+  /** Transactions by their status now, most first. */
+  byStatus: Array<StatusTotal>;
+  /** How many transactions. */
+  count: Scalars['Int']['output'];
+  /** End of the interval (excluded). */
+  end: Scalars['DateTime']['output'];
+  /** Start of the interval (included). */
+  start: Scalars['DateTime']['output'];
+  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all). */
+  totalSold: Scalars['Float']['output'];
+};
+
+/** A status a transaction took, and when. */
+export type TransactionStatusChange = {
+  __typename?: 'TransactionStatusChange';
+  /** When: the event's own timestamp when its envelope had one, else when the gateway received it. */
+  at: Scalars['DateTime']['output'];
+  /** The event that brought it; null for a status read back after a payment update. */
+  eventId: Maybe<Scalars['ID']['output']>;
+  /** The status from then on. */
+  status: Scalars['String']['output'];
 };
 
 /** A transaction changed at the service, as its webhook told the gateway. */

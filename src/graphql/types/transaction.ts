@@ -6,6 +6,7 @@ import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
+import { historyFieldsOfTransaction } from './transaction-history.js';
 
 /** Most ids one `transactions` query may ask for. */
 export const MAX_TRANSACTION_IDS = 500;
@@ -33,6 +34,7 @@ TransactionRef.implement({
       resolve: (tx) => total(tx.products),
     }),
     extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),
+    ...historyFieldsOfTransaction(t),
   }),
 });
 

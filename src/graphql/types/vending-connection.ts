@@ -36,7 +36,7 @@ interface Edge {
   node: VendingInView;
 }
 
-interface PageInfo {
+export interface PageInfo {
   hasNextPage: boolean;
   hasPreviousPage: boolean;
   startCursor: string | null;
@@ -94,14 +94,14 @@ export function paginate(all: VendingInView[], filter: VendingFilterValue | unde
   };
 }
 
-const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
+export const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
   description: 'Where a page of a connection stands in the whole list.',
   fields: (t) =>
     fieldsOf<Sdl.PageInfo>()({
-    hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether vendings follow this page.' }),
-    hasPreviousPage: t.exposeBoolean('hasPreviousPage', { description: 'Whether vendings precede this page.' }),
-    startCursor: t.exposeString('startCursor', { nullable: true, description: 'Cursor of the first vending of the page; null for an empty page.' }),
-    endCursor: t.exposeString('endCursor', { nullable: true, description: 'Cursor of the last vending of the page: pass it as `after` for the next page.' }),
+    hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether items follow this page.' }),
+    hasPreviousPage: t.exposeBoolean('hasPreviousPage', { description: 'Whether items precede this page.' }),
+    startCursor: t.exposeString('startCursor', { nullable: true, description: 'Cursor of the first item of the page; null for an empty page.' }),
+    endCursor: t.exposeString('endCursor', { nullable: true, description: 'Cursor of the last item of the page: pass it as `after` for the next page.' }),
   }),
 });
 

@@ -1,0 +1,243 @@
+import type { Transaction } from '../../contract/index.js';
+import type { GatewayContext } from '../../context.js';
+import { badUserInput } from '../../errors.js';
+import { statusChanges, type HistoryRecord, type StatusChange } from '../../history/history-record.js';
+import { encodeRecentCursor, MAX_RECENT_PAGE, MAX_TOP_PRODUCTS, recentQuery, statsQuery, MAX_INTERVALS, MAX_STATUS_FILTER } from '../../history/history-queries.js';
+import type { HistoryReader } from '../../history/history-reader.js';
+import type { ProductTotal, StatusTotal, StatsBucket, TransactionStats } from '../../history/history-stats.js';
+import { builder } from '../builder.js';
+import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
+import { TransactionRef } from '../refs.js';
+import { PageInfoRef, type PageInfo } from './vending-connection.js';
+
+/*
+ * The transaction history (issue 20): GraphQL only, since the REST contract
+ * has no list of transactions to pass through. Read from the history store,
+ * never from the upstream.
+ */
+
+/** Fields whose answers change with every event: the response cache never keeps an operation that selects one. */
+export const HISTORY_FIELDS = ['Query.recentTransactions', 'Query.transactionStats', 'Transaction.history', 'Transaction.firstSeen', 'Transaction.lastUpdated', 'Transaction.paymentUpdates'];
+
+/** A transaction read from the history carries its record, so its history fields need no second read. */
+const RECORD = Symbol('history record');
+type FromHistory = Transaction & { [RECORD]?: HistoryRecord };
+
+const nodeOf = (record: HistoryRecord): FromHistory => ({
+  ...record.transaction,
+  transactionId: record.transactionId,
+  status: record.status,
+  products: record.products,
+  [RECORD]: record,
+});
+
+function historyOf(ctx: GatewayContext): HistoryReader {
+  if (!ctx.history) throw badUserInput('The transaction history is off on this gateway (HISTORY=off)');
+  return ctx.history;
+}
+
+/** The record of any Transaction, however it was read; undefined when the history never saw it (or is off). */
+async function recordOf(tx: FromHistory, ctx: GatewayContext): Promise<HistoryRecord | undefined> {
+  return tx[RECORD] ?? ctx.history?.record(tx.transactionId);
+}
+
+const StatusChangeRef = builder.objectRef<StatusChange>('TransactionStatusChange').implement({
+  description: 'A status a transaction took, and when.',
+  fields: (t) =>
+    fieldsOf<Sdl.TransactionStatusChange>()({
+    status: t.exposeString('status', { description: 'The status from then on.' }),
+    at: t.field({ type: 'DateTime', description: "When: the event's own timestamp when its envelope had one, else when the gateway received it.", resolve: (c) => new Date(c.at) }),
+    eventId: t.exposeID('eventId', { nullable: true, description: 'The event that brought it; null for a status read back after a payment update.' }),
+  }),
+});
+
+const PaymentUpdateRef = builder.objectRef<[number, string[]]>('PaymentUpdate').implement({
+  description: 'A payment update made through this gateway (GraphQL or REST). Only the names of the fields it set are kept; their values stay with the service.',
+  fields: (t) =>
+    fieldsOf<Sdl.PaymentUpdate>()({
+    at: t.field({ type: 'DateTime', description: 'When the service accepted it.', resolve: ([at]) => new Date(at) }),
+    fields: t.stringList({ description: 'Names of the top-level fields of the payment body.', resolve: ([, fields]) => fields }),
+  }),
+});
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** The history's fields of `Transaction`, spread into its definition (transaction.ts). */
+export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuilder<Types, FromHistory>) {
+  return {
+    history: t.field({
+      type: [StatusChangeRef],
+      description: 'The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none.',
+      resolve: async (tx, _args, ctx) => {
+        const record = await recordOf(tx, ctx);
+        return record ? statusChanges(record.entries) : [];
+      },
+    }),
+    firstSeen: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Time of the earliest event of this transaction the gateway saw; null when none.',
+      resolve: async (tx, _args, ctx) => {
+        const record = await recordOf(tx, ctx);
+        return record ? new Date(record.firstSeen) : null;
+      },
+    }),
+    lastUpdated: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Time of the latest event or payment update of this transaction the gateway saw; null when none. `recentTransactions` is ordered by it.',
+      resolve: async (tx, _args, ctx) => {
+        const record = await recordOf(tx, ctx);
+        return record ? new Date(record.lastUpdated) : null;
+      },
+    }),
+    paymentUpdates: t.field({
+      type: [PaymentUpdateRef],
+      description: 'Payment updates made through the gateway, oldest first (at most 20).',
+      resolve: async (tx, _args, ctx) => (await recordOf(tx, ctx))?.payments ?? [],
+    }),
+  };
+}
+
+interface Connection {
+  edges: Array<{ cursor: string; node: FromHistory }>;
+  pageInfo: PageInfo;
+  totalCount: number;
+}
+
+const TransactionEdgeRef = builder.objectRef<Connection['edges'][number]>('TransactionEdge').implement({
+  description: 'A transaction of the history and its cursor.',
+  fields: (t) =>
+    fieldsOf<Sdl.TransactionEdge>()({
+    cursor: t.exposeString('cursor', { description: 'Opaque position of this transaction (its last update and id): pages after it stay right while new events arrive.' }),
+    node: t.field({ type: TransactionRef, description: 'The transaction as its latest event carried it.', resolve: (edge) => edge.node }),
+  }),
+});
+
+const TransactionConnectionRef = builder.objectRef<Connection>('TransactionConnection').implement({
+  description: 'A page of the transaction history, most recently updated first.',
+  fields: (t) =>
+    fieldsOf<Sdl.TransactionConnection>()({
+    edges: t.field({ type: [TransactionEdgeRef], description: 'The transactions of this page with their cursors.', resolve: (c) => c.edges }),
+    nodes: t.field({ type: [TransactionRef], description: 'The transactions of this page.', resolve: (c) => c.edges.map((edge) => edge.node) }),
+    pageInfo: t.field({ type: PageInfoRef, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),
+    totalCount: t.exposeInt('totalCount', { description: 'How many transactions match the statuses and time range, over all pages.' }),
+  }),
+});
+
+const StatsIntervalRef = builder.enumType('StatsInterval', {
+  description: 'The width of the intervals of `transactionStats`, aligned to UTC.',
+  values: exactly<Sdl.StatsInterval>()({
+    MINUTE: { value: 'MINUTE', description: 'One minute.' },
+    HOUR: { value: 'HOUR', description: 'One hour.' },
+    DAY: { value: 'DAY', description: 'One UTC day.' },
+  } as const),
+});
+
+const StatusTotalRef = builder.objectRef<StatusTotal>('StatusTotal').implement({
+  description: 'Transactions of one status.',
+  fields: (t) =>
+    fieldsOf<Sdl.StatusTotal>()({
+    status: t.exposeString('status', { description: 'Their status now.' }),
+    count: t.exposeInt('count', { description: 'How many.' }),
+    total: t.exposeFloat('total', { description: 'The sum of their totals.' }),
+  }),
+});
+
+const ProductSalesRef = builder.objectRef<ProductTotal>('ProductSales').implement({
+  description: 'What one product sold in the range.',
+  fields: (t) =>
+    fieldsOf<Sdl.ProductSales>()({
+    productId: t.exposeID('productId', { description: 'The product.' }),
+    productName: t.exposeString('productName', { nullable: true, description: 'Its name as last seen.' }),
+    quantity: t.exposeFloat('quantity', { description: 'Units sold (a line without a quantity counts one).' }),
+    amount: t.exposeFloat('amount', { description: 'productPrice × quantity, summed.' }),
+  }),
+});
+
+const byStatusField = { description: 'Transactions by their status now, most first.' };
+const totalSoldField = { description: 'The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all).' };
+
+const StatsIntervalRowRef = builder.objectRef<StatsBucket>('TransactionStatsInterval').implement({
+  description: 'The transactions whose last update falls in one interval.',
+  fields: (t) =>
+    fieldsOf<Sdl.TransactionStatsInterval>()({
+    start: t.field({ type: 'DateTime', description: 'Start of the interval (included).', resolve: (b) => new Date(b.start) }),
+    end: t.field({ type: 'DateTime', description: 'End of the interval (excluded).', resolve: (b) => new Date(b.end) }),
+    count: t.exposeInt('count', { description: 'How many transactions.' }),
+    totalSold: t.exposeFloat('totalSold', totalSoldField),
+    byStatus: t.field({ type: [StatusTotalRef], ...byStatusField, resolve: (b) => b.byStatus }),
+  }),
+});
+
+const topArgs = (t: { arg: { int: (options: object) => unknown } }) => ({
+  first: t.arg.int({ defaultValue: 10, description: `How many, at most ${MAX_TOP_PRODUCTS}.` }),
+});
+
+function top(stats: TransactionStats, first: number | null | undefined, by: 'quantity' | 'amount'): ProductTotal[] {
+  const count = first ?? 10;
+  if (count < 0 || count > MAX_TOP_PRODUCTS) throw badUserInput(`first must be from 0 to ${MAX_TOP_PRODUCTS}, got ${count}`);
+  const other = by === 'quantity' ? 'amount' : 'quantity';
+  return [...stats.products].sort((a, b) => b[by] - a[by] || b[other] - a[other] || (a.productId < b.productId ? -1 : 1)).slice(0, count);
+}
+
+const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStats').implement({
+  description: 'Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, with its status now.',
+  fields: (t) =>
+    fieldsOf<Sdl.TransactionStats>()({
+    since: t.field({ type: 'DateTime', description: 'Start of the range, aligned down to the interval.', resolve: (s) => new Date(s.since) }),
+    until: t.field({ type: 'DateTime', description: 'End of the range (excluded), aligned up to the interval.', resolve: (s) => new Date(s.until) }),
+    interval: t.field({ type: StatsIntervalRef, description: 'The width of each interval.', resolve: (s) => s.interval }),
+    intervals: t.field({ type: [StatsIntervalRowRef], description: 'Every interval of the range, oldest first, empty ones included.', resolve: (s) => s.buckets }),
+    count: t.exposeInt('count', { description: 'How many transactions in the whole range.' }),
+    totalSold: t.exposeFloat('totalSold', totalSoldField),
+    byStatus: t.field({ type: [StatusTotalRef], ...byStatusField, resolve: (s) => s.byStatus }),
+    topProductsByQuantity: t.field({
+      type: [ProductSalesRef],
+      description: 'The products sold most, by units (sold transactions of the range).',
+      args: topArgs(t) as never,
+      resolve: (s, args: { first?: number | null }) => top(s, args.first, 'quantity'),
+    }),
+    topProductsByAmount: t.field({
+      type: [ProductSalesRef],
+      description: 'The products sold most, by amount (sold transactions of the range).',
+      args: topArgs(t) as never,
+      resolve: (s, args: { first?: number | null }) => top(s, args.first, 'amount'),
+    }),
+  }),
+});
+
+builder.queryFields((t) =>
+  rootFieldsOf<Sdl.Query>()({
+  recentTransactions: t.field({
+    type: TransactionConnectionRef,
+    description: `Transactions the gateway saw in webhooks and payment updates, most recently updated first (GraphQL only: the REST service cannot list transactions). Kept for HISTORY_RETENTION, at most HISTORY_MAX_TRANSACTIONS.`,
+    args: {
+      first: t.arg.int({ description: `Page size, 0 to ${MAX_RECENT_PAGE}; default 20.` }),
+      after: t.arg.string({ description: 'The `endCursor` of the previous page.' }),
+      status: t.arg.stringList({ description: `Only transactions whose status now is one of these (at most ${MAX_STATUS_FILTER}).` }),
+      since: t.arg({ type: 'DateTime', description: 'Only transactions last updated at or after this time.' }),
+      until: t.arg({ type: 'DateTime', description: 'Only transactions last updated before this time.' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const query = recentQuery(args);
+      const page = await historyOf(ctx).store.recent(query);
+      const edges = page.records.map((record) => ({ cursor: encodeRecentCursor(record), node: nodeOf(record) }));
+      return {
+        edges,
+        totalCount: page.totalCount,
+        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: query.after !== undefined, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+      };
+    },
+  }),
+  transactionStats: t.field({
+    type: TransactionStatsRef,
+    description: `Transactions by status, total sold and top products per interval (at most ${MAX_INTERVALS} intervals), from the history (GraphQL only). Default: the last hour by minute, the last day by hour, the last week by day.`,
+    args: {
+      since: t.arg({ type: 'DateTime', description: 'Start of the range (aligned down to the interval).' }),
+      until: t.arg({ type: 'DateTime', description: 'End of the range (aligned up to the interval); default now.' }),
+      interval: t.arg({ type: StatsIntervalRef, defaultValue: 'MINUTE', description: 'Width of each interval.' }),
+    },
+    resolve: async (_root, args, ctx) => historyOf(ctx).store.stats(statsQuery(args, Date.now())),
+  }),
+}));

@@ -1,0 +1,35 @@
+import type { Backend } from '../backends/backend.js';
+import type { Logger } from '../logging.js';
+import type { HistoryStore } from './history-store.js';
+
+/*
+ * Payment updates made through the gateway, by GraphQL or REST, go into the
+ * history (issue 20): the backend's one `updatePayment` is where both pass.
+ * What the update set is recorded by field name only: its values (customer
+ * and payment details) stay with the service.
+ */
+
+/**
+ * The backend with each successful payment update recorded. A transaction the
+ * history has no record of is read back once (with the caller's key) to start
+ * one. Recording never fails the update the service already took: a failure
+ * is logged.
+ */
+export function recordingPayments(inner: Backend, history: HistoryStore, logger: Logger): Backend {
+  return {
+    ...inner,
+    async updatePayment(id, payment, credential, scope) {
+      const answer = await inner.updatePayment(id, payment, credential, scope);
+      const note = { transactionId: id, fields: Object.keys(payment).sort(), at: Date.now() };
+      try {
+        if (!(await history.notePayment(note))) {
+          const transaction = await inner.getTransaction(id, credential, scope);
+          await history.notePayment(note, transaction);
+        }
+      } catch (error) {
+        logger.warn({ err: error, transactionId: id }, 'a payment update could not be recorded in the history');
+      }
+      return answer;
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebhookRequest, type WebhookRequest } from '../../src/events/webhook-request.js';
+import { RecentTransactionsDocument, TransactionHistoryDocument, TransactionStatsDocument } from '../../src/graphql/generated/operations.js';
+import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
+import { runOperation } from '../helpers/typed-client.js';
+import { historyScenario, type Poster } from '../helpers/history-scenario.js';
+
+/*
+ * The transaction history over real HTTP (issue 20): webhooks in, with
+ * redeliveries, late events and flip-flops; recentTransactions,
+ * transactionStats and Transaction.history out, compared with what the
+ * series says they must be.
+ */
+
+let gateway: RunningGateway;
+beforeAll(async () => {
+  gateway = await startGateway();
+});
+afterAll(() => gateway.close());
+
+const post: Poster = async (request: WebhookRequest) => {
+  const response = await fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+  return response.status;
+};
+
+describe('transaction history (in process)', () => {
+  it('holds what a series of webhooks with redeliveries, late events and flip-flops says, and payment updates', async () => {
+    await historyScenario([gateway], post);
+  });
+
+  it('pages with cursors that stay right while new events arrive between pages', async () => {
+    const status = `paging-${randomUUID()}`;
+    const ids = Array.from({ length: 5 }, (_, i) => `page-${i}-${randomUUID()}`);
+    for (const id of ids) expect(await post(buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: id, status, products: [] } }))).toBe(200);
+    const first = await runOperation(gateway.url, RecentTransactionsDocument, { first: 2, status: [status] });
+    expect(first.data?.recentTransactions.edges.map((e) => e.node.transactionId)).toEqual([ids[4], ids[3]]);
+    expect(first.data?.recentTransactions.totalCount).toBe(5);
+    // ids[0] moves to the top between pages: the next page goes on below ids[3], without it or a repeat.
+    expect(await post(buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: ids[0]!, status, products: [{ productId: 'x' }] } }))).toBe(200);
+    const second = await runOperation(gateway.url, RecentTransactionsDocument, { first: 10, status: [status], after: first.data?.recentTransactions.pageInfo.endCursor });
+    expect(second.data?.recentTransactions.edges.map((e) => e.node.transactionId)).toEqual([ids[2], ids[1]]);
+    expect(second.data?.recentTransactions.pageInfo.hasNextPage).toBe(false);
+  });
+
+  it('answers bounds with BAD_USER_INPUT', async () => {
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['query { recentTransactions(first: 101) { totalCount } }', {}],
+      ['query { recentTransactions(after: "not-a-cursor") { totalCount } }', {}],
+      ['query($s: DateTime, $u: DateTime) { recentTransactions(since: $s, until: $u) { totalCount } }', { s: '2026-01-02T00:00:00Z', u: '2026-01-01T00:00:00Z' }],
+      ['query { transactionStats(since: "2026-01-01T00:00:00Z", until: "2026-01-03T00:00:00Z", interval: MINUTE) { count } }', {}],
+      ['query { transactionStats { topProductsByAmount(first: 1000) { productId } } }', {}],
+    ];
+    for (const [query, variables] of cases) {
+      const response = await postGraphQL(gateway.url, query, { variables });
+      expect(codesOf(response), query).toEqual(['BAD_USER_INPUT']);
+      expect(response.body.errors?.[0]?.message).not.toMatch(/at .*\.ts|Error:/);
+    }
+  });
+
+  it('is never served from the response cache (CACHE_TTL_MS)', async () => {
+    const cached = await startGateway({ CACHE_TTL_MS: '60000' });
+    try {
+      const status = `cache-${randomUUID()}`;
+      const count = async () => (await runOperation(cached.url, RecentTransactionsDocument, { status: [status] })).data?.recentTransactions.totalCount;
+      expect(await count()).toBe(0);
+      const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: `c-${randomUUID()}`, status, products: [] } });
+      expect((await fetch(`${cached.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+      expect(await count()).toBe(1);
+    } finally {
+      await cached.close();
+    }
+  });
+
+  it('says so when HISTORY=off', async () => {
+    const off = await startGateway({ HISTORY: 'off' });
+    try {
+      const recent = await runOperation(off.url, RecentTransactionsDocument, {});
+      expect(recent.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(recent.errors?.[0]?.message).toMatch(/HISTORY=off/);
+      const stats = await runOperation(off.url, TransactionStatsDocument, {});
+      expect(stats.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      const id = `off-${randomUUID()}`;
+      const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: id, status: 'pending', products: [] } });
+      expect((await fetch(`${off.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+      // The memory backend stores the webhook's transaction; its history is empty with the history off.
+      let history = await runOperation(off.url, TransactionHistoryDocument, { id }, TEST_KEY);
+      for (let tries = 0; history.errors && tries < 50; tries += 1) history = await runOperation(off.url, TransactionHistoryDocument, { id }, TEST_KEY);
+      expect(history.data?.transaction).toMatchObject({ history: [], firstSeen: null, paymentUpdates: [] });
+    } finally {
+      await off.close();
+    }
+  });
+});
