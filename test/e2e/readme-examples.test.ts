@@ -44,3 +44,13 @@ describe('README examples', () => {
     expect(json.data.vendings.nodes).toHaveLength(json.data.vendings.totalCount);
   });
 });
+
+describe('README GraphQL blocks', () => {
+  it('are valid against the schema', async () => {
+    const { parse, validate } = await import('graphql');
+    const { schema } = await import('../../src/graphql/schema.js');
+    const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    for (const block of blocks) expect(validate(schema, parse(block)).map(String), block.slice(0, 80)).toEqual([]);
+  });
+});

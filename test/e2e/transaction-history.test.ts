@@ -6,6 +6,7 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { runOperation } from '../helpers/typed-client.js';
 import { historyScenario, type Poster } from '../helpers/history-scenario.js';
+import { startStandInUpstream } from '../helpers/stand-in-upstream.js';
 
 /*
  * The transaction history over real HTTP (issue 20): webhooks in, with
@@ -70,6 +71,29 @@ describe('transaction history (in process)', () => {
       expect(await count()).toBe(1);
     } finally {
       await cached.close();
+    }
+  });
+
+  it('records a REST payment on a transaction it never saw, reading it back once from the service', async () => {
+    const upstream = await startStandInUpstream();
+    const rest = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: 'upstream-key' });
+    try {
+      const id = String(upstream.transactions[0]!.transactionId);
+      const put = await fetch(`${rest.url}/transactions/${id}/payment`, { method: 'PUT', headers: { authorization: TEST_KEY, 'content-type': 'application/json' }, body: '{"wallet":"apple_pay","paymentStatus":"captured"}' });
+      expect(put.status).toBe(200);
+      expect(upstream.callsTo('GET', `/transactions/${id}`)).toHaveLength(1);
+      const recent = await runOperation(rest.url, RecentTransactionsDocument, { first: 1 });
+      expect(recent.data?.recentTransactions.edges.map((e) => [e.node.transactionId, e.node.status])).toEqual([[id, upstream.transactions[0]!.status]]);
+      const history = await runOperation(rest.url, TransactionHistoryDocument, { id });
+      expect(history.data?.transaction?.paymentUpdates.map((p) => p.fields)).toEqual([['paymentStatus', 'wallet']]);
+      expect(history.data?.transaction?.history).toEqual([{ status: upstream.transactions[0]!.status, at: history.data?.transaction?.firstSeen, eventId: null }]);
+      // A second payment finds the record: no read back.
+      const reads = upstream.callsTo('GET', `/transactions/${id}`).length;
+      await fetch(`${rest.url}/transactions/${id}/payment`, { method: 'PUT', headers: { authorization: TEST_KEY, 'content-type': 'application/json' }, body: '{"paymentStatus":"refunded"}' });
+      expect(upstream.callsTo('GET', `/transactions/${id}`)).toHaveLength(reads);
+    } finally {
+      await rest.close();
+      await upstream.close();
     }
   });
 
