@@ -108,7 +108,7 @@ const DAY = 24 * HOUR;
 const history = {
   HISTORY: onOff({ default: true, doc: 'the transaction history (`recentTransactions`, `transactionStats`, `Transaction.history`), fed by every distinct webhook event and payment update; in process, or in Redis with `REDIS_URL`; `off`: those fields answer `BAD_USER_INPUT`' }),
   HISTORY_MAX_TRANSACTIONS: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'most transactions the history keeps; past it the least recently updated go first' }),
-  HISTORY_RETENTION: duration({ min: 60 * SECOND, max: 366 * DAY, default: 7 * DAY, doc: 'a transaction not updated for this long leaves the history, and statistics reach no further back' }),
+  HISTORY_RETENTION: duration({ min: 60 * SECOND, max: 366 * DAY, default: 7 * DAY, doc: 'a transaction the gateway has seen no change of for this long leaves the history (counted from when the gateway received its latest change, not from the events\' own timestamps), and so do statistics nothing changed for this long' }),
   HISTORY_SOLD_STATUSES: list({ doc: 'statuses whose transactions count as sold in `transactionStats` (`totalSold`, top products), comma-separated; unset: every status (the contract does not list them)' }),
 };
 

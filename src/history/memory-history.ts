@@ -8,7 +8,7 @@ import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
  * The history in process: records by id, an index by last update (all, and
  * per status), running sums per minute, hour and day. Bounded by count
  * (HISTORY_MAX_TRANSACTIONS, least recently updated out first) and by
- * retention.
+ * retention (HISTORY_RETENTION after the gateway last changed a record).
  */
 
 export function createMemoryHistory(options: HistoryOptions): HistoryStore & { size(): number } {
@@ -17,7 +17,9 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   const records = new Map<string, HistoryRecord>();
   const all = new SortedIndex();
   const byStatus = new Map<string, SortedIndex>();
-  const buckets = new Map<string, Map<string, number | string>>();
+  const buckets = new Map<string, { fields: Map<string, number | string>; touchedAt: number }>();
+  /** When the gateway last changed each record (retention counts from it). */
+  const touched = new Map<string, number>();
   let seq = 0;
   /** Buckets past retention are looked for at most once a minute (there are ~10 000 in a week). */
   let nextSweep = 0;
@@ -31,12 +33,14 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   function contribute(record: HistoryRecord, sign: 1 | -1): void {
     for (const [level, width] of LEVELS) {
       const key = `${level}${bucketStart(record.lastUpdated, width)}`;
-      let fields = buckets.get(key);
-      if (!fields) {
+      let bucket = buckets.get(key);
+      if (!bucket) {
         // Taking back from a bucket already dropped (past retention) would leave negative sums.
         if (sign < 0) continue;
-        buckets.set(key, (fields = new Map()));
+        buckets.set(key, (bucket = { fields: new Map(), touchedAt: 0 }));
       }
+      bucket.touchedAt = now();
+      const { fields } = bucket;
       for (const [field, by] of increments(record.contribution, sign)) {
         const value = ((fields.get(field) as number | undefined) ?? 0) + by;
         if (value === 0) fields.delete(field);
@@ -66,31 +70,43 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
     if (!applied.changed) return false;
     if (applied.previous) unindex(applied.previous);
     records.set(applied.record.transactionId, applied.record);
+    touched.delete(applied.record.transactionId);
+    touched.set(applied.record.transactionId, now());
     index(applied.record);
     trim();
     return true;
   }
 
-  /** Drops the least recently updated past the count, and whatever retention no longer covers. */
+  /**
+   * Drops the least recently updated past the count; and, at most once a
+   * minute, what the gateway has not changed for the retention. Retention runs
+   * from when the gateway last changed a record or bucket, not from the
+   * events' own times, which a sender may set anywhere in the past.
+   */
   function trim(): void {
-    const horizon = now() - options.retentionMs;
-    while (all.size > 0 && (all.size > options.maxTransactions || all.items[0]!.lastUpdated < horizon)) {
-      const oldest = records.get(all.items[0]!.transactionId);
-      if (!oldest) break;
-      unindex(oldest);
-      records.delete(oldest.transactionId);
-    }
+    while (all.size > options.maxTransactions) drop(all.items[0]!.transactionId);
     if (now() < nextSweep) return;
     nextSweep = now() + INTERVAL_MS.MINUTE;
-    for (const key of buckets.keys()) {
-      const width = INTERVAL_MS[key[0] === 'm' ? 'MINUTE' : key[0] === 'h' ? 'HOUR' : 'DAY'];
-      if (Number(key.slice(1)) + width < horizon) buckets.delete(key);
+    const horizon = now() - options.retentionMs;
+    // Oldest change first (each change moves its record to the end).
+    for (const [id, at] of touched) {
+      if (at >= horizon) break;
+      drop(id);
     }
+    for (const [key, bucket] of buckets) if (bucket.touchedAt < horizon) buckets.delete(key);
+  }
+
+  function drop(transactionId: string): void {
+    const record = records.get(transactionId);
+    if (record) unindex(record);
+    records.delete(transactionId);
+    touched.delete(transactionId);
   }
 
   function recent(query: RecentQuery): RecentPage {
     const indexes = query.statuses.length === 0 ? [all] : query.statuses.flatMap((status) => byStatus.get(status) ?? []);
-    const horizon = Math.max(query.since, now() - options.retentionMs);
+    trim();
+    const horizon = query.since;
     const upper: Keyed = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
     // One position per index, walking down from the upper bound; the newest of their heads goes next.
     const heads = indexes.map((index) => index.lowerBound(upper) - 1);
@@ -129,7 +145,7 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
       const fields: Array<BucketFields | undefined> = [];
       for (let start = query.since; start < query.until; start += width) {
         const bucket = buckets.get(`${level}${start}`);
-        fields.push(bucket && Object.fromEntries(bucket));
+        fields.push(bucket && Object.fromEntries(bucket.fields));
       }
       return summarize(query.since, query.until, query.interval, fields);
     },

@@ -83,6 +83,21 @@ describe('memory history', () => {
     expect(stats.count).toBe(3);
   });
 
+  it('keeps events with old timestamps, and forgets a record HISTORY_RETENTION after the gateway last changed it', async () => {
+    let now = T0;
+    const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now: () => now });
+    h.apply!(event('old', 'completed', T0 - 365 * 86_400_000, 'o1'));
+    expect((await h.recent(all())).records.map((r) => r.transactionId)).toEqual(['old']);
+    now += WEEK - 1_000;
+    h.apply!(event('new', 'completed', now, 'n1'));
+    now += 2 * 60_000;
+    const page = await h.recent(all());
+    expect(page.records.map((r) => r.transactionId)).toEqual(['new']);
+    expect(page.totalCount).toBe(1);
+    const stats = await h.stats(statsQuery({ since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now));
+    expect(stats.count).toBe(1);
+  });
+
   it('records payment updates, and starts a record from a read-back transaction', async () => {
     const h = history();
     h.apply!(event('t1', 'pending', T0, 'e1'));
