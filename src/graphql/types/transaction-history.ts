@@ -36,9 +36,15 @@ function historyOf(ctx: GatewayContext): HistoryReader {
   return ctx.history;
 }
 
-/** The record of any Transaction, however it was read; undefined when the history never saw it (or is off). */
-async function recordOf(tx: FromHistory, ctx: GatewayContext): Promise<HistoryRecord | undefined> {
-  return tx[RECORD] ?? ctx.history?.record(tx.transactionId);
+/**
+ * `read` of the record of any Transaction, however it was read (undefined when
+ * the history never saw it, or is off): at once for one read from the history,
+ * else through the operation's batched history reader.
+ */
+function fromRecord<T>(tx: FromHistory, ctx: GatewayContext, read: (record: HistoryRecord | undefined) => T): T | Promise<T> {
+  const held = tx[RECORD];
+  if (held || !ctx.history) return read(held);
+  return ctx.history.record(tx.transactionId).then(read);
 }
 
 const StatusChangeRef = builder.objectRef<StatusChange>('TransactionStatusChange').implement({
@@ -68,33 +74,24 @@ export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuild
     history: t.field({
       type: [StatusChangeRef],
       description: 'The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none.',
-      resolve: async (tx, _args, ctx) => {
-        const record = await recordOf(tx, ctx);
-        return record ? statusChanges(record.entries) : [];
-      },
+      resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => (record ? statusChanges(record.entries) : [])),
     }),
     firstSeen: t.field({
       type: 'DateTime',
       nullable: true,
       description: 'Time of the earliest event of this transaction the gateway saw; null when none.',
-      resolve: async (tx, _args, ctx) => {
-        const record = await recordOf(tx, ctx);
-        return record ? new Date(record.firstSeen) : null;
-      },
+      resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => (record ? new Date(record.firstSeen) : null)),
     }),
     lastUpdated: t.field({
       type: 'DateTime',
       nullable: true,
       description: 'Time of the latest event or payment update of this transaction the gateway saw; null when none. `recentTransactions` is ordered by it.',
-      resolve: async (tx, _args, ctx) => {
-        const record = await recordOf(tx, ctx);
-        return record ? new Date(record.lastUpdated) : null;
-      },
+      resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => (record ? new Date(record.lastUpdated) : null)),
     }),
     paymentUpdates: t.field({
       type: [PaymentUpdateRef],
       description: 'Payment updates made through the gateway, oldest first (at most 20).',
-      resolve: async (tx, _args, ctx) => (await recordOf(tx, ctx))?.payments ?? [],
+      resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => record?.payments ?? []),
     }),
   };
 }
