@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
-import { chromiumFor, launchChromium, notePolicyViolations } from '../helpers/browser.js';
+import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from '../helpers/browser.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
@@ -91,24 +91,14 @@ describe.skipIf(!hasChromium).each(browserCases)('GraphiQL in a browser with no 
   let running: RunningGateway;
   let browser: Browser;
   let context: BrowserContext;
-  const elsewhere: string[] = [];
+  let elsewhere: string[] = [];
 
   beforeAll(async () => {
     running = await startGateway(env);
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const origin = new URL(running.url).origin;
     // The air gap: anything not for the gateway is noted and aborted, workers' requests included.
-    await context.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith('blob:') || url.startsWith('data:') || new URL(url).origin === origin) return route.continue();
-      elsewhere.push(url);
-      return route.abort('internetdisconnected');
-    });
-    context.on('request', (request) => {
-      const url = request.url();
-      if (!url.startsWith('blob:') && !url.startsWith('data:') && new URL(url).origin !== origin && !elsewhere.includes(url)) elsewhere.push(url);
-    });
+    elsewhere = await keepToOrigin(context, new URL(running.url).origin);
     await notePolicyViolations(context);
   }, 30_000);
   afterAll(async () => {

@@ -33,3 +33,23 @@ export async function notePolicyViolations(target: Page | BrowserContext): Promi
     document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
   });
 }
+
+/**
+ * The air gap: every request of `context` to anything but `origin` (workers'
+ * included) is aborted and its address noted in the list returned.
+ */
+export async function keepToOrigin(context: BrowserContext, origin: string): Promise<string[]> {
+  const elsewhere: string[] = [];
+  const local = (url: string) => url.startsWith('blob:') || url.startsWith('data:') || new URL(url).origin === origin;
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (local(url)) return route.continue();
+    elsewhere.push(url);
+    return route.abort('internetdisconnected');
+  });
+  context.on('request', (request) => {
+    const url = request.url();
+    if (!local(url) && !elsewhere.includes(url)) elsewhere.push(url);
+  });
+  return elsewhere;
+}
