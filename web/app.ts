@@ -1,11 +1,12 @@
 import { FleetOverviewDocument, VendingDetailDocument, type FleetOverviewQuery } from '../src/graphql/generated/operations.js';
 import { GatewayProblem, runQuery } from './api.js';
 import { startLiveFeed, type FeedState } from './live-feed.js';
+import { startHistoryPanel, type HistoryPanel } from './history-panel.js';
 import { feedItem, machineCard, machineDetail } from './render.js';
 
 /*
- * The operator's dashboard: the fleet, one machine's products, and the live
- * transaction feed, all through the gateway's own GraphQL API (the operations
+ * The operator's dashboard: the fleet, one machine's products, the live
+ * transaction feed, and the transaction history the gateway keeps, all through the gateway's own GraphQL API (the operations
  * of schema/operations/), so it is also the reference client.
  */
 
@@ -16,6 +17,7 @@ const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as 
 let machines: FleetOverviewQuery['vendings']['nodes'] = [];
 let selected: string | undefined;
 let stopFeed: (() => void) | undefined;
+let history: HistoryPanel | undefined;
 
 function showError(message: string | undefined): void {
   const box = $('error');
@@ -62,9 +64,15 @@ async function open(key: string): Promise<void> {
   $('sign-out').hidden = false;
   renderFleet();
   stopFeed?.();
+  history?.stop();
+  history = startHistoryPanel(key);
   stopFeed = startLiveFeed(key, {
-    onState: setState,
+    onState(state) {
+      setState(state);
+      if (state === 'connected') history?.noteConnected();
+    },
     onEvent(event) {
+      history?.noteEvent(event);
       const feed = $('feed');
       feed.prepend(feedItem(event));
       while (feed.children.length > FEED_LIMIT) feed.lastElementChild?.remove();
@@ -79,6 +87,8 @@ async function open(key: string): Promise<void> {
 function askForKey(problem?: string): void {
   stopFeed?.();
   stopFeed = undefined;
+  history?.stop();
+  history = undefined;
   sessionStorage.removeItem(KEY_STORAGE);
   setState('connecting');
   $('connection').textContent = 'offline';

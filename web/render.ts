@@ -9,7 +9,7 @@ import type { TransactionEvent } from './live-feed.js';
 type Machine = FleetOverviewQuery['vendings']['nodes'][number];
 type Detail = NonNullable<VendingDetailQuery['vending']>;
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: Array<Node | string | null>): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: Array<Node | string | null>): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
   for (const child of children) if (child !== null) node.append(child);

@@ -93,6 +93,9 @@ describe.skipIf(!hasChromium)('dashboard page', () => {
     await postWebhook('browser-2', demo.transactions[3]!.transactionId, 'refunded');
     await page.locator('[data-event-id="browser-2"]').waitFor({ timeout: 2_000 });
     expect(await page.locator('.event').first().getAttribute('data-event-id')).toBe('browser-2');
+    // The history panel goes on too, and its note of the outage is gone.
+    await page.locator(`#recent-rows tr[data-transaction-id="${demo.transactions[3]!.transactionId}"]`).waitFor({ timeout: 2_000 });
+    expect(await page.locator('#history-note').isVisible()).toBe(false);
   }, 20_000);
 
   it('fits a phone-width screen without sideways scrolling', async () => {

@@ -1,0 +1,77 @@
+import type { RecentTransactionsQuery, TransactionStatsQuery } from '../src/graphql/generated/operations.js';
+import { el, money } from './render.js';
+
+/*
+ * The history's lists: recent transactions as table rows, the status filter's
+ * choices, and the top products. Text from the service goes in as text only.
+ */
+
+export type RecentTransaction = RecentTransactionsQuery['recentTransactions']['edges'][number]['node'];
+type ProductSales = TransactionStatsQuery['transactionStats']['topProductsByQuantity'][number];
+
+/** Colours for the statuses the demo and most services use; any other status is shown plain. */
+const TONES: Record<string, string> = { completed: 'ok', active: 'info', pending: 'warn', cancelled: 'bad', refunded: 'bad', failed: 'bad' };
+
+export const statusPill = (status: string): HTMLSpanElement => el('span', { class: `pill ${TONES[status.toLowerCase()] ?? ''}`.trim() }, status);
+
+const productsLine = (products: RecentTransaction['products']): string =>
+  products.map((line) => `${line.quantity ?? 1} × ${line.productName ?? line.productId}`).join(', ') || 'no products';
+
+export function recentRow(transaction: RecentTransaction): HTMLTableRowElement {
+  const updated = transaction.lastUpdated ? new Date(transaction.lastUpdated) : undefined;
+  const lines = productsLine(transaction.products);
+  return el(
+    'tr',
+    { 'data-transaction-id': transaction.transactionId, 'data-status': transaction.status },
+    el('td', { class: 'id', title: transaction.transactionId }, transaction.transactionId.slice(0, 8)),
+    el('td', {}, statusPill(transaction.status)),
+    el('td', { class: 'num' }, money(transaction.total, null)),
+    el('td', { class: 'lines', title: lines }, lines),
+    el('td', { class: 'when' }, updated ? el('time', { datetime: updated.toISOString() }, updated.toLocaleTimeString()) : '—'),
+  );
+}
+
+/** The rows, or one row saying why there are none. */
+export function recentRows(transactions: readonly RecentTransaction[], status: string | undefined): HTMLTableRowElement[] {
+  if (transactions.length > 0) return transactions.map(recentRow);
+  const why = status === undefined ? 'No transactions yet: they appear here as events arrive.' : `No transactions with status “${status}”.`;
+  return [el('tr', { class: 'empty' }, el('td', { colspan: '5' }, why))];
+}
+
+/** Fills the filter with "all" and every status seen, keeping the current choice. */
+export function fillStatusFilter(select: HTMLSelectElement, statuses: ReadonlySet<string>): void {
+  const chosen = select.value;
+  const sorted = [...statuses].sort((a, b) => a.localeCompare(b));
+  const current = [...select.options].map((option) => option.value);
+  if (current.length === sorted.length + 1 && sorted.every((status, index) => current[index + 1] === status)) return;
+  select.replaceChildren(el('option', { value: '' }, 'All statuses'), ...sorted.map((status) => el('option', { value: status }, status)));
+  select.value = chosen;
+}
+
+export function topProductItems(products: readonly ProductSales[]): HTMLLIElement[] {
+  if (products.length === 0) return [el('li', { class: 'hint' }, 'Nothing sold in the last hour.')];
+  const most = Math.max(...products.map((product) => product.quantity), 1);
+  return products.map((product) => {
+    const bar = el('span', { class: 'meter', 'aria-hidden': 'true' });
+    // A width from a number the page computed, not from service text: allowed by style-src 'self' as a CSSOM write.
+    bar.style.width = `${Math.round((product.quantity / most) * 100)}%`;
+    return el(
+      'li',
+      { class: 'top-product', 'data-product-id': product.productId },
+      el('span', { class: 'name' }, product.productName ?? product.productId),
+      el('span', { class: 'num' }, `${product.quantity.toLocaleString()} sold · ${money(product.amount, null)}`),
+      el('span', { class: 'track' }, bar),
+    );
+  });
+}
+
+/** The hour in figures, above the chart: what sold, and how many of each status. */
+export function statsSummary(stats: TransactionStatsQuery['transactionStats']): HTMLElement {
+  return el(
+    'div',
+    { class: 'summary' },
+    el('span', { class: 'figure' }, el('strong', {}, money(stats.totalSold, null)), ' sold'),
+    el('span', { class: 'figure' }, el('strong', {}, String(stats.count)), ` transaction${stats.count === 1 ? '' : 's'}`),
+    ...stats.byStatus.map((entry) => el('span', { class: 'figure' }, statusPill(entry.status), ` ${entry.count}`)),
+  );
+}
