@@ -1,0 +1,115 @@
+import type { Redis } from 'ioredis';
+import type { ProductLine } from '../contract/index.js';
+import { eventTime } from '../events/event-time.js';
+import { contributionOf, type HistoryEntry, type HistoryRecord, type PaymentEntry } from '../history/history-record.js';
+import { increments, INTERVAL_MS, LEVEL_OF, summarize, type BucketFields } from '../history/history-stats.js';
+import type { HistoryOptions, HistoryStore } from '../history/history-store.js';
+import type { AppendStep } from './redis-event-log.js';
+import { APPLY_EVENT, NOTE_PAYMENT, RECENT, RECORD_FIELDS, RECORDS } from './redis-history-lua.js';
+import { redisScript } from './redis-script.js';
+
+/*
+ * The history in Redis (issue 20), shared by every instance of a deployment:
+ * an event is applied inside the event log's own append script (`appendStep`),
+ * so exactly once, whichever instance received it, in the webhook's one round
+ * trip; every read is one round trip too. It answers as the in-process store
+ * (memory-history.ts) does; the scripts are in redis-history-lua.ts.
+ *
+ * Retention runs from when the gateway last changed a record, as in process:
+ * each change drops a few records past it, each page read some more, and reads
+ * skip any not dropped yet. Keys carry TTLs as well (a record retention plus
+ * KEEP_MARGIN_MS after its last change, a bucket retention after its last),
+ * so a deployment that stops writing leaves nothing behind.
+ */
+
+/** How long a record outlives its retention when no script runs to drop it (its sums are then not taken back). */
+const KEEP_MARGIN_MS = 86_400_000;
+
+type Values = Array<string | null>;
+
+function toRecord(transactionId: string, values: Values): HistoryRecord {
+  const field = Object.fromEntries(RECORD_FIELDS.map((name, index) => [name, values[index] ?? ''])) as Record<(typeof RECORD_FIELDS)[number], string>;
+  return {
+    transactionId,
+    transaction: JSON.parse(field.tx) as Record<string, unknown>,
+    status: field.st,
+    products: JSON.parse(field.pr) as ProductLine[],
+    firstSeen: Number(field.fs),
+    lastUpdated: Number(field.lu),
+    latest: [Number(field.lt), Number(field.ls)],
+    entries: (JSON.parse(field.en) as string[][]).map(([time, seq, status, eventId]): HistoryEntry => [Number(time), Number(seq), status!, eventId!]),
+    payments: (JSON.parse(field.pa) as string[][]).map(([time, fields]): PaymentEntry => [Number(time), JSON.parse(fields!) as string[]]),
+    contribution: JSON.parse(field.co) as HistoryRecord['contribution'],
+  };
+}
+
+const applyEvent = redisScript(APPLY_EVENT);
+const notePayment = redisScript(NOTE_PAYMENT);
+const recent = redisScript(RECENT);
+const records = redisScript(RECORDS);
+
+export function createRedisHistory(commands: Redis, options: HistoryOptions & { prefix: string }): HistoryStore & { appendStep: AppendStep } {
+  const now = options.now ?? Date.now;
+  const sold = new Set(options.soldStatuses);
+  const space = `${options.prefix}history:`;
+  /** The arguments every script starts with (redis-history-lua.ts COMMON_ARGS). */
+  const common = (): Array<string | number> => {
+    const at = now();
+    return [space, at, at - options.retentionMs, options.retentionMs + KEEP_MARGIN_MS, options.retentionMs, options.maxTransactions];
+  };
+
+  /** The contribution, and what Lua adds to a bucket for it, amounts as integer strings. */
+  function contribution(status: string, products: readonly ProductLine[]): Array<string | number> {
+    const made = contributionOf(status, products, sold);
+    const adds = increments(made, 1);
+    const names = made.sold ? made.products.map(([productId, name]) => [`p:${productId}`, name]) : [];
+    return [JSON.stringify(made), adds.length, ...adds.flatMap(([field, by]) => [field, String(by)]), names.length, ...names.flat()];
+  }
+
+  return {
+    appendStep: {
+      lua: APPLY_EVENT,
+      args: (event) => [
+        ...common(),
+        event.transactionId,
+        event.eventId,
+        event.status,
+        String(eventTime(event)),
+        JSON.stringify(event.transaction),
+        JSON.stringify(event.products),
+        ...contribution(event.status, event.products),
+      ],
+    },
+    async notePayment(note, readBack) {
+      const start = readBack ? [JSON.stringify(readBack), readBack.status, JSON.stringify(readBack.products), ...contribution(readBack.status, readBack.products)] : [];
+      const args = [...common(), note.transactionId, String(note.at), JSON.stringify(note.fields), readBack ? 'read-back' : '', ...start];
+      return (await notePayment(commands, [], args)) === 1;
+    },
+    async recent(query) {
+      // As in process: a cursor at or past `until` pages from `until` down.
+      const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
+      const args = [...common(), query.first, String(query.since), String(query.until), String(upper.lastUpdated), upper.transactionId, ...query.statuses];
+      const [totalCount, more, ...found] = (await recent(commands, [], args)) as [number, number, ...Array<string | Values>];
+      const page: HistoryRecord[] = [];
+      for (let i = 0; i < found.length; i += 2) page.push(toRecord(found[i] as string, found[i + 1] as Values));
+      return { records: page, hasNextPage: more === 1, totalCount };
+    },
+    async stats(query) {
+      const width = INTERVAL_MS[query.interval];
+      const level = LEVEL_OF[query.interval];
+      const pipeline = commands.pipeline();
+      for (let start = query.since; start < query.until; start += width) pipeline.hgetall(`${space}${level}${start}`);
+      const answers = (await pipeline.exec()) ?? [];
+      const buckets = answers.map(([error, fields]) => {
+        if (error) throw error;
+        return fields as BucketFields;
+      });
+      return summarize(query.since, query.until, query.interval, buckets);
+    },
+    async records(ids) {
+      if (ids.length === 0) return [];
+      const found = (await records(commands, [], [...common(), ...ids])) as Array<Values | null>;
+      return found.map((values, index) => (values ? toRecord(ids[index]!, values) : undefined));
+    },
+  };
+}
