@@ -1,6 +1,6 @@
 import { describe, expect, it, type TestContext } from 'vitest';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
-import { statusChanges } from '../../src/history/history-record.js';
+import { statusChanges, type HistoryRecord } from '../../src/history/history-record.js';
 import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/history-queries.js';
 import type { HistoryOptions } from '../../src/history/history-store.js';
 import { createMemoryHistory } from '../../src/history/memory-history.js';
@@ -155,6 +155,42 @@ describe.concurrent('Redis history', () => {
     const [fromRedis] = await h.history.records(['t1']);
     const [fromMemory] = await memory.records(['t1']);
     expect(fromRedis).toEqual(fromMemory);
+  });
+
+  it('keeps the last MAX_ENTRIES events and MAX_PAYMENTS payments of a transaction, as in process', async (ctx) => {
+    const h = await start(ctx);
+    const memory = createMemoryHistory(options(() => T0 + 60_000));
+    // Times go back and forth so that what is dropped is the oldest by time, not by arrival.
+    for (let i = 0; i < 105; i += 1) {
+      const e = event('t1', i % 3 ? 'pending' : 'completed', T0 + ((i * 7) % 50) * 1_000, `e${i}`);
+      await h.apply(e);
+      memory.apply!({ ...e, eventId: `${h.deployment.prefix}${e.eventId}` });
+    }
+    for (let i = 0; i < 25; i += 1) {
+      const note = { transactionId: 't1', fields: [`f${i}`], at: T0 + ((i * 11) % 30) * 1_000 };
+      await h.history.notePayment(note);
+      await memory.notePayment(note);
+    }
+    const [fromRedis] = await h.history.records(['t1']);
+    const [fromMemory] = await memory.records(['t1']);
+    expect(fromRedis!.entries).toHaveLength(100);
+    expect(fromRedis!.payments).toHaveLength(20);
+    const withoutSeq = (r: HistoryRecord) => ({ ...r, latest: r.latest[0], entries: r.entries.map(([time, , status, id]) => [time, status, id]) });
+    expect(withoutSeq(fromRedis!)).toEqual(withoutSeq(fromMemory!));
+  });
+
+  it('never takes a contribution back from a bucket that expired (no negative sums)', async (ctx) => {
+    // Buckets live retention (real time) after their last change; the gateway's clock stands still, so the record stays.
+    const deployment = await historyDeployment();
+    ctx.onTestFinished(() => deployment.close());
+    const h = await deployment.instance({ ...options(() => T0 + 600_000), retentionMs: 100 });
+    await h.publish({ ...event('t1', 'completed', T0, 'e1'), eventId: `${deployment.prefix}e1` });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(await deployment.commands.exists(`${deployment.prefix}history:m${T0}`)).toBe(0);
+    await h.publish({ ...event('t1', 'completed', T0 + 120_000, 'e2'), eventId: `${deployment.prefix}e2` });
+    expect(await deployment.commands.exists(`${deployment.prefix}history:m${T0}`)).toBe(0);
+    const stats = await h.history.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 180_000) }, T0));
+    expect(stats.buckets.map((b) => [b.count, b.totalSold])).toEqual([[0, 0], [0, 0], [1, 2]]);
   });
 
   it('applies an event once when two instances receive it, and keeps time ties in id order across pages', async (ctx) => {
