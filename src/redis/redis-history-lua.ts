@@ -18,11 +18,11 @@ import { LEVELS } from '../history/history-stats.js';
  */
 
 /**
- * tx transaction JSON, st status, pr products JSON, co contribution JSON (for readers), ci the contribution
- * as Lua applies it ([increments], [p:<id>, name]), fs first seen, lu last update, lt/ls latest (time, seq),
+ * tx transaction JSON, st status, pr products JSON ('' when the transaction's own), ci the contribution as
+ * Lua adds it ([increments], [p:<id>, name]), fs first seen, lu last update, lt/ls latest (time, seq),
  * en entries [[time, seq, status, eventId]], pa payments [[time, fields JSON]]. Times and seqs are strings.
  */
-export const RECORD_FIELDS = ['tx', 'st', 'pr', 'co', 'ci', 'fs', 'lu', 'lt', 'ls', 'en', 'pa'] as const;
+export const RECORD_FIELDS = ['tx', 'st', 'pr', 'ci', 'fs', 'lu', 'lt', 'ls', 'en', 'pa'] as const;
 
 /** Every script's first arguments: key prefix, now, now − retention, record TTL, bucket TTL, most transactions. */
 export const COMMON_ARGS = 6;
@@ -74,14 +74,16 @@ local function copy(record)
   return out
 end
 
--- ARGV from i: the contribution JSON, n, n increments (field, by), m, m product names (p:<id>, name).
-local function contributionAt(i)
+-- The state from ARGV[i] on: transaction JSON, status, products JSON, then the contribution:
+-- n, n increments (field, by), m, m product names (p:<id>, name).
+local function takeState(record, i)
+  record.tx, record.st, record.pr = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local increments, names = {}, {}
-  local n = tonumber(ARGV[i + 1])
-  for k = 1, 2 * n do increments[k] = ARGV[i + 1 + k] end
-  local m = tonumber(ARGV[i + 2 + 2 * n])
-  for k = 1, 2 * m do names[k] = ARGV[i + 2 + 2 * n + k] end
-  return ARGV[i], cjson.encode({increments, names})
+  local n = tonumber(ARGV[i + 3])
+  for k = 1, 2 * n do increments[k] = ARGV[i + 3 + k] end
+  local m = tonumber(ARGV[i + 4 + 2 * n])
+  for k = 1, 2 * m do names[k] = ARGV[i + 4 + 2 * n + k] end
+  record.ci = cjson.encode({increments, names})
 end
 
 -- Adds (1) or takes back (-1) a contribution to the buckets of its last update; taken back only
@@ -98,7 +100,7 @@ local function contribute(lastUpdated, ci, sign)
         -- A sum past 64 bits is refused: it goes without this amount rather than refuse the event.
         if redis.pcall('HINCRBY', key, c[1][k], by) == 0 then redis.call('HDEL', key, c[1][k]) end
       end
-      if sign > 0 then for k = 1, #c[2], 2 do redis.call('HSET', key, c[2][k], c[2][k + 1]) end end
+      if sign > 0 and #c[2] > 0 then redis.call('HSET', key, unpack(c[2])) end
       redis.call('PEXPIRE', key, BUCKET_KEEP)
     end
   end
@@ -170,13 +172,13 @@ local function nextSeq() return int(redis.call('INCR', H .. 'seq')) end
 
 /**
  * applyEvent (history-record.ts) on the record, in the event log's append
- * script. ARGV after the common ones: transaction id, event id, status, event
- * time, transaction JSON, products JSON, contribution (contributionAt).
+ * script. ARGV after the common ones: transaction id, event id, event time,
+ * the event's state (takeState).
  */
 export const APPLY_EVENT = `do
 ${library(8)}
 local function apply()
-  local txid, eventId, status, time = ARGV[A + 7], ARGV[A + 8], ARGV[A + 9], ARGV[A + 10]
+  local txid, eventId, time, status = ARGV[A + 7], ARGV[A + 8], ARGV[A + 9], ARGV[A + 11]
   local previous = load(txid)
   local entries = previous and cjson.decode(previous.en) or {}
   for _, entry in ipairs(entries) do if entry[4] == eventId then return end end
@@ -191,8 +193,8 @@ local function apply()
   end
   -- Later than the latest by (time, seq), and seq is the highest yet: not earlier is later.
   if not previous or tonumber(previous.lt) <= tonumber(time) then
-    record.st, record.tx, record.pr, record.lt, record.ls = status, ARGV[A + 11], ARGV[A + 12], time, seq
-    record.co, record.ci = contributionAt(A + 13)
+    takeState(record, A + 10)
+    record.lt, record.ls = time, seq
   end
   store(txid, previous, record)
 end
@@ -201,18 +203,18 @@ end`;
 
 /**
  * applyPayment. ARGV after the common ones: transaction id, time, fields JSON,
- * 'read-back' or '', and with a read-back: its JSON, status, products JSON,
- * contribution. Answers 1 when recorded, 0 when there is no record to add it to.
+ * 'read-back' or '', and with a read-back its state (takeState). Answers 1
+ * when recorded, 0 when there is no record to add it to.
  */
 export const NOTE_PAYMENT = `${library(0)}
 local txid, time, fields = ARGV[A + 7], ARGV[A + 8], ARGV[A + 9]
 local previous = load(txid)
 if not previous then
   if ARGV[A + 10] ~= 'read-back' then return 0 end
-  local seq, status = nextSeq(), ARGV[A + 12]
-  local record = {tx = ARGV[A + 11], st = status, pr = ARGV[A + 13], fs = time, lu = time, lt = time, ls = seq}
-  record.co, record.ci = contributionAt(A + 14)
-  record.en = cjson.encode({{time, seq, status, ''}})
+  local seq = nextSeq()
+  local record = {fs = time, lu = time, lt = time, ls = seq}
+  takeState(record, A + 11)
+  record.en = cjson.encode({{time, seq, record.st, ''}})
   record.pa = cjson.encode({{time, fields}})
   store(txid, nil, record)
   return 1

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ProductLine } from '../contract/index.js';
 import { eventTime } from '../events/event-time.js';
-import { contributionOf, type HistoryEntry, type HistoryRecord, type PaymentEntry } from '../history/history-record.js';
+import { contributionOf, type HistoryEntry, type HistoryRecord, type PaymentEntry, type SoldStatuses } from '../history/history-record.js';
 import { increments, INTERVAL_MS, LEVEL_OF, summarize, type BucketFields } from '../history/history-stats.js';
 import type { HistoryOptions, HistoryStore } from '../history/history-store.js';
 import type { AppendStep } from './redis-event-log.js';
@@ -27,19 +27,22 @@ const KEEP_MARGIN_MS = 86_400_000;
 
 type Values = Array<string | null>;
 
-function toRecord(transactionId: string, values: Values): HistoryRecord {
+function toRecord(transactionId: string, values: Values, sold: SoldStatuses): HistoryRecord {
   const field = Object.fromEntries(RECORD_FIELDS.map((name, index) => [name, values[index] ?? ''])) as Record<(typeof RECORD_FIELDS)[number], string>;
+  const transaction = JSON.parse(field.tx) as Record<string, unknown>;
+  const products = (field.pr === '' ? transaction.products : JSON.parse(field.pr)) as ProductLine[];
   return {
     transactionId,
-    transaction: JSON.parse(field.tx) as Record<string, unknown>,
+    transaction,
     status: field.st,
-    products: JSON.parse(field.pr) as ProductLine[],
+    products,
     firstSeen: Number(field.fs),
     lastUpdated: Number(field.lu),
     latest: [Number(field.lt), Number(field.ls)],
     entries: (JSON.parse(field.en) as string[][]).map(([time, seq, status, eventId]): HistoryEntry => [Number(time), Number(seq), status!, eventId!]),
     payments: (JSON.parse(field.pa) as string[][]).map(([time, fields]): PaymentEntry => [Number(time), JSON.parse(fields!) as string[]]),
-    contribution: JSON.parse(field.co) as HistoryRecord['contribution'],
+    // What the buckets got, made again (the record keeps only its increments, for Lua).
+    contribution: contributionOf(field.st, products, sold),
   };
 }
 
@@ -58,31 +61,35 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
     return [space, at, at - options.retentionMs, options.retentionMs + KEEP_MARGIN_MS, options.retentionMs, options.maxTransactions];
   };
 
-  /** The contribution, and what Lua adds to a bucket for it, amounts as integer strings. */
-  function contribution(status: string, products: readonly ProductLine[]): Array<string | number> {
+  /**
+   * The state a record takes from an event or read-back: its transaction, status, products (not again
+   * when they are the transaction's own: they are most of a record), and what Lua adds to a bucket for
+   * it, amounts as integer strings.
+   */
+  function state(transaction: Record<string, unknown>, status: string, products: readonly ProductLine[]): Array<string | number> {
+    const json = JSON.stringify(products);
     const made = contributionOf(status, products, sold);
     const adds = increments(made, 1);
     const names = made.sold ? made.products.map(([productId, name]) => [`p:${productId}`, name]) : [];
-    return [JSON.stringify(made), adds.length, ...adds.flatMap(([field, by]) => [field, String(by)]), names.length, ...names.flat()];
+    return [
+      JSON.stringify(transaction),
+      status,
+      json === JSON.stringify(transaction.products) ? '' : json,
+      adds.length,
+      ...adds.flatMap(([field, by]) => [field, String(by)]),
+      names.length,
+      ...names.flat(),
+    ];
   }
 
   return {
     appendStep: {
       lua: APPLY_EVENT,
-      args: (event) => [
-        ...common(),
-        event.transactionId,
-        event.eventId,
-        event.status,
-        String(eventTime(event)),
-        JSON.stringify(event.transaction),
-        JSON.stringify(event.products),
-        ...contribution(event.status, event.products),
-      ],
+      args: (event) => [...common(), event.transactionId, event.eventId, String(eventTime(event)), ...state(event.transaction, event.status, event.products)],
     },
     async notePayment(note, readBack) {
-      const start = readBack ? [JSON.stringify(readBack), readBack.status, JSON.stringify(readBack.products), ...contribution(readBack.status, readBack.products)] : [];
-      const args = [...common(), note.transactionId, String(note.at), JSON.stringify(note.fields), readBack ? 'read-back' : '', ...start];
+      const start = readBack ? ['read-back', ...state(readBack, readBack.status, readBack.products)] : [''];
+      const args = [...common(), note.transactionId, String(note.at), JSON.stringify(note.fields), ...start];
       return (await notePayment(commands, [], args)) === 1;
     },
     async recent(query) {
@@ -91,7 +98,7 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
       const args = [...common(), query.first, String(query.since), String(query.until), String(upper.lastUpdated), upper.transactionId, ...query.statuses];
       const [totalCount, more, ...found] = (await recent(commands, [], args)) as [number, number, ...Array<string | Values>];
       const page: HistoryRecord[] = [];
-      for (let i = 0; i < found.length; i += 2) page.push(toRecord(found[i] as string, found[i + 1] as Values));
+      for (let i = 0; i < found.length; i += 2) page.push(toRecord(found[i] as string, found[i + 1] as Values, sold));
       return { records: page, hasNextPage: more === 1, totalCount };
     },
     async stats(query) {
@@ -109,7 +116,7 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
     async records(ids) {
       if (ids.length === 0) return [];
       const found = (await records(commands, [], [...common(), ...ids])) as Array<Values | null>;
-      return found.map((values, index) => (values ? toRecord(ids[index]!, values) : undefined));
+      return found.map((values, index) => (values ? toRecord(ids[index]!, values, sold) : undefined));
     },
   };
 }

@@ -48,6 +48,8 @@ const webhook = fc.record({
   /** Without a timestamp, the event's time is when the gateway received it. */
   stamped: fc.boolean(),
   products: fc.array(line, { maxLength: 3 }),
+  /** Whether the transaction carries its products as they were read (else with more fields). */
+  sameProducts: fc.boolean(),
 });
 type Webhook = ValueOf<typeof webhook>;
 
@@ -74,7 +76,8 @@ const series = fc.record({
 });
 
 function toEvent(w: Webhook, eventId: string): TransactionUpdateEvent {
-  const transaction = { transactionId: w.transactionId, status: w.status, products: w.products, note: `sent at ${w.at}` };
+  const carried = w.sameProducts ? w.products : w.products.map((p) => ({ ...p, productSku: `sku-${p.productId}` }));
+  const transaction = { transactionId: w.transactionId, status: w.status, products: carried, note: `sent at ${w.at}` };
   return {
     eventId,
     type: 'transaction.update',
