@@ -23,6 +23,8 @@ import { LEVELS } from '../history/history-stats.js';
  * en entries [[time, seq, status, eventId]], pa payments [[time, fields JSON]]. Times and seqs are strings.
  */
 export const RECORD_FIELDS = ['tx', 'st', 'pr', 'ci', 'fs', 'lu', 'lt', 'ls', 'en', 'pa'] as const;
+/** What reads return of a record, in this order (`ci` is Lua's alone). */
+export const READ_FIELDS = RECORD_FIELDS.filter((field) => field !== 'ci');
 
 /** Every script's first arguments: key prefix, now, now − retention, record TTL, bucket TTL, most transactions. */
 export const COMMON_ARGS = 6;
@@ -38,6 +40,7 @@ local A = ${offset}
 local H, NOW, HORIZON, KEEP, BUCKET_KEEP = ARGV[A + 1], ARGV[A + 2], ARGV[A + 3], ARGV[A + 4], ARGV[A + 5]
 local MAX_N = tonumber(ARGV[A + 6])
 local FIELDS = {${RECORD_FIELDS.map((field) => `'${field}'`).join(', ')}}
+local READ = {${READ_FIELDS.map((field) => `'${field}'`).join(', ')}}
 local LEVELS = {${LEVELS.map(([level, width]) => `{'${level}', ${width}}`).join(', ')}}
 
 local function int(n) return string.format('%d', n) end
@@ -59,11 +62,15 @@ local function load(txid)
   return record
 end
 
--- A record's values (RECORD_FIELDS), unless it is gone or past retention (not yet dropped).
-local function current(txid)
-  local touched = redis.call('ZSCORE', H .. 'touched', txid)
-  if not touched or tonumber(touched) < tonumber(HORIZON) then return nil end
-  local values = redis.call('HMGET', H .. 'r:' .. txid, unpack(FIELDS))
+-- A record's READ values (with whether: true), unless it is gone, or past retention and not dropped
+-- yet (looked for only when lagging: a read that dropped every record past it need not).
+local function current(txid, lagging, whether)
+  if lagging then
+    local touched = redis.call('ZSCORE', H .. 'touched', txid)
+    if not touched or tonumber(touched) < tonumber(HORIZON) then return nil end
+  end
+  if whether then return redis.call('EXISTS', H .. 'r:' .. txid) == 1 end
+  local values = redis.call('HMGET', H .. 'r:' .. txid, unpack(READ))
   if values[1] then return values end
   return nil
 end
@@ -131,11 +138,14 @@ local function drop(txid)
   redis.call('DEL', H .. 'r:' .. txid)
 end
 
--- The least recently updated past the count, then some of what the gateway has not changed for the retention.
+-- The least recently updated past the count, then some of what the gateway has not changed for the
+-- retention; answers whether some of that may be left.
 local function trim(budget)
   local over = math.min(redis.call('ZCARD', H .. 'all') - MAX_N, ${TRIM_PER_SCRIPT})
   if over > 0 then for _, txid in ipairs(redis.call('ZRANGE', H .. 'all', 0, over - 1)) do drop(txid) end end
-  for _, txid in ipairs(redis.call('ZRANGEBYSCORE', H .. 'touched', '-inf', '(' .. HORIZON, 'LIMIT', 0, budget)) do drop(txid) end
+  local past = redis.call('ZRANGEBYSCORE', H .. 'touched', '-inf', '(' .. HORIZON, 'LIMIT', 0, budget)
+  for _, txid in ipairs(past) do drop(txid) end
+  return #past == budget
 end
 
 local function store(txid, previous, record)
@@ -229,11 +239,11 @@ return 1`;
  * One page, newest update first. ARGV after the common ones: first, since,
  * until, the upper bound (score, id: strictly below it), then the statuses
  * (none: all). Answers totalCount, 1 when there is a next page, then id and
- * RECORD_FIELDS values of each record.
+ * READ_FIELDS values of each record.
  */
 export const RECENT = `${library(0)}
 local first, since, before, upperScore, upperId = tonumber(ARGV[A + 7]), ARGV[A + 8], ARGV[A + 9], ARGV[A + 10], ARGV[A + 11]
-trim(${PRUNE_PER_READ})
+local lagging = trim(${PRUNE_PER_READ})
 
 -- How many members come before (score, id) in the zset's order (score, then bytes).
 local function countBelow(key)
@@ -266,14 +276,19 @@ end
 table.sort(candidates, function(a, b) return a[2] > b[2] or (a[2] == b[2] and less(b[1], a[1])) end)
 local out, picked = {total, 0}, 0
 for _, candidate in ipairs(candidates) do
-  local values = current(candidate[1])
-  if values and picked == first then
-    out[2] = 1
-    break
-  elseif values then
-    picked = picked + 1
-    out[#out + 1] = candidate[1]
-    out[#out + 1] = values
+  if picked == first then
+    -- One more that is there: a next page.
+    if current(candidate[1], lagging, true) then
+      out[2] = 1
+      break
+    end
+  else
+    local values = current(candidate[1], lagging)
+    if values then
+      picked = picked + 1
+      out[#out + 1] = candidate[1]
+      out[#out + 1] = values
+    end
   end
 end
 return out`;
@@ -281,5 +296,5 @@ return out`;
 /** The records of ARGV after the common ones (false where none, or past retention). */
 export const RECORDS = `${library(0)}
 local out = {}
-for i = A + 7, #ARGV do out[#out + 1] = current(ARGV[i]) or false end
+for i = A + 7, #ARGV do out[#out + 1] = current(ARGV[i], true) or false end
 return out`;

@@ -5,7 +5,7 @@ import { contributionOf, type HistoryEntry, type HistoryRecord, type PaymentEntr
 import { increments, INTERVAL_MS, LEVEL_OF, summarize, type BucketFields } from '../history/history-stats.js';
 import type { HistoryOptions, HistoryStore } from '../history/history-store.js';
 import type { AppendStep } from './redis-event-log.js';
-import { APPLY_EVENT, NOTE_PAYMENT, RECENT, RECORD_FIELDS, RECORDS } from './redis-history-lua.js';
+import { APPLY_EVENT, NOTE_PAYMENT, READ_FIELDS, RECENT, RECORDS } from './redis-history-lua.js';
 import { redisScript } from './redis-script.js';
 
 /*
@@ -28,7 +28,7 @@ const KEEP_MARGIN_MS = 86_400_000;
 type Values = Array<string | null>;
 
 function toRecord(transactionId: string, values: Values, sold: SoldStatuses): HistoryRecord {
-  const field = Object.fromEntries(RECORD_FIELDS.map((name, index) => [name, values[index] ?? ''])) as Record<(typeof RECORD_FIELDS)[number], string>;
+  const field = Object.fromEntries(READ_FIELDS.map((name, index) => [name, values[index] ?? ''])) as Record<(typeof READ_FIELDS)[number], string>;
   const transaction = JSON.parse(field.tx) as Record<string, unknown>;
   const products = (field.pr === '' ? transaction.products : JSON.parse(field.pr)) as ProductLine[];
   return {

@@ -118,6 +118,19 @@ describe.concurrent('Redis history', () => {
     expect(stats.count).toBe(1);
   });
 
+  it('shows nothing past retention even while more of it is left than one read drops', async (ctx) => {
+    let now = T0;
+    const h = await start(ctx, () => now, 1_000);
+    for (let i = 0; i < 205; i += 1) await h.apply(event(`t${i}`, 'completed', T0 + i, `e${i}`));
+    now += WEEK + 1;
+    const page = await h.history.recent(all({ first: 3 }));
+    expect(page.records).toEqual([]);
+    expect(page.hasNextPage).toBe(false);
+    expect((await h.history.records(['t204'])).map((r) => r?.transactionId)).toEqual([undefined]);
+    expect((await h.history.recent(all())).totalCount).toBe(0);
+    expect(await h.size()).toBe(0);
+  });
+
   it('records payment updates, and starts a record from a read-back transaction', async (ctx) => {
     const h = await start(ctx);
     await h.apply(event('t1', 'pending', T0, 'e1'));
