@@ -26,8 +26,6 @@ export const RECORD_FIELDS = ['tx', 'st', 'pr', 'ci', 'fs', 'lu', 'lt', 'ls', 'e
 /** What reads return of a record, in this order (`ci` is Lua's alone). */
 export const READ_FIELDS = RECORD_FIELDS.filter((field) => field !== 'ci');
 
-/** Every script's first arguments: key prefix, now, now − retention, record TTL, bucket TTL, most transactions. */
-export const COMMON_ARGS = 6;
 /** Records past retention dropped by each change (enough to keep up: a change adds at most one record). */
 const PRUNE_PER_CHANGE = 10;
 /** … and by each page read. */
@@ -35,6 +33,7 @@ const PRUNE_PER_READ = 200;
 /** Most records dropped past HISTORY_MAX_TRANSACTIONS by one script (it was lowered): the rest go with later ones. */
 const TRIM_PER_SCRIPT = 1_000;
 
+/** What every script starts with. ARGV from offset + 1: key prefix, now, now − retention, record TTL, bucket TTL, most transactions. */
 const library = (offset: number) => `
 local A = ${offset}
 local H, NOW, HORIZON, KEEP, BUCKET_KEEP = ARGV[A + 1], ARGV[A + 2], ARGV[A + 3], ARGV[A + 4], ARGV[A + 5]
@@ -208,7 +207,12 @@ local function apply()
   end
   store(txid, previous, record)
 end
-apply()
+-- As in process, an event the history cannot take is logged and still published (Redis has
+-- already appended it, and would not take that back).
+local applied, problem = pcall(apply)
+if not applied then
+  redis.log(redis.LOG_WARNING, 'history: event not applied: ' .. (type(problem) == 'table' and tostring(problem.err) or tostring(problem)))
+end
 end`;
 
 /**

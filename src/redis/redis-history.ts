@@ -46,7 +46,6 @@ function toRecord(transactionId: string, values: Values, sold: SoldStatuses): Hi
   };
 }
 
-const applyEvent = redisScript(APPLY_EVENT);
 const notePayment = redisScript(NOTE_PAYMENT);
 const recent = redisScript(RECENT);
 const records = redisScript(RECORDS);
@@ -55,7 +54,7 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
   const now = options.now ?? Date.now;
   const sold = new Set(options.soldStatuses);
   const space = `${options.prefix}history:`;
-  /** The arguments every script starts with (redis-history-lua.ts COMMON_ARGS). */
+  /** The arguments every script starts with (redis-history-lua.ts `library`). */
   const common = (): Array<string | number> => {
     const at = now();
     return [space, at, at - options.retentionMs, options.retentionMs + KEEP_MARGIN_MS, options.retentionMs, options.maxTransactions];

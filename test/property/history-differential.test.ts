@@ -166,6 +166,6 @@ async function check(input: ValueOf<typeof series>): Promise<void> {
 
 describe('the Redis history against the in-process one', () => {
   it('answers every page, statistic and record alike after the same random series', async () => {
-    await fc.assert(fc.asyncProperty(series, check), runs(60));
+    await fc.assert(fc.asyncProperty(series, check), runs(100));
   }, 120_000);
 });

@@ -235,6 +235,15 @@ describe.concurrent('Redis history', () => {
     expect((await h.history.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 60_000) }, T0))).byStatus).toEqual([{ status: 'completed', count: 1, total: 2 }]);
   });
 
+  it('publishes an event the history cannot take (a key of its in use for something else)', async (ctx) => {
+    const h = await start(ctx);
+    await h.deployment.commands.set(`${h.deployment.prefix}history:all`, 'not a sorted set');
+    expect(await h.apply(event('t1', 'completed', T0, 'e1'))).toBe(true);
+    await h.deployment.commands.del(`${h.deployment.prefix}history:all`);
+    expect(await h.apply(event('t2', 'completed', T0, 'e2'))).toBe(true);
+    expect((await h.history.records(['t2'])).map((r) => r?.status)).toEqual(['completed']);
+  });
+
   it('reads after a restart what the instance before it wrote', async (ctx) => {
     const h = await start(ctx);
     await h.apply(event('t1', 'completed', T0, 'e1'));
