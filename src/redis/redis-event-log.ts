@@ -3,6 +3,7 @@ import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../events/recent-events.js';
 import { transactionDigest } from '../events/transaction-digest.js';
 import type { RedisClients } from './redis-clients.js';
+import { redisScript } from './redis-script.js';
 
 /*
  * The event log shared by every instance through Redis. One script decides
@@ -22,6 +23,21 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
   positionTtlSeconds?: number;
   /** Told when the live feed is interrupted (Redis away); it resumes by itself. */
   onTailError?: (error: unknown) => void;
+  /** Run in the append script once an event is admitted (the history's apply), so both happen once, together. */
+  afterAppend?: AppendStep;
+}
+
+/**
+ * Lua spliced into the append script after XADD (before it answers), run only
+ * for an event the script admitted: what it changes is changed exactly once
+ * per distinct event, whichever instance received it, in the same round trip.
+ * It reads its own arguments from ARGV[9] on (the log's own are 1 to 8), and
+ * must leave the local `id` alone.
+ */
+export interface AppendStep {
+  lua: string;
+  /** ARGV[9] on, for this event. */
+  args(event: TransactionUpdateEvent): Array<string | number>;
 }
 
 /*
@@ -30,7 +46,7 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
  *       the digest this instance remembers for the transaction ('' when none: used only when
  *       Redis has none, e.g. after it restarted empty), channel.
  */
-const APPEND = `
+const APPEND_BODY = `
 if ARGV[6] == 'id' then
   if not redis.call('SET', KEYS[3], '1', 'PX', ARGV[4], 'NX') then return false end
 elseif (redis.call('GET', KEYS[4]) or ARGV[7]) == ARGV[5] then
@@ -39,8 +55,8 @@ end
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[4])
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'event', ARGV[2])
 redis.call('SET', KEYS[2], id, 'EX', ARGV[3])
-redis.call('PUBLISH', ARGV[8], id .. ' ' .. ARGV[2])
-return id`;
+redis.call('PUBLISH', ARGV[8], id .. ' ' .. ARGV[2])`;
+const appendScript = (step: AppendStep | undefined) => `${APPEND_BODY}${step ? `\n${step.lua}` : ''}\nreturn id`;
 
 /** Longest cursor looked up as an event id; anything longer was never one of ours. */
 const MAX_CURSOR_LENGTH = 1_024;
@@ -68,6 +84,8 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   const dedupeTtlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
   const positionTtl = options.positionTtlSeconds ?? 86_400;
   const recent = createRecentEvents(options);
+  const step = options.afterAppend;
+  const append = redisScript(appendScript(step));
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let closed = false;
   /** Position of the last event handed to listeners; undefined until the first connection. */
@@ -149,22 +167,9 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
     async append(event, dedupeBy) {
       if (dedupeBy === 'id' && recent.hasId(event.eventId)) return undefined;
       const digest = transactionDigest(event.transaction);
-      const position = (await commands.eval(
-        APPEND,
-        4,
-        stream,
-        key('event-position', event.eventId),
-        key('dedupe', event.eventId),
-        key('last-digest', event.transactionId),
-        options.capacity,
-        JSON.stringify(event),
-        positionTtl,
-        dedupeTtlMs,
-        digest,
-        dedupeBy,
-        recent.lastDigest(event.transactionId) ?? '',
-        channel,
-      )) as string | null;
+      const keys = [stream, key('event-position', event.eventId), key('dedupe', event.eventId), key('last-digest', event.transactionId)];
+      const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event.transactionId) ?? '', channel];
+      const position = (await append(commands, keys, step ? [...args, ...step.args(event)] : args)) as string | null;
       return position === null ? undefined : { position, event };
     },
     async readAfter(cursor) {

@@ -1,0 +1,171 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { comparePositions, type LoggedEvent } from '../../src/events/event-log.js';
+import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
+import type { HistoryRecord } from '../../src/history/history-record.js';
+import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/history-queries.js';
+import type { Interval } from '../../src/history/history-stats.js';
+import type { HistoryOptions, HistoryStore, RecentPage } from '../../src/history/history-store.js';
+import { createMemoryHistory } from '../../src/history/memory-history.js';
+import { historyDeployment, type HistoryInstance } from '../helpers/redis-history.js';
+import { runs } from './arbitraries.js';
+
+/*
+ * The Redis history against the in-process one (the reference): a random
+ * series of webhooks over a few transactions and statuses — redeliveries,
+ * out-of-order and same-millisecond times, flip-flops, bursts admitted
+ * concurrently, payment updates with and without a read-back, more
+ * transactions than the bound — published through Redis event logs that
+ * apply the history in their append script, and given to the in-process store
+ * in the order the log admitted them. Then both must answer alike everything
+ * GraphQL reads: pages walked by cursor under several filters, statistics at
+ * every interval, records. Seq values are each store's own and are left out.
+ */
+
+const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
+const DAY = 86_400_000;
+const WEEK = 7 * DAY;
+// Code point order is not UTF-16 order for the last three ('\uE000' sorts before '😀' by code point).
+const IDS = ['a', 'b', 'B', 'ab', 'é', '\uE000', '😀'];
+const STATUSES = ['pending', 'completed', 'failed', 'paid'];
+
+type ValueOf<A> = A extends fc.Arbitrary<infer T> ? T : never;
+
+const offset = fc.oneof(
+  fc.constantFrom(0, 1, 59_999, 60_000, 61_000, 3_599_999, 3_600_000, DAY - 1, DAY, -1, -DAY),
+  fc.integer({ min: -2 * DAY, max: 2 * DAY }),
+);
+const line = fc.record({
+  productId: fc.constantFrom('p1', 'p2', 'p3'),
+  productName: fc.constantFrom('Water', 'Crisps', ''),
+  productPrice: fc.constantFrom(0, 0.1, 1.1, 2.25, 1_999.99),
+  quantity: fc.constantFrom(1, 2, 3),
+});
+const webhook = fc.record({
+  transactionId: fc.constantFrom(...IDS),
+  status: fc.constantFrom(...STATUSES),
+  at: offset,
+  /** Without a timestamp, the event's time is when the gateway received it. */
+  stamped: fc.boolean(),
+  products: fc.array(line, { maxLength: 3 }),
+  /** Whether the transaction carries its products as they were read (else with more fields). */
+  sameProducts: fc.boolean(),
+});
+type Webhook = ValueOf<typeof webhook>;
+
+/** Indexes into the webhooks: one again is a redelivery; `elsewhere` goes through a second log, past its dedupe. */
+const step = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('publish' as const), webhook: fc.nat(), elsewhere: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('burst' as const), webhooks: fc.array(fc.nat(), { minLength: 2, maxLength: 5 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('payment' as const),
+      transactionId: fc.constantFrom(...IDS),
+      at: offset,
+      fields: fc.subarray(['amount', 'paymentMethod', 'status']),
+      readBack: fc.option(fc.record({ status: fc.constantFrom(...STATUSES), products: fc.array(line, { maxLength: 2 }) }), { nil: undefined }),
+    }),
+  },
+);
+const series = fc.record({
+  webhooks: fc.array(webhook, { minLength: 1, maxLength: 12 }),
+  steps: fc.array(step, { minLength: 1, maxLength: 40 }),
+  maxTransactions: fc.integer({ min: 2, max: 8 }),
+  soldStatuses: fc.subarray(STATUSES, { maxLength: 2 }),
+});
+
+function toEvent(w: Webhook, eventId: string): TransactionUpdateEvent {
+  const carried = w.sameProducts ? w.products : w.products.map((p) => ({ ...p, productSku: `sku-${p.productId}` }));
+  const transaction = { transactionId: w.transactionId, status: w.status, products: carried, note: `sent at ${w.at}` };
+  return {
+    eventId,
+    type: 'transaction.update',
+    format: 'ENVELOPED',
+    receivedAt: new Date(T0 + w.at + 500).toISOString(),
+    occurredAt: w.stamped ? new Date(T0 + w.at).toISOString() : undefined,
+    transactionId: w.transactionId,
+    status: w.status,
+    products: w.products,
+    transaction,
+    raw: {},
+  };
+}
+
+/** What GraphQL shows of a record: everything but the stores' own seq values. */
+const shown = (record: HistoryRecord | undefined) => record && { ...record, latest: record.latest[0], entries: record.entries.map(([time, , status, eventId]) => [time, status, eventId]) };
+const shownPage = (page: RecentPage) => ({ ...page, records: page.records.map(shown) });
+
+/** Every page of a query, walked by cursor. */
+async function walk(store: HistoryStore, args: Parameters<typeof recentQuery>[0]) {
+  const pages = [];
+  let after: string | undefined;
+  for (let n = 0; n < 20; n += 1) {
+    const page = await store.recent(recentQuery({ ...args, after }));
+    pages.push(shownPage(page));
+    if (!page.hasNextPage || page.records.length === 0) break;
+    after = encodeRecentCursor(page.records.at(-1)!);
+  }
+  return pages;
+}
+
+async function check(input: ValueOf<typeof series>): Promise<void> {
+  let now = T0 + 3 * DAY;
+  const options: HistoryOptions = { maxTransactions: input.maxTransactions, retentionMs: WEEK, soldStatuses: input.soldStatuses, now: () => now };
+  const memory = createMemoryHistory(options);
+  const deployment = await historyDeployment();
+  try {
+    const here = await deployment.instance(options);
+    const elsewhere = await deployment.instance(options, `${deployment.prefix}elsewhere:`);
+    const events = input.webhooks.map((w, i) => toEvent(w, `${deployment.prefix}e${i}`));
+    const eventAt = (index: number) => events[index % events.length]!;
+    const publish = async (instance: HistoryInstance, event: TransactionUpdateEvent) => {
+      if (await instance.publish(event)) memory.apply!(event);
+    };
+    for (const s of input.steps) {
+      now += 1_000;
+      if (s.kind === 'publish') await publish(s.elsewhere ? elsewhere : here, eventAt(s.webhook));
+      else if (s.kind === 'burst') {
+        // Concurrent: the in-process store takes them in the order the log admitted them.
+        const admitted = await Promise.all(s.webhooks.map((i) => here.log.append(eventAt(i), 'id')));
+        const inOrder = admitted.filter((logged): logged is LoggedEvent => logged !== undefined).sort((a, b) => comparePositions(a.position, b.position));
+        for (const logged of inOrder) memory.apply!(logged.event);
+      } else {
+        const note = { transactionId: s.transactionId, fields: s.fields, at: T0 + s.at };
+        const readBack = s.readBack && { transactionId: s.transactionId, ...s.readBack };
+        const recorded = await here.history.notePayment(note);
+        expect(recorded).toBe(await memory.notePayment(note));
+        if (!recorded && readBack) expect(await here.history.notePayment(note, readBack)).toBe(await memory.notePayment(note, readBack));
+      }
+    }
+    const redis = here.history;
+    const ids = [...IDS, 'never'];
+    expect((await redis.records(ids)).map(shown)).toEqual((await memory.records(ids)).map(shown));
+    const filters = [[], ['pending'], ['completed', 'failed'], STATUSES, ['unknown']];
+    const windows = [{}, { since: new Date(T0 - 60_000), until: new Date(T0 + 3_600_000) }, { until: new Date(T0) }];
+    for (const status of filters) {
+      for (const first of [1, 2, 3, 100]) {
+        for (const window of windows) {
+          const args = { first, status, ...window };
+          expect(await walk(redis, args), JSON.stringify(args)).toEqual(await walk(memory, args));
+        }
+      }
+    }
+    const ranges: Array<[Interval, number, number]> = [['MINUTE', T0 - DAY / 2, T0 + DAY / 2], ['HOUR', T0 - 2 * DAY, T0 + 3 * DAY], ['DAY', T0 - 10 * DAY, T0 + 10 * DAY]];
+    for (const [interval, since, until] of ranges) {
+      const query = statsQuery({ since: new Date(since), until: new Date(until), interval }, now);
+      const [fromRedis, fromMemory] = [await redis.stats(query), await memory.stats(query)];
+      // The products' order is the caller's to make (by quantity, amount, id).
+      for (const stats of [fromRedis, fromMemory]) stats.products.sort((a, b) => (a.productId < b.productId ? -1 : 1));
+      expect(fromRedis, interval).toEqual(fromMemory);
+    }
+  } finally {
+    await deployment.close();
+  }
+}
+
+describe('the Redis history against the in-process one', () => {
+  it('answers every page, statistic and record alike after the same random series', async () => {
+    await fc.assert(fc.asyncProperty(series, check), runs(100));
+  }, 120_000);
+});
