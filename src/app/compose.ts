@@ -20,6 +20,7 @@ import { createMetrics, type GatewayMetrics } from '../observability/metrics.js'
 import type { ReadinessChecks } from '../observability/operations-routes.js';
 import { createRedisClients, type RedisClients } from '../redis/redis-clients.js';
 import { createRedisEventTransport } from '../redis/redis-event-transport.js';
+import { createRedisHistory } from '../redis/redis-history.js';
 import { createForwardKeyCheck, type UpstreamKeyCheck } from '../upstream-key-check.js';
 import { createResponseCache, type ResponseCache } from '../graphql/response-cache.js';
 import { createTracing, type Tracing } from '../tracing/tracing.js';
@@ -152,9 +153,10 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const keys = forwardMode ? undefined : keyStoreOf(config, logger);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
   // The history is fed where the event log admits an event (once, whichever instance received it).
-  const history: HistoryStore | undefined = config.history && createMemoryHistory(config.history);
+  const redisHistory = redis && config.history ? createRedisHistory(redis.commands, { ...config.history, prefix: config.redisPrefix }) : undefined;
+  const history: HistoryStore | undefined = redisHistory ?? (config.history && createMemoryHistory(config.history));
   const events = redis
-    ? createRedisEventTransport(redis, { ...config, logger })
+    ? createRedisEventTransport(redis, { ...config, logger, afterAppend: redisHistory?.appendStep })
     : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, history?.apply && feedHistory(history.apply, logger));
   const { bus } = events;
   const picked = deps.backend

@@ -7,6 +7,7 @@ import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { runOperation } from '../helpers/typed-client.js';
 import { historyScenario, type Poster } from '../helpers/history-scenario.js';
 import { startStandInUpstream } from '../helpers/stand-in-upstream.js';
+import { deliverWebhook, redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
 
 /*
  * The transaction history over real HTTP (issue 20): webhooks in, with
@@ -115,5 +116,27 @@ describe('transaction history (in process)', () => {
     } finally {
       await off.close();
     }
+  });
+});
+
+describe('transaction history shared through Redis', () => {
+  let deployments: RedisDeployments;
+  beforeAll(async () => {
+    deployments = await redisDeployments();
+  });
+  afterAll(() => deployments.close());
+
+  it('says the same on two instances, whichever received each webhook, and after a restart', async () => {
+    const prefix = `history-${randomUUID()}:`;
+    const [a, b] = await deployments.start(2, { REDIS_PREFIX: prefix });
+    const instances = [a!, b!];
+    // Webhooks alternate between the instances: every redelivery reaches the other one than its first delivery.
+    await historyScenario(instances, async (request, index = 0) => (await deliverWebhook(instances[index % 2]!, request)).status);
+    const before = await runOperation(a!.url, RecentTransactionsDocument, { first: 100 });
+    // An instance started afresh on the deployment reads what Redis holds.
+    const [restarted] = await deployments.start(1, { REDIS_PREFIX: prefix });
+    const after = await runOperation(restarted!.url, RecentTransactionsDocument, { first: 100 });
+    expect(after.data).toEqual(before.data);
+    expect(after.data?.recentTransactions.totalCount).toBeGreaterThanOrEqual(3);
   });
 });
