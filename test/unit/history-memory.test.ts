@@ -1,27 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { statusChanges } from '../../src/history/history-record.js';
 import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/history-queries.js';
 import { createMemoryHistory } from '../../src/history/memory-history.js';
+import { historyEvent } from '../helpers/history-events.js';
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 const WEEK = 7 * 86_400_000;
 
-function event(transactionId: string, status: string, at: number, eventId: string, price = 2, quantity = 1): TransactionUpdateEvent {
-  const products = [{ productId: 'p1', productName: 'Water', productPrice: price, quantity }];
-  return {
-    eventId,
-    type: 'transaction.update',
-    format: 'ENVELOPED',
-    receivedAt: new Date(at + 1_000).toISOString(),
-    occurredAt: new Date(at).toISOString(),
-    transactionId,
-    status,
-    products,
-    transaction: { transactionId, status, products },
-    raw: {},
-  };
-}
+const event = historyEvent;
 
 const history = (now = T0 + 60_000, maxTransactions = 100_000) => createMemoryHistory({ maxTransactions, retentionMs: WEEK, soldStatuses: [], now: () => now });
 const all = (args = {}) => recentQuery({ first: 100, ...args });

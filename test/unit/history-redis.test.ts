@@ -4,6 +4,7 @@ import { statusChanges, type HistoryRecord } from '../../src/history/history-rec
 import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/history-queries.js';
 import type { HistoryOptions } from '../../src/history/history-store.js';
 import { createMemoryHistory } from '../../src/history/memory-history.js';
+import { historyEvent } from '../helpers/history-events.js';
 import { createRedisHistory } from '../../src/redis/redis-history.js';
 import { historyDeployment, type HistoryDeployment } from '../helpers/redis-history.js';
 
@@ -17,21 +18,7 @@ import { historyDeployment, type HistoryDeployment } from '../helpers/redis-hist
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 const WEEK = 7 * 86_400_000;
 
-function event(transactionId: string, status: string, at: number, eventId: string, price = 2, quantity = 1): TransactionUpdateEvent {
-  const products = [{ productId: 'p1', productName: 'Water', productPrice: price, quantity }];
-  return {
-    eventId,
-    type: 'transaction.update',
-    format: 'ENVELOPED',
-    receivedAt: new Date(at + 1_000).toISOString(),
-    occurredAt: new Date(at).toISOString(),
-    transactionId,
-    status,
-    products,
-    transaction: { transactionId, status, products },
-    raw: {},
-  };
-}
+const event = historyEvent;
 
 const all = (args = {}) => recentQuery({ first: 100, ...args });
 const options = (now: () => number, maxTransactions = 100_000): HistoryOptions => ({ maxTransactions, retentionMs: WEEK, soldStatuses: [], now });
