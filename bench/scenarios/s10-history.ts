@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { redisServerOnPath } from '../../test/helpers/redis-server.js';
+import type { Child } from '../lib/children.js';
+import { historySeries, historyTotal, PAGE, postEvents, RECENT_PENDING_QUERY, RECENT_QUERY, type FillResult, type HistorySeries } from '../lib/history-series.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession } from '../lib/http-load.js';
+import { startRedis, type RedisChild } from '../lib/redis-child.js';
+import type { Scenario, ScenarioContext } from '../lib/scenario.js';
+import { CLIENT_KEY, memoryAfterGc, startGateway } from '../lib/servers.js';
+import { fmt } from '../lib/stats.js';
+import { httpRow, verdict, type Row } from '../lib/table.js';
+
+/*
+ * S10: the transaction history (issue 20). A gateway's history is filled by
+ * webhooks with a series of known transactions (history-series.ts), then
+ * `recentTransactions(first: 50)` is read closed-loop, without and with a
+ * status filter, every answer checked against the series: in process, then
+ * with REDIS_URL (events and history in a redis-server of the bench's own).
+ * Memory per stored transaction: a HISTORY=off gateway gets the same webhooks
+ * beside the measured one and its growth is subtracted, so the figure is the
+ * history's alone (the webhook dedupe keeps something per event too): heap
+ * and RSS after forced GCs in process, `used_memory` in Redis.
+ * Sizes: BENCH_S10_SIZES (10000,50000); the reads run at the largest.
+ */
+
+const SIZES = (process.env.BENCH_S10_SIZES ?? '10000,50000').split(',').map(Number).sort((a, b) => a - b);
+const LARGEST = SIZES[SIZES.length - 1]!;
+const GOAL = { 'in process': 2_000, Redis: 1_000 } as const;
+type Where = keyof typeof GOAL;
+
+/** One memory figure of both gateways at 0 and after each size: absolute in process, growth since the start in Redis. */
+interface Growth {
+  on: number[];
+  off: number[];
+}
+
+const POINTS = [0, ...SIZES];
+const perTransaction = (g: Growth, from: number, to: number) => (g.on[to]! - g.on[from]! - (g.off[to]! - g.off[from]!)) / (POINTS[to]! - POINTS[from]!);
+const mb = (bytes: number) => `${bytes >= 0 ? '+' : ''}${fmt(bytes / 2 ** 20, 1)} MB`;
+
+/** The marginal figure: between the two largest sizes (0 and the size when there is one). */
+const marginal = (g: Growth) => perTransaction(g, POINTS.length - 2, POINTS.length - 1);
+const stepsText = (what: string, g: Growth) =>
+  `${what} per transaction ${POINTS.slice(1)
+    .map((to, k) => `${fmt(POINTS[k]!)} → ${fmt(to)}: ${fmt(perTransaction(g, k, k + 1))} B`)
+    .join(', ')} (history on ${g.on.slice(1).map((v) => mb(v - g.on[0]!)).join(' / ')}, off ${g.off.slice(1).map((v) => mb(v - g.off[0]!)).join(' / ')})`;
+
+const pendingText = (held: number | string) =>
+  `pending: with REDIS_URL the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} of the ${fmt(LARGEST)} transactions posted (no Redis history in this build, or it lost events)`;
+
+/**
+ * Posts the series to `on` then `off`, step by step up to each size; `snapshot`
+ * runs at the start and after each gateway's part of each step.
+ */
+async function fillBoth(ctx: ScenarioContext, where: Where, on: Child, off: Child, series: HistorySeries, snapshot: (after: 'start' | 'on' | 'off') => Promise<void>): Promise<FillResult[]> {
+  const fills: FillResult[] = [];
+  await snapshot('start');
+  let from = 0;
+  for (const size of SIZES) {
+    const events = series.events(from, size);
+    ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks to history on, then off`);
+    fills.push(await postEvents(on.url, events));
+    await snapshot('on');
+    const control = await postEvents(off.url, events);
+    if (control.failed > 0) throw new Error(`${where}: the HISTORY=off gateway failed ${control.failed} webhooks`);
+    await snapshot('off');
+    from = size;
+  }
+  return fills;
+}
+
+function fillRow(where: Where, fills: FillResult[], held: number | string): Row {
+  const webhooks = fills.reduce((n, f) => n + f.webhooks, 0);
+  const seconds = fills.reduce((n, f) => n + f.seconds, 0);
+  const failed = fills.reduce((n, f) => n + f.failed, 0);
+  return {
+    scenario: 'S10',
+    variant: `fill, ${where}: ${fmt(LARGEST)} transactions by ${fmt(webhooks)} webhooks (3 products each; pending, completed, failed), 32 in flight`,
+    value: `${fmt(webhooks / seconds)} webhooks/s; answer p50 ${fills.map((f) => fmt(f.p50, 1)).join(' / ')} ms (steps to ${SIZES.map((s) => fmt(s)).join(' / ')})`,
+    p99: fills.map((f) => fmt(f.p99, 1)).join(' / '),
+    ratio: '',
+    target: '',
+    calls: '',
+    errors: failed === 0 ? '0' : `${failed} webhooks not answered 200`,
+    notes: `for reading: answer times of a closed loop of 32 senders, not of S5's paced rate; the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
+    ...(failed > 0 ? { voided: 'webhooks failed' } : held === LARGEST ? {} : { voided: where === 'Redis' ? pendingText(held) : `the history holds ${held}, not ${fmt(LARGEST)}` }),
+  };
+}
+
+const readVariant = (where: Where, pendingOnly: boolean) =>
+  `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) { nodes { transactionId status total lastUpdated products { productId quantity } } }, ${where}, ${fmt(LARGEST)} held`;
+
+/** Closed-loop reads of one query, every answer checked; with a Redis, its own CPU per request over the measured runs. */
+async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pendingOnly: boolean, series: HistorySeries, redis?: RedisChild): Promise<Row> {
+  const query = pendingOnly ? RECENT_PENDING_QUERY : RECENT_QUERY;
+  const target = graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query, check: series.recentCheck(LARGEST, pendingOnly) }], APOLLO_CLIENT_ACCEPT);
+  const session = httpSession(target, { server: gateway });
+  await session.warmUp();
+  const cpuBefore = await redis?.serverCpuSeconds();
+  let requests = 0;
+  for (let run = 0; run < 3; run += 1) requests += (await session.run()).requests;
+  const redisUs = redis && (((await redis.serverCpuSeconds()) - cpuBefore!) / requests) * 1e6;
+  const m = session.result();
+  ctx.log(`${where}${pendingOnly ? ', status filter' : ''}: ${fmt(m.rps.median)} req/s`);
+  const goal = GOAL[where];
+  const row = httpRow('S10', readVariant(where, pendingOnly), m, { target: `≥ ${fmt(goal)} req/s ${m.errors.total > 0 ? 'VOID (errors)' : verdict(m.rps.median >= goal)}` });
+  return redisUs === undefined ? row : { ...row, notes: `${row.notes}; Redis CPU ${fmt(redisUs)} µs/request` };
+}
+
+const notMeasured = (variant: string, why: string): Row => ({ scenario: 'S10', variant, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: why });
+
+function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
+  return {
+    scenario: 'S10',
+    variant: `memory per stored transaction, ${where}: ${what}, net of a HISTORY=off gateway given the same webhooks`,
+    value,
+    p99: '',
+    ratio: '',
+    target: 'measured and stated',
+    calls: '',
+    errors: '0',
+    notes: notes.join('; '),
+    ...(held === LARGEST ? {} : { voided: where === 'Redis' ? pendingText(held) : `the history holds ${held}, not ${fmt(LARGEST)}` }),
+  };
+}
+
+const span = () => (POINTS.length > 2 ? `${fmt(POINTS[POINTS.length - 2]!)} → ${fmt(LARGEST)}` : `0 → ${fmt(LARGEST)}`);
+
+async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
+  const on = await startGateway(ctx.upstream.url, {});
+  const off = await startGateway(ctx.upstream.url, {}, { HISTORY: 'off' });
+  try {
+    const heap: Growth = { on: [], off: [] };
+    const rss: Growth = { on: [], off: [] };
+    const fills = await fillBoth(ctx, 'in process', on, off, series, async (after) => {
+      if (after === 'on') return;
+      for (const [side, gateway] of [['on', on], ['off', off]] as const) {
+        const reading = await memoryAfterGc(gateway);
+        heap[side].push(reading.heap);
+        rss[side].push(reading.rss);
+      }
+    });
+    const held = await historyTotal(on.url);
+    const rows = [
+      fillRow('in process', fills, held),
+      memoryRow('in process', 'V8 heap used and RSS after forced GCs', `heap ${fmt(marginal(heap))} B, RSS ${fmt(marginal(rss))} B per transaction (${span()})`, [stepsText('heap', heap), stepsText('RSS', rss), 'one transaction a second of event time: the per-minute statistics grow with it'], held),
+    ];
+    for (const pendingOnly of [false, true]) {
+      rows.push(held === LARGEST ? await reads(ctx, on, 'in process', pendingOnly, series) : notMeasured(readVariant('in process', pendingOnly), `the history holds ${held}, not ${fmt(LARGEST)}`));
+    }
+    return rows;
+  } finally {
+    await Promise.all([on.stop(), off.stop()]);
+  }
+}
+
+async function inRedis(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
+  if (!redisServerOnPath()) return [notMeasured('Redis rows', 'no redis-server on PATH')];
+  const redis = await startRedis();
+  try {
+    const env = (side: string) => ({ REDIS_URL: redis.redisUrl, REDIS_PREFIX: redis.newPrefix(side) });
+    const on = await startGateway(ctx.upstream.url, {}, env('on'));
+    const off = await startGateway(ctx.upstream.url, {}, { ...env('off'), HISTORY: 'off' });
+    try {
+      // used_memory is the whole server's: each side's growth is read across its own part of each step.
+      const used: Growth = { on: [0], off: [0] };
+      let last = 0;
+      const fills = await fillBoth(ctx, 'Redis', on, off, series, async (after) => {
+        const now = await redis.usedMemory();
+        if (after !== 'start') used[after].push(used[after].at(-1)! + now - last);
+        last = now;
+      });
+      const held = await historyTotal(on.url);
+      const rows = [fillRow('Redis', fills, held), memoryRow('Redis', '`used_memory` (INFO memory)', `${fmt(marginal(used))} B per transaction (${span()})`, [stepsText('used_memory', used), `used_memory at the end ${fmt(last / 2 ** 20, 1)} MB`], held)];
+      for (const pendingOnly of [false, true]) {
+        rows.push(held === LARGEST ? await reads(ctx, on, 'Redis', pendingOnly, series, redis) : notMeasured(readVariant('Redis', pendingOnly), pendingText(held)));
+      }
+      return rows;
+    } finally {
+      await Promise.all([on.stop(), off.stop()]);
+    }
+  } finally {
+    await redis.stop();
+  }
+}
+
+export const s10: Scenario = {
+  name: 'S10',
+  title: 'transaction history',
+  async run(ctx) {
+    // The newest event is dated now (to the second); the oldest LARGEST seconds before.
+    const series = historySeries(LARGEST, Math.floor(Date.now() / 1_000) * 1_000, randomUUID().slice(0, 8));
+    return [...(await inProcess(ctx, series)), ...(await inRedis(ctx, series))];
+  },
+};
