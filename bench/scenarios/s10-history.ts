@@ -51,37 +51,43 @@ const pendingText = (held: number | string) =>
  * Posts the series to `on` then `off`, step by step up to each size; `snapshot`
  * runs at the start and after each gateway's part of each step.
  */
-async function fillBoth(ctx: ScenarioContext, where: Where, on: Child, off: Child, series: HistorySeries, snapshot: (after: 'start' | 'on' | 'off') => Promise<void>): Promise<FillResult[]> {
-  const fills: FillResult[] = [];
+async function fillBoth(ctx: ScenarioContext, where: Where, on: Child, off: Child, series: HistorySeries, snapshot: (after: 'start' | 'on' | 'off') => Promise<void>): Promise<Fills> {
+  const fills: Fills = { on: [], off: [] };
   await snapshot('start');
   let from = 0;
   for (const size of SIZES) {
     const events = series.events(from, size);
     ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks to history on, then off`);
-    fills.push(await postEvents(on.url, events));
+    fills.on.push(await postEvents(on.url, events));
     await snapshot('on');
-    const control = await postEvents(off.url, events);
-    if (control.failed > 0) throw new Error(`${where}: the HISTORY=off gateway failed ${control.failed} webhooks`);
+    fills.off.push(await postEvents(off.url, events));
     await snapshot('off');
     from = size;
   }
   return fills;
 }
 
-function fillRow(where: Where, fills: FillResult[], held: number | string): Row {
-  const webhooks = fills.reduce((n, f) => n + f.webhooks, 0);
-  const seconds = fills.reduce((n, f) => n + f.seconds, 0);
-  const failed = fills.reduce((n, f) => n + f.failed, 0);
+interface Fills {
+  on: FillResult[];
+  off: FillResult[];
+}
+
+const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
+
+function fillRow(where: Where, fills: Fills, held: number | string): Row {
+  const webhooks = fills.on.reduce((n, f) => n + f.webhooks, 0);
+  const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
+  const steps = (pick: (f: FillResult) => number, list: FillResult[]) => list.map((f) => fmt(pick(f), 1)).join(' / ');
   return {
     scenario: 'S10',
     variant: `fill, ${where}: ${fmt(LARGEST)} transactions by ${fmt(webhooks)} webhooks (3 products each; pending, completed, failed), 32 in flight`,
-    value: `${fmt(webhooks / seconds)} webhooks/s; answer p50 ${fills.map((f) => fmt(f.p50, 1)).join(' / ')} ms (steps to ${SIZES.map((s) => fmt(s)).join(' / ')})`,
-    p99: fills.map((f) => fmt(f.p99, 1)).join(' / '),
+    value: `${fmt(rateOf(fills.on))} webhooks/s; answer p50 ${steps((f) => f.p50, fills.on)} ms (steps to ${SIZES.map((s) => fmt(s)).join(' / ')})`,
+    p99: steps((f) => f.p99, fills.on),
     ratio: '',
     target: '',
     calls: '',
     errors: failed === 0 ? '0' : `${failed} webhooks not answered 200`,
-    notes: `for reading: answer times of a closed loop of 32 senders, not of S5's paced rate; the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
+    notes: `for reading: answer times of a closed loop of 32 senders, not of S5's paced rate; the HISTORY=off gateway given the same: ${fmt(rateOf(fills.off))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.off)} ms, p99 ${steps((f) => f.p99, fills.off)} ms; the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
     ...(failed > 0 ? { voided: 'webhooks failed' } : held === LARGEST ? {} : { voided: where === 'Redis' ? pendingText(held) : `the history holds ${held}, not ${fmt(LARGEST)}` }),
   };
 }
