@@ -27,7 +27,7 @@ const LARGEST = SIZES[SIZES.length - 1]!;
 const GOAL = { 'in process': 2_000, Redis: 1_000 } as const;
 type Where = keyof typeof GOAL;
 
-/** One memory figure of both gateways at 0 and after each size: absolute in process, growth since the start in Redis. */
+/** One memory figure of both sides at 0 and after each size. */
 interface Growth {
   on: number[];
   off: number[];
@@ -47,21 +47,17 @@ const stepsText = (what: string, g: Growth) =>
 const pendingText = (held: number | string) =>
   `pending: with REDIS_URL the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} of the ${fmt(LARGEST)} transactions posted (no Redis history in this build, or it lost events)`;
 
-/**
- * Posts the series to `on` then `off`, step by step up to each size; `snapshot`
- * runs at the start and after each gateway's part of each step.
- */
-async function fillBoth(ctx: ScenarioContext, where: Where, on: Child, off: Child, series: HistorySeries, snapshot: (after: 'start' | 'on' | 'off') => Promise<void>): Promise<Fills> {
+/** Posts the series to `on` then `off`, step by step up to each size; `snapshot` runs at the start and after each step. */
+async function fillBoth(ctx: ScenarioContext, where: Where, on: Child, off: Child, series: HistorySeries, snapshot: () => Promise<void>): Promise<Fills> {
   const fills: Fills = { on: [], off: [] };
-  await snapshot('start');
+  await snapshot();
   let from = 0;
   for (const size of SIZES) {
     const events = series.events(from, size);
     ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks to history on, then off`);
     fills.on.push(await postEvents(on.url, events));
-    await snapshot('on');
     fills.off.push(await postEvents(off.url, events));
-    await snapshot('off');
+    await snapshot();
     from = size;
   }
   return fills;
@@ -137,8 +133,7 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
   try {
     const heap: Growth = { on: [], off: [] };
     const rss: Growth = { on: [], off: [] };
-    const fills = await fillBoth(ctx, 'in process', on, off, series, async (after) => {
-      if (after === 'on') return;
+    const fills = await fillBoth(ctx, 'in process', on, off, series, async () => {
       for (const [side, gateway] of [['on', on], ['off', off]] as const) {
         const reading = await memoryAfterGc(gateway);
         heap[side].push(reading.heap);
@@ -161,31 +156,32 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
 
 async function inRedis(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
   if (!redisServerOnPath()) return [notMeasured('Redis rows', 'no redis-server on PATH')];
-  const redis = await startRedis();
+  // A Redis each: in a shared one, its key tables double for whichever gateway's key crosses a power of two.
+  const redisOn = await startRedis();
+  const redisOff = await startRedis();
   try {
-    const env = (side: string) => ({ REDIS_URL: redis.redisUrl, REDIS_PREFIX: redis.newPrefix(side) });
-    const on = await startGateway(ctx.upstream.url, {}, env('on'));
-    const off = await startGateway(ctx.upstream.url, {}, { ...env('off'), HISTORY: 'off' });
+    const on = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOn.redisUrl, REDIS_PREFIX: redisOn.newPrefix('on') });
+    const off = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOff.redisUrl, REDIS_PREFIX: redisOff.newPrefix('off'), HISTORY: 'off' });
     try {
-      // used_memory is the whole server's: each side's growth is read across its own part of each step.
-      const used: Growth = { on: [0], off: [0] };
-      let last = 0;
-      const fills = await fillBoth(ctx, 'Redis', on, off, series, async (after) => {
-        const now = await redis.usedMemory();
-        if (after !== 'start') used[after].push(used[after].at(-1)! + now - last);
-        last = now;
+      const used: Growth = { on: [], off: [] };
+      const fills = await fillBoth(ctx, 'Redis', on, off, series, async () => {
+        used.on.push(await redisOn.usedMemory());
+        used.off.push(await redisOff.usedMemory());
       });
       const held = await historyTotal(on.url);
-      const rows = [fillRow('Redis', fills, held), memoryRow('Redis', '`used_memory` (INFO memory)', `${fmt(marginal(used))} B per transaction (${span()})`, [stepsText('used_memory', used), `used_memory at the end ${fmt(last / 2 ** 20, 1)} MB`], held)];
+      const rows = [
+        fillRow('Redis', fills, held),
+        memoryRow('Redis', '`used_memory` (INFO memory), each gateway on a redis-server of its own', `${fmt(marginal(used))} B per transaction (${span()})`, [stepsText('used_memory', used), `used_memory at the end ${fmt(used.on.at(-1)! / 2 ** 20, 1)} MB with the history, ${fmt(used.off.at(-1)! / 2 ** 20, 1)} MB without`], held),
+      ];
       for (const pendingOnly of [false, true]) {
-        rows.push(held === LARGEST ? await reads(ctx, on, 'Redis', pendingOnly, series, redis) : notMeasured(readVariant('Redis', pendingOnly), pendingText(held)));
+        rows.push(held === LARGEST ? await reads(ctx, on, 'Redis', pendingOnly, series, redisOn) : notMeasured(readVariant('Redis', pendingOnly), pendingText(held)));
       }
       return rows;
     } finally {
       await Promise.all([on.stop(), off.stop()]);
     }
   } finally {
-    await redis.stop();
+    await Promise.all([redisOn.stop(), redisOff.stop()]);
   }
 }
 
