@@ -20,6 +20,7 @@ import { s6 } from './scenarios/s6-memory.js';
 import { s7 } from './scenarios/s7-peers.js';
 import { s8 } from './scenarios/s8-latency.js';
 import { s9 } from './scenarios/s9-layers.js';
+import { s10 } from './scenarios/s10-history.js';
 
 /*
  * `npm run bench [-- S1 S4 …] [--baseline <revision>]`: runs the scenarios (all
@@ -30,7 +31,7 @@ import { s9 } from './scenarios/s9-layers.js';
  * the working tree's, and a before/after summary heads the table.
  */
 
-const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8, s9];
+const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10];
 
 let baseline: Baseline | undefined;
 // Children die with us: synchronously on exit, after a clean stop on signals and crashes; the baseline worktree goes too.

@@ -39,7 +39,7 @@ export interface Vending {
 }
 
 /** UUID-shaped (the contract's identifiers are strings shown as UUIDs), stable per (kind, n). */
-const uuid = (kind: number, n: number): string => {
+export const uuid = (kind: number, n: number): string => {
   const hex = (kind * 1_000_003 + n).toString(16).padStart(12, '0');
   return `${kind.toString(16).padStart(8, '0')}-0000-4000-8000-${hex}`;
 };
@@ -54,7 +54,8 @@ const CATALOG = NAMES.map((productName, i) => ({
   productSku: `SKU-${String(i).padStart(4, '0')}`,
 }));
 
-const line = (i: number, quantity: number): ProductLine => ({ ...CATALOG[i % CATALOG.length]!, quantity });
+/** Product `i` of the catalogue (12 products, wrapping), as a line of `quantity`. */
+export const line = (i: number, quantity: number): ProductLine => ({ ...CATALOG[i % CATALOG.length]!, quantity });
 
 const STATUSES = ['active', 'pending', 'completed'];
 

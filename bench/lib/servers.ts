@@ -167,6 +167,20 @@ export async function startRawWs(): Promise<Child> {
   return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts', env: {}, ready: answers200('/readyz') });
 }
 
+export interface MemoryReading {
+  rss: number;
+  heap: number;
+}
+
+/** A gateway's RSS and V8 heap used, read from /metrics after forced GCs (SIGUSR2, see child-preload.ts): live data, not garbage. */
+export async function memoryAfterGc(gateway: Child): Promise<MemoryReading> {
+  for (let k = 0; k < 3; k += 1) {
+    gateway.signal('SIGUSR2');
+    await sleep(400);
+  }
+  return { rss: await metric(gateway, 'process_resident_memory_bytes'), heap: await metric(gateway, 'nodejs_heap_size_used_bytes') };
+}
+
 /** Reads one unlabelled sample of a Prometheus metric from the child's /metrics. */
 export async function metric(child: Child, name: string): Promise<number> {
   const text = await (await fetch(`${child.url}/metrics`)).text();

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { transactions } from './fixtures.js';
+import { transactions, type Transaction } from './fixtures.js';
 
 /*
  * Posts the service's `transaction.update` webhook (enveloped form, unsigned:
@@ -21,10 +21,14 @@ export interface Posted {
 export interface WebhookSender {
   /** Posts the update of fixture transaction `n % 200` with envelope id `id` and a status derived from `n`. */
   post(id: string, n: number): Promise<Posted>;
+  /** Posts an update of `transaction` with envelope id `id`, dated `at` (the envelope's timestamp; default now). */
+  postUpdate(id: string, transaction: WebhookTransaction, at?: Date): Promise<Posted>;
   /** Posts a body as is (the raw ws baseline takes the message it broadcasts). */
   postRaw(path: string, body: string): Promise<Posted>;
   close(): Promise<void>;
 }
+
+export type WebhookTransaction = Pick<Transaction, 'transactionId' | 'status' | 'products'>;
 
 export const statusFor = (n: number): string => (n % 2 === 0 ? 'pending' : 'completed');
 
@@ -36,12 +40,16 @@ export function webhookSender(baseUrl: string, connections = 16): WebhookSender 
     await response.body.dump();
     return { status: response.statusCode, ms: performance.now() - at, at };
   }
+  const postUpdate = (id: string, transaction: WebhookTransaction, at?: Date) => {
+    const request = buildWebhookRequest({ form: 'enveloped', id, transaction, ...(at ? { at } : {}) });
+    return send('/webhooks', request.body, request.headers);
+  };
   return {
     post(id, n) {
       const t = transactions[n % transactions.length]!;
-      const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: t.transactionId, status: statusFor(n), products: t.products } });
-      return send('/webhooks', request.body, request.headers);
+      return postUpdate(id, { transactionId: t.transactionId, status: statusFor(n), products: t.products });
     },
+    postUpdate,
     postRaw: (path, body) => send(path, body, { 'content-type': 'application/json' }),
     // destroy, not close: after a capped wait, answers still pending are abandoned rather than awaited.
     close: () => pool.destroy(),

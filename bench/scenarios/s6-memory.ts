@@ -1,8 +1,7 @@
-import { sleep, type Child } from '../lib/children.js';
 import { fleetProcesses, subscribersAllowed } from '../lib/delivery.js';
 import { startWorkerFleet } from '../lib/fleet-workers.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
-import { metric, startGateway } from '../lib/servers.js';
+import { memoryAfterGc, startGateway, type MemoryReading } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { verdict } from '../lib/table.js';
 import { webhookSender } from '../lib/webhooks.js';
@@ -19,19 +18,6 @@ const FROM = 5_000;
 const TO = 20_000;
 const TARGET_KB = 12;
 
-interface Reading {
-  rss: number;
-  heap: number;
-}
-
-async function settledReading(gateway: Child): Promise<Reading> {
-  for (let k = 0; k < 3; k += 1) {
-    gateway.signal('SIGUSR2');
-    await sleep(400);
-  }
-  return { rss: await metric(gateway, 'process_resident_memory_bytes'), heap: await metric(gateway, 'nodejs_heap_size_used_bytes') };
-}
-
 export const s6: Scenario = {
   name: 'S6',
   title: 'memory per subscriber',
@@ -43,15 +29,15 @@ export const s6: Scenario = {
       const fleet = await startWorkerFleet(gateway.url, 'graphql-ws', fleetProcesses(to));
       const sender = webhookSender(gateway.url, 2);
       try {
-        const readAt = async (size: number): Promise<[Reading, number]> => {
+        const readAt = async (size: number): Promise<[MemoryReading, number]> => {
           log(`${fmt(size)} subscribers`);
           await fleet.grow(size);
           const unprobed = await fleet.probeAll((id) => sender.post(id, 0));
-          return [await settledReading(gateway), unprobed];
+          return [await memoryAfterGc(gateway), unprobed];
         };
         const [low, unprobedLow] = await readAt(FROM);
         const [high, unprobedHigh] = await readAt(to);
-        const perSub = (pick: (r: Reading) => number) => (pick(high) - pick(low)) / (to - FROM) / 1_024;
+        const perSub = (pick: (r: MemoryReading) => number) => (pick(high) - pick(low)) / (to - FROM) / 1_024;
         const rssKb = perSub((r) => r.rss);
         const heapKb = perSub((r) => r.heap);
         const errors = unprobedLow + unprobedHigh + fleet.failures;

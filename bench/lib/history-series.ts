@@ -1,0 +1,126 @@
+import { performance } from 'node:perf_hooks';
+import { BodyCheck } from './expect.js';
+import { line, uuid, type ProductLine } from './fixtures.js';
+import { CLIENT_KEY } from './servers.js';
+import { quantile } from './stats.js';
+import { webhookSender, type WebhookTransaction } from './webhooks.js';
+
+/*
+ * S10's transactions: a series whose history is known in advance, posted as
+ * webhooks, and the answers `recentTransactions` must give once it is in,
+ * derived from the series alone (not from any server).
+ *
+ * Transaction i has 3 products and goes `pending` at T + i s; three in four
+ * then go `completed` or `failed` half a second later: 1.75 events each, one
+ * transaction a second of event time, as a fleet selling steadily would send.
+ * Every event carries its own time (the envelope's timestamp), so the order
+ * by last update, and so every page, is fixed whatever order the webhooks
+ * are answered in.
+ */
+
+const STEP_MS = 1_000;
+const SERIES_KIND = 6;
+/** `first` of the measured queries. */
+export const PAGE = 50;
+
+export interface SeriesEvent {
+  id: string;
+  transaction: WebhookTransaction;
+  at: Date;
+}
+
+export interface HistorySeries {
+  /** The events of transactions [from, to), in series order (each transaction's pending first). */
+  events(from: number, to: number): SeriesEvent[];
+  /** The answer to RECENT_QUERY (or RECENT_PENDING_QUERY with `pendingOnly`) once transactions [0, count) are in. */
+  recentCheck(count: number, pendingOnly?: boolean): BodyCheck;
+}
+
+const finalStatus = (i: number): string => (i % 4 === 0 ? 'pending' : i % 4 === 3 ? 'failed' : 'completed');
+const productsOf = (i: number): ProductLine[] => [line(i, 1 + (i % 3)), line(i + 4, 1 + ((i + 1) % 3)), line(i + 8, 1 + ((i + 2) % 3))];
+
+/** A series of up to `size` transactions, the newest dated `newestAt` (ms); `tag` keeps its event ids apart from another run's. */
+export function historySeries(size: number, newestAt: number, tag: string): HistorySeries {
+  const start = newestAt - size * STEP_MS;
+  const pendingAt = (i: number) => start + i * STEP_MS;
+  const lastUpdated = (i: number) => pendingAt(i) + (i % 4 === 0 ? 0 : STEP_MS / 2);
+  const transaction = (i: number, status: string): WebhookTransaction => ({ transactionId: uuid(SERIES_KIND, i), status, products: productsOf(i) });
+  const node = (i: number) => {
+    const products = productsOf(i);
+    return {
+      transactionId: uuid(SERIES_KIND, i),
+      status: finalStatus(i),
+      // Prices are in quarters: the sum is exact in binary floating point, as the gateway computes it.
+      total: products.reduce((sum, p) => sum + p.productPrice * p.quantity, 0),
+      lastUpdated: new Date(lastUpdated(i)).toISOString(),
+      products: products.map(({ productId, quantity }) => ({ productId, quantity })),
+    };
+  };
+  return {
+    events(from, to) {
+      const out: SeriesEvent[] = [];
+      for (let i = from; i < to; i += 1) {
+        out.push({ id: `s10-${tag}-${i}-p`, transaction: transaction(i, 'pending'), at: new Date(pendingAt(i)) });
+        if (i % 4 !== 0) out.push({ id: `s10-${tag}-${i}-f`, transaction: transaction(i, finalStatus(i)), at: new Date(lastUpdated(i)) });
+      }
+      return out;
+    },
+    recentCheck(count, pendingOnly = false) {
+      const nodes = [];
+      for (let i = count - 1; i >= 0 && nodes.length < PAGE; i -= 1) if (!pendingOnly || finalStatus(i) === 'pending') nodes.push(node(i));
+      return new BodyCheck({ data: { recentTransactions: { nodes } } });
+    },
+  };
+}
+
+const NODE_FIELDS = 'transactionId status total lastUpdated products { productId quantity }';
+export const RECENT_QUERY = `query Recent { recentTransactions(first: ${PAGE}) { nodes { ${NODE_FIELDS} } } }`;
+export const RECENT_PENDING_QUERY = `query RecentPending { recentTransactions(first: ${PAGE}, status: ["pending"]) { nodes { ${NODE_FIELDS} } } }`;
+
+export interface FillResult {
+  webhooks: number;
+  seconds: number;
+  /** Answers other than 200 and webhooks never answered. */
+  failed: number;
+  p50: number;
+  p99: number;
+}
+
+/** Posts `events` to a gateway, `inFlight` at a time over kept-alive connections; answer times as the sender saw them. */
+export async function postEvents(gatewayUrl: string, events: SeriesEvent[], inFlight = 32): Promise<FillResult> {
+  const sender = webhookSender(gatewayUrl, inFlight);
+  const ms = new Array<number>(events.length);
+  let failed = 0;
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    for (let k = next++; k < events.length; k = next++) {
+      const { id, transaction, at } = events[k]!;
+      try {
+        const posted = await sender.postUpdate(id, transaction, at);
+        ms[k] = posted.ms;
+        if (posted.status !== 200) failed += 1;
+      } catch {
+        ms[k] = Number.NaN;
+        failed += 1;
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: inFlight }, worker));
+  } finally {
+    await sender.close();
+  }
+  return { webhooks: events.length, seconds: (performance.now() - started) / 1_000, failed, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99) };
+}
+
+/** How many transactions the gateway's history holds (`totalCount`), or why it could not say (HISTORY=off answers an error). */
+export async function historyTotal(gatewayUrl: string): Promise<number | string> {
+  const response = await fetch(`${gatewayUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
+    body: JSON.stringify({ query: '{ recentTransactions(first: 0) { totalCount } }' }),
+  });
+  const body = (await response.json()) as { data?: { recentTransactions?: { totalCount: number } }; errors?: Array<{ message: string }> };
+  return body.data?.recentTransactions?.totalCount ?? body.errors?.[0]?.message ?? `status ${response.status}`;
+}

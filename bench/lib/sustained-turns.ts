@@ -1,0 +1,194 @@
+import { performance } from 'node:perf_hooks';
+import { sleep, type Child } from './children.js';
+import { ProbeTracker } from './delivery.js';
+import { eventIdOf, liteFleet, rawFleet, type Fleet } from './subscribers.js';
+import { nowAbsolute, rawMessage, runPacer, type PacedWebhook } from './webhook-pacer.js';
+import { statusFor, webhookSender, type WebhookSender } from './webhooks.js';
+
+/*
+ * S5's mechanics: a server with its subscribers open (a side), and turns of
+ * clock-paced webhooks from the pacer process to one side at a time, so that
+ * two gateways (history on and off) can take turns in one run and drift of
+ * the machine lands on both. Each turn's webhooks carry ids of their own
+ * (`s5_<turn>_<n>`), so a delivery is counted against the turn that sent it;
+ * one arriving after its turn was closed is a stray (already counted lost).
+ * Every subscriber's deliveries are compared with the webhooks the server
+ * answered 200: lost = answered, never delivered (once deliveries stopped
+ * arriving); duplicated = delivered more than once; still arriving when the
+ * wait is capped: undelivered, not told from lost.
+ */
+
+const SENDER_CONNECTIONS = 32;
+/** After the sending: stop waiting once nothing arrived for QUIET_MS, or at the cap (bounds the bench's run time). */
+const QUIET_MS = 5_000;
+export const CAP_MS = 120_000;
+const PREFIX = 's5_';
+
+export interface TurnResult {
+  seconds: number;
+  answers: PacedWebhook[];
+  acceptedCount: number;
+  /** Deliveries of accepted webhooks, first copies only: at most acceptedCount × subscribers. */
+  reachedAccepted: number;
+  reachedOthers: number;
+  delivered: number;
+  lost: number;
+  late: number;
+  duplicates: number;
+  foreign: number;
+  /** Delivery lags (pacer's send → receipt here), ms, unsorted. */
+  lags: Float64Array;
+  /** First POST → last delivery, s. */
+  deliverySeconds: number;
+  drained: boolean;
+  stillArriving: boolean;
+  /** The server's CPU in cores and this process's event-loop utilisation over the turn, and the turn's length in s. */
+  cores: number;
+  receiverElu: number;
+  busySeconds: number;
+}
+
+interface TurnState {
+  prefix: string;
+  total: number;
+  /** counts[i * total + n]: deliveries of webhook n to subscriber i (saturating at 255); arrivedAt: the first one's time. */
+  counts: Uint8Array;
+  arrivedAt: Float64Array;
+  /** reached[n]: subscribers webhook n has reached at least once. */
+  reached: Uint32Array;
+  delivered: number;
+  foreign: number;
+  lastArrival: number;
+}
+
+export interface Side {
+  label: string;
+  server: Child;
+  raw: boolean;
+  subscribers: number;
+  /** Subscribers never reached by a probe, at the opening. */
+  unprobed: number;
+  /** Messages that were not events, and events of a turn already closed. */
+  readonly wrong: number;
+  readonly strays: number;
+  readonly failures: number;
+  turn(pacer: Child, rate: number, seconds: number, turnIndex: number): Promise<TurnResult>;
+  close(): Promise<void>;
+}
+
+/** Opens `subscribers` subscribers of `server` (a gateway, or the raw broadcaster) and probes every one. */
+export async function openSide(label: string, server: Child, raw: boolean, subscribers: number, log: (m: string) => void): Promise<Side> {
+  let current: TurnState | undefined;
+  let wrong = 0;
+  let strays = 0;
+  const probes = new ProbeTracker(subscribers);
+  const sink = (i: number, data: Buffer) => {
+    const id = eventIdOf(data);
+    if (id === undefined) return void (wrong += 1);
+    if (!id.startsWith(PREFIX)) return probes.note(i, id);
+    const t = current;
+    if (!t || !id.startsWith(t.prefix)) return void (strays += 1);
+    const n = Number(id.slice(t.prefix.length));
+    if (!(n >= 0 && n < t.total)) return void (t.foreign += 1);
+    const k = i * t.total + n;
+    t.lastArrival = performance.now();
+    if (t.counts[k] === 0) {
+      t.reached[n]! += 1;
+      t.arrivedAt[k] = nowAbsolute();
+    }
+    if (t.counts[k]! < 255) t.counts[k]! += 1;
+    t.delivered += 1;
+  };
+  const fleet: Fleet = raw ? rawFleet(server.url, sink) : liteFleet(server.url, sink);
+  const probeSender: WebhookSender = webhookSender(server.url, 1);
+  log(`${label}: opening ${subscribers} subscribers`);
+  await fleet.grow(subscribers);
+  const unprobed = await probes.probeAll((id) => (raw ? probeSender.postRaw('/broadcast', rawMessage(id, statusFor(0))) : probeSender.post(id, 0)));
+
+  async function turn(pacer: Child, rate: number, seconds: number, turnIndex: number): Promise<TurnResult> {
+    const total = rate * seconds;
+    const t: TurnState = { prefix: `${PREFIX}${turnIndex}_`, total, counts: new Uint8Array(subscribers * total), arrivedAt: new Float64Array(subscribers * total), reached: new Uint32Array(total), delivered: 0, foreign: 0, lastArrival: 0 };
+    current = t;
+    log(`${label}: turn ${turnIndex}, ${total} webhooks at ${rate}/s from the pacer process`);
+    const elu = performance.eventLoopUtilization();
+    const cpu = server.cpuSeconds();
+    const t0 = performance.now();
+    let answers: PacedWebhook[] | undefined;
+    let pacerError: unknown;
+    const running = runPacer(pacer, { target: server.url, mode: raw ? 'raw' : 'gateway', rate, seconds, prefix: t.prefix, connections: SENDER_CONNECTIONS, graceMs: CAP_MS }).then(
+      (results) => void (answers = results),
+      (error: unknown) => void (pacerError = error),
+    );
+    const deadline = t0 + seconds * 1_000 + CAP_MS;
+    let drained = false;
+    while (performance.now() < deadline && pacerError === undefined) {
+      // Every webhook answered 200 reached every subscriber.
+      if (answers && (drained = t.reached.every((r, n) => r === subscribers || answers![n]!.status !== 200))) break;
+      if (answers && performance.now() - Math.max(t.lastArrival, t0) > QUIET_MS) break;
+      await sleep(100);
+    }
+    await running;
+    if (pacerError !== undefined || !answers) throw new Error(`webhook pacer failed: ${String(pacerError)}`);
+    await sleep(300); // late duplicates
+    current = undefined;
+    const busySeconds = (performance.now() - t0) / 1_000;
+    const stillArriving = !drained && performance.now() - t.lastArrival < QUIET_MS;
+    let acceptedCount = 0;
+    let reachedAccepted = 0;
+    let reachedOthers = 0;
+    for (let n = 0; n < total; n += 1) {
+      if (answers[n]!.status === 200) {
+        acceptedCount += 1;
+        reachedAccepted += t.reached[n]!;
+      } else reachedOthers += t.reached[n]!;
+    }
+    // Delivery lag from the pacer's send to this process's receipt (both clocks are the machine's).
+    const lags = new Float64Array(reachedAccepted + reachedOthers);
+    let filled = 0;
+    for (let k = 0; k < t.arrivedAt.length; k += 1) if (t.arrivedAt[k]! > 0) lags[filled++] = t.arrivedAt[k]! - answers[k % total]!.sentAt;
+    let duplicates = 0;
+    for (const c of t.counts) if (c > 1) duplicates += c - 1;
+    const missing = acceptedCount * subscribers - reachedAccepted;
+    return {
+      seconds,
+      answers,
+      acceptedCount,
+      reachedAccepted,
+      reachedOthers,
+      delivered: t.delivered,
+      lost: stillArriving ? 0 : missing,
+      late: stillArriving ? missing : 0,
+      duplicates,
+      foreign: t.foreign,
+      lags: lags.subarray(0, filled),
+      deliverySeconds: Math.max(1e-3, (t.lastArrival - t0) / 1_000),
+      drained,
+      stillArriving,
+      cores: (server.cpuSeconds() - cpu) / busySeconds,
+      receiverElu: performance.eventLoopUtilization(elu).utilization,
+      busySeconds,
+    };
+  }
+
+  return {
+    label,
+    server,
+    raw,
+    subscribers,
+    unprobed,
+    get wrong() {
+      return wrong;
+    },
+    get strays() {
+      return strays;
+    },
+    get failures() {
+      return fleet.failures;
+    },
+    turn,
+    async close() {
+      await fleet.close();
+      await probeSender.close();
+    },
+  };
+}

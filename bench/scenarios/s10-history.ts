@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import { redisServerOnPath } from '../../test/helpers/redis-server.js';
+import type { Child } from '../lib/children.js';
+import { historySeries, historyTotal, PAGE, postEvents, RECENT_PENDING_QUERY, RECENT_QUERY, type FillResult, type HistorySeries, type SeriesEvent } from '../lib/history-series.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession } from '../lib/http-load.js';
+import { startRedis, type RedisChild } from '../lib/redis-child.js';
+import type { Scenario, ScenarioContext } from '../lib/scenario.js';
+import { CLIENT_KEY, memoryAfterGc, startGateway } from '../lib/servers.js';
+import { fmt } from '../lib/stats.js';
+import { httpRow, verdict, type Row } from '../lib/table.js';
+
+/*
+ * S10: the transaction history (issue 20). A gateway's history is filled by
+ * webhooks with a series of known transactions (history-series.ts), then
+ * `recentTransactions(first: 50)` is read closed-loop, without and with a
+ * status filter, every answer checked against the series: in process, then
+ * with REDIS_URL (events and history in a redis-server of the bench's own).
+ * Memory per stored transaction: a HISTORY=off gateway gets the same webhooks
+ * beside the measured one and its growth is subtracted, so the figure is the
+ * history's alone (the webhook dedupe keeps something per event too): heap
+ * and RSS after forced GCs in process, `used_memory` in Redis.
+ * Sizes: BENCH_S10_SIZES (10000,50000); the reads run at the largest.
+ */
+
+const SIZES = (process.env.BENCH_S10_SIZES ?? '10000,50000').split(',').map(Number).sort((a, b) => a - b);
+const LARGEST = SIZES[SIZES.length - 1]!;
+const GOAL = { 'in process': 2_000, Redis: 1_000 } as const;
+type Where = keyof typeof GOAL;
+
+/** One memory figure of both sides at 0 and after each size. */
+interface Growth {
+  on: number[];
+  off: number[];
+}
+
+const POINTS = [0, ...SIZES];
+const perTransaction = (g: Growth, from: number, to: number) => (g.on[to]! - g.on[from]! - (g.off[to]! - g.off[from]!)) / (POINTS[to]! - POINTS[from]!);
+const mb = (bytes: number) => `${bytes >= 0 ? '+' : ''}${fmt(bytes / 2 ** 20, 1)} MB`;
+
+/** The marginal figure: between the two largest sizes, or from 0 when one size is given. */
+const marginal = (g: Growth) => perTransaction(g, POINTS.length - 2, POINTS.length - 1);
+const stepsText = (what: string, g: Growth) =>
+  `${what} per transaction ${POINTS.slice(1)
+    .map((to, k) => `${fmt(POINTS[k]!)} → ${fmt(to)}: ${fmt(perTransaction(g, k, k + 1))} B`)
+    .join(', ')} (history on ${g.on.slice(1).map((v) => mb(v - g.on[0]!)).join(' / ')}, off ${g.off.slice(1).map((v) => mb(v - g.off[0]!)).join(' / ')})`;
+
+/** Why a store's rows cannot stand when its history does not hold the whole series: with Redis, the build may have no Redis history yet. */
+const notHeld = (where: Where, held: number | string) => {
+  const holds = `the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} of the ${fmt(LARGEST)} transactions posted`;
+  return where === 'Redis' ? `pending: with REDIS_URL ${holds} (no Redis history in this build, or it lost events)` : holds;
+};
+
+/** A gateway being filled, and the Redis that holds its events (and history) when it has one. */
+interface FillTarget {
+  gateway: Child;
+  redis?: RedisChild;
+}
+
+interface FillStep extends FillResult {
+  /** CPU per webhook over the step, µs: the gateway's (/proc), and its Redis's (INFO cpu). */
+  gatewayUs: number;
+  redisUs: number | undefined;
+}
+
+async function fillStep({ gateway, redis }: FillTarget, events: SeriesEvent[]): Promise<FillStep> {
+  const cpu = gateway.cpuSeconds();
+  const redisCpu = await redis?.serverCpuSeconds();
+  const result = await postEvents(gateway.url, events);
+  const perWebhook = (seconds: number) => (seconds / result.webhooks) * 1e6;
+  return { ...result, gatewayUs: perWebhook(gateway.cpuSeconds() - cpu), redisUs: redis && perWebhook((await redis.serverCpuSeconds()) - redisCpu!) };
+}
+
+interface Fills {
+  on: FillStep[];
+  off: FillStep[];
+}
+
+/** Posts the series to `on` then `off`, step by step up to each size; `snapshot` runs at the start and after each step. */
+async function fillBoth(ctx: ScenarioContext, where: Where, on: FillTarget, off: FillTarget, series: HistorySeries, snapshot: () => Promise<void>): Promise<Fills> {
+  const fills: Fills = { on: [], off: [] };
+  await snapshot();
+  let from = 0;
+  for (const size of SIZES) {
+    const events = series.events(from, size);
+    ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks to history on, then off`);
+    fills.on.push(await fillStep(on, events));
+    fills.off.push(await fillStep(off, events));
+    await snapshot();
+    from = size;
+  }
+  return fills;
+}
+
+const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
+
+/**
+ * The fill's figures. What the history adds to each webhook's CPU (on − off, step by step) is the steady
+ * figure behind S5's answer times, which this 2-core machine's noise moves by more than the history costs.
+ */
+function fillRow(where: Where, fills: Fills, held: number | string): Row {
+  const webhooks = fills.on.reduce((n, f) => n + f.webhooks, 0);
+  const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
+  const steps = (pick: (f: FillStep) => number, list: FillStep[], digits = 1) => list.map((f) => fmt(pick(f), digits)).join(' / ');
+  const added = (pick: (f: FillStep) => number) => fills.on.map((f, k) => `${pick(f) - pick(fills.off[k]!) >= 0 ? '+' : ''}${fmt(pick(f) - pick(fills.off[k]!))}`).join(' / ');
+  const redis = where === 'Redis';
+  return {
+    scenario: 'S10',
+    variant: `fill, ${where}: ${fmt(LARGEST)} transactions by ${fmt(webhooks)} webhooks (3 products each; pending, completed, failed), 32 in flight`,
+    value: `the history adds ${added((f) => f.gatewayUs)} µs of gateway CPU${redis ? ` and ${added((f) => f.redisUs ?? Number.NaN)} µs of Redis CPU` : ''} per webhook (steps to ${SIZES.map((s) => fmt(s)).join(' / ')}); ${fmt(rateOf(fills.on))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.on)} ms`,
+    p99: steps((f) => f.p99, fills.on),
+    ratio: '',
+    target: '',
+    calls: '',
+    errors: failed === 0 ? '0' : `${failed} webhooks not answered 200`,
+    notes: [
+      `gateway CPU per webhook, history on ${steps((f) => f.gatewayUs, fills.on, 0)} µs, off ${steps((f) => f.gatewayUs, fills.off, 0)} µs`,
+      redis ? `Redis CPU per webhook, on ${steps((f) => f.redisUs ?? Number.NaN, fills.on, 0)} µs, off ${steps((f) => f.redisUs ?? Number.NaN, fills.off, 0)} µs` : '',
+      `HISTORY=off: ${fmt(rateOf(fills.off))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.off)} ms, p99 ${steps((f) => f.p99, fills.off)} ms`,
+      `answer times of a closed loop of 32 senders, for reading (not S5's paced rate); the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
+    ]
+      .filter(Boolean)
+      .join('; '),
+    ...(failed > 0 ? { voided: 'webhooks failed' } : held === LARGEST ? {} : { voided: notHeld(where, held) }),
+  };
+}
+
+const readVariant = (where: Where, pendingOnly: boolean) =>
+  `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) { nodes { transactionId status total lastUpdated products { productId quantity } } }, ${where}, ${fmt(LARGEST)} held`;
+
+/** Closed-loop reads of one query, every answer checked; with a Redis, its own CPU per request over the measured runs. */
+async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pendingOnly: boolean, series: HistorySeries, redis?: RedisChild): Promise<Row> {
+  const query = pendingOnly ? RECENT_PENDING_QUERY : RECENT_QUERY;
+  const target = graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query, check: series.recentCheck(LARGEST, pendingOnly) }], APOLLO_CLIENT_ACCEPT);
+  const session = httpSession(target, { server: gateway });
+  await session.warmUp();
+  const cpuBefore = await redis?.serverCpuSeconds();
+  let requests = 0;
+  for (let run = 0; run < 3; run += 1) requests += (await session.run()).requests;
+  const redisUs = redis && (((await redis.serverCpuSeconds()) - cpuBefore!) / requests) * 1e6;
+  const m = session.result();
+  ctx.log(`${where}${pendingOnly ? ', status filter' : ''}: ${fmt(m.rps.median)} req/s`);
+  const goal = GOAL[where];
+  const row = httpRow('S10', readVariant(where, pendingOnly), m, { target: `≥ ${fmt(goal)} req/s ${m.errors.total > 0 ? 'VOID (errors)' : verdict(m.rps.median >= goal)}` });
+  return redisUs === undefined ? row : { ...row, notes: `${row.notes}; Redis CPU ${fmt(redisUs)} µs/request` };
+}
+
+const notMeasured = (variant: string, why: string): Row => ({ scenario: 'S10', variant, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: why });
+
+function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
+  return {
+    scenario: 'S10',
+    variant: `memory per stored transaction, ${where}: ${what}, net of a HISTORY=off gateway given the same webhooks`,
+    value,
+    p99: '',
+    ratio: '',
+    target: 'measured and stated',
+    calls: '',
+    errors: '0',
+    notes: notes.join('; '),
+    ...(held === LARGEST ? {} : { voided: notHeld(where, held) }),
+  };
+}
+
+const span = () => (POINTS.length > 2 ? `${fmt(POINTS[POINTS.length - 2]!)} → ${fmt(LARGEST)}` : `0 → ${fmt(LARGEST)}`);
+
+async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
+  const on = await startGateway(ctx.upstream.url, {});
+  const off = await startGateway(ctx.upstream.url, {}, { HISTORY: 'off' });
+  try {
+    const heap: Growth = { on: [], off: [] };
+    const rss: Growth = { on: [], off: [] };
+    const fills = await fillBoth(ctx, 'in process', { gateway: on }, { gateway: off }, series, async () => {
+      for (const [side, gateway] of [['on', on], ['off', off]] as const) {
+        const reading = await memoryAfterGc(gateway);
+        heap[side].push(reading.heap);
+        rss[side].push(reading.rss);
+      }
+    });
+    const held = await historyTotal(on.url);
+    const rows = [
+      fillRow('in process', fills, held),
+      memoryRow('in process', 'V8 heap used and RSS after forced GCs', `heap ${fmt(marginal(heap))} B, RSS ${fmt(marginal(rss))} B per transaction (${span()})`, [stepsText('heap', heap), stepsText('RSS', rss), 'one transaction a second of event time: the per-minute statistics grow with it'], held),
+    ];
+    for (const pendingOnly of [false, true]) {
+      rows.push(held === LARGEST ? await reads(ctx, on, 'in process', pendingOnly, series) : notMeasured(readVariant('in process', pendingOnly), notHeld('in process', held)));
+    }
+    return rows;
+  } finally {
+    await Promise.all([on.stop(), off.stop()]);
+  }
+}
+
+async function inRedis(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
+  if (!redisServerOnPath()) return [notMeasured('Redis rows', 'no redis-server on PATH')];
+  // A Redis each: in a shared one, its key tables double for whichever gateway's key crosses a power of two.
+  const redisOn = await startRedis();
+  const redisOff = await startRedis();
+  try {
+    const on = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOn.redisUrl, REDIS_PREFIX: redisOn.newPrefix('on') });
+    const off = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOff.redisUrl, REDIS_PREFIX: redisOff.newPrefix('off'), HISTORY: 'off' });
+    try {
+      const used: Growth = { on: [], off: [] };
+      const fills = await fillBoth(ctx, 'Redis', { gateway: on, redis: redisOn }, { gateway: off, redis: redisOff }, series, async () => {
+        used.on.push(await redisOn.usedMemory());
+        used.off.push(await redisOff.usedMemory());
+      });
+      const held = await historyTotal(on.url);
+      const rows = [
+        fillRow('Redis', fills, held),
+        memoryRow('Redis', '`used_memory` (INFO memory), each gateway on a redis-server of its own', `${fmt(marginal(used))} B per transaction (${span()})`, [stepsText('used_memory', used), `used_memory at the end ${fmt(used.on.at(-1)! / 2 ** 20, 1)} MB with the history, ${fmt(used.off.at(-1)! / 2 ** 20, 1)} MB without`], held),
+      ];
+      for (const pendingOnly of [false, true]) {
+        rows.push(held === LARGEST ? await reads(ctx, on, 'Redis', pendingOnly, series, redisOn) : notMeasured(readVariant('Redis', pendingOnly), notHeld('Redis', held)));
+      }
+      return rows;
+    } finally {
+      await Promise.all([on.stop(), off.stop()]);
+    }
+  } finally {
+    await Promise.all([redisOn.stop(), redisOff.stop()]);
+  }
+}
+
+export const s10: Scenario = {
+  name: 'S10',
+  title: 'transaction history',
+  async run(ctx) {
+    // The newest event is dated now (to the second); the oldest LARGEST seconds before.
+    const series = historySeries(LARGEST, Math.floor(Date.now() / 1_000) * 1_000, randomUUID().slice(0, 8));
+    return [...(await inProcess(ctx, series)), ...(await inRedis(ctx, series))];
+  },
+};
