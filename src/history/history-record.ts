@@ -35,7 +35,7 @@ export interface Contribution {
 
 export interface HistoryRecord {
   transactionId: string;
-  /** The transaction as its latest event carried it (unknown fields kept). */
+  /** The transaction as its latest event carried it (unknown fields kept), but for its products: see `products`. */
   transaction: Record<string, unknown>;
   status: string;
   products: ProductLine[];
@@ -46,7 +46,6 @@ export interface HistoryRecord {
   /** Every distinct event, in (time, seq) order; the oldest go past MAX_ENTRIES. */
   entries: HistoryEntry[];
   payments: PaymentEntry[];
-  contribution: Contribution;
 }
 
 /** Events kept per transaction (a status flip-flopping for ever must not grow a record without end). */
@@ -83,11 +82,11 @@ export type Applied = { changed: false } | { changed: true; previous: HistoryRec
  * The record after `event` (time and seq given by the store). An event id the
  * record already holds changes nothing. `record` is not modified.
  */
-export function applyEvent(record: HistoryRecord | undefined, event: TransactionUpdateEvent, time: number, seq: number, sold: SoldStatuses): Applied {
+export function applyEvent(record: HistoryRecord | undefined, event: TransactionUpdateEvent, time: number, seq: number): Applied {
   if (record?.entries.some((entry) => entry[3] === event.eventId)) return { changed: false };
   const entry: HistoryEntry = [time, seq, event.status, event.eventId];
   if (!record) {
-    return { changed: true, previous: undefined, record: fresh(event.transactionId, event.transaction, event.status, event.products, entry, sold) };
+    return { changed: true, previous: undefined, record: fresh(event.transactionId, event.transaction, event.status, event.products, entry) };
   }
   const entries = insertEntry(record.entries, entry);
   const newest = before(record.latest, [time, seq]);
@@ -99,11 +98,10 @@ export function applyEvent(record: HistoryRecord | undefined, event: Transaction
   };
   if (newest) {
     Object.assign(next, {
-      transaction: event.transaction,
+      transaction: withoutProducts(event.transaction),
       status: event.status,
       products: event.products,
       latest: [time, seq],
-      contribution: contributionOf(event.status, event.products, sold),
     });
   }
   return { changed: true, previous: record, record: next };
@@ -120,22 +118,30 @@ export function applyPayment(
   seq: number,
   fields: string[],
   transaction: { status: string; products: ProductLine[] } & Record<string, unknown> | undefined,
-  sold: SoldStatuses,
 ): Applied {
   const payment: PaymentEntry = [time, fields];
   if (!record) {
     if (!transaction) return { changed: false };
-    const made = fresh(transactionId, transaction, transaction.status, transaction.products, [time, seq, transaction.status, ''], sold);
+    const made = fresh(transactionId, transaction, transaction.status, transaction.products, [time, seq, transaction.status, '']);
     return { changed: true, previous: undefined, record: { ...made, payments: [payment] } };
   }
   const payments = [...record.payments, payment].sort((a, b) => a[0] - b[0]).slice(-MAX_PAYMENTS);
   return { changed: true, previous: record, record: { ...record, payments, lastUpdated: Math.max(record.lastUpdated, time) } };
 }
 
-function fresh(transactionId: string, transaction: Record<string, unknown>, status: string, products: ProductLine[], entry: HistoryEntry, sold: SoldStatuses): HistoryRecord {
+/**
+ * The transaction as kept: its products are the record's own (the contract's
+ * checked copy), so the copy as received is not kept twice (most of a record).
+ */
+function withoutProducts(transaction: Record<string, unknown>): Record<string, unknown> {
+  const { products: _products, ...rest } = transaction;
+  return rest;
+}
+
+function fresh(transactionId: string, transaction: Record<string, unknown>, status: string, products: ProductLine[], entry: HistoryEntry): HistoryRecord {
   return {
     transactionId,
-    transaction,
+    transaction: withoutProducts(transaction),
     status,
     products,
     firstSeen: entry[0],
@@ -143,7 +149,6 @@ function fresh(transactionId: string, transaction: Record<string, unknown>, stat
     latest: [entry[0], entry[1]],
     entries: [entry],
     payments: [],
-    contribution: contributionOf(status, products, sold),
   };
 }
 

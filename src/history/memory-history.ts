@@ -1,5 +1,5 @@
 import { eventTime } from '../events/event-time.js';
-import { applyEvent, applyPayment, type Applied, type HistoryRecord } from './history-record.js';
+import { applyEvent, applyPayment, contributionOf, type Applied, type HistoryRecord } from './history-record.js';
 import { bucketStart, increments, INTERVAL_MS, LEVEL_OF, LEVELS, summarize, type BucketFields } from './history-stats.js';
 import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from './history-store.js';
 import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
@@ -31,6 +31,8 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   };
 
   function contribute(record: HistoryRecord, sign: 1 | -1): void {
+    // Made again each time rather than kept: a record's contribution depends only on its status and products.
+    const contribution = contributionOf(record.status, record.products, sold);
     for (const [level, width] of LEVELS) {
       const key = `${level}${bucketStart(record.lastUpdated, width)}`;
       let bucket = buckets.get(key);
@@ -41,12 +43,12 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
       }
       bucket.touchedAt = now();
       const { fields } = bucket;
-      for (const [field, by] of increments(record.contribution, sign)) {
+      for (const [field, by] of increments(contribution, sign)) {
         const value = ((fields.get(field) as number | undefined) ?? 0) + by;
         if (value === 0) fields.delete(field);
         else fields.set(field, value);
       }
-      if (sign > 0 && record.contribution.sold) for (const [productId, name] of record.contribution.products) fields.set(`p:${productId}`, name);
+      if (sign > 0 && contribution.sold) for (const [productId, name] of contribution.products) fields.set(`p:${productId}`, name);
     }
   }
 
@@ -133,10 +135,10 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
 
   return {
     apply(event) {
-      store(applyEvent(records.get(event.transactionId), event, eventTime(event), ++seq, sold));
+      store(applyEvent(records.get(event.transactionId), event, eventTime(event), ++seq));
     },
     async notePayment(note, readBack) {
-      return store(applyPayment(records.get(note.transactionId), note.transactionId, note.at, ++seq, note.fields, readBack, sold));
+      return store(applyPayment(records.get(note.transactionId), note.transactionId, note.at, ++seq, note.fields, readBack));
     },
     recent: async (query) => recent(query),
     async stats(query) {

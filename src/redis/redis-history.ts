@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ProductLine } from '../contract/index.js';
 import { eventTime } from '../events/event-time.js';
-import { contributionOf, type HistoryEntry, type HistoryRecord, type PaymentEntry, type SoldStatuses } from '../history/history-record.js';
+import { contributionOf, type HistoryEntry, type HistoryRecord, type PaymentEntry } from '../history/history-record.js';
 import { increments, INTERVAL_MS, LEVEL_OF, summarize, type BucketFields } from '../history/history-stats.js';
 import type { HistoryOptions, HistoryStore } from '../history/history-store.js';
 import type { AppendStep } from './redis-event-log.js';
@@ -27,10 +27,10 @@ const KEEP_MARGIN_MS = 86_400_000;
 
 type Values = Array<string | null>;
 
-function toRecord(transactionId: string, values: Values, sold: SoldStatuses): HistoryRecord {
+function toRecord(transactionId: string, values: Values): HistoryRecord {
   const field = Object.fromEntries(READ_FIELDS.map((name, index) => [name, values[index] ?? ''])) as Record<(typeof READ_FIELDS)[number], string>;
-  const transaction = JSON.parse(field.tx) as Record<string, unknown>;
-  const products = (field.pr === '' ? transaction.products : JSON.parse(field.pr)) as ProductLine[];
+  const { products: carried, ...transaction } = JSON.parse(field.tx) as Record<string, unknown>;
+  const products = (field.pr === '' ? carried : JSON.parse(field.pr)) as ProductLine[];
   return {
     transactionId,
     transaction,
@@ -41,8 +41,6 @@ function toRecord(transactionId: string, values: Values, sold: SoldStatuses): Hi
     latest: [Number(field.lt), Number(field.ls)],
     entries: (JSON.parse(field.en) as string[][]).map(([time, seq, status, eventId]): HistoryEntry => [Number(time), Number(seq), status!, eventId!]),
     payments: (JSON.parse(field.pa) as string[][]).map(([time, fields]): PaymentEntry => [Number(time), JSON.parse(fields!) as string[]]),
-    // What the buckets got, made again (the record keeps only its increments, for Lua).
-    contribution: contributionOf(field.st, products, sold),
   };
 }
 
@@ -97,7 +95,7 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
       const args = [...common(), query.first, String(query.since), String(query.until), String(upper.lastUpdated), upper.transactionId, ...query.statuses];
       const [totalCount, more, ...found] = (await recent(commands, [], args)) as [number, number, ...Array<string | Values>];
       const page: HistoryRecord[] = [];
-      for (let i = 0; i < found.length; i += 2) page.push(toRecord(found[i] as string, found[i + 1] as Values, sold));
+      for (let i = 0; i < found.length; i += 2) page.push(toRecord(found[i] as string, found[i + 1] as Values));
       return { records: page, hasNextPage: more === 1, totalCount };
     },
     async stats(query) {
@@ -115,7 +113,7 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
     async records(ids) {
       if (ids.length === 0) return [];
       const found = (await records(commands, [], [...common(), ...ids])) as Array<Values | null>;
-      return found.map((values, index) => (values ? toRecord(ids[index]!, values, sold) : undefined));
+      return found.map((values, index) => (values ? toRecord(ids[index]!, values) : undefined));
     },
   };
 }
