@@ -17,3 +17,13 @@ export function lineTotal(line: ProductLine): number | null {
 export function total(lines: readonly ProductLine[]): number {
   return clean(lines.reduce((sum, line) => sum + (lineTotal(line) ?? 0), 0));
 }
+
+/** Totals of product lists that do not change (the history's): each is summed once. */
+const totals = new WeakMap<readonly ProductLine[], number>();
+
+/** `total`, remembered for the same list (a list is never changed once read). */
+export function totalOf(lines: readonly ProductLine[]): number {
+  let sum = totals.get(lines);
+  if (sum === undefined) totals.set(lines, (sum = total(lines)));
+  return sum;
+}

@@ -23,13 +23,17 @@ export const HISTORY_FIELDS = ['Query.recentTransactions', 'Query.transactionSta
 const RECORD = Symbol('history record');
 type FromHistory = Transaction & { [RECORD]?: HistoryRecord };
 
-const nodeOf = (record: HistoryRecord): FromHistory => ({
-  ...record.transaction,
-  transactionId: record.transactionId,
-  status: record.status,
-  products: record.products,
-  [RECORD]: record,
-});
+/** Records do not change (a change makes a new one): each is made a node once, however many pages show it. */
+const nodes = new WeakMap<HistoryRecord, FromHistory>();
+
+function nodeOf(record: HistoryRecord): FromHistory {
+  let node = nodes.get(record);
+  if (!node) {
+    node = { ...record.transaction, transactionId: record.transactionId, status: record.status, products: record.products, [RECORD]: record };
+    nodes.set(record, node);
+  }
+  return node;
+}
 
 function historyOf(ctx: GatewayContext): HistoryReader {
   if (!ctx.history) throw badUserInput('The transaction history is off on this gateway (HISTORY=off)');
@@ -97,17 +101,18 @@ export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuild
 }
 
 interface Connection {
-  edges: Array<{ cursor: string; node: FromHistory }>;
+  /** Cursors are made only for a page whose edges are asked for. */
+  records: HistoryRecord[];
   pageInfo: PageInfo;
   totalCount: number;
 }
 
-const TransactionEdgeRef = builder.objectRef<Connection['edges'][number]>('TransactionEdge').implement({
+const TransactionEdgeRef = builder.objectRef<HistoryRecord>('TransactionEdge').implement({
   description: 'A transaction of the history and its cursor.',
   fields: (t) =>
     fieldsOf<Sdl.TransactionEdge>()({
-    cursor: t.exposeString('cursor', { description: 'Opaque position of this transaction (its last update and id): pages after it stay right while new events arrive.' }),
-    node: t.field({ type: TransactionRef, description: 'The transaction as its latest event carried it.', resolve: (edge) => edge.node }),
+    cursor: t.string({ description: 'Opaque position of this transaction (its last update and id): pages after it stay right while new events arrive.', resolve: encodeRecentCursor }),
+    node: t.field({ type: TransactionRef, description: 'The transaction as its latest event carried it.', resolve: nodeOf }),
   }),
 });
 
@@ -115,8 +120,8 @@ const TransactionConnectionRef = builder.objectRef<Connection>('TransactionConne
   description: 'A page of the transaction history, most recently updated first.',
   fields: (t) =>
     fieldsOf<Sdl.TransactionConnection>()({
-    edges: t.field({ type: [TransactionEdgeRef], description: 'The transactions of this page with their cursors.', resolve: (c) => c.edges }),
-    nodes: t.field({ type: [TransactionRef], description: 'The transactions of this page.', resolve: (c) => c.edges.map((edge) => edge.node) }),
+    edges: t.field({ type: [TransactionEdgeRef], description: 'The transactions of this page with their cursors.', resolve: (c) => c.records }),
+    nodes: t.field({ type: [TransactionRef], description: 'The transactions of this page.', resolve: (c) => c.records.map(nodeOf) }),
     pageInfo: t.field({ type: PageInfoRef, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),
     totalCount: t.exposeInt('totalCount', { description: 'How many transactions match the statuses and time range, over all pages.' }),
   }),
@@ -219,11 +224,16 @@ builder.queryFields((t) =>
     resolve: async (_root, args, ctx) => {
       const query = recentQuery(args);
       const page = await historyOf(ctx).store.recent(query);
-      const edges = page.records.map((record) => ({ cursor: encodeRecentCursor(record), node: nodeOf(record) }));
+      const [first, last] = [page.records[0], page.records.at(-1)];
       return {
-        edges,
+        records: page.records,
         totalCount: page.totalCount,
-        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: query.after !== undefined, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+        pageInfo: {
+          hasNextPage: page.hasNextPage,
+          hasPreviousPage: query.after !== undefined,
+          startCursor: first ? encodeRecentCursor(first) : null,
+          endCursor: last ? encodeRecentCursor(last) : null,
+        },
       };
     },
   }),

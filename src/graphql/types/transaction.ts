@@ -1,7 +1,7 @@
 import { idProblem, transactionSchema } from '../../contract/index.js';
 import { badUserInput } from '../../errors.js';
 import { isNotFound } from '../../loaders.js';
-import { total } from '../amounts.js';
+import { totalOf } from '../amounts.js';
 import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
@@ -31,7 +31,7 @@ TransactionRef.implement({
     }),
     total: t.float({
       description: 'Computed by the gateway: the sum of the product lines\' lineTotal, in the currency of the vending.',
-      resolve: (tx) => total(tx.products),
+      resolve: (tx) => totalOf(tx.products),
     }),
     extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),
     ...historyFieldsOfTransaction(t),
