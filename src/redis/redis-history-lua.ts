@@ -18,7 +18,7 @@ import { LEVELS } from '../history/history-stats.js';
  */
 
 /**
- * tx transaction JSON, st status, pr products JSON ('' when the transaction's own), ci the contribution as
+ * tx transaction JSON (without its products), st status, pr products JSON, ci the contribution as
  * Lua adds it ([increments], [p:<id>, name]), fs first seen, lu last update, lt/ls latest (time, seq),
  * en entries [[time, seq, status, eventId]], pa payments [[time, fields JSON]]. Times and seqs are strings.
  */

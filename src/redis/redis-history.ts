@@ -29,8 +29,9 @@ type Values = Array<string | null>;
 
 function toRecord(transactionId: string, values: Values): HistoryRecord {
   const field = Object.fromEntries(READ_FIELDS.map((name, index) => [name, values[index] ?? ''])) as Record<(typeof READ_FIELDS)[number], string>;
-  const { products: carried, ...transaction } = JSON.parse(field.tx) as Record<string, unknown>;
-  const products = (field.pr === '' ? carried : JSON.parse(field.pr)) as ProductLine[];
+  // Kept without its products, which are the record's own (`pr`): nothing to take out when read.
+  const transaction = JSON.parse(field.tx) as Record<string, unknown>;
+  const products = JSON.parse(field.pr) as ProductLine[];
   return {
     transactionId,
     transaction,
@@ -59,19 +60,18 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
   };
 
   /**
-   * The state a record takes from an event or read-back: its transaction, status, products (not again
-   * when they are the transaction's own: they are most of a record), and what Lua adds to a bucket for
+   * The state a record takes from an event or read-back: its transaction (without its products: they
+   * are most of a record, kept once as its own), status, products, and what Lua adds to a bucket for
    * it, amounts as integer strings.
    */
-  function state(transaction: Record<string, unknown>, status: string, products: readonly ProductLine[]): Array<string | number> {
-    const json = JSON.stringify(products);
+  function state({ products: _carried, ...transaction }: Record<string, unknown>, status: string, products: readonly ProductLine[]): Array<string | number> {
     const made = contributionOf(status, products, sold);
     const adds = increments(made, 1);
     const names = made.sold ? made.products.map(([productId, name]) => [`p:${productId}`, name]) : [];
     return [
       JSON.stringify(transaction),
       status,
-      json === JSON.stringify(transaction.products) ? '' : json,
+      JSON.stringify(products),
       adds.length,
       ...adds.flatMap(([field, by]) => [field, String(by)]),
       names.length,
