@@ -113,6 +113,8 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => describeIssue(path, issue)));
   if (transaction.transactionId === '') problems.push(`${path}.transactionId: must not be empty`);
   if (typeof transaction.transactionId === 'string' && idTooLong(transaction.transactionId)) problems.push(tooLong(`${path}.transactionId`));
+  // An id every read, REST path and history cursor refuses would make a transaction nobody can name.
+  if (transaction.transactionId === '.' || transaction.transactionId === '..') problems.push(`${path}.transactionId: must not be "." or ".."`);
   const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
   if (webhookId !== undefined && idTooLong(webhookId)) problems.push(tooLong('webhook-id header'));
   if (!parsed.success || problems.length > 0) return { ok: false, problems };

@@ -46,6 +46,13 @@ describe('transaction history (in process)', () => {
     expect(second.data?.recentTransactions.pageInfo.hasNextPage).toBe(false);
   });
 
+  it('takes no transaction whose id no cursor or read could name ("." or "..")', async () => {
+    for (const transactionId of ['.', '..']) {
+      const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId, status: 'pending', products: [] } });
+      expect(await post(request), transactionId).toBe(400);
+    }
+  });
+
   it('answers bounds with BAD_USER_INPUT', async () => {
     const cases: Array<[string, Record<string, unknown>]> = [
       ['query { recentTransactions(first: 101) { totalCount } }', {}],
