@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { GatewayError, isGatewayError } from '../errors.js';
 import type { HistoryRecord } from './history-record.js';
 import type { HistoryStore } from './history-store.js';
 
@@ -12,12 +13,21 @@ export interface HistoryReader {
   record(transactionId: string): Promise<HistoryRecord | undefined>;
 }
 
+/**
+ * A store that does not answer (Redis away) is the client's to retry: its
+ * failure says so in the gateway's words, not as an unexpected error.
+ */
+export function historyUnavailable(error: unknown): never {
+  if (isGatewayError(error)) throw error;
+  throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The transaction history cannot be read right now (its store does not answer); retry later', { cause: error });
+}
+
 export function createHistoryReader(store: HistoryStore): HistoryReader {
   let loader: DataLoader<string, HistoryRecord | undefined> | undefined;
   return {
     store,
     record(transactionId) {
-      loader ??= new DataLoader((ids) => store.records(ids), { cache: true });
+      loader ??= new DataLoader((ids) => store.records(ids).catch(historyUnavailable), { cache: true });
       return loader.load(transactionId);
     },
   };

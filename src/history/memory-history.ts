@@ -80,21 +80,21 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   }
 
   /**
-   * Drops the least recently updated past the count; and, at most once a
-   * minute, what the gateway has not changed for the retention. Retention runs
+   * Drops the least recently updated past the count, and what the gateway
+   * has not changed for the retention (buckets looked over once a minute). Retention runs
    * from when the gateway last changed a record or bucket, not from the
    * events' own times, which a sender may set anywhere in the past.
    */
   function trim(): void {
     while (all.size > options.maxTransactions) drop(all.items[0]!.transactionId);
-    if (now() < nextSweep) return;
-    nextSweep = now() + INTERVAL_MS.MINUTE;
     const horizon = now() - options.retentionMs;
-    // Oldest change first (each change moves its record to the end).
+    // Oldest change first (each change moves its record to the end): nothing to do costs one look.
     for (const [id, at] of touched) {
       if (at >= horizon) break;
       drop(id);
     }
+    if (now() < nextSweep) return;
+    nextSweep = now() + INTERVAL_MS.MINUTE;
     for (const [key, bucket] of buckets) if (bucket.touchedAt < horizon) buckets.delete(key);
   }
 

@@ -8,6 +8,7 @@ import { runOperation } from '../helpers/typed-client.js';
 import { historyScenario, type Poster } from '../helpers/history-scenario.js';
 import { startStandInUpstream } from '../helpers/stand-in-upstream.js';
 import { deliverWebhook, redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
+import { redisServerOnPath, startTestRedis } from '../helpers/redis-server.js';
 
 /*
  * The transaction history over real HTTP (issue 20): webhooks in, with
@@ -93,7 +94,7 @@ describe('transaction history (in process)', () => {
       const recent = await runOperation(rest.url, RecentTransactionsDocument, { first: 1 });
       expect(recent.data?.recentTransactions.edges.map((e) => [e.node.transactionId, e.node.status])).toEqual([[id, upstream.transactions[0]!.status]]);
       const history = await runOperation(rest.url, TransactionHistoryDocument, { id });
-      expect(history.data?.transaction?.paymentUpdates.map((p) => p.fields)).toEqual([['paymentStatus', 'wallet']]);
+      expect(history.data?.transaction?.paymentUpdates?.map((p) => p.fields)).toEqual([['paymentStatus', 'wallet']]);
       expect(history.data?.transaction?.history).toEqual([{ status: upstream.transactions[0]!.status, at: history.data?.transaction?.firstSeen, eventId: null }]);
       // A second payment finds the record: no read back.
       const reads = upstream.callsTo('GET', `/transactions/${id}`).length;
@@ -145,5 +146,31 @@ describe('transaction history shared through Redis', () => {
     const after = await runOperation(restarted!.url, RecentTransactionsDocument, { first: 100 });
     expect(after.data).toEqual(before.data);
     expect(after.data?.recentTransactions.totalCount).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('transaction history while Redis does not answer', () => {
+  it.runIf(redisServerOnPath())('answers UPSTREAM_UNAVAILABLE on its own fields and serves the rest', async () => {
+    const redis = await startTestRedis();
+    const gateway = await startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: `stall-${randomUUID()}:`, REDIS_COMMAND_TIMEOUT_MS: '300' });
+    try {
+      const id = `stall-${randomUUID()}`;
+      const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: id, status: 'pending', products: [] } });
+      expect((await fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+      let known = await runOperation(gateway.url, TransactionHistoryDocument, { id });
+      for (let tries = 0; known.errors && tries < 50; tries += 1) known = await runOperation(gateway.url, TransactionHistoryDocument, { id });
+      expect(known.data?.transaction?.history).toHaveLength(1);
+      redis.pause();
+      const recent = await runOperation(gateway.url, RecentTransactionsDocument, {});
+      expect(recent.errors?.map((e) => [e.extensions?.code, e.message])).toEqual([['UPSTREAM_UNAVAILABLE', 'The transaction history cannot be read right now (its store does not answer); retry later']]);
+      // The transaction itself is still served; only its history fields are missing.
+      const detail = await runOperation(gateway.url, TransactionHistoryDocument, { id });
+      expect(detail.data?.transaction).toMatchObject({ transactionId: id, status: 'pending', history: null, paymentUpdates: null });
+      expect(detail.errors?.every((e) => e.extensions?.code === 'UPSTREAM_UNAVAILABLE')).toBe(true);
+    } finally {
+      redis.resume();
+      await gateway.close();
+      await redis.close();
+    }
   });
 });

@@ -73,10 +73,10 @@ export async function historyScenario(gateways: RunningGateway[], post: Poster):
       { status: pending, at: t0.toISOString(), eventId: `a1-${run}` },
       { status: completed, at: at(2).toISOString(), eventId: `a2-${run}` },
     ]);
-    expect(a.paymentUpdates.map((p) => p.fields)).toEqual([['method', 'status']]);
+    expect(a.paymentUpdates?.map((p) => p.fields)).toEqual([['method', 'status']]);
     const b = (await runOperation(gateway.url, TransactionHistoryDocument, { id: ids.b })).data!.transaction!;
-    expect(b.history.map((change) => change.status)).toEqual([pending, completed, pending]);
-    expect(b.paymentUpdates.map((p) => p.fields)).toEqual([['status']]);
+    expect(b.history?.map((change) => change.status)).toEqual([pending, completed, pending]);
+    expect(b.paymentUpdates?.map((p) => p.fields)).toEqual([['status']]);
 
     const stats = await runOperation(gateway.url, TransactionStatsDocument, { since: at(-3600).toISOString(), until: new Date(Date.now() + 60_000).toISOString(), interval: 'HOUR' });
     expect(stats.errors).toBeUndefined();

@@ -84,7 +84,7 @@ export type TransactionHistoryQueryVariables = Exact<{
 }>;
 
 
-export type TransactionHistoryQuery = { transaction: { transactionId: string, status: string, firstSeen: string | null, lastUpdated: string | null, history: Array<{ status: string, at: string, eventId: string | null }>, paymentUpdates: Array<{ at: string, fields: Array<string> }> } | null };
+export type TransactionHistoryQuery = { transaction: { transactionId: string, status: string, firstSeen: string | null, lastUpdated: string | null, history: Array<{ status: string, at: string, eventId: string | null }> | null, paymentUpdates: Array<{ at: string, fields: Array<string> }> | null } | null };
 
 export type LiveTransactionsSubscriptionVariables = Exact<{ [key: string]: never; }>;
 

@@ -199,12 +199,12 @@ export type Transaction = {
   extra: Maybe<Scalars['JSONObject']['output']>;
   /** Time of the earliest event of this transaction the gateway saw; null when none. */
   firstSeen: Maybe<Scalars['DateTime']['output']>;
-  /** The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none. */
-  history: Array<TransactionStatusChange>;
+  /** The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none; null (with an UPSTREAM_UNAVAILABLE error) when the history cannot be read right now, the rest of the transaction still served. */
+  history: Maybe<Array<TransactionStatusChange>>;
   /** Time of the latest event or payment update of this transaction the gateway saw; null when none. `recentTransactions` is ordered by it. */
   lastUpdated: Maybe<Scalars['DateTime']['output']>;
-  /** Payment updates made through the gateway, oldest first (at most 20). */
-  paymentUpdates: Array<PaymentUpdate>;
+  /** Payment updates made through the gateway, oldest first (at most 20); null (with an UPSTREAM_UNAVAILABLE error) when the history cannot be read right now. */
+  paymentUpdates: Maybe<Array<PaymentUpdate>>;
   /** The items of the transaction. */
   products: Array<ProductLine>;
   /** State of the transaction as the service reports it. Seen: "active", "pending"; the full list is not shown in the contract. */

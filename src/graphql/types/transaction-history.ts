@@ -3,7 +3,7 @@ import type { GatewayContext } from '../../context.js';
 import { badUserInput } from '../../errors.js';
 import { statusChanges, type HistoryRecord, type StatusChange } from '../../history/history-record.js';
 import { encodeRecentCursor, MAX_RECENT_PAGE, MAX_TOP_PRODUCTS, recentQuery, statsQuery, MAX_INTERVALS, MAX_STATUS_FILTER } from '../../history/history-queries.js';
-import type { HistoryReader } from '../../history/history-reader.js';
+import { historyUnavailable, type HistoryReader } from '../../history/history-reader.js';
 import type { ProductTotal, StatusTotal, StatsBucket, TransactionStats } from '../../history/history-stats.js';
 import { builder } from '../builder.js';
 import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
@@ -77,7 +77,8 @@ export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuild
   return {
     history: t.field({
       type: [StatusChangeRef],
-      description: 'The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none.',
+      nullable: { list: true, items: false },
+      description: 'The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none; null (with an UPSTREAM_UNAVAILABLE error) when the history cannot be read right now, the rest of the transaction still served.',
       resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => (record ? statusChanges(record.entries) : [])),
     }),
     firstSeen: t.field({
@@ -94,7 +95,8 @@ export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuild
     }),
     paymentUpdates: t.field({
       type: [PaymentUpdateRef],
-      description: 'Payment updates made through the gateway, oldest first (at most 20).',
+      nullable: { list: true, items: false },
+      description: 'Payment updates made through the gateway, oldest first (at most 20); null (with an UPSTREAM_UNAVAILABLE error) when the history cannot be read right now.',
       resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => record?.payments ?? []),
     }),
   };
@@ -223,7 +225,7 @@ builder.queryFields((t) =>
     },
     resolve: async (_root, args, ctx) => {
       const query = recentQuery(args);
-      const page = await historyOf(ctx).store.recent(query);
+      const page = await historyOf(ctx).store.recent(query).catch(historyUnavailable);
       const [first, last] = [page.records[0], page.records.at(-1)];
       return {
         records: page.records,
@@ -245,6 +247,6 @@ builder.queryFields((t) =>
       until: t.arg({ type: 'DateTime', description: 'End of the range (aligned up to the interval); default now.' }),
       interval: t.arg({ type: StatsIntervalRef, defaultValue: 'MINUTE', description: 'Width of each interval.' }),
     },
-    resolve: async (_root, args, ctx) => historyOf(ctx).store.stats(statsQuery(args, Date.now())),
+    resolve: async (_root, args, ctx) => historyOf(ctx).store.stats(statsQuery(args, Date.now())).catch(historyUnavailable),
   }),
 }));
