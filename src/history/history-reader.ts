@@ -27,7 +27,7 @@ export function createHistoryReader(store: HistoryStore): HistoryReader {
   return {
     store,
     record(transactionId) {
-      loader ??= new DataLoader((ids) => store.records(ids).catch(historyUnavailable), { cache: true });
+      loader ??= new DataLoader((ids) => store.records(ids).catch(historyUnavailable));
       return loader.load(transactionId);
     },
   };

@@ -25,6 +25,14 @@ export const bucketStart = (time: number, width: number): number => Math.floor(t
 
 export type BucketFields = Record<string, string | number>;
 
+/** The key of each bucket of a range (level and start: `m1732400000000`), oldest first; a store adds its own prefix. */
+export function bucketKeys({ since, until, interval }: { since: number; until: number; interval: Interval }): string[] {
+  const width = INTERVAL_MS[interval];
+  const keys: string[] = [];
+  for (let start = since; start < until; start += width) keys.push(`${LEVEL_OF[interval]}${start}`);
+  return keys;
+}
+
 /** The increments a contribution makes to a bucket (negated to take it back). */
 export function increments(contribution: Contribution, sign: 1 | -1): Array<[field: string, by: number]> {
   const out: Array<[string, number]> = [

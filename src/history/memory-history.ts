@@ -1,6 +1,6 @@
 import { eventTime } from '../events/event-time.js';
 import { applyEvent, applyPayment, contributionOf, type Applied, type HistoryRecord } from './history-record.js';
-import { bucketStart, increments, INTERVAL_MS, LEVEL_OF, LEVELS, summarize, type BucketFields } from './history-stats.js';
+import { bucketKeys, bucketStart, increments, INTERVAL_MS, LEVELS, summarize, type BucketFields } from './history-stats.js';
 import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from './history-store.js';
 import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
 
@@ -15,8 +15,9 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   const now = options.now ?? Date.now;
   const sold = new Set(options.soldStatuses);
   const records = new Map<string, HistoryRecord>();
-  const all = new SortedIndex();
-  const byStatus = new Map<string, SortedIndex>();
+  // The indexes hold the records themselves: a record never changes (a change makes a new one, indexed in its place).
+  const all = new SortedIndex<HistoryRecord>();
+  const byStatus = new Map<string, SortedIndex<HistoryRecord>>();
   const buckets = new Map<string, { fields: Map<string, number | string>; touchedAt: number }>();
   /** When the gateway last changed each record (retention counts from it). */
   const touched = new Map<string, number>();
@@ -26,7 +27,7 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
 
   const statusIndex = (status: string) => {
     let index = byStatus.get(status);
-    if (!index) byStatus.set(status, (index = new SortedIndex()));
+    if (!index) byStatus.set(status, (index = new SortedIndex<HistoryRecord>()));
     return index;
   };
 
@@ -53,18 +54,16 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   }
 
   function unindex(record: HistoryRecord): void {
-    const key: Keyed = record;
-    all.remove(key);
+    all.remove(record);
     const index = byStatus.get(record.status);
-    index?.remove(key);
+    index?.remove(record);
     if (index?.size === 0) byStatus.delete(record.status);
     contribute(record, -1);
   }
 
   function index(record: HistoryRecord): void {
-    const key: Keyed = { lastUpdated: record.lastUpdated, transactionId: record.transactionId };
-    all.insert(key);
-    statusIndex(record.status).insert(key);
+    all.insert(record);
+    statusIndex(record.status).insert(record);
     contribute(record, 1);
   }
 
@@ -108,7 +107,6 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   function recent(query: RecentQuery): RecentPage {
     const indexes = query.statuses.length === 0 ? [all] : query.statuses.flatMap((status) => byStatus.get(status) ?? []);
     trim();
-    const horizon = query.since;
     const upper: Keyed = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
     // One position per index, walking down from the upper bound; the newest of their heads goes next.
     const heads = indexes.map((index) => index.lowerBound(upper) - 1);
@@ -117,19 +115,17 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
       let best = -1;
       for (let i = 0; i < indexes.length; i += 1) {
         const item = indexes[i]!.items[heads[i]!];
-        if (item === undefined || item.lastUpdated < horizon) continue;
+        if (item === undefined || item.lastUpdated < query.since) continue;
         if (best < 0 || compareKeyed(item, indexes[best]!.items[heads[best]!]!) > 0) best = i;
       }
       if (best < 0) break;
-      const item = indexes[best]!.items[heads[best]!]!;
+      picked.push(indexes[best]!.items[heads[best]!]!);
       heads[best]! -= 1;
-      const record = records.get(item.transactionId);
-      if (record) picked.push(record);
     }
     return {
       records: picked.slice(0, query.first),
       hasNextPage: picked.length > query.first,
-      totalCount: indexes.reduce((sum, index) => sum + index.countBetween(horizon, query.until), 0),
+      totalCount: indexes.reduce((sum, index) => sum + index.countBetween(query.since, query.until), 0),
     };
   }
 
@@ -142,13 +138,10 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
     },
     recent: async (query) => recent(query),
     async stats(query) {
-      const width = INTERVAL_MS[query.interval];
-      const level = LEVEL_OF[query.interval];
-      const fields: Array<BucketFields | undefined> = [];
-      for (let start = query.since; start < query.until; start += width) {
-        const bucket = buckets.get(`${level}${start}`);
-        fields.push(bucket && Object.fromEntries(bucket.fields));
-      }
+      const fields = bucketKeys(query).map((key): BucketFields | undefined => {
+        const bucket = buckets.get(key);
+        return bucket && Object.fromEntries(bucket.fields);
+      });
       return summarize(query.since, query.until, query.interval, fields);
     },
     records: async (ids) => ids.map((id) => records.get(id)),

@@ -28,9 +28,9 @@ export function compareIds(a: string, b: string): number {
 
 export const compareKeyed = (a: Keyed, b: Keyed): number => a.lastUpdated - b.lastUpdated || compareIds(a.transactionId, b.transactionId);
 
-/** Ascending; updates land at the end, so inserts are mostly pushes. */
-export class SortedIndex {
-  readonly items: Keyed[] = [];
+/** Ascending; updates land at the end, so inserts are mostly pushes. Items are kept as given (records themselves). */
+export class SortedIndex<T extends Keyed = Keyed> {
+  readonly items: T[] = [];
 
   get size(): number {
     return this.items.length;
@@ -48,7 +48,7 @@ export class SortedIndex {
     return low;
   }
 
-  insert(key: Keyed): void {
+  insert(key: T): void {
     const last = this.items.at(-1);
     if (!last || compareKeyed(last, key) < 0) this.items.push(key);
     else this.items.splice(this.lowerBound(key), 0, key);

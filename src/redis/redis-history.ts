@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { ProductLine } from '../contract/index.js';
 import { eventTime } from '../events/event-time.js';
 import { contributionOf, type HistoryEntry, type HistoryRecord, type PaymentEntry } from '../history/history-record.js';
-import { increments, INTERVAL_MS, LEVEL_OF, summarize, type BucketFields } from '../history/history-stats.js';
+import { bucketKeys, increments, summarize, type BucketFields } from '../history/history-stats.js';
 import type { HistoryOptions, HistoryStore } from '../history/history-store.js';
 import type { AppendStep } from './redis-event-log.js';
 import { APPLY_EVENT, NOTE_PAYMENT, READ_FIELDS, RECENT, RECORDS } from './redis-history-lua.js';
@@ -99,10 +99,8 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
       return { records: page, hasNextPage: more === 1, totalCount };
     },
     async stats(query) {
-      const width = INTERVAL_MS[query.interval];
-      const level = LEVEL_OF[query.interval];
       const pipeline = commands.pipeline();
-      for (let start = query.since; start < query.until; start += width) pipeline.hgetall(`${space}${level}${start}`);
+      for (const key of bucketKeys(query)) pipeline.hgetall(`${space}${key}`);
       const answers = (await pipeline.exec()) ?? [];
       const buckets = answers.map(([error, fields]) => {
         if (error) throw error;
