@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { isRefusal } from '../upstream-key-check.js';
+import { isRefusal } from '../auth/upstream-key-check.js';
 import type { Backend } from '../backends/backend.js';
 import type { Config } from '../config/index.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -10,7 +10,7 @@ import { usePermissions } from '../graphql/use-permissions.js';
 import { useTracing } from '../graphql/use-tracing.js';
 import { attachGraphQLWs } from '../subscriptions/graphql-ws.js';
 import { useEventIds } from '../subscriptions/sse-event-ids.js';
-import type { Logger } from '../logging.js';
+import type { Logger } from '../logging/logger.js';
 import { compose, type GatewayDeps } from './compose.js';
 import { createHttpApp, createMetricsApp, GRAPHQL_PATH } from './http-app.js';
 import { stopGateway } from './lifecycle.js';

@@ -10,7 +10,7 @@ import { ALL_PERMISSIONS, keyIdentity } from './permissions.js';
  * and optional for keys); each comes with its identity and permissions.
  * Without keys the gateway forwards each client's own header and the
  * upstream decides: the header must be present, and `upstream` (forward
- * mode, src/upstream-key-check.ts) must accept it; such a key may do all
+ * mode, src/auth/upstream-key-check.ts) must accept it; such a key may do all
  * the upstream lets it.
  */
 export interface Authenticator {

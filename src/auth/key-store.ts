@@ -3,7 +3,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { hash } from 'node:crypto';
 import type { Identity } from '../backends/backend.js';
 import { parseKeyFile, type KeyEntry } from '../config/index.js';
-import type { Logger } from '../logging.js';
+import type { Logger } from '../logging/logger.js';
 import { keyIdentity } from './permissions.js';
 
 /*

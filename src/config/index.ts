@@ -19,7 +19,7 @@ export type BackendKind = Config['backend'];
 export type LogLevel = Config['logLevel'];
 /** Set when `backend` is `rest`. */
 export type UpstreamConfig = NonNullable<Config['upstream']>;
-/** Forward mode: a client's key is accepted only when the upstream accepts it (src/upstream-key-check.ts). */
+/** Forward mode: a client's key is accepted only when the upstream accepts it (src/auth/upstream-key-check.ts). */
 export type ForwardKeyCheckConfig = UpstreamConfig['keyCheck'];
 /** How per-request loaders turn a batch of ids into backend calls. */
 export type BatchingConfig = Config['batching'];

@@ -1,6 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import { DateTimeResolver, JSONObjectResolver, JSONResolver } from 'graphql-scalars';
-import type { GatewayContext } from '../context.js';
+import type { GatewayContext } from './context.js';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;

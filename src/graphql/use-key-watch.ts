@@ -1,6 +1,6 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { GatewayContext } from '../context.js';
+import type { GatewayContext } from './context.js';
 import type { GatewayError } from '../errors.js';
 import type { Authenticator } from '../auth/authenticator.js';
 

@@ -1,7 +1,7 @@
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { permissionFor, requirePermission } from '../auth/permissions.js';
-import type { GatewayContext } from '../context.js';
+import type { GatewayContext } from './context.js';
 import { isGatewayError } from '../errors.js';
 
 /*

@@ -1,5 +1,5 @@
 import type { Backend } from '../backends/backend.js';
-import type { Logger } from '../logging.js';
+import type { Logger } from '../logging/logger.js';
 import type { HistoryStore } from './history-store.js';
 
 /*

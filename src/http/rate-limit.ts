@@ -3,7 +3,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import type { Redis } from 'ioredis';
 import type { Credential } from '../backends/backend.js';
 import { GatewayError } from '../errors.js';
-import type { Logger } from '../logging.js';
+import type { Logger } from '../logging/logger.js';
 
 /*
  * Requests per second per identity (an API key, a token's subject), in fixed one-second windows

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { Logger } from '../logging.js';
+import type { Logger } from '../logging/logger.js';
 
 /*
  * Two connections per instance: one for commands, which fails fast while

@@ -1,6 +1,6 @@
 import { createEventBus } from '../events/event-bus.js';
 import type { EventTransport } from '../events/event-transport.js';
-import type { Logger } from '../logging.js';
+import type { Logger } from '../logging/logger.js';
 import type { RedisClients } from './redis-clients.js';
 import { createRedisEventLog, type AppendStep } from './redis-event-log.js';
 

@@ -1,6 +1,6 @@
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
-import type { GatewayContext } from '../context.js';
+import type { GatewayContext } from '../graphql/context.js';
 import { isPosition } from '../events/event-log.js';
 
 /*

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait-for.js';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKeyStore } from '../../src/auth/key-store.js';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /*

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Backend, Credential, VendingQuery } from '../../src/backends/backend.js';
 import type { Transaction, Vending } from '../../src/contract/index.js';
 import { GatewayError, notFound } from '../../src/errors.js';
-import { createLoaders, isNotFound } from '../../src/loaders.js';
+import { createLoaders, isNotFound } from '../../src/graphql/loaders.js';
 import { countingBackend } from '../helpers/counting-backend.js';
 
 /*

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
-import { createUpstreamKeyCheck, isRefusal, type UpstreamKeyCheckOptions } from '../../src/upstream-key-check.js';
+import { createUpstreamKeyCheck, isRefusal, type UpstreamKeyCheckOptions } from '../../src/auth/upstream-key-check.js';
 
 /*
  * The verdict cache of forward mode, against a probe that plays the upstream:

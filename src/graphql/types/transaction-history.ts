@@ -1,5 +1,5 @@
 import type { Transaction } from '../../contract/index.js';
-import type { GatewayContext } from '../../context.js';
+import type { GatewayContext } from '../context.js';
 import { badUserInput } from '../../errors.js';
 import { statusChanges, type HistoryRecord, type StatusChange } from '../../history/history-record.js';
 import { encodeRecentCursor, MAX_RECENT_PAGE, MAX_TOP_PRODUCTS, recentQuery, statsQuery, MAX_INTERVALS, MAX_STATUS_FILTER } from '../../history/history-queries.js';

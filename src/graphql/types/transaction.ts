@@ -1,6 +1,6 @@
 import { idProblem, transactionSchema } from '../../contract/index.js';
 import { badUserInput } from '../../errors.js';
-import { isNotFound } from '../../loaders.js';
+import { isNotFound } from '../loaders.js';
 import { totalOf } from '../amounts.js';
 import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';

@@ -1,5 +1,5 @@
 import { ContractViolation, parseProductLine, vendingSchema, type Vending } from '../../contract/index.js';
-import type { GatewayContext } from '../../context.js';
+import type { GatewayContext } from '../context.js';
 import { GatewayError } from '../../errors.js';
 import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';

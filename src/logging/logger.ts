@@ -1,7 +1,7 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { YogaLogger } from 'graphql-yoga';
-import type { LogLevel } from './config/index.js';
-import { traceFields } from './tracing/tracing.js';
+import type { LogLevel } from '../config/index.js';
+import { traceFields } from '../tracing/tracing.js';
 
 export type { Logger };
 

@@ -1,9 +1,9 @@
 import DataLoader from 'dataloader';
-import type { Backend, CallScope, Credential, VendingQuery } from './backends/backend.js';
-import type { Owner } from './backends/owner.js';
-import type { BatchingConfig } from './config/index.js';
-import type { Transaction, Vending } from './contract/index.js';
-import { abandoned, isGatewayError, notFound } from './errors.js';
+import type { Backend, CallScope, Credential, VendingQuery } from '../backends/backend.js';
+import type { Owner } from '../backends/owner.js';
+import type { BatchingConfig } from '../config/index.js';
+import type { Transaction, Vending } from '../contract/index.js';
+import { abandoned, isGatewayError, notFound } from '../errors.js';
 
 /**
  * Per-request loaders (one set per request and credential, never shared across

@@ -1,13 +1,13 @@
-import type { Authenticator } from './auth/authenticator.js';
-import type { RateLimiter } from './http/rate-limit.js';
-import type { Owner } from './backends/owner.js';
-import { newUpstreamBudget, type Backend, type CallScope, type Credential } from './backends/backend.js';
-import type { BatchingConfig, Config } from './config/index.js';
-import type { EventBus } from './events/event-bus.js';
-import type { EventTransactions } from './events/event-transactions.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import type { Owner } from '../backends/owner.js';
+import { newUpstreamBudget, type Backend, type CallScope, type Credential } from '../backends/backend.js';
+import type { BatchingConfig, Config } from '../config/index.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { EventTransactions } from '../events/event-transactions.js';
 import { createLoaders, type Loaders } from './loaders.js';
-import { createHistoryReader, type HistoryReader } from './history/history-reader.js';
-import type { HistoryStore } from './history/history-store.js';
+import { createHistoryReader, type HistoryReader } from '../history/history-reader.js';
+import type { HistoryStore } from '../history/history-store.js';
 
 /** What every request may use; built once by `createGateway`. */
 export interface GatewayServices {

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
-import type { Backend } from './backends/backend.js';
-import type { Config } from './config/index.js';
-import { GatewayError, isGatewayError, type ErrorCode } from './errors.js';
+import type { Backend } from '../backends/backend.js';
+import type { Config } from '../config/index.js';
+import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 
 /*
  * Forward mode (no UPSTREAM_API_KEY): the upstream is the only judge of a
