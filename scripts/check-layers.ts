@@ -38,6 +38,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
+    if (name === 'node_modules') return [];
     return statSync(path).isDirectory() ? filesUnder(path) : path.endsWith('.ts') ? [path] : [];
   });
 }
@@ -75,9 +76,50 @@ export function violations(files = filesUnder(SRC)): Violation[] {
   return found;
 }
 
+const ROOT = resolve(SRC, '..');
+/** Where the code is entered: the process, the dashboard's browser code, and the scripts, benchmarks and code generation that import sources. */
+const ENTRY_DIRS = ['scripts', 'bench', 'web'];
+const ENTRY_FILES = ['src/main.ts', 'codegen.ts'];
+
+/** The relative imports of a file, resolved to the .ts files they name. */
+const SIDE_EFFECT_IMPORT = /(?:^|\s)import\s+['"](\.{1,2}\/[^'"]+)['"]/g;
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(IMPORT), ...text.matchAll(SIDE_EFFECT_IMPORT)].map((match) => resolve(dirname(file), match[1] ?? match[2] ?? '').replace(/\.js$/, '.ts'));
+}
+
+/**
+ * Files of src/ that nothing reaches: not imported, directly or through
+ * others, from main.ts, scripts/, bench/ or codegen.ts. Such a file is dead
+ * code a reader would still have to read.
+ */
+export function unreached(files = filesUnder(SRC)): string[] {
+  const entries = [...ENTRY_FILES.map((file) => join(ROOT, file)), ...ENTRY_DIRS.flatMap((dir) => filesUnder(join(ROOT, dir)))];
+  const seen = new Set<string>();
+  const queue = entries.filter((file) => statSync(file, { throwIfNoEntry: false }));
+  while (queue.length > 0) {
+    const file = queue.pop() as string;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const next of importsOf(file)) if (!seen.has(next) && statSync(next, { throwIfNoEntry: false })) queue.push(next);
+  }
+  return files.filter((file) => !seen.has(file)).map((file) => relative(SRC, file));
+}
+
+/** Files at the root of src/ besides the process (main.ts) and the error catalogue (errors.ts): each belongs in a folder of its layer. */
+export function looseRootFiles(files = filesUnder(SRC)): string[] {
+  return files.map((file) => relative(SRC, file)).filter((file) => !file.includes(sep) && file !== 'main.ts' && file !== 'errors.ts');
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const dead = unreached();
+  const loose = looseRootFiles();
+  for (const file of dead) process.stderr.write(`src/${file}: reached from nothing (main.ts, scripts/, bench/, codegen.ts)\n`);
+  for (const file of loose) process.stderr.write(`src/${file}: at the root of src/, where only main.ts and errors.ts belong\n`);
+  if (dead.length + loose.length > 0) process.exitCode = 1;
   const found = violations();
   for (const v of found) process.stderr.write(`src/${v.file}:${v.line}: ${v.from} imports ${v.to}, against the layering (docs/ARCHITECTURE.md)\n`);
   process.stdout.write(found.length === 0 ? 'check:layers: imports point one way\n' : `check:layers: ${found.length} import(s) against the layering\n`);
-  process.exit(found.length === 0 ? 0 : 1);
+  process.exit(found.length === 0 && process.exitCode !== 1 ? 0 : 1);
 }

@@ -1,23 +1,24 @@
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { createGateway } from './app/gateway.js';
 
-/** Runs `make`; a configuration it cannot use stops the process with one line naming the variable. */
-function orExit<T>(make: () => T): T {
-  try {
-    return make();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`vending-gateway: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
+/** A configuration the gateway cannot use stops the process with one line naming the variable. */
+function exitOnConfigError(error: unknown): never {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`vending-gateway: ${error.message}\n`);
+    process.exit(1);
   }
+  throw error;
 }
 
-const config: Config = orExit(() => loadConfig(process.env));
-// Reading API_KEYS_FILE happens here: a file it cannot use is a configuration error too.
-const gateway = orExit(() => createGateway(config));
-const { url, metricsUrl } = await gateway.listen();
+let config: Config;
+try {
+  config = loadConfig(process.env);
+} catch (error) {
+  exitOnConfigError(error);
+}
+const gateway = createGateway(config);
+// Reading API_KEYS_FILE happens as the gateway starts: a file it cannot use is a configuration error too.
+const { url, metricsUrl } = await gateway.listen().catch(exitOnConfigError);
 const places = [`dashboard at ${url}/`, ...(config.graphiql ? [`GraphiQL at ${url}/graphql`] : []), ...(metricsUrl ? [`metrics at ${metricsUrl}`] : [])];
 gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: ${places.join(', ')}`);
 if (config.devApiKey) {

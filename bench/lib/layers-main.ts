@@ -16,7 +16,7 @@ import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
 
 // The built dist/, as deployed and as the bench's gateways run (gateway-main.ts says why).
 const dist = <M>(path: string) => import(`../../dist/${path}.js`) as Promise<M>;
-const { compose } = await dist<typeof import('../../src/app/compose.js')>('app/compose');
+const { createGateway } = await dist<typeof import('../../src/app/gateway.js')>('app/gateway');
 const { loadConfig } = await dist<typeof import('../../src/config/index.js')>('config/index');
 const { createGraphQLServer } = await dist<typeof import('../../src/graphql/graphql-server.js')>('graphql/graphql-server');
 const { newScope, scopeOfRequest } = await dist<typeof import('../../src/http/request-scope.js')>('http/request-scope');
@@ -48,14 +48,16 @@ const pool = new Pool(upstreamUrl, { connections: upstream.connections, pipelini
 const client = createUpstreamClient(upstream);
 const breaker = createCircuitBreaker(upstream.breaker);
 const limit = createConcurrencyLimit({ maxConcurrent: upstream.maxConcurrent, maxQueued: upstream.maxQueued });
-const bare = compose(config, { fastPaths: { coalesce: false } }, () => 0);
-const deployed = compose(config, {}, () => 0);
+// Gateways assembled and started (their features booted) without listening: only their parts are used.
+const bare = createGateway(config, { fastPaths: { coalesce: false } });
+const deployed = createGateway(config, {});
+await Promise.all([bare.app.ready(), deployed.app.ready()]);
 
 const masking = { isDev: false, errorMessage: 'Unexpected error.', onMasked: () => {} };
 const yogaOf = (compiledExecution: boolean) =>
   createGraphQLServer({
     path: '/graphql',
-    services: deployed.services,
+    services: deployed.app.graphql.services,
     logger: deployed.logger,
     limits: config.limits,
     masking,
@@ -64,7 +66,7 @@ const yogaOf = (compiledExecution: boolean) =>
     corsOrigins: [],
     compiledExecution,
     responseCache: undefined,
-    plugins: [deployed.metrics.plugin()] as never,
+    plugins: [deployed.app.metrics.plugin()] as never,
   }).yoga;
 
 const scope = () => {
@@ -95,7 +97,7 @@ const LAYERS: Array<[string, (id: string) => Promise<unknown>]> = [
   }],
   ['upstream client (one deadline per call, retries, stop)', viaClient],
   ['+ concurrency limit + circuit breaker (opossum)', (id) => limit.run(() => breaker.run(() => viaClient(id)), undefined, upstream.timeoutMs)],
-  ['REST backend (+ contract check, call accounting)', (id) => bare.base.getTransaction(id, credential, scope())],
+  ['REST backend (+ contract check, call accounting)', (id) => bare.app.upstream.getTransaction(id, credential, scope())],
   ['+ coalescing (the backend as deployed)', (id) => deployed.backend.getTransaction(id, credential, scope())],
   ['GraphQL transaction(id: $id) in process, compiled execution (yoga engine, loaders, JSON writer)', graphql(yogaOf(true))],
   ['GraphQL transaction(id: $id) in process, graphql-js executor', graphql(yogaOf(false))],

@@ -1,20 +1,29 @@
 import type { AddressInfo } from 'node:net';
-import { isRefusal } from '../auth/upstream-key-check.js';
+import type { FastifyInstance } from 'fastify';
 import type { Backend } from '../backends/backend.js';
 import type { Config } from '../config/index.js';
 import type { EventBus } from '../events/event-bus.js';
-import { MASKED_MESSAGE } from '../http/masked-answer.js';
-import { createGraphQLServer } from '../graphql/graphql-server.js';
-import { useKeyWatch } from '../graphql/use-key-watch.js';
-import { usePermissions } from '../graphql/use-permissions.js';
-import { useTracing } from '../graphql/use-tracing.js';
-import { attachGraphQLWs } from '../subscriptions/graphql-ws.js';
-import { useEventIds } from '../subscriptions/sse-event-ids.js';
-import type { Logger } from '../logging/logger.js';
-import { compose, type GatewayDeps } from './compose.js';
-import { createHttpApp, createMetricsApp, GRAPHQL_PATH } from './http-app.js';
-import { stopGateway } from './lifecycle.js';
-import { isReady, type ReadinessChecks } from '../observability/operations-routes.js';
+import { createFrontDoor } from '../http/front-door.js';
+import { drainPlugin, shutdownPlugin } from '../http/shutdown.js';
+import { createLogger, type Logger } from '../logging/logger.js';
+import { createTracing } from '../tracing/tracing.js';
+import type { GatewayDeps } from './gateway-deps.js';
+import { authPlugin } from './plugins/auth.js';
+import { backendPlugin } from './plugins/backend.js';
+import { eventsPlugin } from './plugins/events.js';
+import { graphqlPlugin } from './plugins/graphql.js';
+import { frontDoorOptions, operationsPlugin } from './plugins/operations.js';
+import { redisPlugin } from './plugins/redis.js';
+import { dashboardPlugin, restPlugin, webhooksPlugin } from './plugins/routes.js';
+import { subscriptionsPlugin } from './plugins/subscriptions.js';
+import { metricsPlugin, tracingPlugin } from './plugins/telemetry.js';
+
+/*
+ * The composition root. The gateway is the front door (src/http/) with its
+ * features registered as Fastify plugins, in one ordered list: each decorates
+ * what it offers and closes what it opened, so start-up follows the list and
+ * a shutdown runs it backwards (Fastify's plugin loader, avvio).
+ */
 
 export type { GatewayDeps };
 
@@ -28,10 +37,12 @@ export interface Gateway {
    * 1012), and closes what is left after `config.shutdownTimeoutMs`.
    */
   close(): Promise<void>;
+  /** The front door with every feature registered (its decorations are there once `listen()` resolved). */
+  readonly app: FastifyInstance;
   readonly backend: Backend;
   readonly bus: EventBus;
   readonly logger: Logger;
-  /** Whether the gateway can serve: not shutting down, events storable, upstream not cut off. */
+  /** Whether the gateway can serve: every readiness check holds. */
   ready(): boolean;
   /** Subscribers connected now, over WebSocket and SSE. */
   activeSubscriptions(): number;
@@ -39,104 +50,63 @@ export interface Gateway {
   reloadIdentities(): void;
 }
 
-/** Assembles the gateway: implementations (compose.ts), routes on the front door (http-app.ts), WebSocket, and its lifecycle. */
+/** The features, in the order they start; they stop in the reverse order. */
+function registerFeatures(app: FastifyInstance, config: Config, deps: GatewayDeps, tracing: ReturnType<typeof createTracing> | undefined): void {
+  const options = { config, deps };
+  app.register(shutdownPlugin, { timeoutMs: config.shutdownTimeoutMs, graceMs: config.shutdownGraceMs });
+  app.register(tracingPlugin, { tracing });
+  app.register(metricsPlugin);
+  app.register(operationsPlugin, options);
+  app.register(redisPlugin, options);
+  app.register(eventsPlugin, options);
+  app.register(backendPlugin, options);
+  app.register(authPlugin, options);
+  app.register(graphqlPlugin, options);
+  app.register(restPlugin);
+  app.register(webhooksPlugin, options);
+  app.register(dashboardPlugin);
+  app.register(subscriptionsPlugin, options);
+  // Last: its preClose runs after every feature stopped its background work.
+  app.register(drainPlugin);
+}
+
+/** Assembles the gateway; nothing starts or connects until `listen()`. */
 export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
-  // SSE subscribers each hold a bus subscription; WebSocket ones share theirs per group.
-  const activeSubscriptions = () => {
-    const { subscribers, executions } = ws.subscriptions();
-    return composed.services.bus.activeSubscriptions() - executions + subscribers;
-  };
-  const composed = compose(config, deps, () => activeSubscriptions(), () => readiness());
-  const { logger, services, metrics, events } = composed;
-  const state = { closing: false, refusing: false, endingStreams: false };
-  const readiness = (): ReadinessChecks => ({
-    accepting: !state.closing,
-    events: services.bus.ready(),
-    upstream: composed.base.upstreamState?.().breaker !== 'open',
-  });
-  const ready = () => isReady(readiness());
-  const graphqlTracing = composed.tracing && useTracing(composed.tracing);
-  const masking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
-  const { yoga, trusted, graphiql } = createGraphQLServer({
-    path: GRAPHQL_PATH,
-    services,
-    logger,
-    limits: config.limits,
-    masking,
-    graphiql: config.graphiql,
-    devApiKey: config.devApiKey,
-    corsOrigins: config.corsOrigins,
-    compiledExecution: deps.fastPaths?.compiledExecution ?? true,
-    responseCache: composed.responseCache?.plugin,
-    tracing: graphqlTracing?.plugins,
-    plugins: [
-      useEventIds({ stopping: () => state.endingStreams }),
-      // After the metrics, which name the operation even when it is refused.
-      metrics.plugin(),
-      usePermissions(),
-      ...(services.authenticator.watch ? [useKeyWatch(services.authenticator.watch)] : []),
-    ] as never,
-  });
-  const app = createHttpApp({
-    config,
-    composed,
-    yoga,
-    masking,
-    graphiql,
-    graphqlFastPath: deps.fastPaths?.graphqlFastPath ?? true,
-    readiness,
-    closing: () => state.refusing,
-    acceptingEvents: () => !state.endingStreams,
-  });
-  const metricsApp = createMetricsApp(config, composed);
-  const ws = attachGraphQLWs({
-    server: app.server,
-    path: GRAPHQL_PATH,
-    yoga,
-    limits: config.websocket,
-    maxUnsentBytes: config.maxUnsentBytes,
-    sharing: deps.fastPaths?.subscriptionSharing ?? true,
-    onDemoRequest: composed.demo,
-    trusted,
-    authorize: (authorization) =>
-      services.authenticator.authenticate(authorization).then(
-        () => 'accepted' as const,
-        (error: unknown) => (isRefusal(error) ? 'refused' : 'retry'),
-      ),
-    initialContext: (authorization) => ({ authorization }),
-  });
-  // Subscription streams are ended by the shutdown itself; every other request is waited for.
-  let inFlight = 0;
-  app.server.on('request', (req, res) => {
-    if ((req.headers.accept ?? '').includes('text/event-stream')) return;
-    inFlight += 1;
-    res.once('close', () => (inFlight -= 1));
-  });
+  const tracing = config.tracing ? createTracing(config.tracing) : undefined;
+  const logger = deps.logger ?? createLogger(config.logLevel, { traceIds: tracing !== undefined });
+  const app = createFrontDoor({ ...frontDoorOptions(config, logger), tracing });
+  registerFeatures(app, config, deps, tracing);
+  let closing: Promise<void> | undefined;
 
   return {
-    backend: composed.backend,
-    bus: services.bus,
+    app,
+    get backend() {
+      return app.backend;
+    },
+    get bus() {
+      return app.bus;
+    },
     logger,
-    ready,
-    activeSubscriptions,
-    reloadIdentities: () => composed.reloadIdentities(),
+    ready: () => app.readiness.ready(),
+    activeSubscriptions: () => app.activeSubscriptions(),
+    reloadIdentities: () => app.auth.reloadIdentities(),
     async listen() {
-      // Loaded only now, and only with tracing on; spans start with the first request.
-      await composed.tracing?.start(logger);
-      await graphqlTracing?.loaded;
-      if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
-      await app.listen({ port: config.port, host: config.host });
+      try {
+        await app.listen({ port: config.port, host: config.host });
+      } catch (error) {
+        // A feature that could not start (a key file it cannot read, a port taken) leaves nothing open.
+        await app.close().catch(() => {});
+        throw error;
+      }
       const { port } = app.server.address() as AddressInfo;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-      if (!metricsApp) return { url: `http://${host}:${port}`, port };
-      await metricsApp.listen({ port: config.metrics.port, host: config.host });
-      const metricsPort = (metricsApp.server.address() as AddressInfo).port;
-      return { url: `http://${host}:${port}`, port, metricsUrl: `http://${host}:${metricsPort}/metrics` };
+      const metricsUrl = app.metricsUrl();
+      return { url: `http://${host}:${port}`, port, ...(metricsUrl ? { metricsUrl } : {}) };
     },
-    async close() {
-      if (state.closing) return;
-      state.closing = true;
-      await stopGateway({ config, composed, app, metricsApp, ws, state, inFlight: () => inFlight });
+    close() {
+      // Before `listen()` nothing started: there is no grace period to serve.
+      closing ??= (app.hasDecorator('shutdown') ? app.shutdown.begin() : Promise.resolve()).then(() => app.close());
+      return closing;
     },
   };
 }

@@ -119,7 +119,10 @@ async function send(reply: FastifyReply, response: Response, maxUnsentBytes: num
   response.headers.forEach((value, key) => void reply.header(key, value));
   if (response.body === null) return reply.send();
   const streamed = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  return reply.send(streamed ? boundUnsent(response.body, maxUnsentBytes, () => cut(reply)) : await response.text());
+  if (!streamed) return reply.send(await response.text());
+  // A stream outlives its request: a stopping gateway ends it with the subscriptions instead of waiting for it.
+  reply.request.scope.stream = true;
+  return reply.send(boundUnsent(response.body, maxUnsentBytes, () => cut(reply)));
 }
 
 /**

@@ -5,8 +5,6 @@ export interface DrainOptions {
   server: Server;
   /** Longest to wait for in-flight requests before closing their connections. */
   timeoutMs: number;
-  /** How long to go on serving as usual first, readiness saying 503, so load balancers move away. */
-  graceMs: number;
   /** Called once no new connection is accepted: from then on every answer says `Connection: close`. */
   onStopAccepting(): void;
   /** Requests in flight that are not subscription streams. */
@@ -16,27 +14,24 @@ export interface DrainOptions {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const openConnections = (server: Server) => new Promise<number>((resolve) => server.getConnections((_error, count) => resolve(count ?? 0)));
 
 /**
- * A shutdown that drops no request:
- * 1. for a grace period, serve as usual (readiness already says 503), so load
- *    balancers move away;
- * 2. stop accepting: new connections are refused outright, which a client can
+ * A shutdown that drops no request, once the grace period is over
+ * (shutdown.ts):
+ * 1. stop accepting: new connections are refused outright, which a client can
  *    tell from a dropped one. `net.Server#close` is used on purpose: the http
  *    one also closes idle keep-alive connections, and a client may be sending
  *    on one at that moment;
- * 3. answer every request still arriving on open connections, each with
+ * 2. answer every request still arriving on open connections, each with
  *    `Connection: close`, so its client opens no further request there;
- * 4. wait for in-flight requests, so every webhook answered 200 is logged;
- * 5. end subscription streams once they delivered what they hold, so that
+ * 3. wait for in-flight requests, so every webhook answered 200 is logged;
+ * 4. end subscription streams once they delivered what they hold, so that
  *    their clients reconnect (elsewhere, or here after the restart) and resume;
- * 6. wait for the remaining connections to end; past the deadline, close them.
+ * 5. wait for the remaining connections to end; past the deadline, close them.
  */
-export async function drain({ server, timeoutMs, graceMs, onStopAccepting, inFlight, endStreams }: DrainOptions): Promise<void> {
+export async function drain({ server, timeoutMs, onStopAccepting, inFlight, endStreams }: DrainOptions): Promise<void> {
   const started = Date.now();
   const remaining = () => Math.max(0, timeoutMs - (Date.now() - started));
-  while (Date.now() - started < Math.min(graceMs, timeoutMs) && (await openConnections(server)) > 0) await sleep(20);
 
   const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
   onStopAccepting();

@@ -6,6 +6,7 @@ import { contextFromHeaders, traceFields, type Tracing } from '../tracing/tracin
 import { toRestError, isGatewayError } from '../errors.js';
 import { maskedAnswer, type Envelope } from './masked-answer.js';
 import { newScope, type RequestScope } from './request-scope.js';
+import { createReadiness, type Readiness } from './readiness.js';
 
 /*
  * The one front door every HTTP request passes (DESIGN §6). Fastify's
@@ -17,13 +18,20 @@ import { newScope, type RequestScope } from './request-scope.js';
  *   body          read as bytes within MAX_BODY_BYTES (413 past it), as it
  *                 arrives, whatever the route or the media type
  *   handler       the route's
- *   onSend        x-request-id on every answer; Connection: close while stopping
- *   onResponse    one log line and the metrics of the route
+ *   onSend        x-request-id on every answer
+ *   onResponse    one log line
+ * (features add their own hooks: the shutdown's Connection: close, the metrics)
  * and one error handler, which answers expected failures in the route's
  * envelope and masks everything else (masked-answer.ts).
  */
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** What /readyz answers from: each feature adds the checks it knows. */
+    readiness: Readiness;
+    /** The scopes of the requests being answered now (the shutdown waits for those that are not streams). */
+    inFlight: ReadonlySet<RequestScope>;
+  }
   interface FastifyRequest {
     scope: RequestScope;
     /** With tracing on: the context of the request's server span, which its guard and handler run in. */
@@ -60,10 +68,6 @@ export interface FrontDoorOptions {
   upstreamCallsPerRequest: number;
   /** Longest a client may take to send a request's headers (a WebSocket upgrade's too). */
   headersTimeoutMs: number;
-  /** True once the gateway stops accepting: answers then carry Connection: close. */
-  closing(): boolean;
-  /** Told of every answer (for metrics), with the scope its route and handlers filled. */
-  onAnswered(request: FastifyRequest, status: number, seconds: number): void;
   /** Told of every failure that was masked. */
   onMasked(error: unknown, request: FastifyRequest): void;
   /** The answer to a path no route serves. */
@@ -134,7 +138,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     // and a second. An upgrade's headers are read by the same parser, before ws sees the request.
     http: { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs) },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']),
-    // The gateway's shutdown (lifecycle) decides what a stopping server answers.
+    // The gateway's shutdown (shutdown.ts) decides what a stopping server answers.
     return503OnClosing: false,
     // Routes judge their own path parameters (an id's bound is 256 bytes, up to 768 characters
     // percent-encoded); the router's default of 100 characters would answer a longer one itself.
@@ -152,6 +156,9 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.decorateRequest('scope', null as unknown as RequestScope);
+  app.decorate('readiness', createReadiness());
+  const inFlight = new Set<RequestScope>();
+  app.decorate('inFlight', inFlight as ReadonlySet<RequestScope>);
   const { tracing } = options;
   if (tracing) {
     tracedApps.add(app as unknown as FastifyInstance);
@@ -166,8 +173,10 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     const contentType = request.headers['content-type'];
     const scope = newScope(request.id, request.log, contentType, options.upstreamCallsPerRequest);
     request.scope = scope;
+    inFlight.add(scope);
     // The connection closed before the answer was written: the client left, its work stops.
     reply.raw.once('close', () => {
+      inFlight.delete(scope);
       if (!reply.raw.writableFinished) scope.owner.leave();
     });
     // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
@@ -177,10 +186,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (options.closing()) reply.header('connection', 'close');
   });
   app.addHook('onResponse', async (request, reply) => {
-    options.onAnswered(request, reply.statusCode, reply.elapsedTime / 1000);
     if (!options.logger.isLevelEnabled('info')) return;
     const { scope } = request;
     const line = {

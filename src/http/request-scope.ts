@@ -27,6 +27,8 @@ export interface RequestScope extends CallScope {
   graphqlErrors: boolean;
   /** The front door tells it (`leave()`) when the client's connection closed before the answer was sent. */
   owner: ClientOwner;
+  /** Set by the route that answers with a stream (SSE): a shutdown ends it instead of waiting for it. */
+  stream: boolean;
 }
 
 /**
@@ -47,5 +49,6 @@ export function newScope(id: string, log: FastifyBaseLogger, contentType: string
     operation: undefined,
     graphqlErrors: false,
     owner: new ClientOwner(),
+    stream: false,
   };
 }

@@ -4,7 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamCall } from '../backends/rest/rest-backend.js';
 import type { WebhookOutcome } from '../events/webhook-route.js';
-import { isReady, type ReadinessChecks } from './operations-routes.js';
+import type { Readiness } from '../http/readiness.js';
 
 export interface GatewayMetrics {
   /** Yoga plugin: names the GraphQL operation in the request's scope and notes results with errors. */
@@ -14,6 +14,11 @@ export interface GatewayMetrics {
   upstreamCall(call: UpstreamCall): void;
   /** `detail` is the sender's type for `ignored` (any text: the label is bounded here). */
   webhook(outcome: WebhookOutcome, detail?: string): void;
+  /**
+   * A gauge read when scraped, offered by the feature that knows its value
+   * (open subscriptions, the upstream breaker): nothing can go stale between events.
+   */
+  gauge(name: string, help: string, read: () => number): void;
   /** Prometheus text exposition of everything in this instance's registry. */
   render(): Promise<string>;
   /** The media type of `render()`'s text. */
@@ -21,11 +26,8 @@ export interface GatewayMetrics {
 }
 
 export interface MetricsOptions {
-  activeSubscriptions: () => number;
-  /** Upstream circuit breaker state; the gauge is left out when not given. */
-  circuitState?: () => string | undefined;
   /** What /readyz answers from; the readiness gauges are left out when not given. */
-  readiness?: () => ReadinessChecks;
+  readiness?: Readiness;
 }
 
 const PREFIX = 'vending_gateway_';
@@ -107,27 +109,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     requestDuration.zero({ transport, operation: UNAUTHENTICATED });
   }
 
-  // Gauges are read when scraped, so they can never go stale between events.
-  new Gauge({
-    name: `${PREFIX}active_subscriptions`,
-    help: 'GraphQL subscriptions open on this instance',
-    registers,
-    collect() {
-      this.set(options.activeSubscriptions());
-    },
-  });
-  const { circuitState } = options;
-  if (circuitState) {
-    new Gauge({
-      name: `${PREFIX}upstream_circuit_open`,
-      help: '1 while the upstream circuit breaker is open',
-      registers,
-      collect() {
-        this.set(circuitState() === 'open' ? 1 : 0);
-      },
-    });
-  }
-
   const { readiness } = options;
   if (readiness) {
     // An alert on readiness needs no probe of its own: Prometheus already scrapes every instance.
@@ -136,7 +117,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       help: '1 while /readyz answers 200 (accepting, events storable, upstream breaker not open)',
       registers,
       collect() {
-        this.set(isReady(readiness()) ? 1 : 0);
+        this.set(readiness.ready() ? 1 : 0);
       },
     });
     new Gauge({
@@ -145,7 +126,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       labelNames: ['check'] as const,
       registers,
       collect() {
-        for (const [check, holds] of Object.entries(readiness())) this.set({ check }, holds ? 1 : 0);
+        for (const [check, holds] of Object.entries(readiness.checks())) this.set({ check }, holds ? 1 : 0);
       },
     });
   }
@@ -198,6 +179,16 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
 
   return {
     plugin: () => plugin as Plugin,
+    gauge(name, help, read) {
+      new Gauge({
+        name: `${PREFIX}${name}`,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    },
     answered(labels, status, graphqlErrors, seconds) {
       const statusClass = `${Math.floor(status / 100)}xx`;
       const outcome = graphqlErrors && statusClass === '2xx' ? 'error' : statusClass;

@@ -2,29 +2,23 @@ import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { Route } from '../http/front-door.js';
 import { secretMatcher } from '../http/secret-match.js';
+import type { Readiness } from '../http/readiness.js';
 
 /*
  * What an operator's tooling polls: liveness (the process answers),
  * readiness (it can serve: not stopping, events storable, upstream not cut
  * off; each check named in the answer) and the Prometheus metrics. The probes need no key; the metrics need
  * METRICS_TOKEN when it is set, and are served on a listener of their own
- * with METRICS_PORT (http-app.ts).
+ * with METRICS_PORT (the operations plugin, src/app/plugins/operations.ts).
  */
 
-/** What readiness is made of, each true while it holds (README "Probes"). */
-export interface ReadinessChecks {
-  /** Not shutting down (SIGTERM turns it false at once, for SHUTDOWN_GRACE_MS before the listener stops). */
-  accepting: boolean;
-  /** Events can be stored and fanned out: always in-process; with REDIS_URL, Redis connected and answering. */
-  events: boolean;
-  /** The upstream circuit breaker is not open (always true on the memory backend). */
-  upstream: boolean;
-}
-
-export const isReady = (checks: ReadinessChecks): boolean => checks.accepting && checks.events && checks.upstream;
-
 export interface ProbeRoutesOptions {
-  readiness(): ReadinessChecks;
+  /**
+   * The checks readiness is made of, each added by the feature that knows it:
+   * `accepting` (not shutting down), `events` (storable: always in process,
+   * with Redis while it answers), `upstream` (the circuit breaker not open).
+   */
+  readiness: Readiness;
 }
 
 export interface MetricsRouteOptions {
@@ -44,8 +38,8 @@ export function probeRoutes({ readiness }: ProbeRoutesOptions): Route[] {
       operation: 'GET /readyz',
       handler: (_request, reply) => {
         // Which check fails tells an operator where to look; it names no host, key or address.
-        const checks = readiness();
-        return isReady(checks) ? { status: 'ready', checks } : reply.code(503).send({ status: 'not ready', checks });
+        const checks = readiness.checks();
+        return Object.values(checks).every(Boolean) ? { status: 'ready', checks } : reply.code(503).send({ status: 'not ready', checks });
       },
     },
   ];

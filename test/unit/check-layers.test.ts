@@ -1,6 +1,6 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LAYERS, violations } from '../../scripts/check-layers.js';
+import { LAYERS, looseRootFiles, unreached, violations } from '../../scripts/check-layers.js';
 
 /* The layering check CI runs (scripts/check-layers.ts): it holds for src/, and it would catch an import that points up. */
 
@@ -22,5 +22,21 @@ describe('check:layers', () => {
   it('gives every top-level part of src/ exactly one layer', () => {
     const parts = LAYERS.flat();
     expect(new Set(parts).size).toBe(parts.length);
+  });
+
+  it('finds every file of src/ reached from main.ts, scripts/, bench/, web/ or codegen.ts, and names one that is not', () => {
+    expect(unreached()).toEqual([]);
+    const probe = new URL('../../src/http/zz-unreached-probe.ts', import.meta.url);
+    writeFileSync(probe, 'export const nobodyImportsThis = 1;\n');
+    try {
+      expect(unreached()).toEqual(['http/zz-unreached-probe.ts']);
+    } finally {
+      rmSync(probe);
+    }
+  });
+
+  it('keeps only main.ts and errors.ts at the root of src/', () => {
+    expect(looseRootFiles()).toEqual([]);
+    expect(looseRootFiles([new URL('../../src/context.ts', import.meta.url).pathname])).toEqual(['context.ts']);
   });
 });

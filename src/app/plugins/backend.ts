@@ -1,0 +1,125 @@
+import fp from 'fastify-plugin';
+import type { Backend, CallScope } from '../../backends/backend.js';
+import { createCachingBackend } from '../../backends/caching-backend.js';
+import { createCoalescingBackend } from '../../backends/coalescing-backend.js';
+import { createMemoryBackend } from '../../backends/memory/memory-backend.js';
+import { createSimulatorControl, startSimulator } from '../../backends/memory/simulator.js';
+import { createRestBackend, type UpstreamCall } from '../../backends/rest/rest-backend.js';
+import type { Config } from '../../config/index.js';
+import { eventTime } from '../../events/event-time.js';
+import { serviceEventFor } from '../../events/service-events.js';
+import { recordingPayments } from '../../history/payment-recording.js';
+import type { Logger } from '../../logging/logger.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+
+/*
+ * The backend every feature reads through: memory or REST (picked by
+ * configuration, or given by a test), wrapped by the fast paths (reads
+ * shared while in flight, then the cache), and payment updates recorded in
+ * the history. Every event, from any instance, refreshes what it holds.
+ */
+
+/** Backends that can say their upstream is cut off (the REST backend's circuit breaker). */
+type WithUpstreamState = Backend & { upstreamState?: () => { breaker: string } };
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The backend as served: fast paths and payment recording around the one picked. */
+    backend: Backend;
+    /** The backend as picked, without the fast paths (the forward-mode key check asks it). */
+    upstream: Backend;
+    /** Listens for transactions the entity cache drops (a webhook, a payment update). */
+    onTransactionForgotten(listener: (transactionId: string) => void): void;
+    /** Runs the memory backend's demo simulator while a dashboard asks (SIMULATOR=auto). */
+    demo: (() => () => void) | undefined;
+  }
+}
+
+/**
+ * The log line of an upstream call: what the upstream said of a failure goes
+ * here (with the request's id), never to the client; the upstream refusing the
+ * gateway's own key is a configuration error, logged as one.
+ */
+function logUpstreamCall(logger: Logger, call: UpstreamCall, scope: CallScope | undefined, ownKey: boolean): void {
+  const line = { requestId: scope?.id, upstream: call };
+  if (ownKey && (call.outcome === 401 || call.outcome === 403)) {
+    logger.error(line, `the upstream refused UPSTREAM_API_KEY (${call.outcome}): every request fails until the key is fixed`);
+  } else if (call.upstreamMessage !== undefined) {
+    logger.warn(line, 'upstream answered with an error');
+  } else {
+    logger.debug(line, 'upstream call');
+  }
+}
+
+/** The memory backend, with its demo simulator run as SIMULATOR says. */
+function memoryBackend(config: Config): { backend: Backend; demo?: () => () => void; stop?: () => void } {
+  const memory = createMemoryBackend({ productsValues: config.productsValues });
+  const { mode, intervalMs } = config.simulator;
+  const running = mode === 'on' ? startSimulator(memory, intervalMs) : undefined;
+  const control = mode === 'auto' ? createSimulatorControl(memory, intervalMs) : undefined;
+  return { backend: memory, demo: control && (() => control.acquire()), stop: running };
+}
+
+export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
+  async (app, { config, deps }) => {
+    const logger = app.log as Logger;
+    const { metrics } = app;
+    const picked = deps.backend
+      ? { backend: deps.backend }
+      : config.upstream
+        ? {
+            backend: createRestBackend({
+              ...config.upstream,
+              breaker: { ...config.upstream.breaker, onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`) },
+              tracing: app.tracing,
+              onUpstreamCall(call, scope) {
+                // A call the breaker or the queue refused never left the gateway.
+                if (call.attempts > 0 && scope) {
+                  scope.tally.upstreamCalls += 1;
+                  scope.tally.upstreamMs += call.durationMs;
+                }
+                metrics.upstreamCall(call);
+                logUpstreamCall(logger, call, scope, config.upstream?.apiKey !== undefined);
+              },
+            }),
+          }
+        : memoryBackend(config);
+    const base: WithUpstreamState = picked.backend;
+
+    const forgotten = new Set<(transactionId: string) => void>();
+    const { cacheTtlMs } = config.fastPaths;
+    // Reads shared while in flight (outermost, so a cache miss is read once), then the cache.
+    const cached = cacheTtlMs > 0 ? createCachingBackend(base, { ttlMs: cacheTtlMs, onForget: (id) => forgotten.forEach((listener) => listener(id)) }) : base;
+    const served = (deps.fastPaths?.coalesce ?? true) ? createCoalescingBackend(cached) : cached;
+    const backend = app.history ? recordingPayments(served, app.history, logger) : served;
+
+    app.decorate('backend', backend);
+    app.decorate('upstream', base as Backend);
+    app.decorate('onTransactionForgotten', (listener: (transactionId: string) => void) => void forgotten.add(listener));
+    app.decorate('demo', 'demo' in picked ? picked.demo : undefined);
+    if (base.upstreamState) {
+      const state = base.upstreamState;
+      app.readiness.add('upstream', () => state().breaker !== 'open');
+      metrics.gauge('upstream_circuit_open', '1 while the upstream circuit breaker is open', () => (state().breaker === 'open' ? 1 : 0));
+    } else {
+      app.readiness.add('upstream', () => true);
+    }
+
+    const { bus } = app;
+    // A backend that is the service itself also sends the service's events.
+    const stopWatching = backend.watchTransactionChanges?.((transaction) => {
+      bus.publish(serviceEventFor(transaction)).catch((error: unknown) => logger.error({ err: error }, 'could not publish a memory backend event'));
+    });
+    // Every event, from any instance, refreshes what this one holds of its transaction.
+    const stopRefreshing = bus.onEvent((event) =>
+      backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event)),
+    );
+    app.addHook('preClose', async () => {
+      if ('stop' in picked) picked.stop?.();
+      stopWatching?.();
+      stopRefreshing();
+    });
+    app.addHook('onClose', () => backend.close());
+  },
+  { name: 'backend', dependencies: ['metrics', 'events'] },
+);

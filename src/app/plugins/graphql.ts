@@ -1,0 +1,95 @@
+import fp from 'fastify-plugin';
+import type { Config } from '../../config/index.js';
+import { createEventTransactions } from '../../events/event-transactions.js';
+import type { GatewayServices } from '../../graphql/context.js';
+import { registerRoutes } from '../../http/front-door.js';
+import { MASKED_MESSAGE } from '../../http/masked-answer.js';
+import { graphqlRoute, type GraphQLMasking } from '../../graphql/graphql-route.js';
+import { createGraphQLServer, type GraphQLServer } from '../../graphql/graphql-server.js';
+import { createResponseCache } from '../../graphql/response-cache.js';
+import type { TrustedDocuments } from '../../graphql/trusted-documents.js';
+import { useKeyWatch } from '../../graphql/use-key-watch.js';
+import { usePermissions } from '../../graphql/use-permissions.js';
+import { useTracing } from '../../graphql/use-tracing.js';
+import type { Logger } from '../../logging/logger.js';
+import { useEventIds } from '../../subscriptions/sse-event-ids.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+
+/*
+ * GraphQL: the services every operation may use, the yoga instance behind
+ * /graphql (HTTP and SSE here, WebSocket in the subscriptions plugin), its
+ * route and GraphiQL's.
+ */
+
+export const GRAPHQL_PATH = '/graphql';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    graphql: {
+      yoga: GraphQLServer;
+      /** When set, only these documents may run (TRUSTED_DOCUMENTS=only). */
+      trusted: TrustedDocuments | undefined;
+      /** What every operation may use. */
+      services: GatewayServices;
+    };
+  }
+}
+
+export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
+  async (app, { config, deps }) => {
+    const logger = app.log as Logger;
+    const { backend, bus, history, auth, shutdown, metrics } = app;
+    const services: GatewayServices = {
+      backend,
+      authenticator: auth.authenticator,
+      rateLimiter: auth.rateLimiter,
+      batching: config.batching,
+      productsValues: config.productsValues,
+      bus,
+      eventTransactions: createEventTransactions(backend),
+      upstreamCallsPerRequest: config.upstreamCallsPerRequest,
+      history,
+    };
+    const { cacheTtlMs } = config.fastPaths;
+    const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
+    // Whatever drops a transaction from the entity cache drops the results that hold it.
+    if (responseCache) app.onTransactionForgotten(responseCache.forgetTransaction);
+    const tracing = app.tracing && useTracing(app.tracing);
+    await tracing?.loaded;
+    const masking: GraphQLMasking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
+    const { yoga, trusted, graphiql } = createGraphQLServer({
+      path: GRAPHQL_PATH,
+      services,
+      logger,
+      limits: config.limits,
+      masking,
+      graphiql: config.graphiql,
+      devApiKey: config.devApiKey,
+      corsOrigins: config.corsOrigins,
+      compiledExecution: deps.fastPaths?.compiledExecution ?? true,
+      responseCache: responseCache?.plugin,
+      tracing: tracing?.plugins,
+      plugins: [
+        useEventIds({ stopping: () => shutdown.endingStreams }),
+        // After the metrics, which name the operation even when it is refused.
+        metrics.plugin(),
+        usePermissions(),
+        ...(auth.authenticator.watch ? [useKeyWatch(auth.authenticator.watch)] : []),
+      ] as never,
+    });
+    app.decorate('graphql', { yoga, trusted, services });
+    registerRoutes(app, [
+      graphqlRoute({
+        yoga,
+        path: GRAPHQL_PATH,
+        masking,
+        fastPath: deps.fastPaths?.graphqlFastPath ?? true,
+        guard: auth.guard,
+        graphiql: graphiql !== undefined,
+        maxUnsentBytes: config.maxUnsentBytes,
+      }),
+      ...(graphiql?.routes ?? []),
+    ]);
+  },
+  { name: 'graphql', dependencies: ['auth', 'backend', 'events', 'metrics', 'shutdown'] },
+);

@@ -1,0 +1,50 @@
+import fp from 'fastify-plugin';
+import type { Config } from '../../config/index.js';
+import { dashboardRoutes } from '../../dashboard/dashboard-routes.js';
+import { webhookRoute } from '../../events/webhook-route.js';
+import { createWebhookVerifier } from '../../events/webhook-verifier.js';
+import { registerRoutes } from '../../http/front-door.js';
+import type { Logger } from '../../logging/logger.js';
+import { restRoutes } from '../../rest/rest-routes.js';
+
+/* The plain routes on the front door: the REST contract's paths, the webhooks, the dashboard. */
+
+export const WEBHOOK_PATH = '/webhooks';
+
+export const restPlugin = fp(
+  async (app) => {
+    registerRoutes(app, restRoutes({ backend: app.backend, guard: app.auth.guard }));
+  },
+  { name: 'rest', dependencies: ['auth', 'backend'] },
+);
+
+export const webhooksPlugin = fp<{ config: Config }>(
+  async (app, { config }) => {
+    const logger = app.log as Logger;
+    const { bus, metrics, shutdown } = app;
+    if (config.webhookSecrets.length === 0) logger.warn('WEBHOOK_SECRET is not set: webhooks are accepted without a signature');
+    registerRoutes(app, [
+      webhookRoute({
+        path: WEBHOOK_PATH,
+        maxBodyBytes: config.maxBodyBytes,
+        verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
+        publish: (event, dedupeBy) => bus.publish(event, dedupeBy),
+        onOutcome(outcome, detail) {
+          metrics.webhook(outcome, detail);
+          logger.info({ webhook: outcome, detail }, 'webhook');
+        },
+        // Once subscriptions are being ended an event could reach no one here: the sender retries elsewhere.
+        accepting: () => !shutdown.endingStreams,
+        tracing: app.tracing,
+      }),
+    ]);
+  },
+  { name: 'webhooks', dependencies: ['events', 'metrics', 'shutdown'] },
+);
+
+export const dashboardPlugin = fp(
+  async (app) => {
+    registerRoutes(app, dashboardRoutes((error) => app.log.error({ err: error }, 'could not build the dashboard')));
+  },
+  { name: 'dashboard' },
+);

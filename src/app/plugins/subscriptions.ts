@@ -1,0 +1,55 @@
+import fp from 'fastify-plugin';
+import { isRefusal } from '../../auth/upstream-key-check.js';
+import type { Config } from '../../config/index.js';
+import { attachGraphQLWs } from '../../subscriptions/graphql-ws.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+import { GRAPHQL_PATH } from './graphql.js';
+
+/*
+ * GraphQL over WebSocket on the front door's server (its `upgrade`), through
+ * the same yoga instance. A stopping gateway ends every subscription once it
+ * delivered what it holds, without `complete`, so clients come back and resume.
+ */
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Subscribers connected now, over WebSocket and SSE. */
+    activeSubscriptions(): number;
+  }
+}
+
+export const subscriptionsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
+  async (app, { config, deps }) => {
+    const { bus, auth, graphql, shutdown, metrics } = app;
+    const ws = attachGraphQLWs({
+      server: app.server,
+      path: GRAPHQL_PATH,
+      yoga: graphql.yoga,
+      limits: config.websocket,
+      maxUnsentBytes: config.maxUnsentBytes,
+      sharing: deps.fastPaths?.subscriptionSharing ?? true,
+      onDemoRequest: app.demo,
+      trusted: graphql.trusted,
+      authorize: (authorization) =>
+        auth.authenticator.authenticate(authorization).then(
+          () => 'accepted' as const,
+          (error: unknown) => (isRefusal(error) ? 'refused' : 'retry'),
+        ),
+      initialContext: (authorization) => ({ authorization }),
+    });
+    // SSE subscribers each hold a bus subscription; WebSocket ones share theirs per group.
+    const activeSubscriptions = () => {
+      const { subscribers, executions } = ws.subscriptions();
+      return bus.activeSubscriptions() - executions + subscribers;
+    };
+    app.decorate('activeSubscriptions', activeSubscriptions);
+    metrics.gauge('active_subscriptions', 'GraphQL subscriptions open on this instance', activeSubscriptions);
+    shutdown.onEndStreams(async (remainingMs) => {
+      ws.holdEnds();
+      // Closing the bus ends every subscription's source, SSE ones too, once they delivered what they hold.
+      await bus.close();
+      await ws.close(remainingMs / 2);
+    });
+  },
+  { name: 'subscriptions', dependencies: ['graphql', 'events', 'auth', 'shutdown', 'metrics'] },
+);
