@@ -1,0 +1,65 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { startGateway, TEST_KEY } from '../helpers/gateway.js';
+import { subscribe, wsClient } from '../helpers/ws-client.js';
+import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
+
+/*
+ * A stopping gateway waits for every request in flight and ends only the
+ * streams (SSE subscriptions) with the subscriptions. What is a stream is
+ * known where the stream is made, not guessed from what the client accepts:
+ * a plain request that says it accepts `text/event-stream` is still waited for.
+ */
+
+const KEY = 'upstream-key';
+let upstream: StandInUpstream;
+
+beforeAll(async () => {
+  upstream = await startStandInUpstream({ keys: [KEY] });
+});
+afterAll(() => upstream.close());
+
+describe('shutdown and streams', () => {
+  it('answers a slow REST read that accepts text/event-stream before it stops', async () => {
+    const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, SHUTDOWN_TIMEOUT_MS: '5000' });
+    const id = String(upstream.transactions[0]?.transactionId);
+    upstream.injectFault({ kind: 'delay', ms: 600 }, { method: 'GET', pathPrefix: '/transactions/', times: 1 });
+    const read = fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: 'test-key-1', accept: 'text/event-stream, application/json' } });
+    // The read has reached the upstream, which answers it late.
+    for (let i = 0; i < 100 && upstream.openRequests === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(upstream.openRequests).toBe(1);
+    const closed = gateway.close();
+    const response = await read;
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: { transactionId: string } }).data.transactionId).toBe(id);
+    await closed;
+  });
+});
+
+describe('shutdown and a webhook that accepts text/event-stream', () => {
+  it('waits for the webhook still arriving, takes it and delivers it before the subscriptions end', async () => {
+    const gateway = await startGateway({ SHUTDOWN_TIMEOUT_MS: '5000' });
+    const events = subscribe(wsClient(gateway.url, TEST_KEY), 'subscription { transactionUpdated { eventId } }');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const webhook = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 'slow-1', status: 'pending', products: [] }, id: 'evt-slow-1' });
+    const body = Buffer.from(webhook.body);
+    const { port } = new URL(gateway.url);
+    // Its body arrives in two parts, the second once the shutdown has begun.
+    const answer = new Promise<number>((resolve, reject) => {
+      const request = httpRequest({ host: '127.0.0.1', port, path: '/webhooks', method: 'POST', headers: { ...webhook.headers, accept: 'text/event-stream', 'content-length': String(body.length) } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', reject);
+      request.write(body.subarray(0, 10));
+      setTimeout(() => request.end(body.subarray(10)), 300);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = gateway.close();
+    expect(await answer).toBe(200);
+    await closed;
+    const ids = events.received.map((result) => (result.data as { transactionUpdated: { eventId: string } }).transactionUpdated.eventId);
+    expect(ids).toEqual(['evt-slow-1']);
+  });
+});
