@@ -29,8 +29,8 @@ import { recordingPayments } from '../history/payment-recording.js';
 import type { HistoryStore } from '../history/history-store.js';
 
 /*
- * Chooses the implementations (DESIGN §6 "a composition root that picks
- * implementations"): memory or REST backend with its fast paths, events in
+ * Chooses the implementations (the composition root is the one place that
+ * picks implementations): memory or REST backend with its fast paths, events in
  * process or through Redis, the forward-mode key check, metrics. Nothing here
  * speaks HTTP; http-app.ts puts routes on the front door, lifecycle.ts starts
  * and stops it all.

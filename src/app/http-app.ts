@@ -60,7 +60,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
       const transport = route.transport ?? 'rest';
       // Scrapes are not traffic: counting them would make every scrape change what it reads.
       if (transport === 'metrics') return;
-      // A request without a valid key chooses no label (issue 17): its series exist from the start.
+      // A request without a valid key chooses no label, so such requests cannot add series: its series exist from the start.
       const keyless = route.guard !== undefined && request.scope?.credential === undefined;
       const operation = keyless ? UNAUTHENTICATED : transport === 'graphql' ? request.scope?.operation : (route.operation ?? 'other');
       metrics.answered({ transport, operation }, status, request.scope?.graphqlErrors ?? false, seconds);

@@ -8,7 +8,7 @@ import { maskedAnswer, type Envelope } from './masked-answer.js';
 import { newScope, type RequestScope } from './request-scope.js';
 
 /*
- * The one front door every HTTP request passes (DESIGN §6). Fastify's
+ * The one front door every HTTP request passes. Fastify's
  * lifecycle runs the same steps for every route, in this order:
  *   onRequest     request id (x-request-id, made when the caller sent none
  *                 or an unusable one), the request's scope (its owner told
