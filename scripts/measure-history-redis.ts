@@ -9,7 +9,7 @@ import { createRedisHistory } from '../src/redis/redis-history.js';
 
 /*
  * `tsx scripts/measure-history-redis.ts [count]`: what the Redis history costs
- * (issue 20). On a redis-server of its own (so nothing else moves its
+ * (the S10 bench measures it too). On a redis-server of its own (so nothing else moves its
  * figures): bytes per stored transaction (MEMORY USAGE of its keys, and INFO
  * used_memory before and after), and the time of the append script with the
  * history step and without it (SLOWLOG, which records every command's own time

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 
 /**
- * Every expected failure has one of these codes (DESIGN §3). GraphQL errors
+ * Every expected failure has one of these codes. GraphQL errors
  * carry it as `extensions.code`; REST answers derive their status from it, so
  * the two transports never disagree about a failure.
  */
@@ -15,7 +15,7 @@ export type ErrorCode =
   | 'UPSTREAM_UNAVAILABLE'
   | 'RATE_LIMITED';
 
-/** HTTP status for each code where the contract is silent (DESIGN §4). */
+/** HTTP status for each code, the gateway's choice where the contract is silent. */
 const statusByCode: Record<ErrorCode, number> = {
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,

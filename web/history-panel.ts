@@ -10,7 +10,7 @@ import type { TransactionEvent } from './live-feed.js';
 import { salesChart } from './sales-chart.js';
 
 /*
- * The transaction history on the page (issue 20): recent transactions with a
+ * The transaction history on the page: recent transactions with a
  * status filter, sales per minute over the last hour, and the top products,
  * from `recentTransactions` and `transactionStats`. Live events do not carry
  * what these show (totals, last updates, counts), so an event asks for a

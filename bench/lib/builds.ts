@@ -30,7 +30,7 @@ export interface Build {
 
 /** Flags of bench/lib/gateway-main.ts (a120032 on), then the variables revisions before it read. */
 const FLAGS: Record<Switch, string> = { coalesce: 'coalesce', sharing: 'sharing', graphqlFastPath: 'graphql-fast-path', compiledExecution: 'compiled-execution', responseCache: 'response-cache' };
-// Switches that came as flags only (issue 18 on) have no variable.
+// Switches that came as flags only (compiled execution, the response cache) have no variable.
 const VARIABLES: Partial<Record<Switch, string>> = { coalesce: 'UPSTREAM_COALESCE', sharing: 'SUBSCRIPTION_SHARING', graphqlFastPath: 'DIRECT_LANE' };
 
 /** The configuration variables a checkout declares: its spec (0b6903a on), else every upper-case name in its config sources. */

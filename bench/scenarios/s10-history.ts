@@ -10,7 +10,7 @@ import { fmt } from '../lib/stats.js';
 import { httpRow, verdict, type Row } from '../lib/table.js';
 
 /*
- * S10: the transaction history (issue 20). A gateway's history is filled by
+ * S10: the transaction history. A gateway's history is filled by
  * webhooks with a series of known transactions (history-series.ts), then
  * `recentTransactions(first: 50)` is read closed-loop, without and with a
  * status filter, every answer checked against the series: in process, then

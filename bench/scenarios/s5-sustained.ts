@@ -32,7 +32,7 @@ const RAW_SECONDS = Math.min(SECONDS, 10);
 const WARMUP_SECONDS = Math.min(3, TURN_SECONDS);
 const SUBSCRIBERS = Number(process.env.BENCH_S5_SUBSCRIBERS ?? 1_000);
 const WITH_REDIS = process.env.BENCH_S5_REDIS !== 'off';
-/** Added to a webhook's answer p99 by the history, at most (issue 20). */
+/** Added to a webhook's answer p99 by the history, at most: the goal S5 judges. */
 const HISTORY_BUDGET_MS = 1;
 
 /** Answer times (ms) of every webhook of the turns; one never answered counts as infinitely slow, not absent. */

@@ -14,7 +14,7 @@ import type { Row } from '../lib/table.js';
  * S8: latency at a fixed rate (open loop, lib/open-loop.ts) through the gateway, REST and GraphQL, and through the bare
  * Node proxy hop, all to an upstream of their own that answers after BENCH_S8_DELAY_MS. The three take turns, round
  * after round (hop, REST, GraphQL, then the other way round), so drift of the machine lands on all of them; what the
- * gateway adds is its pXX minus the hop's pXX in the same round, median over the rounds. Goal (issue 18): p99 added ≤ 2 ms.
+ * gateway adds is its pXX minus the hop's pXX in the same round, median over the rounds. Goal: p99 added ≤ 2 ms.
  */
 
 const RATE = Number(process.env.BENCH_S8_RATE ?? 2_000);

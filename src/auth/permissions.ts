@@ -5,7 +5,7 @@ import { PERMISSIONS, type Permission } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 
 /*
- * What each permission allows (issue 19 point 2): `read` queries and REST
+ * What each permission allows: `read` queries and REST
  * GETs, `subscribe` live events, `pay` the payment mutation and REST PUT.
  * GraphQL (use-permissions.ts) and REST (rest-routes.ts) ask the same
  * question here, so the two never disagree.

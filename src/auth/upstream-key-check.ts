@@ -6,7 +6,7 @@ import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 /*
  * Forward mode (no UPSTREAM_API_KEY): the upstream is the only judge of a
  * client's key, and the live feed makes no upstream call of its own, so the
- * gateway asks the upstream once per key and period (issue 15 point 1).
+ * gateway asks the upstream once per key and period before it serves the key.
  * Verdicts, accepted and refused alike, are remembered for `ttlMs` under a
  * hash of the key, at most `maxEntries` of them; concurrent checks of one key
  * share one call; and the instance starts at most `checksPerSecond` checks in

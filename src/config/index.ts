@@ -5,7 +5,7 @@ import { parseKeyEntry, type KeyEntry } from './key-entries.js';
 import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 
 /*
- * Environment → typed, validated Config, parsed once at start (DESIGN §2).
+ * Environment → typed, validated Config, parsed once at start.
  * Nothing else reads process.env. The variables, their defaults and docs are
  * declared once in spec.ts; this file only shapes their values for the code.
  */

@@ -7,7 +7,7 @@ import type { Values, VariableName } from './spec.js';
 
 export const isProduction = (values: Values): boolean => values.NODE_ENV === 'production';
 
-/** Forward mode: the upstream judges each client's own key (DESIGN §2), so API_KEYS is not used. */
+/** Forward mode: the upstream judges each client's own key, so API_KEYS is not used. */
 export const isForwardMode = (values: Values): boolean => values.BACKEND === 'rest' && values.UPSTREAM_API_KEY === undefined;
 
 export interface Requirement {

@@ -3,7 +3,7 @@ import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
  * The event bus between webhooks and subscriptions, over an event log that is
- * in-process or in Redis (DESIGN §1): resolvers see only this interface.
+ * in-process or in Redis: resolvers see only this interface.
  * A subscriber may resume after the last event it saw: it gets the logged
  * events after that one, then live ones, with no gap and no repeat at the seam.
  */

@@ -3,7 +3,7 @@ import { createRecentEvents, type RecentEventsOptions } from './recent-events.js
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
- * The log of published events: it decides which webhooks are new (DESIGN §5:
+ * The log of published events: it decides which webhooks are new (publishing
  * each distinct event once), fans them out to every instance, and lets a
  * subscriber that lost its connection replay what it missed. In process it is
  * a ring buffer; with Redis, a capped stream.

@@ -4,7 +4,7 @@ import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
  * The full transaction behind an event, read once per event and credential
- * however many subscribers select it (DESIGN §3: "loaded once per event").
+ * however many subscribers select it.
  * Subscribers with different keys never share a read.
  */
 

@@ -1,7 +1,7 @@
 import { createEventBus, type EventBus } from './event-bus.js';
 import { createMemoryEventLog, type MemoryEventLogOptions } from './event-log.js';
 
-/** The event bus with what starts and stops it: in process here, shared through Redis in redis/ (DESIGN §5). */
+/** The event bus with what starts and stops it: in process here, shared through Redis in redis/. */
 export interface EventTransport {
   bus: EventBus;
   /** Waits (bounded) for the shared store, so an instance starts ready when it can. */

@@ -3,7 +3,7 @@ import { idTooLong, isJsonObject, jsonTooDeep, MAX_ID_BYTES, MAX_JSON_DEPTH, tra
 import type { DedupeBy } from './event-log.js';
 
 /*
- * Webhook body → one normalised event (DESIGN §5, contract part 6). Pure: the
+ * Webhook body → one normalised event (contract part 6). Pure: the
  * caller supplies the receive time and the `webhook-id` header, so the route
  * decides about I/O, answering and publishing, and this file only reads.
  */
@@ -123,7 +123,7 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
 
   return {
     ok: true,
-    // Without an id, a redelivery is told by its content (DESIGN §5).
+    // Without an id, a redelivery is told by its content: the same as its transaction's last event.
     dedupeBy: senderId === undefined ? 'content' : 'id',
     event: {
       eventId: senderId ?? meta.madeId,

@@ -4,7 +4,7 @@ import { transactionDigest } from './transaction-digest.js';
 
 /*
  * What this process remembers of published events, to tell a redelivery from
- * a new event (DESIGN §5): the event ids published lately, and the content of
+ * a new event: the event ids published lately, and the content of
  * the last event of each transaction. The in-process log decides with it
  * alone; the Redis log asks it first, so that a redelivery is still caught
  * after a Redis without persistence restarted and forgot its own keys.

@@ -4,7 +4,7 @@ import { isJsonObject } from '../contract/index.js';
 /**
  * Hex sha256 of a transaction as a webhook carried it, with object keys sorted
  * at every depth, so two bodies that differ only in key order or spacing are
- * the same content (a legacy redelivery, DESIGN §5).
+ * the same content (a legacy redelivery).
  */
 export function transactionDigest(transaction: unknown): string {
   return createHash('sha256').update(JSON.stringify(sortKeys(transaction))).digest('hex');

@@ -54,7 +54,7 @@ const MAX_TYPE_DETAIL = 100;
 const MAX_PROBLEMS_NAMED = 10;
 
 /**
- * `POST /webhooks` (DESIGN §5): decode → verify → read → dedupe and log →
+ * `POST /webhooks`: decode → verify → read → dedupe and log →
  * answer 200 with an empty body. The answer waits for the event to be logged,
  * never for subscribers: they are fed from the log afterwards. A webhook of
  * another type is answered 200 as soon as its signature holds, and goes no further.

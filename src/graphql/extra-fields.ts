@@ -1,6 +1,6 @@
 /**
  * The fields of an upstream object that the schema does not name, so a client
- * can still read them (DESIGN: unknown fields are carried through). `null` when
+ * can still read them (unknown fields are carried through, never dropped). `null` when
  * there are none.
  */
 export function extraFields(value: Record<string, unknown>, known: readonly string[]): Record<string, unknown> | null {

@@ -8,7 +8,7 @@ import { boundUnsent } from '../http/unsent-bound.js';
 import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
 
 /*
- * `/graphql` on the front door (DESIGN §6: yoga serves /graphql only). A
+ * `/graphql` on the front door (yoga serves /graphql only). A
  * plain query or mutation (a JSON POST from a client that sends no Origin,
  * asking for JSON) is answered with yoga's own engine for its parsed
  * parameters: `getResultForParams` runs every params hook (trusted documents,

@@ -60,7 +60,7 @@ const useClientErrors = (shape: Shape): Plugin =>
 /**
  * yoga refuses a body that is not JSON with the parser's own message under
  * `extensions.originalError`, and V8's message quotes the body (900 KB in,
- * 900 KB out): the client gets yoga's sentence and a code of DESIGN's set.
+ * 900 KB out): the client gets yoga's sentence and one of our `ErrorCode`s.
  */
 const useNoParserEcho = (): Plugin => ({
   onResultProcess({ result, setResult }) {

@@ -2,7 +2,7 @@ import type { ProductLine } from '../contract/index.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 
 /*
- * One transaction's history, and the rules that change it (issue 20). Pure:
+ * One transaction's history, and the rules that change it. Pure:
  * the in-process store applies them directly, and the Redis store's script
  * (src/redis/redis-history.ts) applies the same rules in Lua, atomically; a
  * differential test runs both on the same shuffled series.

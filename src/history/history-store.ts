@@ -4,7 +4,7 @@ import type { HistoryRecord } from './history-record.js';
 import type { Interval, TransactionStats } from './history-stats.js';
 
 /*
- * The transaction history read model (issue 20): what the REST service cannot
+ * The transaction history read model: what the REST service cannot
  * list. Fed by every distinct published event, once (in the event log's own
  * append step), and by payment updates made through the gateway; read by
  * GraphQL. In process (bounded) or in Redis (shared by every instance).

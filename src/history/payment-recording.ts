@@ -4,7 +4,7 @@ import type { HistoryStore } from './history-store.js';
 
 /*
  * Payment updates made through the gateway, by GraphQL or REST, go into the
- * history (issue 20): the backend's one `updatePayment` is where both pass.
+ * history: the backend's one `updatePayment` is where both pass.
  * What the update set is recorded by field name only: its values (customer
  * and payment details) stay with the service.
  */

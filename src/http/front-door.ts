@@ -9,7 +9,7 @@ import { newScope, type RequestScope } from './request-scope.js';
 import { createReadiness, type Readiness } from './readiness.js';
 
 /*
- * The one front door every HTTP request passes (DESIGN §6). Fastify's
+ * The one front door every HTTP request passes. Fastify's
  * lifecycle runs the same steps for every route, in this order:
  *   onRequest     request id (x-request-id, made when the caller sent none
  *                 or an unusable one), the request's scope (its owner told

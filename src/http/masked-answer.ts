@@ -1,7 +1,7 @@
 /*
  * The one answer to an unexpected failure, on every route: its text and stack
- * go to the log, never to the client (DESIGN §3: "Unexpected errors are
- * masked"). Each route words it in its own envelope.
+ * go to the log, never to the client (unexpected errors are
+ * masked). Each route words it in its own envelope.
  */
 
 /** How a route words errors: the REST contract's (part 7) or GraphQL's. */

@@ -9,7 +9,7 @@ import { APPLY_EVENT, NOTE_PAYMENT, READ_FIELDS, RECENT, RECORDS } from './redis
 import { redisScript } from './redis-script.js';
 
 /*
- * The history in Redis (issue 20), shared by every instance of a deployment:
+ * The history in Redis, shared by every instance of a deployment:
  * an event is applied inside the event log's own append script (`appendStep`),
  * so exactly once, whichever instance received it, in the webhook's one round
  * trip; every read is one round trip too. It answers as the in-process store

@@ -7,7 +7,7 @@ import { badUserInput } from '../errors.js';
 import type { Route } from '../http/front-door.js';
 
 /*
- * The REST passthrough (DESIGN §4): the contract's four paths at the gateway
+ * The REST passthrough: the contract's four paths at the gateway
  * root, answering the contract's envelopes from the same Backend as GraphQL.
  * (A path of ours asked with another method is the front door's 405.)
  */

@@ -202,7 +202,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         demoReleases.get(ctx)?.();
       },
       // graphql-ws calls this as each `subscribe` message arrives, so the slot is taken here, before any
-      // await: subscribes that arrive in one burst are counted one by one (issue 17). A refusal is an
+      // await: subscribes that arrive in one burst are counted one by one, so a burst cannot pass the limit. A refusal is an
       // `error` for that id only, which clients hand to that one operation; the connection goes on.
       onSubscribe: (ctx, id, payload) => {
         const ids = open.get(ctx) ?? new Set<string>();

@@ -181,7 +181,7 @@ describe('bound on concurrent upstream requests', () => {
     expect(reported).toEqual([expect.objectContaining({ outcome: 'UPSTREAM_UNAVAILABLE', attempts: 0 })]);
 
     expect(await Promise.all(five)).toEqual(Array(5).fill('UPSTREAM_TIMEOUT'));
-    // The wait for a slot is part of each call's deadline (issue 17): the three queued behind the
+    // The wait for a slot is part of each call's deadline: the three queued behind the
     // two hanging ones time out about when those free their slots, so few if any reach the upstream.
     expect(upstream.calls.length - before).toBeGreaterThanOrEqual(2);
     expect(upstream.calls.length - before).toBeLessThanOrEqual(5);

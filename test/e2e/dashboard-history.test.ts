@@ -7,7 +7,7 @@ import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from 
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
- * The dashboard's transaction history (issue 20) in a real browser: webhooks
+ * The dashboard's transaction history in a real browser: webhooks
  * posted to a real gateway show up in the recent list and in the chart of
  * sales per minute without a reload, the status filter narrows the list, and
  * nothing leaves for another origin.

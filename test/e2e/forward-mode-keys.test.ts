@@ -12,7 +12,7 @@ import { subscribe, wsClient } from '../helpers/ws-client.js';
 /*
  * Forward mode (BACKEND=rest, no UPSTREAM_API_KEY): the upstream is the only
  * judge of a client's key, so a key it does not accept must not reach the
- * live feed, which otherwise makes no upstream call at all (issue 15 point 1).
+ * live feed, which otherwise makes no upstream call at all.
  */
 const GOOD = 'good-key';
 const SUBSCRIPTION = 'subscription { transactionUpdated { transactionId status products { productName } } }';

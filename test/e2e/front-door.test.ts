@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
- * One front door (issue 16): every route, with the GraphQL fast path on and
+ * One front door: every route, with the GraphQL fast path on and
  * off, refuses a body over MAX_BODY_BYTES with 413 (declared or chunked),
  * answers with an x-request-id, and is counted under its own route label.
  */

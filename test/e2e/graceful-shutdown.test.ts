@@ -12,7 +12,7 @@ import { subscribe, wsClient } from '../helpers/ws-client.js';
  * new connection once the gateway stopped listening), every webhook answered
  * 200 reaches the subscribers, subscriptions then end the way clients
  * retry (no `complete`: graphql-ws close 1012 Service Restart, an SSE stream
- * that just ends; issue 15 point 6), and the process exits 0 within its
+ * that just ends), and the process exits 0 within its
  * deadline.
  */
 

@@ -11,7 +11,7 @@ import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /*
- * SIGHUP re-reads identities without a restart (issue 19 point 2): the
+ * SIGHUP re-reads identities without a restart: the
  * gateway started as `npm start` does (node dist/main.js) reads
  * API_KEYS_FILE again and forgets the JWKS it fetched, so a signing key the
  * issuer replaced under the same `kid` (which jose's key set would not fetch

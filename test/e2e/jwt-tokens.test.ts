@@ -10,7 +10,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 /*
- * JWTs verified against a JWKS the test serves (issue 19 point 2): a token's
+ * JWTs verified against a JWKS the test serves: a token's
  * permissions come from its `permissions` claim (or the configured one, a
  * space-separated `scope` too); expired tokens, other issuers or audiences,
  * `alg: none` and HS256 "signed" with the public key are refused (401).

@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 /*
- * The live path on one instance (issue 15): what a sender's text may do to an
+ * The live path on one instance: what a sender's text may do to an
  * SSE stream, statuses that come back, and cursors the log no longer reaches.
  */
 

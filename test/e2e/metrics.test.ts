@@ -77,7 +77,7 @@ describe('metrics of a gateway', () => {
       expect(requests('graphql', 'Boom', 'error')).toBe(1);
       expect(requests('graphql', 'anonymous', 'error')).toBe(1);
       expect(requests('rest', 'GET /transactions/{id}', '4xx')).toBe(2);
-      // Without a key: counted in a series that exists from the start (issue 17), never under the route's own.
+      // Without a key: counted in a series that exists from the start (so such requests add no series), never under the route's own.
       expect(requests('rest', 'unauthenticated', '4xx')).toBe(1);
       expect(requests('rest', 'PUT /transactions/{id}/payment', '4xx')).toBeUndefined();
       expect(requests('rest', 'other', '4xx')).toBe(1);

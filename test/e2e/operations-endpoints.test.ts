@@ -60,7 +60,7 @@ describe('health, readiness and metrics', () => {
     const webhook = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 't-1', status: 's', products: [] }, id: 'metrics-1' });
     for (let i = 0; i < 2; i++) await fetch(`${running.url}/webhooks`, { method: 'POST', headers: webhook.headers, body: webhook.body });
     await fetch(`${running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"data":{}}' });
-    // Another event is acknowledged and counted by type, not refused (issue 15).
+    // Another event is acknowledged and counted by type, not refused, so its sender does not retry it.
     await fetch(`${running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"event":"order"}' });
     const client = wsClient(running.url, TEST_KEY);
     subscribe(client, 'subscription { transactionUpdated { eventId } }');

@@ -11,7 +11,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 /*
- * Identities and permissions (issue 19 point 2): each key has permissions
+ * Identities and permissions: each key has permissions
  * (read: queries and REST GETs, subscribe: live events, pay: the payment
  * mutation and REST PUT); a request beyond them gets FORBIDDEN (REST 403) on
  * every transport. Keys in API_KEYS_FILE change without a restart, and a

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 /*
  * The real start command (`npm start` is `node dist/main.js`; vitest's global set-up builds dist/) with NODE_ENV=production:
  * without WEBHOOK_SECRET the gateway must not start unless WEBHOOK_UNSIGNED=allow
- * says unsigned webhooks are wanted (issue 15, point 2).
+ * says unsigned webhooks are wanted.
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

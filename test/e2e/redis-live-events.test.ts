@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-client.js';
 
 /*
- * The live path across instances sharing a Redis (issue 15): live delivery
+ * The live path across instances sharing a Redis: live delivery
  * does not depend on the replay log's size, statuses that come back are
  * published whichever instance gets them, and a redelivery is published once
  * even when Redis restarts in between.

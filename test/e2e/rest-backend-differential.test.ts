@@ -65,7 +65,7 @@ describe('REST through the gateway equals REST straight from the upstream', () =
     const direct = await ask(upstream.url, probe);
     const through = await ask(gateway.url, probe);
     if (direct.status < 300) return void expect(through).toEqual(direct);
-    // A refusal keeps its status and envelope; its words are the gateway's, never the upstream's (#17).
+    // A refusal keeps its status and envelope; its words are the gateway's, never the upstream's (its text may carry secrets).
     expect(through.status).toBe(direct.status);
     expect(through.body).toEqual({ errors: { message: expect.any(String) } });
   });

@@ -15,7 +15,7 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /*
- * Issue 15 point 6: a restart does not end subscriptions. The gateways sit
+ * A restart does not end subscriptions. The gateways sit
  * behind a TCP proxy that holds new connections while no instance is there,
  * as a load balancer does (graphql-ws's defaults give up on a refused
  * connection). The clients are the real libraries with their default retry

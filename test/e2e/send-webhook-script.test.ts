@@ -6,7 +6,7 @@ import { OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpe
 
 /*
  * `npm run webhook` (scripts/send-webhook.ts) run as a user runs it, against a
- * gateway on the memory backend (issue 15, point 9d): it finds the gateway
+ * gateway on the memory backend: it finds the gateway
  * through $PORT, and a status change it sends keeps the transaction's products.
  */
 

@@ -5,7 +5,7 @@ import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-clie
 import type { Client } from 'graphql-ws';
 
 /*
- * Issue 15 point 5: subscribers with the same document and variables share
+ * Subscribers with the same document and variables share
  * one execution ("Execute once per event"), but a subscriber resuming with
  * `after` must get the replay whoever else resumed from the same point first.
  */

@@ -14,7 +14,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 /*
- * Tracing (issue 19, point 1): a gateway pointed at an OTLP/HTTP collector (a
+ * Tracing: a gateway pointed at an OTLP/HTTP collector (a
  * receiver this test starts) exports spans with the right parents: request →
  * GraphQL → upstream call, carrying the caller's traceparent on and sending
  * one upstream; webhook → publication → each subscriber's delivery, also

@@ -11,7 +11,7 @@ import { deliverWebhook, redisDeployments, type RedisDeployments } from '../help
 import { redisServerOnPath, startTestRedis } from '../helpers/redis-server.js';
 
 /*
- * The transaction history over real HTTP (issue 20): webhooks in, with
+ * The transaction history over real HTTP: webhooks in, with
  * redeliveries, late events and flip-flops; recentTransactions,
  * transactionStats and Transaction.history out, compared with what the
  * series says they must be.

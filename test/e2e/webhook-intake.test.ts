@@ -5,9 +5,9 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 import { sseSubscribe, type SseSubscription } from '../helpers/sse-client.js';
 
 /*
- * What POST /webhooks takes besides a plain transaction.update (issue 15):
- * other event types are acknowledged and counted, not refused (point 8), and
- * compressed bodies are decoded within MAX_BODY_BYTES of decoded size (point 9c).
+ * What POST /webhooks takes besides a plain transaction.update:
+ * other event types are acknowledged and counted, not refused, and
+ * compressed bodies are decoded within MAX_BODY_BYTES of decoded size.
  * "Nothing published" is proven without sleeping: an SSE subscriber gets a
  * sentinel webhook sent afterwards as its very next event.
  */

@@ -7,7 +7,7 @@ import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /*
- * POST /webhooks over real HTTP (DESIGN §5): what a sender sees (status, body)
+ * POST /webhooks over real HTTP: what a sender sees (status, body)
  * and what subscribers get (events on the gateway's bus). "Nothing published"
  * is proven without sleeping: after the rejected requests one good "sentinel"
  * webhook is sent, and once it arrives it must be the only event collected.
@@ -245,7 +245,7 @@ const MALFORMED: [string, string, RegExp][] = [
   ['a JSON number', '42', /JSON object/],
   ['JSON null', 'null', /JSON object/],
   ['an empty object', '{}', /neither "type".*nor "event"/],
-  // Another event or type that is a string is acknowledged with 200 (issue 15, test/e2e/webhook-intake.test.ts).
+  // Another event or type that is a string is acknowledged with 200 (test/e2e/webhook-intake.test.ts).
   ['an event that is not a string', JSON.stringify({ event: 7, data: good }), /event: expected a non-empty string/],
   ['a type that is not a string', JSON.stringify({ type: ['transaction.update'], data: good }), /type: expected a non-empty string/],
   ['no data (legacy)', JSON.stringify({ event: 'transaction' }), /data: expected an object, received undefined/],

@@ -5,7 +5,7 @@ import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 /*
- * Issue 17 point 2: one request cannot buy unbounded upstream work. A list
+ * One request cannot buy unbounded upstream work. A list
  * argument's length counts in the operation's cost (literal or through a
  * variable), so an amplifying document is refused before any upstream call;
  * and UPSTREAM_CALLS_PER_REQUEST stops what the cost lets through at run time.

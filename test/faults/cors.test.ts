@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
- * CORS does not reflect any origin with credentials (issue 17, point 9):
+ * CORS does not reflect any origin with credentials:
  * only the origins of CORS_ORIGINS get CORS headers (none in production
  * unless listed; local pages in development), and never
  * Access-Control-Allow-Credentials: the key travels in `Authorization`.

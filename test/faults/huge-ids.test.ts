@@ -6,7 +6,7 @@ import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 /*
- * Issue 17 point 4: input is bounded and never echoed in bulk. Ids over 256
+ * Input is bounded and never echoed in bulk. Ids over 256
  * UTF-8 bytes are refused before any upstream call, on every transport; error
  * messages quote at most a short prefix of what the client sent; and an id
  * reaches the upstream as one path segment.

@@ -4,7 +4,7 @@ import { startGateway, TEST_KEY } from '../helpers/gateway.js';
 /*
  * `/metrics` can be put behind a token (METRICS_TOKEN) or on a port of its
  * own (METRICS_PORT), so a gateway facing clients does not show them its
- * traffic (issue 17, point 9).
+ * traffic.
  */
 
 const scrape = (url: string, authorization?: string) =>

@@ -10,7 +10,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-client.js';
 
 /*
- * Issue 17 point 5: a Redis that stops answering (SIGSTOP: its connections
+ * A Redis that stops answering (SIGSTOP: its connections
  * stay open, nothing comes back) stalls no request. While it is paused,
  * requests that pass the rate limiter are answered (the limit fails open), webhooks get 503 with Retry-After, readiness says 503; after
  * SIGCONT everything comes back by itself. Before the fix a rate-limited

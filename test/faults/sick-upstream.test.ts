@@ -8,7 +8,7 @@ import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-
 import { waitFor } from '../helpers/wait-for.js';
 
 /*
- * #17 points 1, 3, 6 (shutdown) and 7: an upstream that drips, hangs or
+ * Bounds on a sick upstream, also at shutdown: an upstream that drips, hangs or
  * says too much, and clients that leave. Each bound is checked with a
  * generous margin: what is tested is "seconds instead of a minute", not speed.
  */

@@ -11,7 +11,7 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 import { waitFor } from '../helpers/wait-for.js';
 
 /*
- * Issue 17 point 8b: a subscriber that stops reading while events keep
+ * A subscriber that stops reading while events keep
  * coming. The gateway holds at most MAX_UNSENT_BYTES of results for it, then
  * closes its WebSocket (1013) or cuts its SSE stream; the process stays small.
  * Before the fix, over WebSocket the 120 results (~96 MB) to one paused

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 /*
- * Issue 17 point 8c: a client that sends its request headers one byte a
+ * A client that sends its request headers one byte a
  * second (a slowloris) holds a connection only as long as HEADERS_TIMEOUT_MS
  * (10 s by default, checked every second), a WebSocket upgrade request alike.
  * Before the fix, with the defaults, both held their connection for 60 s

@@ -11,7 +11,7 @@ import { waitFor } from '../helpers/wait-for.js';
  * container runtime stops it: SIGTERM to the process it started (`npm`).
  * The gateway itself must get the signal and drain (an open SSE stream
  * ends the way graceful shutdown ends it, without `complete`), and nothing
- * of the process tree may remain running (issue 17, point 6). Under
+ * of the process tree may remain running. Under
  * `tsx src/main.ts` the signal reached npm and tsx, and the gateway went on,
  * orphaned.
  */

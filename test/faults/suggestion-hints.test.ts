@@ -3,7 +3,7 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 
 /*
  * In production (or FIELD_SUGGESTIONS=off) no error hints at the schema
- * (issue 17, point 9): not for fields, and not for enum values and input
+ * (they would let a stranger map it): not for fields, and not for enum values and input
  * fields either, which graphql-js names while validating literals and
  * while coercing variables (at execution, past GraphQL Armor's filter).
  */

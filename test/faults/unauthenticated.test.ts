@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
- * The unauthenticated pay nothing (issue 17, point 9): a request without a
+ * The unauthenticated pay nothing: a request without a
  * valid key is refused before its document is parsed, validated or costed,
  * on every path to /graphql, and it never makes a metric series, whatever
  * operation names or documents it carries.

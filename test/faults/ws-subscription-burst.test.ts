@@ -4,7 +4,7 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 import { waitFor } from '../helpers/wait-for.js';
 
 /*
- * Issue 17 point 8a: `subscribe` messages written in one burst on one socket,
+ * `subscribe` messages written in one burst on one socket,
  * before any is answered. The count of a connection's subscriptions is taken
  * when each message arrives, so the bound holds however they are packed.
  * (Before the fix, 150 subscribes in one burst against a bound of 100 ran all 150.)

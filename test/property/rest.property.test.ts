@@ -7,7 +7,7 @@ import {
 } from './arbitraries.js';
 
 /*
- * The REST passthrough (DESIGN §4) under random requests: paths made of the
+ * The REST passthrough under random requests: paths made of the
  * contract's segments, real and odd ids (percent-encoded or raw, dots, very
  * long, unicode), methods, `products` values and other query strings, bodies,
  * with and without a key. The memory backend never fails, so the gateway must

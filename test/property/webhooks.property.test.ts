@@ -147,7 +147,7 @@ async function exchange(target: Target, request: Webhook): Promise<void> {
   expect(answer.status, what).toBeLessThan(500);
   if (answer.status === 200) {
     expect(answer.text, what).toBe('');
-    // Issue 15: a webhook of another type or event is acknowledged and publishes nothing.
+    // A webhook of another type or event is acknowledged and publishes nothing.
     const expected = aboutSomethingElse(wire) ? 0 : request.signing === 'none' ? Math.min(published.length, 1) : 1;
     expect(published.length, what).toBe(expected);
     if (published[0]) expect(JSON.stringify(published[0].raw), what).toBe(JSON.stringify(JSON.parse(wire.toString('utf8'))));
@@ -177,7 +177,7 @@ describe('POST /webhooks with random bodies and headers', () => {
 
   // Found by this property (fixed): src/events/normalize.ts contentHash() → sortKeys() recurses once per nesting level of the body; a
   // webhook with neither a webhook-id header nor an envelope id, nested a few thousand levels (here 20k–30k) in an
-  // unknown field, overflows the stack and is answered 500 "Unexpected error." (DESIGN §5 asks 200 or 400).
+  // unknown field, overflows the stack and is answered 500 "Unexpected error." (a webhook must get 200 or 400).
   // Minimal: POST /webhooks, content-type: application/json, no signature headers (gateway without WEBHOOK_SECRET),
   //   {"event":"transaction","data":{"transactionId":"t-1","status":"x","products":[],"nested":[[[…5000×…]]]}}
   it('a valid webhook nested 20k–30k deep (deduplicated by content) → no 5xx, nothing published', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, DEVELOPMENT_API_KEY, loadConfig } from '../../src/config/index.js';
 
 describe.concurrent('loadConfig', () => {
-  it('has the defaults of DESIGN §2 and a development key', () => {
+  it('has the documented defaults and a development key', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 4000, host: '127.0.0.1', backend: 'memory', production: false, upstream: undefined });
     expect(config.productsValues).toEqual({ flat: 'flat', planogram: 'planogram' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 
-/* The OTEL_* variables (issue 19): tracing is configured only by an OTLP endpoint, read with the standard names' meanings. */
+/* The OTEL_* variables: tracing is configured only by an OTLP endpoint, read with the standard names' meanings. */
 
 describe.concurrent('tracing configuration', () => {
   it('is off without an OTLP endpoint, whatever else is set', () => {

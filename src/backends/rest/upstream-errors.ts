@@ -2,7 +2,7 @@ import { errorMessageOf } from '../../contract/index.js';
 import { GatewayError, type ErrorCode } from '../../errors.js';
 
 /*
- * Upstream failures as the gateway's error codes (DESIGN §3). The contract
+ * Upstream failures as the gateway's error codes (`ErrorCode`). The contract
  * gives no status codes (part 7), so the usual HTTP meanings are assumed.
  * Clients get a message of ours: the upstream's own text can carry anything
  * (connection strings, keys), so it only goes to the log (`upstreamMessage`).

@@ -11,7 +11,7 @@ import { TransactionRef } from '../refs.js';
 import { PageInfoRef, type PageInfo } from './vending-connection.js';
 
 /*
- * The transaction history (issue 20): GraphQL only, since the REST contract
+ * The transaction history: GraphQL only, since the REST contract
  * has no list of transactions to pass through. Read from the history store,
  * never from the upstream.
  */
