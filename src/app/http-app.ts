@@ -82,7 +82,7 @@ export function createHttpApp({ config, composed, yoga, masking, graphiql, graph
       accepting: acceptingEvents,
       tracing: composed.tracing,
     }),
-    ...dashboardRoutes((error) => logger.error({ err: error }, 'could not build the dashboard')),
+    ...dashboardRoutes((error) => logger.error({ err: error }, 'could not read the dashboard')),
     ...probeRoutes({ readiness }),
     // With METRICS_PORT the metrics are only on their own listener (createMetricsApp).
     ...(config.metrics.port === undefined ? [metricsRouteOf(config, composed)] : []),
