@@ -1,14 +1,17 @@
 import { readFile } from 'node:fs/promises';
-import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
 import type { Route } from '../http/front-door.js';
 
 /*
- * The live dashboard at `/` (web/): a page, a stylesheet and one script that
- * esbuild bundles from web/app.ts the first time it is asked for, so there is
- * no build step to forget and nothing comes from a CDN.
+ * The live dashboard at `/` (web/): a page, a stylesheet and one script,
+ * bundled from web/app.ts by `npm run build` into dist/web/ (nothing comes
+ * from a CDN, and a production install carries no bundler). The routes only
+ * read those files, once each. The path climbs to the root and back down to
+ * dist/web/, so it is the same directory whether this module runs from dist/
+ * (`npm start`) or from src/ (`npm run dev` and the tests, which build first).
  */
 
-const WEB = new URL('../../web/', import.meta.url);
+const WEB = new URL('../../dist/web/', import.meta.url);
 
 /**
  * The page's policy: its own script and stylesheet, no inline code, and it
@@ -23,25 +26,19 @@ interface Asset {
   type: string;
 }
 
-async function bundleScript(): Promise<string> {
-  const result = await build({
-    entryPoints: [new URL('app.ts', WEB).pathname],
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    logLevel: 'silent',
-  });
-  return result.outputFiles[0]?.text ?? '';
+async function readBuilt(file: string): Promise<string> {
+  try {
+    return await readFile(new URL(file, WEB), 'utf8');
+  } catch (error) {
+    throw new Error(`the dashboard's ${fileURLToPath(new URL(file, WEB))} could not be read: \`npm run build\` writes it`, { cause: error });
+  }
 }
 
 export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
   const loaders: Record<string, () => Promise<Asset>> = {
-    '/': async () => ({ body: await readFile(new URL('index.html', WEB), 'utf8'), type: 'text/html; charset=utf-8' }),
-    '/dashboard/styles.css': async () => ({ body: await readFile(new URL('styles.css', WEB), 'utf8'), type: 'text/css; charset=utf-8' }),
-    '/dashboard/app.js': async () => ({ body: await bundleScript(), type: 'text/javascript; charset=utf-8' }),
+    '/': async () => ({ body: await readBuilt('index.html'), type: 'text/html; charset=utf-8' }),
+    '/dashboard/styles.css': async () => ({ body: await readBuilt('styles.css'), type: 'text/css; charset=utf-8' }),
+    '/dashboard/app.js': async () => ({ body: await readBuilt('app.js'), type: 'text/javascript; charset=utf-8' }),
   };
   const cache = new Map<string, Promise<Asset>>();
 
@@ -67,7 +64,7 @@ export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
         return reply.headers({ 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(body);
       } catch (error) {
         onError(error);
-        return reply.code(500).header('content-type', 'text/plain').send('The dashboard could not be built; see the gateway log.');
+        return reply.code(500).header('content-type', 'text/plain').send('The dashboard could not be read; see the gateway log.');
       }
     },
   }));

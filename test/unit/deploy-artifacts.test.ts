@@ -1,4 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { spec } from '../../src/config/spec.js';
@@ -11,7 +15,8 @@ import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-
  * deploy/ is what an operator copies: the Grafana dashboard and the alert
  * rules must name metrics the gateway exports, with labels it sets (a
  * renamed metric would leave a panel empty and an alert silent, never red);
- * the Dockerfile must run the gateway as it is meant to run; the compose
+ * the Dockerfile must run the gateway as it is meant to run, from the
+ * built files alone (no sources, no build tools); the compose
  * file must parse and set only variables the gateway reads.
  */
 
@@ -149,6 +154,81 @@ describe('Dockerfile', () => {
     const check = runtime.findLast((line) => /^HEALTHCHECK\s/.test(line)) ?? '';
     expect(check).toMatch(/ CMD \["node", "-e", .*\/healthz/);
     expect(check).not.toMatch(/\bcurl\b|\bwget\b/);
+  });
+
+  /** The runtime stage's `COPY --from=<stage> /app/<source> ./<target>`, as [source, target] (target '' for ./). */
+  const copies = runtime.flatMap((line) => {
+    const match = /^COPY\s+--from=\S+\s+\/app\/(\S+?)\/?\s+\.\/(\S*?)\/?$/.exec(line);
+    return match ? [[match[1]!, match[2]!] as const] : [];
+  });
+
+  it('runs from the production install alone: package.json, node_modules, dist/, schema/ (no sources)', () => {
+    expect(copies.map(([source]) => source).sort()).toEqual(['dist', 'node_modules', 'package.json', 'schema']);
+  });
+
+  describe('a gateway started from only the files the runtime stage copies', () => {
+    const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+    /** Only a safety net against a hung child; nothing here measures speed. */
+    const GIVE_UP_MS = 30_000;
+    let home: string;
+
+    beforeAll(() => {
+      home = mkdtempSync(join(tmpdir(), 'vending-gateway-image-'));
+      for (const [source, target] of copies) {
+        // The installed packages are linked, not copied: that dist/ needs only `dependencies` is production-install.test.ts's check.
+        if (source === 'node_modules') symlinkSync(join(ROOT, source), join(home, target || source), 'dir');
+        else cpSync(join(ROOT, source), join(home, target || source), { recursive: true });
+      }
+    });
+    afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+    it('starts with node dist/main.js and serves the dashboard, GraphiQL and a query', async () => {
+      const child = spawn(process.execPath, ['dist/main.js'], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', API_KEYS: 'image-key', WEBHOOK_UNSIGNED: 'allow', GRAPHIQL: 'on', SIMULATOR: 'off' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const giveUp = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS);
+      const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+      let stdout = '';
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const url = await new Promise<string | undefined>((done) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString('utf8');
+          const found = /"url":"(http:\/\/[^"]+)"/.exec(stdout)?.[1];
+          if (found) done(found);
+        });
+        void exited.then(() => done(undefined));
+      });
+      try {
+        expect(url, stderr).toBeDefined();
+        const page = await fetch(`${url}/`);
+        expect(page.status).toBe(200);
+        expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'self'/);
+        expect(await page.text()).toContain('<link rel="stylesheet" href="/dashboard/styles.css">');
+        for (const [path, type] of [['/dashboard/app.js', 'text/javascript'], ['/dashboard/styles.css', 'text/css']] as const) {
+          const asset = await fetch(`${url}${path}`);
+          expect(asset.status, path).toBe(200);
+          expect(asset.headers.get('content-type')).toMatch(new RegExp(`^${type};`));
+          expect((await asset.text()).length).toBeGreaterThan(100);
+        }
+
+        const graphiql = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
+        expect(graphiql.status).toBe(200);
+        const script = /src="(\/graphiql\/[^"]+\/graphiql\.js)"/.exec(await graphiql.text())?.[1];
+        expect(script).toBeDefined();
+        expect((await fetch(`${url}${script}`)).status).toBe(200);
+
+        const query = await postGraphQL(url!, '{ vendings { totalCount } }', { key: 'image-key' });
+        expect(query.status).toBe(200);
+        expect(query.body).toEqual({ data: { vendings: { totalCount: expect.any(Number) } } });
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+        clearTimeout(giveUp);
+      }
+    }, GIVE_UP_MS + 5_000);
   });
 });
 
