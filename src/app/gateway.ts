@@ -6,7 +6,6 @@ import type { EventBus } from '../events/event-bus.js';
 import { MASKED_MESSAGE } from '../http/masked-answer.js';
 import { createGraphQLServer } from '../graphql/graphql-server.js';
 import { useKeyWatch } from '../graphql/use-key-watch.js';
-import { usePermissions } from '../graphql/use-permissions.js';
 import { useTracing } from '../graphql/use-tracing.js';
 import { attachGraphQLWs } from '../subscriptions/graphql-ws.js';
 import { useEventIds } from '../subscriptions/sse-event-ids.js';
@@ -69,11 +68,9 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
     compiledExecution: deps.fastPaths?.compiledExecution ?? true,
     responseCache: composed.responseCache?.plugin,
     tracing: graphqlTracing?.plugins,
+    metrics: metrics.plugin(),
     plugins: [
       useEventIds({ stopping: () => state.endingStreams }),
-      // After the metrics, which name the operation even when it is refused.
-      metrics.plugin(),
-      usePermissions(),
       ...(services.authenticator.watch ? [useKeyWatch(services.authenticator.watch)] : []),
     ] as never,
   });
