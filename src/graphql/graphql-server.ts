@@ -10,14 +10,17 @@ import type { GraphQLMasking } from './graphql-route.js';
 import { corsFor } from './cors.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
-import { queryLimitPlugins } from './use-query-limits.js';
+import { queryLimitRules } from './use-query-limits.js';
+import { rulePlugins, useTransportExecution, type OperationRules, type TransportExecution } from './operation-rules.js';
+import { usePermissions } from './use-permissions.js';
 import { useCompiledExecution } from './use-compiled-execution.js';
 import { createGraphiQLPage, type GraphiQLPage } from './graphiql-page.js';
 
 /*
  * The yoga instance behind /graphql (HTTP and SSE through the front door,
- * WebSocket through the subscriptions transport): schema, limits, trusted
- * documents, masking and the per-operation context, the same on every
+ * WebSocket through the subscriptions transport): schema, the rules of
+ * operation-rules.ts (limits, trusted documents, permissions, metrics,
+ * tracing, masking) and the per-operation context, the same on every
  * transport.
  */
 
@@ -26,6 +29,8 @@ export interface WebSocketServerContext {
   authorization?: string | undefined;
   /** The operation's connection, gone when its socket closed; shared subscriptions have none. */
   owner?: Owner | undefined;
+  /** graphql-ws runs the operation itself once yoga's params stage passed it (operation-rules.ts). */
+  execution?: TransportExecution | undefined;
 }
 
 export type GraphQLServer = YogaServerInstance<WebSocketServerContext, GatewayContext>;
@@ -46,8 +51,10 @@ export interface GraphQLServerOptions {
   compiledExecution: boolean;
   /** Whole results served again (response-cache.ts); last, so it keys documents trusted documents filled in and wraps compiled execution. */
   responseCache: Plugin | undefined;
-  /** Features' plugins (SSE ids, metrics, forward-mode key watch). */
+  /** Features' plugins (SSE ids, forward-mode key watch). */
   plugins: Plugin[];
+  /** The metrics plugin (metrics.ts), first of the rules so that it names even a refused operation. */
+  metrics?: Plugin | undefined;
   /** With tracing on (use-tracing.ts): after compiled execution, so resolvers run in the operation's span. @default [] */
   tracing?: Plugin[];
 }
@@ -55,6 +62,15 @@ export interface GraphQLServerOptions {
 export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined; graphiql: GraphiQLPage | undefined } {
   const trusted = options.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
   const graphiql = options.graphiql && !trusted ? createGraphiQLPage() : undefined;
+  const rules: OperationRules = {
+    metrics: options.metrics ? [options.metrics] : [],
+    permissions: [usePermissions() as Plugin],
+    ...queryLimitRules(options.limits),
+    'trusted-documents': trusted ? [useTrustedDocuments(trusted)] : [],
+    tracing: options.tracing ?? [],
+    // yoga's own (maskedErrors below): it masks what execution throws and what is thrown before it.
+    'error-masking': [],
+  };
   const yoga = createYoga<WebSocketServerContext, GatewayContext>({
     schema,
     graphqlEndpoint: options.path,
@@ -77,16 +93,19 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       }
       return createContext(options.services, { authorization, requestId: crypto.randomUUID(), owner });
     },
-    plugins: [
-      ...options.plugins,
-      // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
-      useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
-      ...queryLimitPlugins(options.limits),
-      ...(trusted ? [useTrustedDocuments(trusted)] : []),
-      ...(options.compiledExecution ? [useCompiledExecution()] : []),
-      ...(options.tracing ?? []),
-      ...(options.responseCache ? [options.responseCache] : []),
-    ],
+    plugins: rulePlugins(
+      rules,
+      {
+        'document-nesting': [
+          ...options.plugins,
+          // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
+          useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
+        ],
+        tracing: options.compiledExecution ? [useCompiledExecution()] : [],
+      },
+      // The response cache keys documents trusted documents filled in; the transport's execution takes over after every params hook.
+      [...(options.responseCache ? [options.responseCache] : []), useTransportExecution()],
+    ),
   });
   return { yoga, trusted, graphiql };
 }

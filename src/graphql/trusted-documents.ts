@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
@@ -40,12 +39,27 @@ export const trustedOnlyError = (): GraphQLError =>
 export const unknownDocumentError = (): GraphQLError =>
   new GraphQLError('Unknown trusted document', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } } });
 
-/** The HTTP side, through yoga's persisted-operations plugin. */
+/**
+ * The rule, in yoga's params stage, which every transport passes (HTTP, SSE,
+ * and graphql-ws: see operation-rules.ts): a request sending its own text is
+ * refused, one naming a trusted document gets its text. A refusal is set as
+ * the result rather than thrown (as yoga's persisted-operations plugin does),
+ * so that the result hooks (metrics) see it on every transport too; yoga
+ * answers both alike (the error's `http.status`).
+ */
 export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
-  return usePersistedOperations({
-    allowArbitraryOperations: false,
-    extractPersistedOperationId: (params) => documents.idOf(params as never) ?? null,
-    getPersistedOperation: (id) => documents.lookup(id) ?? null,
-    customErrors: { persistedQueryOnly: () => trustedOnlyError(), keyNotFound: () => trustedOnlyError(), notFound: () => unknownDocumentError() },
-  }) as Plugin;
+  return {
+    onParams({ params, setParams, setResult }) {
+      const refuse = (error: GraphQLError) => {
+        setResult({ errors: [error] });
+        // yoga checks the parameters after every hook, and would refuse a request without a text in words of its own.
+        setParams({ query: '' });
+      };
+      if (params.query) return refuse(trustedOnlyError());
+      const id = documents.idOf(params as never);
+      const text = id === undefined ? undefined : documents.lookup(id);
+      if (text === undefined) return refuse(id === undefined ? trustedOnlyError() : unknownDocumentError());
+      setParams({ query: text, operationName: params.operationName, variables: params.variables, extensions: params.extensions });
+    },
+  };
 }

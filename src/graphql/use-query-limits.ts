@@ -5,6 +5,7 @@ import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 import { withShortQuotes } from '../errors.js';
 import { operationCost } from './operation-cost.js';
+import type { OperationRules } from './operation-rules.js';
 import { withoutSuggestion } from './without-suggestion.js';
 
 /*
@@ -141,7 +142,7 @@ export const MAX_DOCUMENT_NESTING = 256;
  * Refuses a request whose document or variables nest too deeply, before
  * anything recursive (the parser, the token counter, a clone) walks them.
  */
-export function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
+function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
   const refuse = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
   if (typeof params.query === 'string' && documentNesting(params.query) > MAX_DOCUMENT_NESTING) {
     return refuse(`The document nests deeper than ${MAX_DOCUMENT_NESTING} brackets`);
@@ -150,34 +151,36 @@ export function nestingProblem(params: { query?: unknown; variables?: unknown; e
   return undefined;
 }
 
-export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
+/** The rules of query limits, by name (operation-rules.ts puts them in order). */
+export function queryLimitRules(limits: QueryLimits): Pick<OperationRules, 'document-nesting' | 'query-limits' | 'max-cost' | 'introspection' | 'error-codes'> {
   // One shaping of every error a client gets (FIELD_SUGGESTIONS=off adds taking out the hints), in one hook per stage.
   const shape: Shape = limits.fieldSuggestions ? forClient : (error) => forClient(withoutSuggestion(error));
   const reported = reportedAs(shape);
-  const plugins: Plugin[] = [
-    {
-      onParams({ params, setResult }) {
-        const problem = nestingProblem(params);
-        if (problem) setResult({ errors: [problem] });
+  return {
+    'document-nesting': [
+      {
+        onParams({ params, setResult }) {
+          const problem = nestingProblem(params);
+          if (problem) setResult({ errors: [problem] });
+        },
       },
-    },
-    EnvelopArmorPlugin({
-      maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reported },
-      maxAliases: { n: limits.maxAliases, ...reported },
-      // Counted with the variables known instead (useOperationCost): Armor's sees no list's length.
-      costLimit: { enabled: false },
-      maxDirectives: { n: limits.maxDirectives, ...reported },
-      // Counted while parsing, before there is a validation context: a parse error.
-      maxTokens: { n: limits.maxTokens, exposeLimits: true },
-      // Ours instead (without-suggestion.ts): Armor's misses enum values and variables.
-      blockFieldSuggestion: { enabled: false },
-    }) as Plugin,
-  ];
-  plugins.push(useOperationCost(limits.maxCost));
-  if (!limits.introspection) {
-    plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
-  }
-  // Last, so they see the errors of every rule above.
-  plugins.push(useErrorCodes(shape), useClientErrors(shape), useNoParserEcho());
-  return plugins;
+    ],
+    'query-limits': [
+      EnvelopArmorPlugin({
+        maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reported },
+        maxAliases: { n: limits.maxAliases, ...reported },
+        // Counted with the variables known instead (useOperationCost): Armor's sees no list's length.
+        costLimit: { enabled: false },
+        maxDirectives: { n: limits.maxDirectives, ...reported },
+        // Counted while parsing, before there is a validation context: a parse error.
+        maxTokens: { n: limits.maxTokens, exposeLimits: true },
+        // Ours instead (without-suggestion.ts): Armor's misses enum values and variables.
+        blockFieldSuggestion: { enabled: false },
+      }) as Plugin,
+    ],
+    'max-cost': [useOperationCost(limits.maxCost)],
+    introspection: limits.introspection ? [] : [{ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) }],
+    // After the limits, so they see the errors of every rule above.
+    'error-codes': [useErrorCodes(shape), useClientErrors(shape), useNoParserEcho()],
+  };
 }

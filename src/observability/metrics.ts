@@ -45,6 +45,8 @@ const SAFE_TYPE = /^[A-Za-z0-9_.:-]{1,64}$/;
  * start, so no number of them adds one.
  */
 export const UNAUTHENTICATED = 'unauthenticated';
+/** The `transport` of GraphQL operations over WebSocket, which have no HTTP request of their own. */
+export const WEBSOCKET = 'websocket';
 /** The transports whose routes take a key (graphql-route.ts, rest-routes.ts). */
 const KEYED_TRANSPORTS = ['graphql', 'rest'];
 
@@ -62,13 +64,13 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
 
   const requests = new Counter({
     name: `${PREFIX}requests_total`,
-    help: 'HTTP requests answered, by transport, operation and outcome',
+    help: 'HTTP requests answered and WebSocket operations, by transport, operation and outcome',
     labelNames: ['transport', 'operation', 'outcome'] as const,
     registers,
   });
   const requestDuration = new Histogram({
     name: `${PREFIX}request_duration_seconds`,
-    help: 'Time until the response was ready (for streams: until headers)',
+    help: 'Time until the response was ready (for streams: until headers; a WebSocket subscription: until it started)',
     labelNames: ['transport', 'operation'] as const,
     registers,
   });
@@ -159,21 +161,56 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     scope.operation = scope.operation === undefined || scope.operation === label ? label : 'batch';
   }
 
+  function answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void {
+    const statusClass = `${Math.floor(status / 100)}xx`;
+    const outcome = graphqlErrors && statusClass === '2xx' ? 'error' : statusClass;
+    const { transport } = labels;
+    const operation = labels.operation ?? 'anonymous';
+    requests.inc({ transport, operation, outcome });
+    requestDuration.observe({ transport, operation }, seconds);
+  }
+
+  /**
+   * Operations that came without a front door's request (WebSocket ones):
+   * the plugin counts them itself, from the params stage, which they pass
+   * like HTTP requests (operation-rules.ts), to their result (a
+   * subscription's: once it started; nothing per event).
+   */
+  const unscoped = new WeakMap<Request, OperationScope & { started: number }>();
+  const scopeOf = (request: Request | undefined) => (request ? (scopeOfRequest.get(request) ?? unscoped.get(request)) : undefined);
+
   /** Names the GraphQL operation of a request in its scope, and notes a result with errors. */
   const plugin: Plugin = {
     onParams({ request, params }) {
-      setOperation(scopeOfRequest.get(request), params.operationName);
+      let scope: OperationScope | undefined = scopeOfRequest.get(request);
+      if (!scope) {
+        const operation = { operation: undefined, graphqlErrors: false, started: performance.now() };
+        unscoped.set(request, operation);
+        scope = operation;
+      }
+      setOperation(scope, params.operationName);
     },
     onExecute({ args }) {
       // Clients often send only `query Name {…}` without operationName: take it from the document.
-      const context = args.contextValue as { request?: Request } | undefined;
-      const scope = context?.request && scopeOfRequest.get(context.request);
+      const scope = scopeOf((args.contextValue as { request?: Request } | undefined)?.request);
+      if (scope && scope.operation === undefined) setOperation(scope, getOperationAST(args.document, args.operationName)?.name?.value);
+    },
+    onSubscribe({ args }) {
+      const scope = scopeOf((args.contextValue as { request?: Request } | undefined)?.request);
       if (scope && scope.operation === undefined) setOperation(scope, getOperationAST(args.document, args.operationName)?.name?.value);
     },
     onExecutionResult({ request, result }) {
       // Covers parse/validation errors too, which never reach onExecute; streams are not inspected.
+      const errors = !!result && 'errors' in result && !!result.errors?.length;
       const scope = scopeOfRequest.get(request);
-      if (scope && result && 'errors' in result && result.errors?.length) scope.graphqlErrors = true;
+      if (scope) {
+        if (errors) scope.graphqlErrors = true;
+        return;
+      }
+      const operation = unscoped.get(request);
+      if (!operation) return;
+      unscoped.delete(request);
+      answered({ transport: WEBSOCKET, operation: operation.operation }, 200, errors, (performance.now() - operation.started) / 1000);
     },
   };
 
@@ -189,14 +226,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
         },
       });
     },
-    answered(labels, status, graphqlErrors, seconds) {
-      const statusClass = `${Math.floor(status / 100)}xx`;
-      const outcome = graphqlErrors && statusClass === '2xx' ? 'error' : statusClass;
-      const { transport } = labels;
-      const operation = labels.operation ?? 'anonymous';
-      requests.inc({ transport, operation, outcome });
-      requestDuration.observe({ transport, operation }, seconds);
-    },
+    answered,
     upstreamCall(call) {
       upstreamRequests.inc({ method: call.method, route: call.route, outcome: String(call.outcome) });
       upstreamDuration.observe({ route: call.route }, call.durationMs / 1000);

@@ -4,21 +4,22 @@ import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type Documen
 
 import type { Context, SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { YogaServerInstance } from 'graphql-yoga';
+import type { GraphQLParams, YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ClientOwner } from '../backends/owner.js';
 import type { WebSocketLimits } from '../config/index.js';
 import type { WebSocketServerContext } from '../graphql/graphql-server.js';
-import { trustedOnlyError, unknownDocumentError, type TrustedDocuments } from '../graphql/trusted-documents.js';
-import { nestingProblem } from '../graphql/use-query-limits.js';
 import { createRestartHold } from './restart-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
 
 /*
  * GraphQL over WebSocket (graphql-transport-ws) on the same port and path as
- * HTTP. Operations run through yoga's envelop, so plugins, context, limits and
- * error masking are the same as over HTTP (the graphql-yoga graphql-ws
- * example). The only file that imports `ws`.
+ * HTTP. Each operation enters yoga where an HTTP request's parameters do,
+ * `getResultForParams`, so its params hooks, envelop's plugins, the context
+ * and error masking are the same as over HTTP. (graphql-yoga's graphql-ws
+ * recipe calls `getEnveloped` directly, which skips the params stage: rules
+ * there had to be checked again here by hand, and one added later would have
+ * been missed.) The only file that imports `ws`.
  */
 
 export interface GraphQLWsOptions {
@@ -31,8 +32,6 @@ export interface GraphQLWsOptions {
   maxUnsentBytes: number;
   /** Subscribers with the same document, variables and key share one execution per event. */
   sharing: boolean;
-  /** When set, only these documents may run (TRUSTED_DOCUMENTS=only). */
-  trusted: TrustedDocuments | undefined;
   /**
    * Asked when a client's `connection_init` payload says `demoSimulator: true`
    * (the dashboard page); the returned function is called when it leaves.
@@ -90,12 +89,15 @@ function resumes(document: DocumentNode, variables: Readonly<Record<string, unkn
 const CLOSE_HANDSHAKE_MS = 1_000;
 
 type Rooted = ExecutionArgs & { rootValue: { execute: (args: ExecutionArgs) => unknown; subscribe: (args: ExecutionArgs) => unknown } };
-type GroupStart = (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>;
+type GroupStart = () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>;
 
 /** Starts a subscription with `contextValue`; a function of its own, so that only the returned closure holds the context. */
-function groupStart(subscribe: (args: ExecutionArgs) => unknown, contextValue: unknown): GroupStart {
-  return async (args) => (await subscribe({ ...args, contextValue })) as AsyncIterable<ExecutionResult> | ExecutionResult;
+function groupStart(subscribe: (args: ExecutionArgs) => unknown, contextValue: unknown, args: ExecutionArgs): GroupStart {
+  return async () => (await subscribe({ ...args, contextValue })) as AsyncIterable<ExecutionResult> | ExecutionResult;
 }
+
+/** The Request of a WebSocket operation in yoga's params stage: it has no HTTP request, and nothing reads this one's address. */
+const WS_REQUEST_URL = 'http://localhost/graphql';
 type Extra = { socket: WebSocket };
 
 export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
@@ -113,13 +115,6 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     return owner;
   };
 
-  const documentOf = (payload: { query: string; extensions?: unknown; documentId?: unknown }): string | GraphQLError => {
-    if (!options.trusted) return payload.query;
-    const id = options.trusted.idOf(payload);
-    if (id === undefined) return trustedOnlyError();
-    return options.trusted.lookup(id) ?? unknownDocumentError();
-  };
-
   /**
    * A client that stops reading would have the gateway hold every result it
    * is sent (shared results are written without waiting for the socket).
@@ -133,50 +128,67 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     setTimeout(() => socket.terminate(), CLOSE_HANDSHAKE_MS).unref();
   };
 
-  /** The execution arguments of one operation, or the errors that refuse it. */
+  /**
+   * The execution arguments of one operation, or the errors that refuse it.
+   * The operation passes yoga's params stage (`getResultForParams`, as an
+   * HTTP request does: trusted documents, nesting, metrics and any params
+   * rule added later), then `run` executes it: yoga's own handler would
+   * execute each subscriber, this one lets subscribers share an execution.
+   * graphql-ws then only hands on the result already made.
+   */
   const prepare = async (ctx: Context<Record<string, unknown>, Extra>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> => {
-    const source = documentOf(payload);
-    if (source instanceof GraphQLError) return [source];
-    const tooDeep = nestingProblem({ query: source, variables: payload.variables, extensions: payload.extensions });
-    if (tooDeep) return [tooDeep];
-    const initial = options.initialContext(authorizationOf(ctx.connectionParams));
-    const { schema, execute, subscribe, contextFactory, parse, validate } = options.yoga.getEnveloped(initial);
+    const authorization = authorizationOf(ctx.connectionParams);
+    let ran: ExecutionArgs | undefined;
+    const serverContext = options.initialContext(authorization);
+    serverContext.execution = async ({ request, params, context }) => {
+      // What yoga's own handler does first: its plugins find the request and parameters in the context.
+      Object.assign(context, { request, params });
+      const { schema, execute, subscribe, contextFactory, parse, validate } = options.yoga.getEnveloped(context);
+      try {
+        const document = parse(params.query!);
+        const errors = validate(schema, document);
+        if (errors.length > 0) return { errors };
+        const isSubscription = getOperationAST(document, params.operationName)?.operation === 'subscription';
+        // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
+        if (!isSubscription) (context as WebSocketServerContext).owner = ownerOf(ctx);
+        const contextValue = await contextFactory();
+        const args: ExecutionArgs = { schema, document, operationName: params.operationName, variableValues: params.variables };
+        ran = args;
+        if (!isSubscription) return (await execute({ ...args, contextValue })) as ExecutionResult;
+        // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
+        const group = options.sharing && !resumes(document, params.variables) ? JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, authorization ?? null]) : randomUUID();
+        // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
+        const socket = ctx.extra.socket;
+        const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+        const send = (json: string) => {
+          if (socket.readyState !== socket.OPEN) return;
+          socket.send(`${frameStart}${json}}`);
+          closeIfBehind(socket);
+        };
+        // A subscriber that joins a running group executes nothing of its own: its context (loaders,
+        // scope) is only needed to start a group, and only the closure `groupStart` makes holds it.
+        return await shared.join(group, groupStart(subscribe, contextValue, args), send);
+      } catch (error) {
+        // Parse errors and refusals of the context (rate limit) are the client's to read, not a socket failure.
+        if (error instanceof GraphQLError) return { errors: [error] };
+        throw error;
+      }
+    };
+    let result: ExecutionResult | AsyncIterable<ExecutionResult> | undefined;
     try {
-      const document = parse(source);
-      const errors = validate(schema, document);
-      if (errors.length > 0) return errors;
-      const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
-      // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
-      if (!isSubscription) initial.owner = ownerOf(ctx);
-      const contextValue = await contextFactory();
-      const authorization = authorizationOf(ctx.connectionParams);
-      // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
-      const group = options.sharing && !resumes(document, payload.variables) ? JSON.stringify([source, payload.operationName ?? null, payload.variables ?? null, authorization ?? null]) : randomUUID();
-      // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
-      const socket = ctx.extra.socket;
-      const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-      const send = (json: string) => {
-        if (socket.readyState !== socket.OPEN) return;
-        socket.send(`${frameStart}${json}}`);
-        closeIfBehind(socket);
-      };
-      const args = { schema, document, operationName: payload.operationName, variableValues: payload.variables };
-      if (!isSubscription) return { ...args, contextValue, rootValue: { execute, subscribe } };
-      // graphql-ws holds what this returns for as long as the subscription lasts, and a subscriber that
-      // joins a running group executes nothing of its own: its context (loaders, scope) is only needed to
-      // start a group. So the context travels in `start`, which is let go once the subscriber is in.
-      let start: GroupStart | undefined = groupStart(subscribe, contextValue);
-      const joined = (rooted: ExecutionArgs) => {
-        const run = start!;
-        start = undefined;
-        return shared.join(group, () => run(rooted), send);
-      };
-      return { ...args, rootValue: { execute, subscribe: joined } };
+      const request = new options.yoga.fetchAPI.Request(WS_REQUEST_URL, { method: 'POST' });
+      result = await options.yoga.getResultForParams({ params: payload as GraphQLParams, request }, serverContext);
     } catch (error) {
-      // Parse errors and refusals of the context (rate limit) are the client's to read, not a socket failure.
+      // yoga's own checks of the parameters throw their refusals.
       if (error instanceof GraphQLError) return [error];
       throw error;
+    } finally {
+      serverContext.execution = undefined;
     }
+    // Refused before execution (a params rule, parsing, validation): the protocol's `error` message, as ever.
+    if (!ran) return (result as ExecutionResult | undefined)?.errors ?? [new GraphQLError('Unable to identify operation')];
+    const made = result;
+    return { ...ran, rootValue: { execute: () => made, subscribe: () => made } };
   };
 
   const disposable = useServer<Record<string, unknown>, Extra>(

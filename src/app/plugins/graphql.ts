@@ -7,9 +7,7 @@ import { MASKED_MESSAGE } from '../../http/masked-answer.js';
 import { graphqlRoute, type GraphQLMasking } from '../../graphql/graphql-route.js';
 import { createGraphQLServer, type GraphQLServer } from '../../graphql/graphql-server.js';
 import { createResponseCache } from '../../graphql/response-cache.js';
-import type { TrustedDocuments } from '../../graphql/trusted-documents.js';
 import { useKeyWatch } from '../../graphql/use-key-watch.js';
-import { usePermissions } from '../../graphql/use-permissions.js';
 import { useTracing } from '../../graphql/use-tracing.js';
 import type { Logger } from '../../logging/logger.js';
 import { useEventIds } from '../../subscriptions/sse-event-ids.js';
@@ -27,8 +25,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     graphql: {
       yoga: GraphQLServer;
-      /** When set, only these documents may run (TRUSTED_DOCUMENTS=only). */
-      trusted: TrustedDocuments | undefined;
       /** What every operation may use. */
       services: GatewayServices;
     };
@@ -57,7 +53,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const tracing = app.tracing && useTracing(app.tracing);
     await tracing?.loaded;
     const masking: GraphQLMasking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
-    const { yoga, trusted, graphiql } = createGraphQLServer({
+    const { yoga, graphiql } = createGraphQLServer({
       path: GRAPHQL_PATH,
       services,
       logger,
@@ -69,15 +65,13 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       compiledExecution: deps.fastPaths?.compiledExecution ?? true,
       responseCache: responseCache?.plugin,
       tracing: tracing?.plugins,
+      metrics: metrics.plugin(),
       plugins: [
         useEventIds({ stopping: () => shutdown.endingStreams }),
-        // After the metrics, which name the operation even when it is refused.
-        metrics.plugin(),
-        usePermissions(),
         ...(auth.authenticator.watch ? [useKeyWatch(auth.authenticator.watch)] : []),
       ] as never,
     });
-    app.decorate('graphql', { yoga, trusted, services });
+    app.decorate('graphql', { yoga, services });
     registerRoutes(app, [
       graphqlRoute({
         yoga,

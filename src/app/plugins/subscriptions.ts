@@ -29,7 +29,6 @@ export const subscriptionsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       maxUnsentBytes: config.maxUnsentBytes,
       sharing: deps.fastPaths?.subscriptionSharing ?? true,
       onDemoRequest: app.demo,
-      trusted: graphql.trusted,
       authorize: (authorization) =>
         auth.authenticator.authenticate(authorization).then(
           () => 'accepted' as const,

@@ -1,0 +1,248 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayDeps } from '../../src/app/gateway.js';
+import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
+import { OPERATION_RULES, type OperationRuleName } from '../../src/graphql/operation-rules.js';
+import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { wsClient } from '../helpers/ws-client.js';
+
+/*
+ * One pipeline on every transport: each rule of the list the yoga instance is
+ * built from (src/graphql/operation-rules.ts) is tried on HTTP POST, SSE and
+ * graphql-ws with an example of its own. `CASES` must name every rule (the
+ * type says so, and the loop below fails on a rule without a case), so a rule
+ * added to the list fails here until it holds on all three.
+ */
+
+type Transport = 'http' | 'sse' | 'ws';
+const TRANSPORTS: readonly Transport[] = ['http', 'sse', 'ws'];
+
+interface Operation {
+  query: string;
+  variables?: Record<string, unknown>;
+  extensions?: Record<string, unknown>;
+  operationName?: string;
+}
+
+interface Answer {
+  data?: unknown;
+  errors?: Array<{ message: string; extensions?: { code?: string } }>;
+}
+
+interface Gateway {
+  url: string;
+  run(transport: Transport, operation: Operation, key?: string): Promise<Answer>;
+  metrics(): Promise<string>;
+}
+
+interface Refusal {
+  /** What the example is, when its message does not say it. */
+  name?: string;
+  operation: Operation;
+  key?: string;
+  code: string;
+  message: RegExp;
+}
+
+interface Case {
+  env?: (context: { otlp: OtlpReceiver }) => Record<string, string>;
+  deps?: () => GatewayDeps;
+  /** Refused with this code and message on every transport, in the same words. */
+  refusals?: Refusal[];
+  /** Anything else the rule does, checked after an operation over `transport`. */
+  holds?: (gateway: Gateway, transport: Transport, context: { otlp: OtlpReceiver }) => Promise<void>;
+}
+
+const manifest = JSON.parse(readFileSync(new URL('../../schema/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
+const fleetHash = Object.entries(manifest).find(([, text]) => text.startsWith('query FleetOverview'))![0];
+const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+const nestedJson = (depth: number): unknown => (depth === 0 ? 1 : { a: nestedJson(depth - 1) });
+const READ_ONLY_KEY = 'pipeline-subscribe-only';
+const SECRET = 'db password is hunter2';
+
+/** How often an operation of this name was counted, over every transport. */
+function counted(text: string, operation: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('vending_gateway_requests_total{') && line.includes(`operation="${operation}"`)) sum += Number(line.split(' ').pop());
+  }
+  return sum;
+}
+
+const CASES: Record<OperationRuleName, Case> = {
+  metrics: {
+    holds: async (gateway, transport) => {
+      const name = `Counted${transport}`;
+      expect(counted(await gateway.metrics(), name)).toBe(0);
+      const answer = await gateway.run(transport, { query: `query ${name} { vendings { totalCount } }` });
+      expect(answer.errors).toBeUndefined();
+      // The front door counts an HTTP answer once written: wait for the count instead of racing it.
+      let count = 0;
+      for (let tries = 0; tries < 100 && count === 0; tries += 1) {
+        count = counted(await gateway.metrics(), name);
+        if (count === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(count).toBe(1);
+    },
+  },
+  permissions: {
+    env: () => ({ API_KEYS: `${TEST_KEY},${READ_ONLY_KEY}:subscribe` }),
+    refusals: [{ operation: { query: '{ vendings { totalCount } }' }, key: READ_ONLY_KEY, code: 'FORBIDDEN', message: /read/ }],
+  },
+  'document-nesting': {
+    refusals: [
+      { operation: { query: '{ vendings { totalCount } }', variables: { deep: nestedJson(100) } }, code: 'BAD_USER_INPUT', message: /nest at most/ },
+      { operation: { query: `{ vendings { totalCount } ${'@skip(if: [['.repeat(150)}${']]'.repeat(150)}) }` }, code: 'BAD_USER_INPUT', message: /nests deeper/ },
+    ],
+  },
+  'query-limits': {
+    refusals: [
+      { operation: { query: `{ ${'vendings { nodes { '.repeat(25)}vendingId${' } }'.repeat(25)} }` }, code: 'BAD_USER_INPUT', message: /depth/i },
+      { operation: { query: `{ ${Array.from({ length: 100 }, (_, i) => `a${i}: vendings { totalCount }`).join(' ')} }` }, code: 'BAD_USER_INPUT', message: /alias/i },
+      { operation: { query: `{ vendings @include(if: true) { totalCount ${'@skip(if: false) '.repeat(60)} } }` }, code: 'BAD_USER_INPUT', message: /directive/i },
+    ],
+  },
+  'max-cost': {
+    env: () => ({ MAX_COST: '50' }),
+    refusals: [
+      {
+        operation: { query: 'query Many($ids: [ID!]!) { transactions(ids: $ids) { status } }', variables: { ids: Array.from({ length: 100 }, (_, i) => `tx-${i}`) } },
+        code: 'BAD_USER_INPUT',
+        message: /MAX_COST/,
+      },
+    ],
+  },
+  introspection: {
+    env: () => ({ INTROSPECTION: 'off' }),
+    refusals: [{ operation: { query: '{ __schema { queryType { name } } }' }, code: 'BAD_USER_INPUT', message: /introspection/i }],
+  },
+  'error-codes': {
+    env: () => ({ FIELD_SUGGESTIONS: 'off' }),
+    refusals: [{ operation: { query: '{ vending(id: "x") { vendingI } }' }, code: 'BAD_USER_INPUT', message: /^Cannot query field "vendingI" on type "Vending"\.$/ }],
+  },
+  'trusted-documents': {
+    env: () => ({ TRUSTED_DOCUMENTS: 'only' }),
+    refusals: [
+      { operation: { query: '{ vendings { totalCount } }' }, code: 'PERSISTED_QUERY_ONLY', message: /trusted/ },
+      { operation: { query: '', extensions: persisted('f'.repeat(64)) }, code: 'PERSISTED_QUERY_NOT_FOUND', message: /Unknown trusted document/ },
+      // A text of its own alongside a trusted hash is still a text of its own.
+      { name: 'a text alongside a trusted hash', operation: { query: '{ vendings { totalCount } }', extensions: persisted(fleetHash) }, code: 'PERSISTED_QUERY_ONLY', message: /trusted/ },
+    ],
+    holds: async (gateway, transport) => {
+      const answer = await gateway.run(transport, { query: '', extensions: persisted(fleetHash), variables: { first: 1 } });
+      expect(answer.errors).toBeUndefined();
+      expect((answer.data as { vendings: { nodes: unknown[] } }).vendings.nodes).toHaveLength(1);
+    },
+  },
+  tracing: {
+    env: ({ otlp }) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' }),
+    holds: async (gateway, transport, { otlp }) => {
+      const name = `Traced${transport}`;
+      await gateway.run(transport, { query: `query ${name} { vendings { totalCount } }` });
+      expect(await waitFor(() => otlp.spans.some((span) => span.name === `query.${name}`), 5_000)).toBe(true);
+    },
+  },
+  'error-masking': {
+    deps: () => {
+      const backend = createMemoryBackend();
+      backend.getTransaction = async () => {
+        throw new Error(SECRET);
+      };
+      return { backend };
+    },
+    holds: async (gateway, transport) => {
+      const answer = await gateway.run(transport, { query: '{ transaction(id: "x") { status } }' });
+      expect(answer.errors?.map((error) => error.message)).toEqual(['Unexpected error.']);
+      expect(JSON.stringify(answer)).not.toContain('hunter2');
+    },
+  },
+};
+
+async function viaHttp(url: string, operation: Operation, key: string): Promise<Answer> {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: key },
+    body: JSON.stringify(operation),
+  });
+  return (await response.json()) as Answer;
+}
+
+/** GraphQL over SSE (yoga's "distinct connections" mode): the `next` payloads of the stream, which a single result ends. */
+async function viaSse(url: string, operation: Operation, key: string): Promise<Answer> {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: key },
+    body: JSON.stringify(operation),
+  });
+  const text = await response.text();
+  const payloads = text
+    .split('\n\n')
+    .filter((frame) => frame.split('\n').includes('event: next'))
+    .map((frame) => JSON.parse(frame.split('\n').find((line) => line.startsWith('data:'))!.slice(5)) as Answer);
+  expect(payloads).toHaveLength(1);
+  return payloads[0]!;
+}
+
+/** graphql-ws: the one result, or the `error` message's errors. */
+async function viaWs(url: string, operation: Operation, key: string): Promise<Answer> {
+  const client = wsClient(url, key);
+  try {
+    return await new Promise<Answer>((resolve, reject) => {
+      let answer: Answer | undefined;
+      client.subscribe(operation as never, {
+        next: (result) => void (answer = result as Answer),
+        error: (error) => (Array.isArray(error) ? resolve({ errors: error as Answer['errors'] }) : reject(error instanceof Error ? error : new Error(JSON.stringify(error)))),
+        complete: () => (answer ? resolve(answer) : reject(new Error('completed without a result'))),
+      });
+    });
+  } finally {
+    await client.dispose();
+  }
+}
+
+const errorsOf = (answer: Answer) => (answer.errors ?? []).map((error) => ({ message: error.message, code: error.extensions?.code }));
+
+let otlp: OtlpReceiver;
+const running: RunningGateway[] = [];
+beforeAll(async () => {
+  otlp = await startOtlpReceiver();
+});
+afterAll(async () => {
+  await Promise.all(running.map((gateway) => gateway.close()));
+  await otlp?.close();
+});
+
+describe('every rule of the pipeline holds on HTTP, SSE and graphql-ws alike', () => {
+  it('has a case for every rule and no case for a rule that is not there', () => {
+    expect(Object.keys(CASES).sort()).toEqual([...OPERATION_RULES].sort());
+    for (const name of OPERATION_RULES) expect(CASES[name].refusals?.length || CASES[name].holds).toBeTruthy();
+  });
+
+  describe.each(OPERATION_RULES.map((name) => [name]))('%s', (name) => {
+    const rule = CASES[name];
+    let gateway: Gateway;
+    beforeAll(async () => {
+      const started = await startGateway(rule.env?.({ otlp }) ?? {}, rule.deps?.() ?? {});
+      running.push(started);
+      gateway = {
+        url: started.url,
+        run: (transport, operation, key = TEST_KEY) => (transport === 'http' ? viaHttp : transport === 'sse' ? viaSse : viaWs)(started.url, operation, key),
+        metrics: async () => (await fetch(`${started.url}/metrics`)).text(),
+      };
+    });
+
+    it.each((rule.refusals ?? []).map((refusal) => [refusal.name ?? refusal.message.source, refusal] as const))('refuses %s in the same words on every transport', async (_name, refusal) => {
+      const answers = await Promise.all(TRANSPORTS.map((transport) => gateway.run(transport, refusal.operation, refusal.key)));
+      const [http, ...others] = answers.map(errorsOf);
+      expect(http!.some((error) => error.code === refusal.code && refusal.message.test(error.message))).toBe(true);
+      expect(answers.map((answer) => answer.data ?? null)).toEqual([null, null, null]);
+      for (const [index, errors] of others.entries()) expect({ transport: TRANSPORTS[index + 1], errors }).toEqual({ transport: TRANSPORTS[index + 1], errors: http });
+    });
+
+    it.each(rule.holds ? TRANSPORTS.map((transport) => [transport]) : [])('holds over %s', async (transport) => {
+      await rule.holds!(gateway, transport, { otlp });
+    });
+  });
+});
