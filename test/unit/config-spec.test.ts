@@ -82,7 +82,7 @@ describe.concurrent('the configuration spec', () => {
 
   it('holds every whole number to its bounds', () => {
     const integers = settings.filter(([, setting]) => setting.accepts.startsWith('a whole number'));
-    expect(integers.length).toBeGreaterThan(30);
+    expect(integers.length).toBeGreaterThan(15);
     for (const [name, setting] of integers) {
       const [min, max] = [...setting.accepts.matchAll(/\d+/g)].map((match) => Number(match[0]));
       expect(errorOf({ [name]: String(min) }), name).toBeUndefined();
