@@ -8,6 +8,7 @@
 
 const SECOND = 1_000;
 const KIB = 1_024;
+const MIB = 1_024 * KIB;
 
 export const fixed = {
   /**
@@ -85,11 +86,12 @@ export const fixed = {
    */
   redisCommandTimeoutMs: SECOND,
   /**
-   * Without Redis, the in-process event log keeps at most this many bytes of
-   * events per event of EVENT_LOG_SIZE (64 MiB for the default 1 000): a count
-   * alone let large webhooks fill the process.
+   * Without Redis, the in-process event log keeps at most 64 MiB of events
+   * (their JSON) per thousand of EVENT_LOG_SIZE, about 64 KiB an event: room
+   * for ordinary events, while a count alone let large webhooks fill the
+   * process (a thousand of 700 KB took one to 2 GB).
    */
-  eventLogBytesPerEvent: 64 * KIB,
+  eventLogBytesPerThousand: 64 * MIB,
   /** Time a WebSocket client has to send `connection_init` (graphql-ws's own default): clients send it as soon as the socket opens. */
   wsInitTimeoutMs: 3 * SECOND,
   /**

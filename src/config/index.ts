@@ -69,7 +69,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     redisCommandTimeoutMs: fixed.redisCommandTimeoutMs,
     eventLogSize: v.EVENT_LOG_SIZE,
     /** The in-process log's bound in bytes grows with its bound in events. */
-    eventLogMaxBytes: v.EVENT_LOG_SIZE * fixed.eventLogBytesPerEvent,
+    eventLogMaxBytes: Math.ceil((v.EVENT_LOG_SIZE * fixed.eventLogBytesPerThousand) / 1_000),
     /** The transaction history's bounds; undefined when HISTORY=off. */
     history: v.HISTORY ? { maxTransactions: v.HISTORY_MAX_TRANSACTIONS, retentionMs: v.HISTORY_RETENTION, soldStatuses: v.HISTORY_SOLD_STATUSES } : undefined,
     /** Upstream values of the `products` query parameter; an empty value means "send none". */

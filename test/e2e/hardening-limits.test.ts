@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
 import { countingBackend } from '../helpers/counting-backend.js';
 import type { Config } from '../../src/config/index.js';
-import { OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
@@ -15,7 +14,7 @@ afterAll(async () => {
 });
 
 async function gateway(env: Record<string, string> = {}, tune?: (config: Config) => Config) {
-  const backend = countingBackend(createMemoryBackend());
+  const backend = countingBackend(demoBackend());
   const running = await startGateway(env, { backend }, tune);
   started.push(running);
   return { ...running, backend };

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { loadConfig, type Config, type UpstreamConfig } from '../../src/config/index.js';
 import { spec } from '../../src/config/spec.js';
 import { createGateway, type Gateway, type GatewayDeps } from '../../src/app/gateway.js';
+import { createMemoryBackend, type MemoryBackend } from '../../src/backends/memory/memory-backend.js';
 
 export const TEST_KEY = 'test-key-1';
 export const OTHER_KEY = 'test-key-2';
@@ -13,6 +14,9 @@ export interface RunningGateway {
   gateway: Gateway;
   close(): Promise<void>;
 }
+
+/** The memory backend a gateway started with the defaults makes, for a test that hands one in (GatewayDeps.backend) or uses it alone. */
+export const demoBackend = (): MemoryBackend => createMemoryBackend({ productsValues: loadConfig({}).productsValues });
 
 type UpstreamChanges = Partial<Omit<UpstreamConfig, 'breaker' | 'keyCheck'>> & { breaker?: Partial<UpstreamConfig['breaker']>; keyCheck?: Partial<UpstreamConfig['keyCheck']> };
 
