@@ -28,7 +28,9 @@ async function seedLastHour(url: string): Promise<void> {
   }
 }
 
-const gateway = createGateway(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', SIMULATOR: 'auto', SIMULATOR_INTERVAL_MS: '300' }));
+const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent', SIMULATOR: 'auto' });
+// Changes every 300 ms, so the page shows several before the picture is taken.
+const gateway = createGateway({ ...config, simulator: { ...config.simulator, intervalMs: 300 } });
 const { url } = await gateway.listen();
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 try {

@@ -18,9 +18,9 @@ import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 export interface UpstreamKeyCheckOptions {
   /** One cheap upstream call made with `authorization`: resolves when accepted, rejects with the upstream's GatewayError. */
   probe(authorization: string): Promise<unknown>;
-  /** How long a verdict is remembered, and how often watched keys are checked again. @default 30000 */
+  /** How long a verdict is remembered, and how often watched keys are checked again (FORWARD_KEY_TTL_MS). */
   ttlMs: number;
-  /** Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited. @default 20 */
+  /** Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited (src/config/fixed.ts). */
   checksPerSecond: number;
   /** Most verdicts remembered; past it the oldest is forgotten. @default 10000 */
   maxEntries?: number;

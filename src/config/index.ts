@@ -2,12 +2,14 @@ import type { Env } from './kinds.js';
 import { readSettings } from './read.js';
 import { isForwardMode, isProduction } from './requirements.js';
 import { parseKeyEntry, type KeyEntry } from './key-entries.js';
+import { fixed } from './fixed.js';
 import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 
 /*
  * Environment → typed, validated Config, parsed once at start.
  * Nothing else reads process.env. The variables, their defaults and docs are
- * declared once in spec.ts; this file only shapes their values for the code.
+ * declared once in spec.ts, the values that are not variables in fixed.ts;
+ * this file only shapes them for the code.
  */
 
 export { ConfigError, type Env } from './kinds.js';
@@ -50,7 +52,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     production,
     backend: v.BACKEND,
     upstream: upstream(v),
-    batching: { vendingListThreshold: v.VENDING_LIST_THRESHOLD, transactionConcurrency: v.TRANSACTION_CONCURRENCY },
+    batching: { vendingListThreshold: fixed.vendingListThreshold, transactionConcurrency: fixed.transactionConcurrency },
     /** Keys accepted from clients, with their permissions; empty in forward mode, where the upstream judges them. */
     apiKeys: checksKeys && (given.has('API_KEYS') || !hasOtherIdentities) ? v.API_KEYS.map(entryOf) : [],
     /** More keys, in a file watched and re-read on SIGHUP; never in forward mode. */
@@ -61,19 +63,20 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     devApiKey: checksKeys && !given.has('API_KEYS') && !hasOtherIdentities && !production ? DEVELOPMENT_API_KEY : undefined,
     /** Several while one is rotated out; empty: unsigned webhooks are accepted. */
     webhookSecrets: v.WEBHOOK_SECRET,
-    simulator: { mode: v.SIMULATOR, intervalMs: v.SIMULATOR_INTERVAL_MS },
+    simulator: { mode: v.SIMULATOR, intervalMs: fixed.simulatorIntervalMs },
     redisUrl: v.REDIS_URL,
     redisPrefix: v.REDIS_PREFIX,
-    redisCommandTimeoutMs: v.REDIS_COMMAND_TIMEOUT_MS,
+    redisCommandTimeoutMs: fixed.redisCommandTimeoutMs,
     eventLogSize: v.EVENT_LOG_SIZE,
-    eventLogMaxBytes: v.EVENT_LOG_MAX_BYTES,
+    /** The in-process log's bound in bytes grows with its bound in events. */
+    eventLogMaxBytes: Math.ceil((v.EVENT_LOG_SIZE * fixed.eventLogBytesPerThousand) / 1_000),
     /** The transaction history's bounds; undefined when HISTORY=off. */
     history: v.HISTORY ? { maxTransactions: v.HISTORY_MAX_TRANSACTIONS, retentionMs: v.HISTORY_RETENTION, soldStatuses: v.HISTORY_SOLD_STATUSES } : undefined,
     /** Upstream values of the `products` query parameter; an empty value means "send none". */
     productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },
     maxBodyBytes: v.MAX_BODY_BYTES,
     /** Results a WebSocket connection or an SSE stream may hold unsent before it is cut. */
-    maxUnsentBytes: v.MAX_UNSENT_BYTES,
+    maxUnsentBytes: Math.max(fixed.unsent.bodies * v.MAX_BODY_BYTES, fixed.unsent.leastBytes),
     limits: {
       maxDepth: v.MAX_DEPTH,
       maxAliases: v.MAX_ALIASES,
@@ -85,10 +88,10 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
       trustedDocuments: v.TRUSTED_DOCUMENTS,
     },
     websocket: {
-      initTimeoutMs: v.WS_INIT_TIMEOUT_MS,
+      initTimeoutMs: fixed.wsInitTimeoutMs,
       maxSubscriptions: v.WS_MAX_SUBSCRIPTIONS,
-      maxMessageBytes: v.WS_MAX_MESSAGE_BYTES,
-      keepAliveMs: v.WS_KEEPALIVE_MS,
+      maxMessageBytes: Math.min(fixed.wsMaxMessageBytes, v.MAX_BODY_BYTES),
+      keepAliveMs: fixed.wsKeepAliveMs,
     },
     /** GraphiQL's page at /graphql (off in production unless asked for). */
     graphiql: v.GRAPHIQL,
@@ -97,12 +100,12 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     corsOrigins: v.CORS_ORIGINS,
     /** Who may read /metrics: a bearer token, and/or a listener of its own. */
     metrics: { token: v.METRICS_TOKEN, port: v.METRICS_PORT },
-    requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    requestTimeoutMs: fixed.requestTimeoutMs,
     upstreamCallsPerRequest: v.UPSTREAM_CALLS_PER_REQUEST,
-    headersTimeoutMs: Math.min(v.HEADERS_TIMEOUT_MS, v.REQUEST_TIMEOUT_MS),
+    headersTimeoutMs: Math.min(fixed.headersTimeoutMs, fixed.requestTimeoutMs),
     /** Fast paths a user chooses; the ones only a benchmark switches are createGateway options (GatewayDeps). */
     fastPaths: { cacheTtlMs: v.CACHE_TTL_MS },
-    shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+    shutdownTimeoutMs: fixed.shutdownTimeoutMs,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     logLevel: v.LOG_LEVEL,
     tracing: tracing(v),
@@ -123,7 +126,7 @@ function jwt(v: Values) {
     jwksUrl: v.JWT_JWKS_URL,
     issuer: v.JWT_ISSUER,
     audience: v.JWT_AUDIENCE,
-    clockSkewS: v.JWT_CLOCK_SKEW_S,
+    clockSkewS: fixed.jwtClockSkewS,
     algorithms: v.JWT_ALGORITHMS,
     permissionsClaim: v.JWT_PERMISSIONS_CLAIM,
   };
@@ -139,7 +142,7 @@ function tracing(v: Values) {
     serviceName: v.OTEL_SERVICE_NAME,
     sampler: v.OTEL_TRACES_SAMPLER,
     samplerRatio: v.OTEL_TRACES_SAMPLER_ARG,
-    exportDelayMs: v.OTEL_BSP_SCHEDULE_DELAY,
+    exportDelayMs: fixed.traceExportDelayMs,
   };
 }
 
@@ -167,16 +170,13 @@ function upstream(v: Values) {
     apiKey: v.UPSTREAM_API_KEY,
     timeoutMs: v.UPSTREAM_TIMEOUT_MS,
     connections: v.UPSTREAM_CONNECTIONS,
-    retries: v.UPSTREAM_RETRIES,
+    retries: fixed.upstreamRetries,
     maxConcurrent: v.UPSTREAM_MAX_CONCURRENT,
-    maxQueued: v.UPSTREAM_MAX_QUEUED,
-    keyCheck: { ttlMs: v.FORWARD_KEY_TTL_MS, checksPerSecond: v.FORWARD_KEY_CHECKS_PER_SECOND },
+    maxQueued: v.UPSTREAM_MAX_CONCURRENT * fixed.upstreamQueuedPerSlot,
+    keyCheck: { ttlMs: v.FORWARD_KEY_TTL_MS, checksPerSecond: fixed.forwardKeyChecksPerSecond },
     breaker: {
       enabled: v.UPSTREAM_BREAKER,
-      failureThresholdPercent: v.UPSTREAM_BREAKER_FAILURE_PERCENT,
-      minimumCalls: v.UPSTREAM_BREAKER_MIN_CALLS,
-      windowMs: v.UPSTREAM_BREAKER_WINDOW_MS,
-      resetTimeoutMs: v.UPSTREAM_BREAKER_RESET_MS,
+      ...fixed.breaker,
     },
   };
 }

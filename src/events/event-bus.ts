@@ -1,4 +1,4 @@
-import { comparePositions, createMemoryEventLog, type DedupeBy, type EventLog, type LoggedEvent } from './event-log.js';
+import { comparePositions, type DedupeBy, type EventLog, type LoggedEvent } from './event-log.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
@@ -35,14 +35,14 @@ export interface EventBus {
 }
 
 export interface EventBusOptions {
-  /** @default an in-process log of 1000 events */
-  log?: EventLog;
+  /** Where events are kept for resuming: in process (event-log.ts) or in Redis. */
+  log: EventLog;
   /** Events held for one subscriber that reads too slowly before it is ended. @default 10000 */
   maxQueuedPerSubscriber?: number;
 }
 
-export function createEventBus(options: EventBusOptions = {}): EventBus {
-  const log = options.log ?? createMemoryEventLog();
+export function createEventBus(options: EventBusOptions): EventBus {
+  const { log } = options;
   const maxQueued = options.maxQueuedPerSubscriber ?? 10_000;
   const streams = new Set<{ end(error?: Error): void; finish(): void }>();
 

@@ -80,10 +80,10 @@ export function comparePositions(a: string, b: string): number {
 }
 
 export interface MemoryEventLogOptions extends RecentEventsOptions {
-  /** Most events kept for replay. @default 1000 */
-  capacity?: number;
-  /** Most bytes of events kept (their JSON), the newest always. @default 67108864 */
-  maxBytes?: number;
+  /** Most events kept for replay (EVENT_LOG_SIZE). */
+  capacity: number;
+  /** Most bytes of events kept (their JSON), the newest always (the configuration's `eventLogMaxBytes`). */
+  maxBytes: number;
   /**
    * Told of each event as it is admitted, before `append` resolves: a read
    * model fed here (the history) has it by the time the webhook is answered.
@@ -98,9 +98,8 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
  * with the time the log was made, so a position from an earlier process is
  * never mistaken for one of this one.
  */
-export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
-  const capacity = options.capacity ?? 1_000;
-  const maxBytes = options.maxBytes ?? 64 * 1_048_576;
+export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
+  const { capacity, maxBytes } = options;
   /** JSON size of each event of the ring, in the same order, and their sum. */
   const sizes: number[] = [];
   let bytes = 0;

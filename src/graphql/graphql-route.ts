@@ -104,7 +104,7 @@ export interface GraphQLRouteOptions {
   guard(request: FastifyRequest): Promise<void>;
   /** Whether yoga serves GraphiQL: only then does a browser's GET pass without a key, to get the page. */
   graphiql: boolean;
-  /** Bytes of an SSE stream its client may leave unread before the stream is cut (MAX_UNSENT_BYTES). */
+  /** Bytes of an SSE stream its client may leave unread before the stream is cut (`maxUnsentBytes`, four times MAX_BODY_BYTES). */
   maxUnsentBytes: number;
 }
 

@@ -23,8 +23,8 @@ export interface RateLimiterOptions {
   perSecond: number;
   /** Shares counts through this Redis when given. */
   redis?: Redis | undefined;
-  /** @default 'vending-gateway:' */
-  prefix?: string;
+  /** Starts every key in Redis (REDIS_PREFIX). */
+  prefix: string;
   /** Told when the limit starts failing open, and when the shared count is back. */
   logger?: Logger;
 }
@@ -40,7 +40,7 @@ type Count = (key: string) => Promise<unknown>;
 function sharedOrOpen(redis: Redis, options: RateLimiterOptions): Count {
   const shared = new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: `${options.prefix ?? 'vending-gateway:'}rate`,
+    keyPrefix: `${options.prefix}rate`,
     points: options.perSecond,
     duration: 1,
     // Not ready (reconnecting after a stall): admitted at once, without a command that would wait.

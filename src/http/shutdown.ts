@@ -36,7 +36,7 @@ declare module 'fastify' {
 }
 
 export interface ShutdownOptions {
-  /** Longest the whole shutdown may take (SHUTDOWN_TIMEOUT_MS). */
+  /** Longest the shutdown may take once the grace period is over. */
   timeoutMs: number;
   /** How long a stopping gateway goes on serving first (SHUTDOWN_GRACE_MS). */
   graceMs: number;
@@ -68,9 +68,10 @@ export const shutdownPlugin = fp<ShutdownOptions>(
     };
     state.begin = async () => {
       state.closing = true;
+      const started = Date.now();
+      while (Date.now() - started < graceMs && (await openConnections(app)) > 0) await sleep(20);
+      // The deadline counts from the end of the grace period: work in flight then gets the whole of it.
       state.startedAt = Date.now();
-      const grace = Math.min(graceMs, timeoutMs);
-      while (Date.now() - state.startedAt < grace && (await openConnections(app)) > 0) await sleep(20);
     };
     app.decorate('shutdown', state as Shutdown);
     app.readiness.add('accepting', () => !state.closing);

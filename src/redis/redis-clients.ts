@@ -18,8 +18,8 @@ import type { Logger } from '../logging/logger.js';
  */
 
 export interface RedisClientsOptions {
-  /** Longest wait for any answer; also how often each connection is asked whether Redis still answers. @default 1000 */
-  commandTimeoutMs?: number;
+  /** Longest wait for any answer; also how often each connection is asked whether Redis still answers (the configuration's `redisCommandTimeoutMs`). */
+  commandTimeoutMs: number;
   /** Told once when Redis stops answering (or cannot be reached), and once when it answers again. */
   logger?: Logger;
 }
@@ -43,8 +43,8 @@ function heartbeat(connection: Redis, everyMs: number): NodeJS.Timeout {
   return timer;
 }
 
-export function createRedisClients(url: string, options: RedisClientsOptions = {}): RedisClients {
-  const timeoutMs = options.commandTimeoutMs ?? 1_000;
+export function createRedisClients(url: string, options: RedisClientsOptions): RedisClients {
+  const timeoutMs = options.commandTimeoutMs;
   const bounded: RedisOptions = { commandTimeout: timeoutMs, socketTimeout: timeoutMs, retryStrategy: reconnect };
   // A command whose caller was already told it failed (a webhook answered 503) is not sent again on the next connection.
   const commands = new Redis(url, { ...bounded, enableOfflineQueue: false, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false });

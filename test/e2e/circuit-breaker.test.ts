@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BreakerState } from '../../src/backends/rest/circuit-breaker.js';
 import { createConcurrencyLimit } from '../../src/backends/rest/concurrency-limit.js';
 import { createRestBackend, type RestBackend, type RestBackendOptions, type UpstreamCall } from '../../src/backends/rest/rest-backend.js';
+import { loadConfig } from '../../src/config/index.js';
 import { isGatewayError } from '../../src/errors.js';
 import { startGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
@@ -16,7 +17,9 @@ import { waitFor } from '../helpers/wait-for.js';
 const KEY = 'upstream-key';
 const credential = { authorization: KEY };
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
-const fast = { minimumCalls: 4, resetTimeoutMs: 200 };
+/** The upstream settings a gateway would use; each case changes what it tests. */
+const configured = loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://127.0.0.1:1', UPSTREAM_API_KEY: KEY }).upstream!;
+const fast = { ...configured.breaker, minimumCalls: 4, resetTimeoutMs: 200 };
 let upstream: StandInUpstream;
 let backends: RestBackend[] = [];
 
@@ -32,7 +35,7 @@ afterEach(async () => {
 });
 
 function backend(options: Partial<RestBackendOptions> = {}): RestBackend {
-  const created = createRestBackend({ url: upstream.url, apiKey: KEY, timeoutMs: 1_000, connections: 10, retries: 0, ...options });
+  const created = createRestBackend({ ...configured, url: upstream.url, timeoutMs: 1_000, connections: 10, retries: 0, ...options });
   backends.push(created);
   return created;
 }

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 
 const secret = 'db password is hunter2';
 let running: RunningGateway;
 
 beforeAll(async () => {
-  const backend = createMemoryBackend();
+  const backend = demoBackend();
   backend.getTransaction = async () => {
     throw new Error(secret);
   };

@@ -2,7 +2,8 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { Config } from '../../src/config/index.js';
+import { startGateway, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
@@ -30,8 +31,8 @@ afterAll(async () => {
   await upstream.close();
 });
 
-async function startForward(env: Record<string, string>): Promise<RunningGateway> {
-  const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, API_KEYS: '', ...env });
+async function startForward(env: Record<string, string>, tune?: (config: Config) => Config): Promise<RunningGateway> {
+  const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, API_KEYS: '', ...env }, {}, tune);
   extra.push(running);
   return running;
 }
@@ -144,7 +145,7 @@ describe('a key the upstream accepts', () => {
 
 describe('key checks', () => {
   it('are rate limited for the instance: many distinct made-up keys get 429, not upstream calls', async () => {
-    const limited = await startForward({ FORWARD_KEY_CHECKS_PER_SECOND: '3' });
+    const limited = await startForward({}, tuneUpstream({ keyCheck: { checksPerSecond: 3 } }));
     const keys = Array.from({ length: 30 }, (_, i) => `made-up-distinct-${i}`);
     const started = Date.now();
     const answers = await Promise.all(keys.map((key) => fetch(`${limited.url}/transactions/${transactionId()}`, { headers: { authorization: key } })));
@@ -163,7 +164,7 @@ describe('key checks', () => {
   });
 
   it('that get no verdict (upstream failing) are not remembered: graphql-ws closes 1013 and a default client gets in on its retry', async () => {
-    const flaky = await startForward({ UPSTREAM_RETRIES: '0' });
+    const flaky = await startForward({}, tuneUpstream({ retries: 0 }));
     const key = 'good-after-retry';
     upstream.keys.add(key);
     upstream.injectFault({ kind: 'status', status: 500 }, { method: 'GET', pathPrefix: '/vendings', times: 2 });

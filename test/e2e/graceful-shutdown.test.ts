@@ -36,7 +36,7 @@ describe('SIGTERM under load', () => {
     const url = `http://127.0.0.1:${port}`;
     const child = spawn(process.execPath, ['dist/main.js'], {
       cwd: new URL('../..', import.meta.url),
-      env: { ...process.env, PORT: String(port), API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '5000', RATE_LIMIT_PER_SECOND: '0' },
+      env: { ...process.env, PORT: String(port), API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0' },
       stdio: 'ignore',
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

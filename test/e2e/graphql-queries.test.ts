@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
-import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
 import { countingBackend } from '../helpers/counting-backend.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL, type GraphQLResponse } from '../helpers/graphql-client.js';
 
 const demo = createDemoData();
@@ -10,7 +9,7 @@ const [tx0, tx1, tx2] = demo.transactions;
 const [vm0, vm1] = demo.vendings;
 
 let running: RunningGateway;
-const backend = countingBackend(createMemoryBackend());
+const backend = countingBackend(demoBackend());
 
 beforeAll(async () => {
   running = await startGateway({}, { backend });

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
 import { countingBackend } from '../helpers/counting-backend.js';
-import { OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import type { Config } from '../../src/config/index.js';
+import { demoBackend, OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
@@ -13,9 +13,9 @@ afterAll(async () => {
   await Promise.all(started.map((gateway) => gateway.close()));
 });
 
-async function gateway(env: Record<string, string> = {}) {
-  const backend = countingBackend(createMemoryBackend());
-  const running = await startGateway(env, { backend });
+async function gateway(env: Record<string, string> = {}, tune?: (config: Config) => Config) {
+  const backend = countingBackend(demoBackend());
+  const running = await startGateway(env, { backend }, tune);
   started.push(running);
   return { ...running, backend };
 }
@@ -216,12 +216,12 @@ describe('WebSocket limits', () => {
   const closeCode = (socket: WebSocket) => new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
 
   it('closes a connection that never initialises with 4408', async () => {
-    const gw = await gateway({ WS_INIT_TIMEOUT_MS: '200' });
+    const gw = await gateway({}, (config) => ({ ...config, websocket: { ...config.websocket, initTimeoutMs: 200 } }));
     expect(await closeCode(await open(gw.url))).toBe(4408);
   });
 
-  it('closes with 1009 on a message over the limit', async () => {
-    const gw = await gateway({ WS_MAX_MESSAGE_BYTES: '2048' });
+  it('closes with 1009 on a message over the limit (MAX_BODY_BYTES when under 64 KiB)', async () => {
+    const gw = await gateway({ MAX_BODY_BYTES: '2048' });
     const socket = await open(gw.url);
     const closed = closeCode(socket);
     socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: TEST_KEY, padding: 'x'.repeat(4096) } }));

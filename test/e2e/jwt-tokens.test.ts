@@ -64,7 +64,7 @@ beforeAll(async () => {
   publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   publicPem = await exportSPKI(pair.publicKey);
   jwks = await serveJwks([publicJwk]);
-  running = await startGateway({ API_KEYS: 'static-key:read', JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWT_CLOCK_SKEW_S: '0' });
+  running = await startGateway({ API_KEYS: 'static-key:read', JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE }, {}, (config) => ({ ...config, jwt: config.jwt && { ...config.jwt, clockSkewS: 0 } }));
 });
 afterAll(async () => {
   await Promise.all([running, ...extra].map((gateway) => gateway.close()));

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayDeps } from '../../src/app/gateway.js';
-import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
+import type { Config } from '../../src/config/index.js';
 import { OPERATION_RULES, type OperationRuleName } from '../../src/graphql/operation-rules.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { wsClient } from '../helpers/ws-client.js';
@@ -49,6 +49,8 @@ interface Refusal {
 interface Case {
   env?: (context: { otlp: OtlpReceiver }) => Record<string, string>;
   deps?: () => GatewayDeps;
+  /** Values no variable sets (startGateway's `tune`). */
+  tune?: (config: Config) => Config;
   /** Refused with this code and message on every transport, in the same words. */
   refusals?: Refusal[];
   /** Anything else the rule does, checked after an operation over `transport`. */
@@ -137,7 +139,9 @@ const CASES: Record<OperationRuleName, Case> = {
     },
   },
   tracing: {
-    env: ({ otlp }) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '20' }),
+    env: ({ otlp }) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }),
+    // Spans exported at once, not after the SDK's 5 s.
+    tune: (config) => ({ ...config, tracing: config.tracing && { ...config.tracing, exportDelayMs: 20 } }),
     holds: async (gateway, transport, { otlp }) => {
       const name = `Traced${transport}`;
       await gateway.run(transport, { query: `query ${name} { vendings { totalCount } }` });
@@ -146,7 +150,7 @@ const CASES: Record<OperationRuleName, Case> = {
   },
   'error-masking': {
     deps: () => {
-      const backend = createMemoryBackend();
+      const backend = demoBackend();
       backend.getTransaction = async () => {
         throw new Error(SECRET);
       };
@@ -224,7 +228,7 @@ describe('every rule of the pipeline holds on HTTP, SSE and graphql-ws alike', (
     const rule = CASES[name];
     let gateway: Gateway;
     beforeAll(async () => {
-      const started = await startGateway(rule.env?.({ otlp }) ?? {}, rule.deps?.() ?? {});
+      const started = await startGateway(rule.env?.({ otlp }) ?? {}, rule.deps?.() ?? {}, rule.tune);
       running.push(started);
       gateway = {
         url: started.url,

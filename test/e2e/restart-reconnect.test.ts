@@ -42,7 +42,7 @@ async function postUpdate(url: string, status: string): Promise<number> {
 const statuses = (client: RecordingClient) => client.received.map((update) => update.status);
 
 async function gatewayFor(env: Record<string, string> = {}): Promise<RunningGateway> {
-  const running = await startGateway({ SHUTDOWN_TIMEOUT_MS: '5000', ...env });
+  const running = await startGateway(env, {}, (config) => ({ ...config, shutdownTimeoutMs: 5_000 }));
   cleanups.push(() => running.close());
   return running;
 }

@@ -22,7 +22,7 @@ afterAll(() => upstream.close());
 
 describe('shutdown and streams', () => {
   it('answers a slow REST read that accepts text/event-stream before it stops', async () => {
-    const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, SHUTDOWN_TIMEOUT_MS: '5000' });
+    const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY });
     const id = String(upstream.transactions[0]?.transactionId);
     upstream.injectFault({ kind: 'delay', ms: 600 }, { method: 'GET', pathPrefix: '/transactions/', times: 1 });
     const read = fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: 'test-key-1', accept: 'text/event-stream, application/json' } });
@@ -39,7 +39,7 @@ describe('shutdown and streams', () => {
 
 describe('shutdown and a webhook that accepts text/event-stream', () => {
   it('waits for the webhook still arriving, takes it and delivers it before the subscriptions end', async () => {
-    const gateway = await startGateway({ SHUTDOWN_TIMEOUT_MS: '5000' });
+    const gateway = await startGateway();
     const events = subscribe(wsClient(gateway.url, TEST_KEY), 'subscription { transactionUpdated { eventId } }');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const webhook = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 'slow-1', status: 'pending', products: [] }, id: 'evt-slow-1' });

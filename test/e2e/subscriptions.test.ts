@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
-import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
 import { buildWebhookRequest, type WebhookForm } from '../../src/events/webhook-request.js';
 import { countingBackend } from '../helpers/counting-backend.js';
-import { startGateway, TEST_KEY, OTHER_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, startGateway, TEST_KEY, OTHER_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -12,7 +11,7 @@ import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 const demo = createDemoData();
 const [txA, txB] = demo.transactions;
-const backend = countingBackend(createMemoryBackend());
+const backend = countingBackend(demoBackend());
 let running: RunningGateway;
 
 beforeAll(async () => {

@@ -36,7 +36,10 @@ beforeAll(async () => {
       done();
     },
   });
-  running = await startGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '20' }, { logger: createLogger('info', { traceIds: true, destination }) });
+  running = await startGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, { logger: createLogger('info', { traceIds: true, destination }) }, (config) => ({
+    ...config,
+    tracing: config.tracing && { ...config.tracing, exportDelayMs: 20 },
+  }));
 });
 afterAll(() => running?.close());
 

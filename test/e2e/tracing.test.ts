@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { createLogger } from '../../src/logging/logger.js';
+import type { Config } from '../../src/config/index.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
@@ -33,7 +34,9 @@ let upstream: StandInUpstream;
 let running: RunningGateway;
 const logLines: Array<Record<string, unknown>> = [];
 
-const tracingEnv = () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '20', OTEL_SERVICE_NAME: 'gateway-under-test' });
+const tracingEnv = () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gateway-under-test' });
+/** Spans exported within 20 ms of ending, so the receiver has them at once. */
+const exportAtOnce = (config: Config): Config => ({ ...config, tracing: config.tracing && { ...config.tracing, exportDelayMs: 20 } });
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
@@ -47,6 +50,7 @@ beforeAll(async () => {
   running = await startGateway(
     { BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: 'upstream-key', WEBHOOK_SECRET: SECRET, ...tracingEnv() },
     { logger: createLogger('debug', { traceIds: true, destination }) },
+    exportAtOnce,
   );
 });
 afterAll(async () => {
@@ -168,7 +172,7 @@ describe('tracing through Redis', () => {
   afterAll(() => deployments?.close());
 
   it('links a delivery on one instance to the webhook another instance published', async () => {
-    const [a, b] = await deployments.start(2, tracingEnv());
+    const [a, b] = await deployments.start(2, tracingEnv(), exportAtOnce);
     const client = wsClient(b!.url, TEST_KEY);
     const sub = subscribe(client, 'subscription Remote { transactionUpdated { eventId } }');
     expect(await waitFor(() => b!.gateway.activeSubscriptions() === 1)).toBe(true);

@@ -152,7 +152,7 @@ describe('transaction history shared through Redis', () => {
 describe('transaction history while Redis does not answer', () => {
   it.runIf(redisServerOnPath())('answers UPSTREAM_UNAVAILABLE on its own fields and serves the rest', async () => {
     const redis = await startTestRedis();
-    const gateway = await startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: `stall-${randomUUID()}:`, REDIS_COMMAND_TIMEOUT_MS: '300' });
+    const gateway = await startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: `stall-${randomUUID()}:` }, {}, (config) => ({ ...config, redisCommandTimeoutMs: 300 }));
     try {
       const id = `stall-${randomUUID()}`;
       const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: id, status: 'pending', products: [] } });

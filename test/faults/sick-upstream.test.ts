@@ -2,7 +2,8 @@ import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import type { Config } from '../../src/config/index.js';
+import { startGateway, TEST_KEY, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -20,10 +21,10 @@ afterEach(async () => {
   for (const each of running.splice(0).reverse()) await each.close();
 });
 
-async function upstreamAndGateway(env: Record<string, string>, logger?: Logger): Promise<{ upstream: StandInUpstream; gateway: RunningGateway }> {
+async function upstreamAndGateway(env: Record<string, string>, logger?: Logger, tune?: (config: Config) => Config): Promise<{ upstream: StandInUpstream; gateway: RunningGateway }> {
   const upstream = await startStandInUpstream({ keys: [KEY] });
   running.push(upstream);
-  const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, ...env }, logger ? { logger } : {});
+  const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, ...env }, logger ? { logger } : {}, tune);
   running.push(gateway);
   return { upstream, gateway };
 }
@@ -66,12 +67,7 @@ describe('one deadline per upstream call (UPSTREAM_TIMEOUT_MS)', () => {
   }, 20_000);
 
   it('does not let dripping calls starve others, opens the breaker and tells readiness', async () => {
-    const { upstream, gateway } = await upstreamAndGateway({
-      UPSTREAM_TIMEOUT_MS: '800',
-      UPSTREAM_MAX_CONCURRENT: '4',
-      UPSTREAM_BREAKER_MIN_CALLS: '4',
-      UPSTREAM_BREAKER_RESET_MS: '60000',
-    });
+    const { upstream, gateway } = await upstreamAndGateway({ UPSTREAM_TIMEOUT_MS: '800', UPSTREAM_MAX_CONCURRENT: '4' }, undefined, tuneUpstream({ breaker: { minimumCalls: 4, resetTimeoutMs: 60_000 } }));
     const id = upstream.transactions[0]!.transactionId as string;
     upstream.injectFault({ kind: 'drip', everyMs: 200 }, { pathPrefix: '/transactions', times: 8 });
     // Distinct ids: identical reads would share one call.
@@ -130,7 +126,7 @@ describe('work stops when its client leaves', () => {
   }, 20_000);
 
   it('drops the queued part of a batch when its client leaves', async () => {
-    const { upstream, gateway } = await upstreamAndGateway({ UPSTREAM_TIMEOUT_MS: '60000', TRANSACTION_CONCURRENCY: '4' });
+    const { upstream, gateway } = await upstreamAndGateway({ UPSTREAM_TIMEOUT_MS: '60000' }, undefined, (config) => ({ ...config, batching: { ...config.batching, transactionConcurrency: 4 } }));
     upstream.injectFault({ kind: 'hang' }, { pathPrefix: '/transactions', times: 100 });
     const ids = Array.from({ length: 40 }, (_, i) => `t-${i}`);
     const leaving = new AbortController();
@@ -213,10 +209,10 @@ describe('upstream text stays inside', () => {
 });
 
 describe('shutdown', () => {
-  it('is not held past SHUTDOWN_TIMEOUT_MS by a hung upstream call', async () => {
+  it('is not held past its shutdown deadline by a hung upstream call', async () => {
     const upstream = await startStandInUpstream({ keys: [KEY] });
     running.push(upstream);
-    const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, UPSTREAM_TIMEOUT_MS: '60000', SHUTDOWN_TIMEOUT_MS: '500' });
+    const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, UPSTREAM_TIMEOUT_MS: '60000' }, {}, (config) => ({ ...config, shutdownTimeoutMs: 500 }));
     const id = upstream.transactions[0]!.transactionId as string;
     upstream.injectFault({ kind: 'drip', everyMs: 100 }, { pathPrefix: '/transactions', times: 10 });
     const held = fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: TEST_KEY } }).catch(() => undefined);

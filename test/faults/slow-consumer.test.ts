@@ -12,7 +12,7 @@ import { waitFor } from '../helpers/wait-for.js';
 
 /*
  * A subscriber that stops reading while events keep
- * coming. The gateway holds at most MAX_UNSENT_BYTES of results for it, then
+ * coming. The gateway holds at most `maxUnsentBytes` of results for it, then
  * closes its WebSocket (1013) or cuts its SSE stream; the process stays small.
  * Before the fix, over WebSocket the 120 results (~96 MB) to one paused
  * consumer stayed held (+101 MiB of heap and buffers after GC, +130 MiB RSS)
@@ -32,7 +32,8 @@ const EVENTS = 120;
 const products = Array.from({ length: 50 }, (_, i) => ({ productId: `p-${i}`, productName: `${i}-${'x'.repeat(380)}`, productPrice: 1.5, quantity: 1 }));
 const LIVE = `subscription { transactionUpdated { eventId status ${Array.from({ length: 40 }, (_, i) => `p${i}: products { productId productName }`).join(' ')} } }`;
 // Small logs: the log's own copies of the events are not what is measured.
-const ENV = { MAX_UNSENT_BYTES: String(MIB), EVENT_LOG_SIZE: '10' };
+const ENV = { EVENT_LOG_SIZE: '10' };
+const start = () => startGateway(ENV, {}, (config) => ({ ...config, maxUnsentBytes: MIB }));
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -70,8 +71,8 @@ async function publishMeasuring(running: RunningGateway, count: number): Promise
 }
 
 describe('a consumer that stops reading', () => {
-  it('over WebSocket: is closed once its unsent results pass MAX_UNSENT_BYTES, and the process stays small', async () => {
-    const running = await startGateway(ENV);
+  it('over WebSocket: is closed once its unsent results pass maxUnsentBytes, and the process stays small', async () => {
+    const running = await start();
     started.push(running);
     const socket = new WebSocket(`${running.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
     const received: string[] = [];
@@ -94,8 +95,8 @@ describe('a consumer that stops reading', () => {
     expect([1013, 1006]).toContain(await closed);
   });
 
-  it('over SSE: has its stream cut once its unsent results pass MAX_UNSENT_BYTES, and the process stays small', async () => {
-    const running = await startGateway(ENV);
+  it('over SSE: has its stream cut once its unsent results pass maxUnsentBytes, and the process stays small', async () => {
+    const running = await start();
     started.push(running);
     const { port } = new URL(running.url);
     const body = JSON.stringify({ query: LIVE });

@@ -55,7 +55,7 @@ describe('SIGTERM to the README start command', () => {
   it('reaches the gateway, which drains, and leaves no process behind', async () => {
     const npm = spawn('npm', ['start'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000', SHUTDOWN_GRACE_MS: '0' },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, so that whatever this test leaves behind can be ended by the group's id.
       detached: true,

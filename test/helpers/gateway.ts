@@ -1,7 +1,8 @@
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig, type Config, type UpstreamConfig } from '../../src/config/index.js';
 import { spec } from '../../src/config/spec.js';
 import { createGateway, type Gateway, type GatewayDeps } from '../../src/app/gateway.js';
+import { createMemoryBackend, type MemoryBackend } from '../../src/backends/memory/memory-backend.js';
 
 export const TEST_KEY = 'test-key-1';
 export const OTHER_KEY = 'test-key-2';
@@ -14,12 +15,30 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** Starts a real gateway on a free loopback port; `env` is layered over test defaults. */
-export async function startGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}): Promise<RunningGateway> {
+/** The memory backend a gateway started with the defaults makes, for a test that hands one in (GatewayDeps.backend) or uses it alone. */
+export const demoBackend = (): MemoryBackend => createMemoryBackend({ productsValues: loadConfig({}).productsValues });
+
+type UpstreamChanges = Partial<Omit<UpstreamConfig, 'breaker' | 'keyCheck'>> & { breaker?: Partial<UpstreamConfig['breaker']>; keyCheck?: Partial<UpstreamConfig['keyCheck']> };
+
+/** A `tune` for startGateway that changes the REST upstream's settings (BACKEND=rest), e.g. `tuneUpstream({ retries: 0 })`. */
+export const tuneUpstream =
+  ({ breaker, keyCheck, ...changes }: UpstreamChanges) =>
+  (config: Config): Config => {
+    const { upstream } = config;
+    if (!upstream) throw new Error('tuneUpstream: the gateway has no REST upstream (BACKEND=rest)');
+    return { ...config, upstream: { ...upstream, ...changes, breaker: { ...upstream.breaker, ...breaker }, keyCheck: { ...upstream.keyCheck, ...keyCheck } } };
+  };
+
+/**
+ * Starts a real gateway on a free loopback port; `env` is layered over test
+ * defaults. `tune` changes the Config read from it: for the values that are
+ * not variables (src/config/fixed.ts), e.g. a shorter shutdown deadline.
+ */
+export async function startGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}, tune: (config: Config) => Config = (config) => config): Promise<RunningGateway> {
   // A variable the gateway does not read would be ignored, and the test would quietly test the defaults.
   const unknown = Object.keys(env).filter((name) => !Object.hasOwn(spec, name));
-  if (unknown.length > 0) throw new Error(`startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); fast paths only a benchmark switches are GatewayDeps.fastPaths`);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_GRACE_MS: '0', ...env });
+  if (unknown.length > 0) throw new Error(`startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); fast paths only a benchmark switches are GatewayDeps.fastPaths, other values startGateway's tune`);
+  const config = tune(loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_GRACE_MS: '0', ...env }));
   const gateway = createGateway(config, { logger: pino({ level: 'silent' }), ...deps });
   const { url, metricsUrl } = await gateway.listen();
   return { url, metricsUrl, gateway, close: () => gateway.close() };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Config } from '../../src/config/index.js';
 import type { WebhookRequest } from '../../src/events/webhook-request.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
@@ -11,8 +12,8 @@ import { startTestRedis, type TestRedis } from './redis-server.js';
 
 export interface RedisDeployments {
   redis: TestRedis;
-  /** `count` instances of a new deployment (a key prefix of its own). */
-  start(count: number, env?: Record<string, string>): Promise<RunningGateway[]>;
+  /** `count` instances of a new deployment (a key prefix of its own); `tune` as for startGateway. */
+  start(count: number, env?: Record<string, string>, tune?: (config: Config) => Config): Promise<RunningGateway[]>;
   /** Closes every instance started, then the Redis. */
   close(): Promise<void>;
 }
@@ -22,9 +23,9 @@ export async function redisDeployments(): Promise<RedisDeployments> {
   const gateways: RunningGateway[] = [];
   return {
     redis,
-    async start(count, env = {}) {
+    async start(count, env = {}, tune) {
       const prefix = `test-${randomUUID()}:`;
-      const started = await Promise.all(Array.from({ length: count }, () => startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env })));
+      const started = await Promise.all(Array.from({ length: count }, () => startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env }, {}, tune)));
       gateways.push(...started);
       return started;
     },

@@ -1,8 +1,8 @@
 import type { ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { createEventBus } from '../../src/events/event-bus.js';
-import type { LoggedEvent } from '../../src/events/event-log.js';
+import { createEventBus, type EventBusOptions } from '../../src/events/event-bus.js';
+import { createMemoryEventLog, type LoggedEvent } from '../../src/events/event-log.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { endedOnRefusal } from '../../src/graphql/use-key-watch.js';
 import { createRestartHold } from '../../src/subscriptions/restart-hold.js';
@@ -14,6 +14,9 @@ import { createSharedSubscriptions } from '../../src/subscriptions/shared-subscr
  * free. Every source here is a real event bus subscription, so "the source was
  * returned" is read from `activeSubscriptions()`.
  */
+
+/** A bus over an in-process log of 1 000 events (and 1 MiB). */
+const memoryBus = (options: Omit<EventBusOptions, 'log'> = {}) => createEventBus({ log: createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576 }), ...options });
 
 const event = (n: number): TransactionUpdateEvent => ({
   eventId: `evt-${n}`, type: 'transaction.update', format: 'ENVELOPED', receivedAt: new Date(0).toISOString(), occurredAt: undefined,
@@ -40,7 +43,7 @@ async function settledYet(promise: Promise<unknown>): Promise<boolean> {
 
 describe('event bus subscription', () => {
   it('ends a subscriber that falls more than maxQueuedPerSubscriber behind with an error, frees it, and leaves the others alone', async () => {
-    const bus = createEventBus({ maxQueuedPerSubscriber: 3 });
+    const bus = memoryBus({ maxQueuedPerSubscriber: 3 });
     const slow = await bus.subscribe();
     const reader = await bus.subscribe();
     const read: string[] = [];
@@ -56,7 +59,7 @@ describe('event bus subscription', () => {
   });
 
   it('on close, delivers what it already holds and only then ends; it counts as open until then', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const held = await bus.subscribe();
     await publish(bus, 1, 2);
     await bus.close();
@@ -67,7 +70,7 @@ describe('event bus subscription', () => {
   });
 
   it('on close, ends a subscriber waiting in next() at once', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const waiter = await bus.subscribe();
     const waiting = waiter.next();
     await bus.close();
@@ -80,7 +83,7 @@ describe('shared subscription members', () => {
   const start = (bus: ReturnType<typeof createEventBus>) => async () => (await bus.subscribe()) as unknown as AsyncIterable<ExecutionResult>;
 
   it('without `send`, get every result in order, and end when the group source ends', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const shared = createSharedSubscriptions();
     const a = (await shared.join('k', start(bus))) as AsyncIterableIterator<ExecutionResult>;
     const b = (await shared.join('k', start(bus))) as AsyncIterableIterator<ExecutionResult>;
@@ -95,7 +98,7 @@ describe('shared subscription members', () => {
   });
 
   it('with `send`, get each result serialised once for all, while the iterator only reports the end', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const shared = createSharedSubscriptions();
     const sent: string[][] = [[], []];
     const a = (await shared.join('k', start(bus), (json) => sent[0]!.push(json))) as AsyncIterableIterator<ExecutionResult>;
@@ -111,7 +114,7 @@ describe('shared subscription members', () => {
   });
 
   it('leave when returned, even before their first next(); the last one to leave returns the source', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const shared = createSharedSubscriptions();
     const a = (await shared.join('k', start(bus), () => {})) as AsyncIterableIterator<ExecutionResult>;
     const b = (await shared.join('k', start(bus), () => {})) as AsyncIterableIterator<ExecutionResult>;
@@ -126,7 +129,7 @@ describe('shared subscription members', () => {
 
 describe('restart hold', () => {
   it('returns the source when returned before its first next()', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const wrapped = createRestartHold().wrap(await bus.subscribe()) as AsyncIterableIterator<LoggedEvent>;
     expect(bus.activeSubscriptions()).toBe(1);
     await wrapped.return?.();
@@ -134,7 +137,7 @@ describe('restart hold', () => {
   });
 
   it('passes results through and ends with its source while not holding', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const wrapped = createRestartHold().wrap(await bus.subscribe()) as AsyncIterableIterator<LoggedEvent>;
     await publish(bus, 1);
     await bus.close();
@@ -142,7 +145,7 @@ describe('restart hold', () => {
   });
 
   it('once holding, keeps a subscription whose source ended open and silent until it is returned', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const hold = createRestartHold();
     const wrapped = hold.wrap(await bus.subscribe()) as AsyncIterableIterator<LoggedEvent>;
     await publish(bus, 1);
@@ -170,7 +173,7 @@ describe('forward-mode key watch', () => {
   const refusal = new GatewayError('FORBIDDEN', 'The upstream refuses this key');
 
   it('passes results through; when the source ends, stops watching', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const { state, watch } = watcher();
     const results = endedOnRefusal((await bus.subscribe()) as unknown as AsyncIterable<ExecutionResult>, watch);
     await publish(bus, 1);
@@ -180,7 +183,7 @@ describe('forward-mode key watch', () => {
   });
 
   it('answers a next() waiting for an event with one result carrying the refusal, then ends, returning the source', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const { state, watch } = watcher();
     const results = endedOnRefusal((await bus.subscribe()) as unknown as AsyncIterable<ExecutionResult>, watch);
     const waiting = results.next();
@@ -191,7 +194,7 @@ describe('forward-mode key watch', () => {
   });
 
   it('returns the source and stops watching when returned before its first next()', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const { state, watch } = watcher();
     const results = endedOnRefusal((await bus.subscribe()) as unknown as AsyncIterable<ExecutionResult>, watch);
     await results.return?.();

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { ModeDefault, type AnySetting } from '../../src/config/kinds.js';
 import { readSettings } from '../../src/config/read.js';
 import { requirements } from '../../src/config/requirements.js';
+import { fixed } from '../../src/config/fixed.js';
 import { sections, spec, type VariableName } from '../../src/config/spec.js';
 
 /* The configuration spec (src/config/spec.ts) against its parser, its docs and the code that reads the environment. */
@@ -82,7 +83,7 @@ describe.concurrent('the configuration spec', () => {
 
   it('holds every whole number to its bounds', () => {
     const integers = settings.filter(([, setting]) => setting.accepts.startsWith('a whole number'));
-    expect(integers.length).toBeGreaterThan(30);
+    expect(integers.length).toBeGreaterThan(15);
     for (const [name, setting] of integers) {
       const [min, max] = [...setting.accepts.matchAll(/\d+/g)].map((match) => Number(match[0]));
       expect(errorOf({ [name]: String(min) }), name).toBeUndefined();
@@ -91,6 +92,18 @@ describe.concurrent('the configuration spec', () => {
       expect(errorOf({ [name]: '1.5' }), name).toBeInstanceOf(ConfigError);
       if (min! > 0) expect(errorOf({ [name]: String(min! - 1) }), name).toBeInstanceOf(ConfigError);
     }
+  });
+
+  it('derives what follows from a variable, with the values they had as variables at the defaults', () => {
+    const MIB = 1_048_576;
+    const defaults = loadConfig({});
+    expect(defaults).toMatchObject({ maxUnsentBytes: 4 * MIB, eventLogMaxBytes: 64 * MIB, websocket: { maxMessageBytes: 65_536 }, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
+    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k' }).upstream).toMatchObject({ maxConcurrent: 100, maxQueued: 1_000, retries: 2 });
+    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k', UPSTREAM_MAX_CONCURRENT: '7' }).upstream).toMatchObject({ maxConcurrent: 7, maxQueued: 70 });
+    // A WebSocket message is at most a request body; what a slow client may leave unread, a few of them.
+    expect(loadConfig({ MAX_BODY_BYTES: '2048' })).toMatchObject({ maxUnsentBytes: 65_536, websocket: { maxMessageBytes: 2_048 } });
+    expect(loadConfig({ MAX_BODY_BYTES: String(2 * MIB) })).toMatchObject({ maxUnsentBytes: 8 * MIB, websocket: { maxMessageBytes: 65_536 } });
+    expect(loadConfig({ EVENT_LOG_SIZE: '10' }).eventLogMaxBytes).toBe(Math.ceil(0.64 * MIB));
   });
 
   it('states each requirement in the error of the variable it names', () => {
@@ -127,5 +140,72 @@ describe('the environment read in src/', () => {
     const table = readme.slice(readme.indexOf('<!-- config:start'), readme.indexOf('<!-- config:end -->'));
     const rows = [...table.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((match) => match[1]);
     expect(rows).toEqual(Object.keys(spec));
+  });
+});
+
+/** Every number and string of a spec default or a fixed value, as written in code (`1_000`, `64 * 1_024`) once evaluated. */
+function configuredValues(): Set<number | string> {
+  const values = new Set<number | string>();
+  const add = (value: unknown): void => {
+    if (value instanceof ModeDefault) return add([value.production, value.otherwise]);
+    if (Array.isArray(value)) return value.forEach(add);
+    if (value !== null && typeof value === 'object') return Object.values(value).forEach(add);
+    if (typeof value === 'number' || typeof value === 'string') values.add(value);
+  };
+  for (const [, setting] of settings) add(setting.fallback);
+  add(fixed);
+  return values;
+}
+
+/** A literal of the kinds a default is written in: a number, a product of numbers, a quoted string. */
+const LITERAL = String.raw`(\d[\d_]*(?:\.\d+)?(?:\s*\*\s*\d[\d_]*)*|'[^'\n]*')`;
+const valueOf = (literal: string): number | string =>
+  literal.startsWith("'") ? literal.slice(1, -1) : literal.split('*').reduce((product, factor) => product * Number(factor.trim().replaceAll('_', '')), 1);
+
+/**
+ * A module's own fallbacks (`options.x ?? 1_000`, `{ x = 1_000 }`, `@default 1000`) equal to a
+ * configured value, as `file name=value`. Each is either a setting written twice (the option
+ * should be required and fed from Config) or a coincidence, listed below with what it is.
+ */
+function fallbacksEqualToConfiguredValues(): string[] {
+  const configured = configuredValues();
+  // Below ten a number says nothing (`?? 0`, `?? 1`), and a word of three letters neither.
+  const telling = (value: number | string) => (typeof value === 'number' ? value >= 10 : value.length >= 4) && configured.has(value);
+  const found: string[] = [];
+  for (const file of sources.filter((file) => !file.startsWith('src/config/'))) {
+    const patterns = [
+      new RegExp(String.raw`(\w+)\s*\?\?\s*${LITERAL}`, 'g'),
+      new RegExp(String.raw`[{,(]\s*(\w+)\s*=\s*${LITERAL}\s*(?=[,})])`, 'g'),
+    ];
+    for (const pattern of patterns) for (const [, name, literal] of code(file).matchAll(pattern)) if (telling(valueOf(literal!))) found.push(`${file} ${name}=${valueOf(literal!)}`);
+    // An object as the fallback: `options.values ?? { flat: 'flat' }`.
+    for (const [, name, fields] of code(file).matchAll(/(\w+)\s*\?\?\s*\{([^{}]*)\}/g)) {
+      for (const [, field, literal] of fields!.matchAll(new RegExp(String.raw`(\w+)\s*:\s*${LITERAL}`, 'g'))) if (telling(valueOf(literal!))) found.push(`${file} ${name}.${field}=${valueOf(literal!)}`);
+    }
+    const documented = new RegExp(String.raw`@default\s+${LITERAL}[^\n]*\n(?:\s*\*\/\s*\n)?\s*(?:readonly\s+)?(\w+)\??:`, 'g');
+    for (const [, literal, name] of readFileSync(`${ROOT}${file}`, 'utf8').matchAll(documented)) if (telling(valueOf(literal!))) found.push(`${file} ${name}=${valueOf(literal!)}`);
+  }
+  return [...new Set(found)].sort();
+}
+
+describe('each default', () => {
+  it('is written once: in spec.ts or fixed.ts, not again as a fallback in the module that uses it', () => {
+    // No setting of the configuration, whatever number they happen to share with one.
+    const coincidences = [
+      // Bounds of the gateway's own memories and caches.
+      'src/auth/upstream-key-check.ts maxEntries=10000',
+      'src/backends/caching-backend.ts maxEntries=10000',
+      'src/events/event-bus.ts maxQueuedPerSubscriber=10000',
+      'src/events/event-transactions.ts maxEntries=10000',
+      'src/events/recent-events.ts maxEntries=100000',
+      'src/graphql/response-cache.ts maxEntries=1000',
+      'src/graphql/response-cache.ts maxResultBytes=65536',
+      // A pause for an editor's several writes of one save, and the first retry's backoff.
+      'src/auth/key-store.ts debounceMs=100',
+      'src/backends/rest/upstream-client.ts retryBaseMs=50',
+      // A GraphQL argument's default page.
+      'src/graphql/types/transaction-history.ts first=10',
+    ];
+    expect(fallbacksEqualToConfiguredValues()).toEqual(coincidences.sort());
   });
 });

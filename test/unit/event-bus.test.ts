@@ -9,6 +9,9 @@ const event = (n: number, transactionId = `tx-${n % 3}`): TransactionUpdateEvent
   transactionId, status: `s-${n}`, products: [], transaction: {}, raw: {},
 });
 
+/** A bus over an in-process log of 1 000 events (and 1 MiB). */
+const memoryBus = () => createEventBus({ log: createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576 }) });
+
 async function take(iterator: AsyncIterator<LoggedEvent>, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -21,7 +24,7 @@ async function take(iterator: AsyncIterator<LoggedEvent>, count: number): Promis
 
 describe.concurrent('in-process event bus', () => {
   it('delivers live events in order, filtered by transaction', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const all = await bus.subscribe();
     const one = await bus.subscribe({ transactionId: 'tx-1' });
     for (let n = 1; n <= 6; n++) await bus.publish(event(n));
@@ -30,7 +33,7 @@ describe.concurrent('in-process event bus', () => {
   });
 
   it('replays after an event, then goes on live, with no gap or repeat at the seam', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     for (let n = 1; n <= 10; n++) await bus.publish(event(n));
     // Published while the subscription starts: must appear once, after the replay.
     const subscribing = bus.subscribe({ after: 'evt-7' });
@@ -42,7 +45,7 @@ describe.concurrent('in-process event bus', () => {
   });
 
   it('rejects an `after` older than the log with EVENTS_EXPIRED, and counts no subscription for it', async () => {
-    const bus = createEventBus({ log: createMemoryEventLog({ capacity: 3 }) });
+    const bus = createEventBus({ log: createMemoryEventLog({ capacity: 3, maxBytes: 1_048_576 }) });
     for (let n = 1; n <= 5; n++) await bus.publish(event(n));
     await expect(bus.subscribe({ after: 'evt-1' })).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
     await expect(bus.subscribe({ after: 'unknown' })).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
@@ -51,7 +54,7 @@ describe.concurrent('in-process event bus', () => {
   });
 
   it('counts open subscriptions and frees them on return, even while one waits', async () => {
-    const bus = createEventBus();
+    const bus = memoryBus();
     const a = await bus.subscribe();
     const b = await bus.subscribe();
     expect(bus.activeSubscriptions()).toBe(2);
@@ -69,7 +72,7 @@ describe('in-process event log', () => {
   it('resolves an event id that appears twice to its newest copy', async () => {
     // Past the dedupe memory (a day), a sender may reuse an id.
     let now = 0;
-    const log = createMemoryEventLog({ now: () => now });
+    const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, now: () => now });
     for (const id of ['a', 'b', 'a', 'c']) {
       await log.append({ ...event(1), eventId: id }, 'id');
       now += 86_400_001;

@@ -107,7 +107,7 @@ describe('backend calls', () => {
     expect(idsOf(backend.callsTo('getTransaction'))).toEqual(['t1', 't2']);
   });
 
-  it('read a batch of at least VENDING_LIST_THRESHOLD ids with one list call, and a smaller one with a call per id', async () => {
+  it('read a batch of at least vendingListThreshold ids with one list call, and a smaller one with a call per id', async () => {
     const atThreshold = setUp();
     await atThreshold.loaders.vendingById('planogram').loadMany(['v1', 'v2', 'v3']);
     expect(atThreshold.backend.calls).toEqual([{ method: 'listVendings', args: [{ products: 'planogram' }, ALICE] }]);

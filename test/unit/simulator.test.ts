@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js';
 import { startSimulator } from '../../src/backends/memory/simulator.js';
 import type { Transaction } from '../../src/contract/index.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { demoBackend } from '../helpers/gateway.js';
 
 describe('demo simulator', () => {
   it('moves random transactions through their lifecycle and reports each change', async () => {
-    const backend = createMemoryBackend();
+    const backend = demoBackend();
     const changes: Transaction[] = [];
     backend.watchTransactionChanges?.((transaction) => changes.push(transaction));
     const stop = startSimulator(backend, 5);

@@ -94,7 +94,7 @@ describe('retries of a GET', () => {
     expect(seen).toHaveLength(3);
   });
 
-  it('makes one attempt with UPSTREAM_RETRIES=0', async () => {
+  it('makes one attempt with retries: 0', async () => {
     script = ['503', 'ok'];
     expect(await get(client(0))).toMatchObject({ status: 503, attempts: 1 });
     expect(seen).toHaveLength(1);

@@ -5,11 +5,8 @@ import { createDemoData, type DemoData, type DemoVending } from './demo-data.js'
 import { renderVending, type ProductsShape } from './vending-views.js';
 
 export interface MemoryBackendOptions {
-  /**
-   * The `products` parameter values this backend answers, as the upstream would.
-   * @default { flat: 'flat', planogram: 'planogram' }
-   */
-  productsValues?: Record<ProductsShape, string>;
+  /** The `products` parameter values this backend answers, as the upstream would (PRODUCTS_FLAT, PRODUCTS_PLANOGRAM). */
+  productsValues: Record<ProductsShape, string>;
   /**
    * Starting data; each backend gets its own copy.
    * @default createDemoData()
@@ -25,8 +22,8 @@ export interface MemoryBackend extends Backend {
 }
 
 /** The embedded backend: the contract's service held in memory, with demo data. */
-export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryBackend {
-  const values = options.productsValues ?? { flat: 'flat', planogram: 'planogram' };
+export function createMemoryBackend(options: MemoryBackendOptions): MemoryBackend {
+  const values = options.productsValues;
   const data = structuredClone(options.data ?? createDemoData());
   const transactions = new Map(data.transactions.map((t) => [t.transactionId, t]));
   const vendings = new Map(data.vendings.map((v) => [v.vendingId, v]));

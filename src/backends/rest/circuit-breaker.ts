@@ -9,36 +9,27 @@ import { ClientGone, GatewayError, isGatewayError, type ErrorCode } from '../../
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
+/** Set from the configuration (UPSTREAM_BREAKER, and src/config/fixed.ts for the numbers and why). */
 export interface CircuitBreakerOptions {
   /**
    * The circuit opens when, within the last `windowMs`, more than this
    * percentage of calls failed and there were at least `minimumCalls` calls.
-   * @default 50
    */
   failureThresholdPercent: number;
   /**
    * Fewest calls in the window before the circuit may open at all, so a few
    * failures on a quiet gateway do not cut everyone off.
-   * @default 20
    */
   minimumCalls: number;
-  /** Length of the rolling window over which calls and failures are counted, in ms. @default 10000 */
+  /** Length of the rolling window over which calls and failures are counted, in ms. */
   windowMs: number;
-  /** How long the circuit stays open before one probe call is let through (half-open). @default 10000 */
+  /** How long the circuit stays open before one probe call is let through (half-open). */
   resetTimeoutMs: number;
-  /** When false, every call goes straight through and the circuit never opens. @default true */
+  /** When false, every call goes straight through and the circuit never opens. */
   enabled: boolean;
   /** Told of each change of state, for logs and metrics. */
   onStateChange?: (state: BreakerState) => void;
 }
-
-export const circuitBreakerDefaults = {
-  failureThresholdPercent: 50,
-  minimumCalls: 20,
-  windowMs: 10_000,
-  resetTimeoutMs: 10_000,
-  enabled: true,
-} as const satisfies Omit<CircuitBreakerOptions, 'onStateChange'>;
 
 export interface CircuitBreaker {
   /** Runs `work` unless the circuit is open; then rejects at once with UPSTREAM_UNAVAILABLE. */
@@ -66,17 +57,7 @@ function check(name: string, value: number, min: number, max = Number.POSITIVE_I
 
 type Work = () => Promise<unknown>;
 
-export function createCircuitBreaker(options: Partial<CircuitBreakerOptions> = {}): CircuitBreaker {
-  // `??` rather than a spread, so an option passed as undefined still gets its default.
-  const defaults = circuitBreakerDefaults;
-  const settings: CircuitBreakerOptions = {
-    failureThresholdPercent: options.failureThresholdPercent ?? defaults.failureThresholdPercent,
-    minimumCalls: options.minimumCalls ?? defaults.minimumCalls,
-    windowMs: options.windowMs ?? defaults.windowMs,
-    resetTimeoutMs: options.resetTimeoutMs ?? defaults.resetTimeoutMs,
-    enabled: options.enabled ?? defaults.enabled,
-    onStateChange: options.onStateChange,
-  };
+export function createCircuitBreaker(settings: CircuitBreakerOptions): CircuitBreaker {
   if (!settings.enabled) return { run: (work) => work(), state: () => 'closed', shutdown() {} };
   check('failureThresholdPercent', settings.failureThresholdPercent, 0, 100);
   check('minimumCalls', settings.minimumCalls, 0);

@@ -8,14 +8,13 @@ import type { Owner } from '../owner.js';
  * all time out together. Here the excess is refused at once instead.
  */
 
+/** Both from the configuration (UPSTREAM_MAX_CONCURRENT), where their defaults are. */
 export interface ConcurrencyLimitOptions {
-  /** Most `run` calls whose work is under way at once. @default 100 */
+  /** Most `run` calls whose work is under way at once. */
   maxConcurrent: number;
-  /** Most calls waiting for a slot; one more is refused with UPSTREAM_UNAVAILABLE. @default 1000 */
+  /** Most calls waiting for a slot; one more is refused with UPSTREAM_UNAVAILABLE. */
   maxQueued: number;
 }
-
-export const concurrencyLimitDefaults = { maxConcurrent: 100, maxQueued: 1000 } as const satisfies ConcurrencyLimitOptions;
 
 export interface ConcurrencyLimit {
   /**
@@ -32,9 +31,7 @@ export interface ConcurrencyLimit {
 
 const waitedTooLong = (ms: number) => new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within ${ms} ms (every connection to it was busy)`);
 
-export function createConcurrencyLimit(options: Partial<ConcurrencyLimitOptions> = {}): ConcurrencyLimit {
-  const maxConcurrent = options.maxConcurrent ?? concurrencyLimitDefaults.maxConcurrent;
-  const maxQueued = options.maxQueued ?? concurrencyLimitDefaults.maxQueued;
+export function createConcurrencyLimit({ maxConcurrent, maxQueued }: ConcurrencyLimitOptions): ConcurrencyLimit {
   if (!(maxConcurrent >= 1)) throw new RangeError(`maxConcurrent must be at least 1, not ${maxConcurrent}`);
   if (!(maxQueued >= 0)) throw new RangeError(`maxQueued must be at least 0, not ${maxQueued}`);
 

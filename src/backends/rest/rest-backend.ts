@@ -35,12 +35,12 @@ export interface RestBackendOptions extends UpstreamClientOptions {
   apiKey: string | undefined;
   /** Told of every upstream call when it ends, with the scope of the request it was made for (if any). */
   onUpstreamCall?: (call: UpstreamCall, scope: CallScope | undefined) => void;
-  /** Circuit breaker settings, each defaulting as documented in `CircuitBreakerOptions`. @default {} */
-  breaker?: Partial<CircuitBreakerOptions>;
-  /** Most upstream requests under way at once; more wait in a FIFO queue. @default 100 */
-  maxConcurrent?: number;
-  /** Most requests waiting for a slot; beyond it a call fails at once with UPSTREAM_UNAVAILABLE. @default 1000 */
-  maxQueued?: number;
+  /** Circuit breaker settings (from the configuration, as the two below). */
+  breaker: CircuitBreakerOptions;
+  /** Most upstream requests under way at once; more wait in a FIFO queue. */
+  maxConcurrent: number;
+  /** Most requests waiting for a slot; beyond it a call fails at once with UPSTREAM_UNAVAILABLE. */
+  maxQueued: number;
   /** With tracing on: a client span per call (its wait for a slot and every attempt), its `traceparent` sent upstream. @default off */
   tracing?: Tracing | undefined;
 }

@@ -1,0 +1,118 @@
+/*
+ * Values the gateway does not read from the environment: each is a choice
+ * no operator has a reason to revisit, or follows from a variable of spec.ts
+ * (index.ts derives those). Written here once; index.ts puts each in the
+ * Config field the code reads, so a test or a benchmark that needs another
+ * value overrides that field, never an environment variable.
+ */
+
+const SECOND = 1_000;
+const KIB = 1_024;
+const MIB = 1_024 * KIB;
+
+export const fixed = {
+  /**
+   * Longest a client may take to send a whole request. The default body limit
+   * (1 MiB) arrives in time at 35 KiB/s, slower than any link a dashboard is
+   * used on, while a client that trickles a body cannot hold a connection for
+   * minutes (Node's own default is 5 minutes).
+   */
+  requestTimeoutMs: 30 * SECOND,
+  /**
+   * Longest a client may take to send a request's headers (a WebSocket upgrade
+   * too). Headers are a few KiB, sent at once by every real client; only a
+   * slowloris takes longer. At most `requestTimeoutMs`.
+   */
+  headersTimeoutMs: 10 * SECOND,
+  /**
+   * Longest a graceful shutdown waits for work in flight before closing what
+   * is left: as long as one upstream call may take by default
+   * (UPSTREAM_TIMEOUT_MS), and with SHUTDOWN_GRACE_MS up to 20 s it fits in the
+   * 30 s an orchestrator (Kubernetes' terminationGracePeriodSeconds) waits by
+   * default before it kills the process.
+   */
+  shutdownTimeoutMs: 10 * SECOND,
+  /**
+   * Clock difference tolerated when judging a token's `exp` and `nbf`: hosts
+   * kept by NTP differ by far less, and an expired token is accepted at most
+   * this much longer.
+   */
+  jwtClockSkewS: 30,
+  /** The demo simulator changes a transaction this often: visible on a dashboard, never a flood. */
+  simulatorIntervalMs: 3 * SECOND,
+  /**
+   * A batch of this many vending ids or more is read with one `GET /vendings`
+   * (every machine, one call) instead of one call each: from three on the list
+   * call costs the upstream less than the single reads.
+   */
+  vendingListThreshold: 3,
+  /**
+   * Most transaction reads in flight for one batch (`transactions(ids:)`):
+   * one large query takes a sixth of the upstream slots
+   * (UPSTREAM_MAX_CONCURRENT, 100 by default), never all of them.
+   */
+  transactionConcurrency: 16,
+  /**
+   * The circuit breaker opens when more than half of at least 20 calls in
+   * 10 s failed: an upstream in trouble, not a few bad requests on a quiet
+   * gateway; it stays open 10 s (the length of one upstream deadline) before
+   * one probe call. UPSTREAM_BREAKER turns it off.
+   */
+  breaker: { failureThresholdPercent: 50, minimumCalls: 20, windowMs: 10 * SECOND, resetTimeoutMs: 10 * SECOND },
+  /**
+   * A GET is tried again twice (after 50 ms, then 100 ms, plus jitter) after a
+   * reset connection or a 502/503/504, all within UPSTREAM_TIMEOUT_MS: enough
+   * for a restarting upstream instance behind a balancer; more would only
+   * load an upstream that is down. A PUT is never retried.
+   */
+  upstreamRetries: 2,
+  /**
+   * Upstream calls waiting for a slot, per slot of UPSTREAM_MAX_CONCURRENT:
+   * ten waits for a slot are short at the upstream's normal pace; past that
+   * the upstream is not keeping up and a call fails at once (UPSTREAM_UNAVAILABLE).
+   */
+  upstreamQueuedPerSlot: 10,
+  /**
+   * Forward mode: most key checks started with the service in any second.
+   * Real clients bring a new key now and then; a flood of made-up keys is
+   * refused (RATE_LIMITED) rather than passed on to the service.
+   */
+  forwardKeyChecksPerSecond: 20,
+  /**
+   * Longest wait for a Redis answer, and how often an idle connection is asked
+   * whether Redis still answers: a Redis on the same network answers in
+   * milliseconds, so silence this long means it is away, and a webhook
+   * sender gets its 503 long before its own timeout.
+   */
+  redisCommandTimeoutMs: SECOND,
+  /**
+   * Without Redis, the in-process event log keeps at most 64 MiB of events
+   * (their JSON) per thousand of EVENT_LOG_SIZE, about 64 KiB an event: room
+   * for ordinary events, while a count alone let large webhooks fill the
+   * process (a thousand of 700 KB took one to 2 GB).
+   */
+  eventLogBytesPerThousand: 64 * MIB,
+  /** Time a WebSocket client has to send `connection_init` (graphql-ws's own default): clients send it as soon as the socket opens. */
+  wsInitTimeoutMs: 3 * SECOND,
+  /**
+   * WebSocket ping interval; a peer that does not answer one is dropped.
+   * Shorter than the idle timeout of common load balancers and proxies
+   * (60 s), so an idle subscription is never cut by them.
+   */
+  wsKeepAliveMs: 12 * SECOND,
+  /**
+   * Largest WebSocket message, at most MAX_BODY_BYTES: one message is one
+   * operation, which GraphQL's limits (MAX_TOKENS) keep far smaller.
+   */
+  wsMaxMessageBytes: 64 * KIB,
+  /**
+   * Bytes of results a WebSocket connection or an SSE stream may hold unsent:
+   * `bodies` times MAX_BODY_BYTES, a few of the largest events (a webhook is
+   * at most MAX_BODY_BYTES), and never under `leastBytes`, which holds any
+   * read result; a client that reads too slowly is cut past it (it reconnects
+   * and resumes).
+   */
+  unsent: { bodies: 4, leastBytes: 64 * KIB },
+  /** Longest a finished span waits before it is exported in a batch: the OpenTelemetry SDK's own default. */
+  traceExportDelayMs: 5 * SECOND,
+};
