@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Backend } from '../backends/backend.js';
+import { boundedCache, remainingMs } from '../backends/bounded-cache.js';
 import type { Config } from '../config/index.js';
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 
@@ -22,7 +23,7 @@ export interface UpstreamKeyCheckOptions {
   ttlMs: number;
   /** Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited. @default 20 */
   checksPerSecond: number;
-  /** Most verdicts remembered; past it the oldest is forgotten. @default 10000 */
+  /** Most verdicts remembered; past it the least recently used is forgotten. @default 10000 */
   maxEntries?: number;
   /** @default Date.now */
   now?: () => number;
@@ -73,8 +74,7 @@ function noVerdict(error: unknown): unknown {
 
 export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): UpstreamKeyCheck {
   const { probe, ttlMs, checksPerSecond, maxEntries = 10_000, now = Date.now } = options;
-  // Map order is insertion order, and a verdict is re-inserted when renewed: the first entry is the oldest.
-  const verdicts = new Map<string, { verdict: Verdict; expiresAt: number }>();
+  const verdicts = boundedCache<Verdict>({ max: maxEntries, ttlMs, now });
   const inFlight = new Map<string, Promise<Verdict>>();
   // When each of the last `checksPerSecond` checks started, as a ring: a new one may start once the oldest is a second old.
   const started: number[] = new Array<number>(checksPerSecond).fill(Number.NEGATIVE_INFINITY);
@@ -94,12 +94,6 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
     oldest = (oldest + 1) % checksPerSecond;
   }
 
-  function remember(key: string, verdict: Verdict): void {
-    verdicts.delete(key);
-    if (verdicts.size >= maxEntries) verdicts.delete(verdicts.keys().next().value!);
-    verdicts.set(key, { verdict, expiresAt: now() + ttlMs });
-  }
-
   /** The upstream's verdict on a key, asking it (once for all who ask meanwhile); throws when there is none. */
   function ask(key: string, authorization: string, limited: boolean): Promise<Verdict> {
     const pending = inFlight.get(key);
@@ -116,7 +110,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
     );
     const shared = asking
       .then((verdict) => {
-        remember(key, verdict);
+        verdicts.set(key, verdict);
         return verdict;
       })
       .finally(() => inFlight.delete(key));
@@ -126,8 +120,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
 
   async function check(authorization: string): Promise<void> {
     const key = digest(authorization);
-    const known = verdicts.get(key);
-    const verdict = known && known.expiresAt > now() ? known.verdict : await ask(key, authorization, true);
+    const verdict = verdicts.get(key) ?? (await ask(key, authorization, true));
     if (!verdict.accepted) throw refusalError(verdict, true);
   }
 
@@ -135,8 +128,8 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
   function schedule(key: string): void {
     const watch = watched.get(key);
     if (!watch) return;
-    const expiresAt = verdicts.get(key)?.expiresAt ?? 0;
-    const delay = expiresAt > now() ? expiresAt - now() : ttlMs;
+    const remaining = remainingMs(verdicts, key);
+    const delay = remaining > 0 ? remaining : ttlMs;
     watch.timer = setTimeout(() => void recheck(key), delay);
     watch.timer.unref();
   }
