@@ -149,7 +149,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
   const tracing = config.tracing ? createTracing(config.tracing) : undefined;
   const logger = deps.logger ?? createLogger(config.logLevel, { traceIds: tracing !== undefined });
   // Before any connection opens, so that a key file it cannot use leaves nothing open.
-  const forwardMode = config.upstream !== undefined && config.upstream.apiKey === undefined;
+  const { forwardMode } = config;
   const keys = forwardMode ? undefined : keyStoreOf(config, logger);
   const redis: RedisClients | undefined = config.redisUrl ? createRedisClients(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, logger }) : undefined;
   // The history is fed where the event log admits an event (once, whichever instance received it).
@@ -168,7 +168,7 @@ export function compose(config: Config, deps: GatewayDeps, activeSubscriptions: 
           scope.tally.upstreamMs += call.durationMs;
         }
         metrics.upstreamCall(call);
-        logUpstreamCall(logger, call, scope, config.upstream?.apiKey !== undefined);
+        logUpstreamCall(logger, call, scope, !config.forwardMode);
       });
   const base: WithUpstreamState = picked.backend;
   const { cacheTtlMs } = config.fastPaths;

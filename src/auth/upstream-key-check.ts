@@ -187,7 +187,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
  * shared here.
  */
 export function createForwardKeyCheck(config: Config, backend: Backend): UpstreamKeyCheck | undefined {
-  if (!config.upstream || config.upstream.apiKey !== undefined) return undefined;
+  if (!config.forwardMode || !config.upstream) return undefined;
   const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
   return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization }) });
 }

@@ -2,7 +2,7 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startForwardGateway, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
@@ -23,7 +23,7 @@ const extra: RunningGateway[] = [];
 
 beforeAll(async () => {
   upstream = await startStandInUpstream({ keys: [GOOD] });
-  gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, API_KEYS: '' });
+  gateway = await startForwardGateway(upstream.url);
 });
 afterAll(async () => {
   await Promise.all([gateway, ...extra].map((running) => running.close()));
@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 async function startForward(env: Record<string, string>): Promise<RunningGateway> {
-  const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, API_KEYS: '', ...env });
+  const running = await startForwardGateway(upstream.url, env);
   extra.push(running);
   return running;
 }

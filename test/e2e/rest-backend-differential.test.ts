@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startForwardGateway, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 
 /*
@@ -18,7 +18,7 @@ let gateway: RunningGateway;
 
 beforeAll(async () => {
   upstream = await startGateway({ API_KEYS: UPSTREAM_KEY });
-  gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_RETRIES: '0' });
+  gateway = await startForwardGateway(upstream.url, { UPSTREAM_RETRIES: '0' });
 });
 afterAll(async () => {
   await gateway.close();

@@ -14,6 +14,16 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/**
+ * Forward mode's environment: BACKEND=rest and no UPSTREAM_API_KEY, so each
+ * client's own Authorization goes to `upstreamUrl`, which judges it.
+ */
+export const forwardModeEnv = (upstreamUrl: string): Record<string, string> => ({ BACKEND: 'rest', UPSTREAM_URL: upstreamUrl });
+
+/** A gateway in forward mode in front of `upstreamUrl`; `env` is layered over it. */
+export const startForwardGateway = (upstreamUrl: string, env: Record<string, string> = {}, deps: GatewayDeps = {}): Promise<RunningGateway> =>
+  startGateway({ ...forwardModeEnv(upstreamUrl), ...env }, deps);
+
 /** Starts a real gateway on a free loopback port; `env` is layered over test defaults. */
 export async function startGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}): Promise<RunningGateway> {
   // A variable the gateway does not read would be ignored, and the test would quietly test the defaults.
