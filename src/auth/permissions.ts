@@ -22,10 +22,15 @@ export const keyIdentity = (key: string, permissions: readonly Permission[] | Re
   permissions: new Set(permissions),
 });
 
-/** Throws FORBIDDEN when the request's identity lacks `permission`. A credential without one is the gateway's own. */
+/**
+ * Throws unless the request's identity has `permission`: UNAUTHENTICATED
+ * without a credential, FORBIDDEN for a credential without an identity (it
+ * may do nothing: the gateway's own work names SYSTEM_IDENTITY) or one that
+ * lacks the permission.
+ */
 export function requirePermission(credential: Credential | undefined, permission: Permission): void {
-  const identity = credential?.identity;
-  if (!identity || identity.permissions.has(permission)) return;
+  if (!credential) throw new GatewayError('UNAUTHENTICATED', 'Missing API key: send it in the Authorization header');
+  if (credential.identity?.permissions.has(permission) === true) return;
   throw forbidden(permission);
 }
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { Backend } from '../backends/backend.js';
+import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
 import { boundedCache, remainingMs } from '../backends/bounded-cache.js';
 import type { Config } from '../config/index.js';
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
@@ -189,5 +189,5 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
 export function createForwardKeyCheck(config: Config, backend: Backend): UpstreamKeyCheck | undefined {
   if (!config.forwardMode || !config.upstream) return undefined;
   const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
-  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization }) });
+  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization, identity: SYSTEM_IDENTITY }) });
 }

@@ -90,7 +90,8 @@ function keepingOnlyFresh(inner: Cache): Cache {
  */
 function sessionOf(request: Request | undefined): string | undefined {
   const credential = request ? scopeOfRequest.get(request)?.credential : undefined;
-  return credential && (credential.identity?.permissions.has('read') ?? true) ? credential.authorization : undefined;
+  // Closed by default: a credential without an identity reads nothing, from here or anywhere.
+  return credential?.identity?.permissions.has('read') === true ? credential.authorization : undefined;
 }
 
 export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes = 65_536 }: ResponseCacheOptions): ResponseCache {

@@ -7,6 +7,7 @@ import { startGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { clientCredential } from '../helpers/credentials.js';
 
 /*
  * The protection in front of the upstream, against the fault-injecting stand-in:
@@ -14,7 +15,7 @@ import { waitFor } from '../helpers/wait-for.js';
  * concurrent and queued requests. Small thresholds keep every case under a second.
  */
 const KEY = 'upstream-key';
-const credential = { authorization: KEY };
+const credential = clientCredential(KEY);
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 const fast = { minimumCalls: 4, resetTimeoutMs: 200 };
 let upstream: StandInUpstream;

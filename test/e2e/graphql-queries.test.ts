@@ -4,6 +4,7 @@ import { createMemoryBackend } from '../../src/backends/memory/memory-backend.js
 import { countingBackend } from '../helpers/counting-backend.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL, type GraphQLResponse } from '../helpers/graphql-client.js';
+import { clientCredential } from '../helpers/credentials.js';
 
 const demo = createDemoData();
 const [tx0, tx1, tx2] = demo.transactions;
@@ -96,7 +97,7 @@ describe('vending', () => {
     const { body } = await postGraphQL(running.url, `{ vending(id: "${vm1!.vendingId}", products: PLANOGRAM) { products { productId } planogram } }`);
     expect(body.errors).toBeUndefined();
     expect(body.data!.vending.products).toBeNull();
-    const direct = await backend.getVending(vm1!.vendingId, { products: 'planogram' }, { authorization: 'x' });
+    const direct = await backend.getVending(vm1!.vendingId, { products: 'planogram' }, clientCredential('x'));
     expect(body.data!.vending.planogram).toEqual(direct.products);
   });
 
@@ -171,7 +172,7 @@ describe('updateTransactionPayment', () => {
       expect(body.data!.updateTransactionPayment.transaction).toEqual({ transactionId: id, status: tx1!.status, extra: { payment } });
     });
     expect(calls.map((c) => c.method)).toEqual(['updatePayment', 'getTransaction']);
-    const stored = await backend.getTransaction(id, { authorization: 'x' });
+    const stored = await backend.getTransaction(id, clientCredential('x'));
     expect(stored.payment).toEqual(payment);
   });
 
