@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { OperationTypeNode } from 'graphql';
 import type { Credential, Identity } from '../backends/backend.js';
 import { PERMISSIONS, type Permission } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 
 /*
  * What each permission allows (issue 19 point 2): `read` queries and REST
@@ -29,11 +29,11 @@ export const keyIdentity = (key: string, permissions: readonly Permission[] | Re
  * lacks the permission.
  */
 export function requirePermission(credential: Credential | undefined, permission: Permission): void {
-  if (!credential) throw new GatewayError('UNAUTHENTICATED', 'Missing API key: send it in the Authorization header');
+  if (!credential) throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send it in the Authorization header');
   if (credential.identity?.permissions.has(permission) === true) return;
   throw forbidden(permission);
 }
 
 /** The refusal: GraphQL answers it with 200 and no `data` (the operation does not run), REST with 403. */
 const forbidden = (permission: Permission): GatewayError =>
-  new GatewayError('FORBIDDEN', `This API key or token lacks the "${permission}" permission`, { extensions: { permission } });
+  new GatewayError(ErrorCode.FORBIDDEN, `This API key or token lacks the "${permission}" permission`, { extensions: { permission } });

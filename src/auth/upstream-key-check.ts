@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
 import { boundedCache, remainingMs } from '../backends/bounded-cache.js';
 import type { Config } from '../config/index.js';
-import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
+import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
 
 /*
  * Forward mode (no UPSTREAM_API_KEY): the upstream is the only judge of a
@@ -47,12 +47,12 @@ export interface UpstreamKeyCheck {
   close(): void;
 }
 
-type RefusalCode = Extract<ErrorCode, 'UNAUTHENTICATED' | 'FORBIDDEN'>;
+type RefusalCode = typeof ErrorCode.UNAUTHENTICATED | typeof ErrorCode.FORBIDDEN;
 type Verdict = { accepted: true } | { accepted: false; code: RefusalCode; message: string; status: number | undefined };
 
-const refusalCodes: ReadonlySet<ErrorCode> = new Set<RefusalCode>(['UNAUTHENTICATED', 'FORBIDDEN']);
+const refusalCodes: ReadonlySet<ErrorCode> = new Set<RefusalCode>([ErrorCode.UNAUTHENTICATED, ErrorCode.FORBIDDEN]);
 /** Failures a client may retry as they are; any other answer to the check is the upstream's fault. */
-const passedOnCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_ERROR', 'RATE_LIMITED']);
+const passedOnCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([ErrorCode.UPSTREAM_TIMEOUT, ErrorCode.UPSTREAM_UNAVAILABLE, ErrorCode.UPSTREAM_ERROR, ErrorCode.RATE_LIMITED]);
 
 /** Whether an error of `check` says the upstream refused the key (as opposed to "try again"). */
 export const isRefusal = (error: unknown): boolean => isGatewayError(error) && refusalCodes.has(error.code);
@@ -67,7 +67,7 @@ function refusalError(verdict: Extract<Verdict, { accepted: false }>, failsReque
 
 function noVerdict(error: unknown): unknown {
   if (!isGatewayError(error)) return error;
-  const code = passedOnCodes.has(error.code) ? error.code : 'UPSTREAM_ERROR';
+  const code = passedOnCodes.has(error.code) ? error.code : ErrorCode.UPSTREAM_ERROR;
   const message = code === error.code ? error.message : 'The service gave an unexpected answer when asked about this API key';
   return new GatewayError(code, message, { failsRequest: true, headers: { 'retry-after': '1' }, cause: error });
 }
@@ -85,7 +85,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
     const at = now();
     const wait = started[oldest]! + 1_000 - at;
     if (wait > 0) {
-      throw new GatewayError('RATE_LIMITED', `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`, {
+      throw new GatewayError(ErrorCode.RATE_LIMITED, `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`, {
         failsRequest: true,
         headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1_000))) },
       });

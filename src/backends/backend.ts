@@ -1,5 +1,5 @@
 import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
-import { GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import type { Permission } from '../config/index.js';
 import type { Owner } from './owner.js';
 
@@ -77,7 +77,7 @@ export function spendUpstreamCall(scope: CallScope | undefined): void {
   if (!budget) return;
   if (budget.started >= budget.limit) {
     throw new GatewayError(
-      'BAD_USER_INPUT',
+      ErrorCode.BAD_USER_INPUT,
       `This request reached its limit of ${budget.limit} upstream calls (UPSTREAM_CALLS_PER_REQUEST); ask for fewer ids or fields at once`,
       { extensions: { limit: 'UPSTREAM_CALLS_PER_REQUEST' } },
     );
