@@ -1,31 +1,39 @@
 import { GraphQLError } from 'graphql';
 
 /**
- * Every expected failure has one of these codes. GraphQL errors
- * carry it as `extensions.code`; REST answers derive their status from it, so
- * the two transports never disagree about a failure.
+ * The catalogue: every code a client can receive, in GraphQL's
+ * `extensions.code` (REST answers derive their status from it, so the two
+ * transports never disagree about a failure), with the HTTP status of an
+ * answer refused with it. The names are public; code elsewhere refers to
+ * them as `ErrorCode.NAME`, never as text (test/unit/error-codes.test.ts).
  */
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'BAD_USER_INPUT'
-  | 'UPSTREAM_ERROR'
-  | 'UPSTREAM_TIMEOUT'
-  | 'UPSTREAM_UNAVAILABLE'
-  | 'RATE_LIMITED';
+const catalogue = {
+  UNAUTHENTICATED: { status: 401 },
+  FORBIDDEN: { status: 403 },
+  NOT_FOUND: { status: 404 },
+  BAD_USER_INPUT: { status: 400 },
+  UPSTREAM_ERROR: { status: 502 },
+  UPSTREAM_TIMEOUT: { status: 504 },
+  UPSTREAM_UNAVAILABLE: { status: 502 },
+  RATE_LIMITED: { status: 429 },
+  /** A subscription asked to resume after an event the log no longer holds; only ever a subscription's result, so no status. */
+  EVENTS_EXPIRED: { status: undefined },
+  /** With TRUSTED_DOCUMENTS=only: a request that sends a document's text instead of its hash. */
+  PERSISTED_QUERY_ONLY: { status: 400 },
+  /** With TRUSTED_DOCUMENTS=only: a hash that names no trusted document. */
+  PERSISTED_QUERY_NOT_FOUND: { status: 400 },
+} as const satisfies Record<string, { status: number | undefined }>;
 
-/** HTTP status for each code, the gateway's choice where the contract is silent. */
-const statusByCode: Record<ErrorCode, number> = {
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  BAD_USER_INPUT: 400,
-  UPSTREAM_ERROR: 502,
-  UPSTREAM_TIMEOUT: 504,
-  UPSTREAM_UNAVAILABLE: 502,
-  RATE_LIMITED: 429,
-};
+export type ErrorCode = keyof typeof catalogue;
+
+/** Each code by name, for code that sets or compares one. */
+export const ErrorCode = Object.freeze(Object.fromEntries(Object.keys(catalogue).map((code) => [code, code]))) as { readonly [C in ErrorCode]: C };
+
+/** Every code of the catalogue. */
+export const ERROR_CODES = Object.keys(catalogue) as readonly ErrorCode[];
+
+/** The HTTP status of an answer refused with `code`; undefined for a code only a subscription's result carries. */
+export const httpStatusOf = (code: ErrorCode): number | undefined => catalogue[code].status;
 
 export interface GatewayErrorOptions {
   /** Status the upstream answered with, kept so REST passthrough can repeat a 4xx verbatim. */
@@ -51,7 +59,7 @@ export class GatewayError extends GraphQLError {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
-    const http = options.failsRequest ? { http: { status: statusByCode[code], headers: options.headers } } : {};
+    const http = options.failsRequest ? { http: { status: httpStatusOf(code) ?? 500, headers: options.headers } } : {};
     // The cause is kept apart from `originalError`: yoga masks any error whose
     // original is not a GraphQLError, and this one is expected.
     super(message, { extensions: { ...options.extensions, code, ...http } });
@@ -65,7 +73,7 @@ export class GatewayError extends GraphQLError {
   get httpStatus(): number {
     const upstream = this.upstreamStatus;
     if (upstream !== undefined && upstream >= 400 && upstream < 500) return upstream;
-    return statusByCode[this.code];
+    return httpStatusOf(this.code) ?? 500;
   }
 }
 
@@ -107,7 +115,7 @@ export class ClientGone extends Error {
 
 /** The failure of work stopped because its client left (an abort signal's reason as a GatewayError). */
 export const abandoned = (): GatewayError =>
-  new GatewayError('UPSTREAM_UNAVAILABLE', 'The request was abandoned: its client went away', { cause: new ClientGone() });
+  new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'The request was abandoned: its client went away', { cause: new ClientGone() });
 
 /** Most characters of client input an error message quotes; the rest becomes `…`. */
 export const QUOTED_INPUT_CHARS = 64;
@@ -134,7 +142,7 @@ export function withShortQuotes(message: string): string {
 }
 
 export const notFound = (what: string, id: string): GatewayError =>
-  new GatewayError('NOT_FOUND', `${what} ${quoted(id)} was not found`);
+  new GatewayError(ErrorCode.NOT_FOUND, `${what} ${quoted(id)} was not found`);
 
 export const badUserInput = (message: string): GatewayError =>
-  new GatewayError('BAD_USER_INPUT', message);
+  new GatewayError(ErrorCode.BAD_USER_INPUT, message);

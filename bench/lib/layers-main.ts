@@ -3,6 +3,7 @@ import { Pool } from 'undici';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 import { APOLLO_CLIENT_ACCEPT } from './http-load.js';
 import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
+import { ALL_PERMISSIONS, keyIdentity } from '../../src/auth/permissions.js';
 
 /*
  * S9's child: what each layer of a read costs in CPU, measured in one process
@@ -40,7 +41,7 @@ const env = {
   WEBHOOK_UNSIGNED: 'allow',
 };
 const config = loadConfig(env);
-const credential = { authorization: 'bench-key' };
+const credential = { authorization: 'bench-key', identity: keyIdentity('bench-key', ALL_PERMISSIONS) };
 const { upstream } = config;
 if (!upstream) throw new Error('layers-main: UPSTREAM_URL is required');
 

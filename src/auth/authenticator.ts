@@ -1,5 +1,5 @@
 import type { Credential } from '../backends/backend.js';
-import { GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt-verifier.js';
 import type { KeyFate, KeyStore } from './key-store.js';
 import { ALL_PERMISSIONS, keyIdentity } from './permissions.js';
@@ -35,10 +35,10 @@ export interface AuthenticatorOptions {
   keysChange?: boolean;
 }
 
-const unknownKey = () => new GatewayError('UNAUTHENTICATED', 'Unknown API key', { failsRequest: true });
-const revoked = () => new GatewayError('UNAUTHENTICATED', 'The API key was revoked');
-const expired = () => new GatewayError('UNAUTHENTICATED', 'The token has expired');
-const cannotSubscribe = () => new GatewayError('FORBIDDEN', 'This API key lost the "subscribe" permission', { extensions: { permission: 'subscribe' } });
+const unknownKey = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'Unknown API key', { failsRequest: true });
+const revoked = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The API key was revoked');
+const expired = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The token has expired');
+const cannotSubscribe = () => new GatewayError(ErrorCode.FORBIDDEN, 'This API key lost the "subscribe" permission', { extensions: { permission: 'subscribe' } });
 
 /** setTimeout's longest delay; a later expiry is simply not watched for. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -48,7 +48,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   async function authenticate(authorization: string | null | undefined): Promise<Credential> {
     const header = authorization?.trim();
-    if (!header) throw new GatewayError('UNAUTHENTICATED', 'Missing API key: send it in the Authorization header', { failsRequest: true });
+    if (!header) throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send it in the Authorization header', { failsRequest: true });
     if (!keys) {
       // The key as forwarded is the key the upstream judges.
       await upstream?.check(header);

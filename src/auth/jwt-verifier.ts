@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Identity } from '../backends/backend.js';
 import { PERMISSIONS, type JwtConfig, type Permission } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 
 /*
  * Tokens signed by a key of the JWKS at JWT_JWKS_URL, verified by jose
@@ -50,7 +50,7 @@ function identityOf(token: string, payload: JWTPayload, claim: string): Identity
   return { id, permissions: new Set(permissions), expiresAt: typeof payload.exp === 'number' ? payload.exp * 1_000 : undefined };
 }
 
-const refused = (reason: string) => new GatewayError('UNAUTHENTICATED', `The token was refused: ${reason}`, { failsRequest: true });
+const refused = (reason: string) => new GatewayError(ErrorCode.UNAUTHENTICATED, `The token was refused: ${reason}`, { failsRequest: true });
 
 /** What a client is told of a token jose refused: what is wrong, never the token. */
 function refusal(error: unknown): GatewayError {
@@ -94,7 +94,7 @@ export function createJwtVerifier(config: JwtConfig): JwtVerifier {
         return identity;
       } catch (error) {
         if (!keySetUnavailable(error)) throw refusal(error);
-        throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Tokens cannot be verified now: the key set (JWT_JWKS_URL) could not be fetched', {
+        throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Tokens cannot be verified now: the key set (JWT_JWKS_URL) could not be fetched', {
           failsRequest: true,
           headers: { 'retry-after': '1' },
           cause: error,

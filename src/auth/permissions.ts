@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { OperationTypeNode } from 'graphql';
 import type { Credential, Identity } from '../backends/backend.js';
 import { PERMISSIONS, type Permission } from '../config/index.js';
-import { GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 
 /*
  * What each permission allows: `read` queries and REST
@@ -22,13 +22,18 @@ export const keyIdentity = (key: string, permissions: readonly Permission[] | Re
   permissions: new Set(permissions),
 });
 
-/** Throws FORBIDDEN when the request's identity lacks `permission`. A credential without one is the gateway's own. */
+/**
+ * Throws unless the request's identity has `permission`: UNAUTHENTICATED
+ * without a credential, FORBIDDEN for a credential without an identity (it
+ * may do nothing: the gateway's own work names SYSTEM_IDENTITY) or one that
+ * lacks the permission.
+ */
 export function requirePermission(credential: Credential | undefined, permission: Permission): void {
-  const identity = credential?.identity;
-  if (!identity || identity.permissions.has(permission)) return;
+  if (!credential) throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send it in the Authorization header');
+  if (credential.identity?.permissions.has(permission) === true) return;
   throw forbidden(permission);
 }
 
 /** The refusal: GraphQL answers it with 200 and no `data` (the operation does not run), REST with 403. */
 const forbidden = (permission: Permission): GatewayError =>
-  new GatewayError('FORBIDDEN', `This API key or token lacks the "${permission}" permission`, { extensions: { permission } });
+  new GatewayError(ErrorCode.FORBIDDEN, `This API key or token lacks the "${permission}" permission`, { extensions: { permission } });

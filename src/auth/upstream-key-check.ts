@@ -1,7 +1,8 @@
 import { hash } from 'node:crypto';
-import type { Backend } from '../backends/backend.js';
+import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
+import { boundedCache, remainingMs } from '../backends/bounded-cache.js';
 import type { Config } from '../config/index.js';
-import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
+import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
 
 /*
  * Forward mode (no UPSTREAM_API_KEY): the upstream is the only judge of a
@@ -22,7 +23,7 @@ export interface UpstreamKeyCheckOptions {
   ttlMs: number;
   /** Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited (src/config/fixed.ts). */
   checksPerSecond: number;
-  /** Most verdicts remembered; past it the oldest is forgotten. @default 10000 */
+  /** Most verdicts remembered; past it the least recently used is forgotten. @default 10000 */
   maxEntries?: number;
   /** @default Date.now */
   now?: () => number;
@@ -46,12 +47,12 @@ export interface UpstreamKeyCheck {
   close(): void;
 }
 
-type RefusalCode = Extract<ErrorCode, 'UNAUTHENTICATED' | 'FORBIDDEN'>;
+type RefusalCode = typeof ErrorCode.UNAUTHENTICATED | typeof ErrorCode.FORBIDDEN;
 type Verdict = { accepted: true } | { accepted: false; code: RefusalCode; message: string; status: number | undefined };
 
-const refusalCodes: ReadonlySet<ErrorCode> = new Set<RefusalCode>(['UNAUTHENTICATED', 'FORBIDDEN']);
+const refusalCodes: ReadonlySet<ErrorCode> = new Set<RefusalCode>([ErrorCode.UNAUTHENTICATED, ErrorCode.FORBIDDEN]);
 /** Failures a client may retry as they are; any other answer to the check is the upstream's fault. */
-const passedOnCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['UPSTREAM_TIMEOUT', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_ERROR', 'RATE_LIMITED']);
+const passedOnCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([ErrorCode.UPSTREAM_TIMEOUT, ErrorCode.UPSTREAM_UNAVAILABLE, ErrorCode.UPSTREAM_ERROR, ErrorCode.RATE_LIMITED]);
 
 /** Whether an error of `check` says the upstream refused the key (as opposed to "try again"). */
 export const isRefusal = (error: unknown): boolean => isGatewayError(error) && refusalCodes.has(error.code);
@@ -66,15 +67,14 @@ function refusalError(verdict: Extract<Verdict, { accepted: false }>, failsReque
 
 function noVerdict(error: unknown): unknown {
   if (!isGatewayError(error)) return error;
-  const code = passedOnCodes.has(error.code) ? error.code : 'UPSTREAM_ERROR';
+  const code = passedOnCodes.has(error.code) ? error.code : ErrorCode.UPSTREAM_ERROR;
   const message = code === error.code ? error.message : 'The service gave an unexpected answer when asked about this API key';
   return new GatewayError(code, message, { failsRequest: true, headers: { 'retry-after': '1' }, cause: error });
 }
 
 export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): UpstreamKeyCheck {
   const { probe, ttlMs, checksPerSecond, maxEntries = 10_000, now = Date.now } = options;
-  // Map order is insertion order, and a verdict is re-inserted when renewed: the first entry is the oldest.
-  const verdicts = new Map<string, { verdict: Verdict; expiresAt: number }>();
+  const verdicts = boundedCache<Verdict>({ max: maxEntries, ttlMs, now });
   const inFlight = new Map<string, Promise<Verdict>>();
   // When each of the last `checksPerSecond` checks started, as a ring: a new one may start once the oldest is a second old.
   const started: number[] = new Array<number>(checksPerSecond).fill(Number.NEGATIVE_INFINITY);
@@ -85,19 +85,13 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
     const at = now();
     const wait = started[oldest]! + 1_000 - at;
     if (wait > 0) {
-      throw new GatewayError('RATE_LIMITED', `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`, {
+      throw new GatewayError(ErrorCode.RATE_LIMITED, `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`, {
         failsRequest: true,
         headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1_000))) },
       });
     }
     started[oldest] = at;
     oldest = (oldest + 1) % checksPerSecond;
-  }
-
-  function remember(key: string, verdict: Verdict): void {
-    verdicts.delete(key);
-    if (verdicts.size >= maxEntries) verdicts.delete(verdicts.keys().next().value!);
-    verdicts.set(key, { verdict, expiresAt: now() + ttlMs });
   }
 
   /** The upstream's verdict on a key, asking it (once for all who ask meanwhile); throws when there is none. */
@@ -116,7 +110,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
     );
     const shared = asking
       .then((verdict) => {
-        remember(key, verdict);
+        verdicts.set(key, verdict);
         return verdict;
       })
       .finally(() => inFlight.delete(key));
@@ -126,8 +120,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
 
   async function check(authorization: string): Promise<void> {
     const key = digest(authorization);
-    const known = verdicts.get(key);
-    const verdict = known && known.expiresAt > now() ? known.verdict : await ask(key, authorization, true);
+    const verdict = verdicts.get(key) ?? (await ask(key, authorization, true));
     if (!verdict.accepted) throw refusalError(verdict, true);
   }
 
@@ -135,8 +128,8 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
   function schedule(key: string): void {
     const watch = watched.get(key);
     if (!watch) return;
-    const expiresAt = verdicts.get(key)?.expiresAt ?? 0;
-    const delay = expiresAt > now() ? expiresAt - now() : ttlMs;
+    const remaining = remainingMs(verdicts, key);
+    const delay = remaining > 0 ? remaining : ttlMs;
     watch.timer = setTimeout(() => void recheck(key), delay);
     watch.timer.unref();
   }
@@ -194,7 +187,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
  * shared here.
  */
 export function createForwardKeyCheck(config: Config, backend: Backend): UpstreamKeyCheck | undefined {
-  if (!config.upstream || config.upstream.apiKey !== undefined) return undefined;
+  if (!config.forwardMode || !config.upstream) return undefined;
   const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
-  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization }) });
+  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization, identity: SYSTEM_IDENTITY }) });
 }

@@ -1,5 +1,5 @@
 import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
-import { GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import type { Permission } from '../config/index.js';
 import type { Owner } from './owner.js';
 
@@ -20,9 +20,24 @@ export interface Identity {
 export interface Credential {
   /** The client's `Authorization` header value, exactly as sent. */
   authorization: string;
-  /** Set by the authenticator; calls the gateway makes on its own (the demo simulator) have none. */
-  identity?: Identity;
+  /**
+   * Who presented it: set by the authenticator for a client, SYSTEM_IDENTITY
+   * where the gateway acts for itself. Permission checks refuse a credential
+   * that lacks one (from JavaScript, or a cast): it may do nothing.
+   */
+  identity: Identity;
 }
+
+/**
+ * The gateway acting for itself, not for a client: the demo simulator's
+ * reads, the forward-mode key check's probe (made with the key it asks
+ * about, before that key has an identity), and the read-back that starts a
+ * history record after a payment update (with the caller's key, which the
+ * service answers). It may read and nothing more; no client request ever
+ * carries it. An event's full transaction is read for each subscriber with
+ * the subscriber's own credential.
+ */
+export const SYSTEM_IDENTITY: Identity = Object.freeze({ id: 'gateway', permissions: new Set<Permission>(['read']) });
 
 /**
  * What a backend call carries of the request it serves (the front door's
@@ -62,7 +77,7 @@ export function spendUpstreamCall(scope: CallScope | undefined): void {
   if (!budget) return;
   if (budget.started >= budget.limit) {
     throw new GatewayError(
-      'BAD_USER_INPUT',
+      ErrorCode.BAD_USER_INPUT,
       `This request reached its limit of ${budget.limit} upstream calls (UPSTREAM_CALLS_PER_REQUEST); ask for fewer ids or fields at once`,
       { extensions: { limit: 'UPSTREAM_CALLS_PER_REQUEST' } },
     );

@@ -1,5 +1,6 @@
 import type { Transaction, Vending } from '../contract/index.js';
 import type { Backend, VendingQuery } from './backend.js';
+import { boundedCache } from './bounded-cache.js';
 import { forgetTransactionReads, readKey } from './read-keys.js';
 
 /*
@@ -14,7 +15,7 @@ import { forgetTransactionReads, readKey } from './read-keys.js';
 export interface CachingOptions {
   /** How long an entry is served. */
   ttlMs: number;
-  /** Most entries held; the oldest goes first. @default 10000 */
+  /** Most entries held; the least recently used goes first. @default 10000 */
   maxEntries?: number;
   /** @default Date.now */
   now?: () => number;
@@ -23,22 +24,16 @@ export interface CachingOptions {
 }
 
 export function createCachingBackend(inner: Backend, options: CachingOptions): Backend {
-  const maxEntries = options.maxEntries ?? 10_000;
-  const now = options.now ?? Date.now;
-  const entries = new Map<string, { value: unknown; expires: number }>();
+  const entries = boundedCache<object>({ max: options.maxEntries ?? 10_000, ttlMs: options.ttlMs, now: options.now });
   /** Bumped on every invalidation of a transaction, so reads in flight can tell they are stale. */
   const versions = new Map<string, number>();
 
-  async function cached<T>(key: string, transactionId: string | undefined, load: () => Promise<T>): Promise<T> {
+  async function cached<T extends object>(key: string, transactionId: string | undefined, load: () => Promise<T>): Promise<T> {
     const hit = entries.get(key);
-    if (hit && hit.expires > now()) return hit.value as T;
+    if (hit !== undefined) return hit as T;
     const version = transactionId === undefined ? 0 : (versions.get(transactionId) ?? 0);
     const value = await load();
-    if (transactionId === undefined || (versions.get(transactionId) ?? 0) === version) {
-      entries.delete(key);
-      entries.set(key, { value, expires: now() + options.ttlMs });
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
-    }
+    if (transactionId === undefined || (versions.get(transactionId) ?? 0) === version) entries.set(key, value);
     return value;
   }
 

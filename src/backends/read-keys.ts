@@ -12,7 +12,9 @@ export const readKey = (kind: ReadKind, parts: Array<string | undefined>, creden
   JSON.stringify([kind, ...parts, credential.authorization]);
 
 /** Deletes from `map` every key of a read of transaction `id`, whatever the credential. */
-export function forgetTransactionReads(map: Map<string, unknown>, id: string): void {
+export function forgetTransactionReads(map: { keys(): Iterable<string>; delete(key: string): unknown }, id: string): void {
   const prefix = `${JSON.stringify(['transaction', id]).slice(0, -1)},`;
-  for (const key of map.keys()) if (key.startsWith(prefix)) map.delete(key);
+  // Gathered first: not every map may be changed while its keys are walked.
+  const matching = [...map.keys()].filter((key) => key.startsWith(prefix));
+  for (const key of matching) map.delete(key);
 }

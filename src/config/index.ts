@@ -43,7 +43,8 @@ export function loadConfig(env: Env): Config {
 
 function shape(v: Values, given: ReadonlySet<VariableName>) {
   const production = isProduction(v);
-  const checksKeys = !isForwardMode(v);
+  const forwardMode = isForwardMode(v);
+  const checksKeys = !forwardMode;
   // A key file or tokens are the identities asked for: the development key is not added to them.
   const hasOtherIdentities = v.API_KEYS_FILE !== undefined || v.JWT_JWKS_URL !== undefined;
   return {
@@ -52,6 +53,12 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     production,
     backend: v.BACKEND,
     upstream: upstream(v),
+    /**
+     * Forward mode (BACKEND=rest without UPSTREAM_API_KEY): each client's own
+     * Authorization is sent upstream and the service judges it; the gateway
+     * keeps no keys of its own. The one place that says so.
+     */
+    forwardMode,
     batching: { vendingListThreshold: fixed.vendingListThreshold, transactionConcurrency: fixed.transactionConcurrency },
     /** Keys accepted from clients, with their permissions; empty in forward mode, where the upstream judges them. */
     apiKeys: checksKeys && (given.has('API_KEYS') || !hasOtherIdentities) ? v.API_KEYS.map(entryOf) : [],

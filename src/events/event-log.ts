@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { createRecentEvents, type RecentEventsOptions } from './recent-events.js';
 import type { TransactionUpdateEvent } from './normalize.js';
+import { ErrorCode } from '../errors.js';
 
 /*
  * The log of published events: it decides which webhooks are new (publishing
@@ -62,7 +63,7 @@ export function eventsExpired(cursor: string, now: string): GraphQLError {
   const quoted = cursor.length > QUOTED_PREFIX ? `${cursor.slice(0, QUOTED_PREFIX)}…` : cursor;
   return new GraphQLError(
     `Event ${JSON.stringify(quoted)} is older than the event log reaches (or unknown); reload, then subscribe after extensions.cursor`,
-    { extensions: { code: 'EVENTS_EXPIRED', cursor: now } },
+    { extensions: { code: ErrorCode.EVENTS_EXPIRED, cursor: now } },
   );
 }
 

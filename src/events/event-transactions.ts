@@ -1,4 +1,5 @@
 import type { Backend, Credential } from '../backends/backend.js';
+import { boundedCache } from '../backends/bounded-cache.js';
 import type { Transaction } from '../contract/index.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
@@ -15,27 +16,22 @@ export interface EventTransactions {
 export interface EventTransactionsOptions {
   /** How long a read serves later subscribers of the same event. @default 60000 */
   ttlMs?: number;
-  /** Most reads remembered. @default 10000 */
+  /** Most reads remembered; the least recently used go first. @default 10000 */
   maxEntries?: number;
 }
 
 export function createEventTransactions(backend: Backend, options: EventTransactionsOptions = {}): EventTransactions {
-  const ttlMs = options.ttlMs ?? 60_000;
-  const maxEntries = options.maxEntries ?? 10_000;
-  const reads = new Map<string, { promise: Promise<Transaction>; expires: number }>();
+  const reads = boundedCache<Promise<Transaction>>({ max: options.maxEntries ?? 10_000, ttlMs: options.ttlMs ?? 60_000 });
 
   return {
     load(event, credential) {
       const key = `${event.eventId}\u0000${credential.authorization}`;
-      const now = Date.now();
       const held = reads.get(key);
-      if (held && held.expires > now) return held.promise;
+      if (held) return held;
       const promise = backend.getTransaction(event.transactionId, credential);
       // A failed read is not kept: the next subscriber tries again.
-      promise.catch(() => reads.get(key)?.promise === promise && reads.delete(key));
-      reads.delete(key);
-      reads.set(key, { promise, expires: now + ttlMs });
-      if (reads.size > maxEntries) reads.delete(reads.keys().next().value as string);
+      promise.catch(() => reads.peek(key) === promise && reads.delete(key));
+      reads.set(key, promise);
       return promise;
     },
   };

@@ -1,3 +1,4 @@
+import { boundedCache } from '../backends/bounded-cache.js';
 import type { DedupeBy } from './event-log.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { transactionDigest } from './transaction-digest.js';
@@ -16,7 +17,7 @@ export const DEDUPE_TTL_MS = 86_400_000;
 export interface RecentEventsOptions {
   /** How long an event id, and a transaction's last content, is remembered. @default DEDUPE_TTL_MS (24 h) */
   dedupeTtlMs?: number;
-  /** Most ids, and most transactions, remembered; the oldest go first. @default 100000 */
+  /** Most ids, and most transactions, remembered; the least recently used go first. @default 100000 */
   maxEntries?: number;
   /** @default Date.now */
   now?: () => number;
@@ -33,31 +34,12 @@ export interface RecentEvents {
   lastDigest(transactionId: string): string | undefined;
 }
 
-/** A Map used as a bounded, expiring LRU: insertion order is age order. */
-function boundedMap<V>(maxEntries: number, ttlMs: number, now: () => number) {
-  const entries = new Map<string, { value: V; expires: number }>();
-  return {
-    get(key: string): V | undefined {
-      const entry = entries.get(key);
-      if (!entry) return undefined;
-      if (entry.expires > now()) return entry.value;
-      entries.delete(key);
-      return undefined;
-    },
-    set(key: string, value: V): void {
-      entries.delete(key);
-      entries.set(key, { value, expires: now() + ttlMs });
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
-    },
-  };
-}
-
 export function createRecentEvents(options: RecentEventsOptions = {}): RecentEvents {
   const ttlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
   const maxEntries = options.maxEntries ?? 100_000;
   const now = options.now ?? Date.now;
-  const ids = boundedMap<true>(maxEntries, ttlMs, now);
-  const digests = boundedMap<string>(maxEntries, ttlMs, now);
+  const ids = boundedCache<true>({ max: maxEntries, ttlMs, now });
+  const digests = boundedCache<string>({ max: maxEntries, ttlMs, now });
 
   function note(event: TransactionUpdateEvent, digest = transactionDigest(event.transaction)): void {
     ids.set(event.eventId, true);

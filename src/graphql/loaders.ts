@@ -3,7 +3,7 @@ import type { Backend, CallScope, Credential, VendingQuery } from '../backends/b
 import type { Owner } from '../backends/owner.js';
 import type { BatchingConfig } from '../config/index.js';
 import type { Transaction, Vending } from '../contract/index.js';
-import { abandoned, isGatewayError, notFound } from '../errors.js';
+import { abandoned, ErrorCode, isGatewayError, notFound } from '../errors.js';
 
 /**
  * Per-request loaders (one set per request and credential, never shared across
@@ -96,4 +96,4 @@ export function createLoaders(backend: Backend, credential: Credential, batching
 }
 
 /** A NOT_FOUND failure, which list fields turn into `null` rather than an error. */
-export const isNotFound = (value: unknown): boolean => isGatewayError(value) && value.code === 'NOT_FOUND';
+export const isNotFound = (value: unknown): boolean => isGatewayError(value) && value.code === ErrorCode.NOT_FOUND;

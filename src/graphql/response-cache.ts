@@ -2,6 +2,7 @@ import { HISTORY_FIELDS } from './types/transaction-history.js';
 import { hash } from 'node:crypto';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Plugin } from 'graphql-yoga';
+import { boundedCache } from '../backends/bounded-cache.js';
 import { scopeOfRequest } from '../http/request-scope.js';
 
 /*
@@ -44,27 +45,23 @@ const entityKey = ({ typename, id }: Entity) => `${typename}:${id ?? ''}`;
 
 function keepingOnlyFresh(inner: Cache): Cache {
   let drops = 0;
-  /** Entity → the drop count just after it was last dropped. */
-  const droppedAt = new Map<string, number>();
   /** Drops at or before this count are no longer remembered per entity. */
   let forgottenUpTo = 0;
+  /** Entity → the drop count just after it was last dropped; one forgotten raises `forgottenUpTo`. */
+  const droppedAt = boundedCache<number>({
+    max: REMEMBERED,
+    onEvict: (at) => {
+      forgottenUpTo = Math.max(forgottenUpTo, at);
+    },
+  });
   /** Result key → the drop count when it was first missed and not yet stored. */
-  const missedAt = new Map<string, number>();
-
-  const remember = <V>(map: Map<string, V>, key: string, value: V, onForget?: (value: V) => void) => {
-    map.delete(key);
-    map.set(key, value);
-    if (map.size <= REMEMBERED) return;
-    const [oldest, forgotten] = map.entries().next().value as [string, V];
-    map.delete(oldest);
-    onForget?.(forgotten);
-  };
+  const missedAt = boundedCache<number>({ max: REMEMBERED });
 
   return {
     get(key) {
       const found = inner.get(key);
       if (found === null || found === undefined) {
-        if (!missedAt.has(key)) remember(missedAt, key, drops);
+        if (!missedAt.has(key)) missedAt.set(key, drops);
       }
       return found;
     },
@@ -79,11 +76,7 @@ function keepingOnlyFresh(inner: Cache): Cache {
     invalidate(entities) {
       drops += 1;
       const dropped = [...entities];
-      for (const entity of dropped) {
-        remember(droppedAt, entityKey(entity), drops, (at) => {
-          forgottenUpTo = Math.max(forgottenUpTo, at);
-        });
-      }
+      for (const entity of dropped) droppedAt.set(entityKey(entity), drops);
       return inner.invalidate(dropped);
     },
   };
@@ -97,7 +90,8 @@ function keepingOnlyFresh(inner: Cache): Cache {
  */
 function sessionOf(request: Request | undefined): string | undefined {
   const credential = request ? scopeOfRequest.get(request)?.credential : undefined;
-  return credential && (credential.identity?.permissions.has('read') ?? true) ? credential.authorization : undefined;
+  // Closed by default: a credential without an identity reads nothing, from here or anywhere.
+  return credential?.identity?.permissions.has('read') === true ? credential.authorization : undefined;
 }
 
 export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes = 65_536 }: ResponseCacheOptions): ResponseCache {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { ErrorCode, httpStatusOf } from '../errors.js';
 
 /*
  * TRUSTED_DOCUMENTS=only: the gateway runs just the operations of
@@ -33,11 +34,11 @@ export function loadTrustedDocuments(manifest: URL | string = DEFAULT_MANIFEST):
 
 export const trustedOnlyError = (): GraphQLError =>
   new GraphQLError('Only trusted documents are accepted here: send the sha256 of one of schema/operations/', {
-    extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+    extensions: { code: ErrorCode.PERSISTED_QUERY_ONLY, http: { status: httpStatusOf(ErrorCode.PERSISTED_QUERY_ONLY) } },
   });
 
 export const unknownDocumentError = (): GraphQLError =>
-  new GraphQLError('Unknown trusted document', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } } });
+  new GraphQLError('Unknown trusted document', { extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: httpStatusOf(ErrorCode.PERSISTED_QUERY_NOT_FOUND) } } });
 
 /**
  * The rule, in yoga's params stage, which every transport passes (HTTP, SSE,

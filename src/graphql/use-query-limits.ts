@@ -3,7 +3,7 @@ import { GraphQLError, Kind, type DocumentNode, NoSchemaIntrospectionCustomRule,
 import { usePayloadFormatter, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
-import { withShortQuotes } from '../errors.js';
+import { ErrorCode, withShortQuotes } from '../errors.js';
 import { operationCost } from './operation-cost.js';
 import type { OperationRules } from './operation-rules.js';
 import { withoutSuggestion } from './without-suggestion.js';
@@ -25,7 +25,7 @@ import { withoutSuggestion } from './without-suggestion.js';
 function forClient<E extends Error>(error: E): E | GraphQLError {
   if (!(error instanceof GraphQLError)) return error;
   const message = withShortQuotes(error.message);
-  const code = error.extensions.code ?? (error.path === undefined ? 'BAD_USER_INPUT' : undefined);
+  const code = error.extensions.code ?? (error.path === undefined ? ErrorCode.BAD_USER_INPUT : undefined);
   if (message === error.message && code === error.extensions.code) return error;
   return new GraphQLError(message, {
     nodes: error.nodes,
@@ -71,7 +71,7 @@ const useNoParserEcho = (): Plugin => ({
     setResult({
       ...result,
       // A request that is not even JSON is a 400 on every media type.
-      errors: errors.map(({ message }) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } })),
+      errors: errors.map(({ message }) => new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT, http: { status: 400 } } })),
     });
   },
 });
@@ -109,7 +109,7 @@ function useOperationCost(maxCost: number): Plugin {
     }
     return new GraphQLError(
       `Operation cost ${Math.ceil(cost)} exceeds MAX_COST (${maxCost}); a list argument counts once per item, so ask for fewer ids or fewer fields at once`,
-      { nodes: [operation], extensions: { code: 'BAD_USER_INPUT', limit: 'MAX_COST', http: { status: 400, spec: true } } },
+      { nodes: [operation], extensions: { code: ErrorCode.BAD_USER_INPUT, limit: 'MAX_COST', http: { status: 400, spec: true } } },
     );
   };
   return {
@@ -143,7 +143,7 @@ export const MAX_DOCUMENT_NESTING = 256;
  * anything recursive (the parser, the token counter, a clone) walks them.
  */
 function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
-  const refuse = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  const refuse = (message: string) => new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT } });
   if (typeof params.query === 'string' && documentNesting(params.query) > MAX_DOCUMENT_NESTING) {
     return refuse(`The document nests deeper than ${MAX_DOCUMENT_NESTING} brackets`);
   }

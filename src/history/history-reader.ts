@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
 import type { HistoryRecord } from './history-record.js';
 import type { HistoryStore } from './history-store.js';
 
@@ -19,7 +19,7 @@ export interface HistoryReader {
  */
 export function historyUnavailable(error: unknown): never {
   if (isGatewayError(error)) throw error;
-  throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The transaction history cannot be read right now (its store does not answer); retry later', { cause: error });
+  throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'The transaction history cannot be read right now (its store does not answer); retry later', { cause: error });
 }
 
 export function createHistoryReader(store: HistoryStore): HistoryReader {

@@ -1,4 +1,4 @@
-import type { Backend } from '../backends/backend.js';
+import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
 import type { Logger } from '../logging/logger.js';
 import type { HistoryStore } from './history-store.js';
 
@@ -11,7 +11,7 @@ import type { HistoryStore } from './history-store.js';
 
 /**
  * The backend with each successful payment update recorded. A transaction the
- * history has no record of is read back once (with the caller's key) to start
+ * history has no record of is read back once (the gateway's own read, with the caller's key) to start
  * one. Recording never fails the update the service already took: a failure
  * is logged.
  */
@@ -23,7 +23,8 @@ export function recordingPayments(inner: Backend, history: HistoryStore, logger:
       const note = { transactionId: id, fields: Object.keys(payment).sort(), at: Date.now() };
       try {
         if (!(await history.notePayment(note))) {
-          const transaction = await inner.getTransaction(id, credential, scope);
+          // The gateway's own read, for its history; with the caller's key, which the service answers (forward mode has no other).
+          const transaction = await inner.getTransaction(id, { authorization: credential.authorization, identity: SYSTEM_IDENTITY }, scope);
           await history.notePayment(note, transaction);
         }
       } catch (error) {

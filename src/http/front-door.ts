@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Logger } from 'pino';
 import { context, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { contextFromHeaders, traceFields, type Tracing } from '../tracing/tracing.js';
-import { toRestError, isGatewayError } from '../errors.js';
+import { ErrorCode, isGatewayError, toRestError } from '../errors.js';
 import { maskedAnswer, type Envelope } from './masked-answer.js';
 import { newScope, type RequestScope } from './request-scope.js';
 import { createReadiness, type Readiness } from './readiness.js';
@@ -123,7 +123,7 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
 
 function tooLarge(envelope: Envelope, limit: number): unknown {
   const message = `Request body is larger than ${limit} bytes`;
-  return envelope === 'graphql' ? { errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] } : { errors: { message } };
+  return envelope === 'graphql' ? { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] } : { errors: { message } };
 }
 
 export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
@@ -212,7 +212,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     if (!isGatewayError(error) && status !== undefined && status >= 400 && status < 500) {
       if (status === 413) return reply.code(413).send(tooLarge(envelope, options.maxBodyBytes));
       const message = 'The request could not be read';
-      return reply.code(status).send(envelope === 'graphql' ? { errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] } : { errors: { message } });
+      return reply.code(status).send(envelope === 'graphql' ? { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] } : { errors: { message } });
     }
     if (isGatewayError(error)) {
       const { status: code, body, headers } = toRestError(error);

@@ -2,8 +2,8 @@ import { comparePositions, eventsExpired, isPosition, type EventLog, type Logged
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../events/recent-events.js';
 import { transactionDigest } from '../events/transaction-digest.js';
+import type { Result } from 'ioredis';
 import type { RedisClients } from './redis-clients.js';
-import { redisScript } from './redis-script.js';
 
 /*
  * The event log shared by every instance through Redis. One script decides
@@ -58,6 +58,16 @@ redis.call('SET', KEYS[2], id, 'EX', ARGV[3])
 redis.call('PUBLISH', ARGV[8], id .. ' ' .. ARGV[2])`;
 const appendScript = (step: AppendStep | undefined) => `${APPEND_BODY}${step ? `\n${step.lua}` : ''}\nreturn id`;
 
+// The append script, registered on the command connection by name (ioredis `defineCommand`):
+// ioredis sends it whole once per connection, then by its SHA1, and whole again should Redis
+// answer NOSCRIPT (its script cache emptied), which means nothing ran.
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** KEYS and ARGV as APPEND_BODY says, then the AppendStep's arguments. */
+    vendingGatewayAppendEvent(...keysThenArgs: Array<string | number>): Result<string | null, Context>;
+  }
+}
+
 /** Longest cursor looked up as an event id; anything longer was never one of ours. */
 const MAX_CURSOR_LENGTH = 1_024;
 
@@ -85,7 +95,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   const positionTtl = options.positionTtlSeconds ?? 86_400;
   const recent = createRecentEvents(options);
   const step = options.afterAppend;
-  const append = redisScript(appendScript(step));
+  commands.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 4, lua: appendScript(step) });
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let closed = false;
   /** Position of the last event handed to listeners; undefined until the first connection. */
@@ -169,7 +179,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       const digest = transactionDigest(event.transaction);
       const keys = [stream, key('event-position', event.eventId), key('dedupe', event.eventId), key('last-digest', event.transactionId)];
       const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event.transactionId) ?? '', channel];
-      const position = (await append(commands, keys, step ? [...args, ...step.args(event)] : args)) as string | null;
+      const position = await commands.vendingGatewayAppendEvent(...keys, ...args, ...(step ? step.args(event) : []));
       return position === null ? undefined : { position, event };
     },
     async readAfter(cursor) {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis, Result } from 'ioredis';
 import type { ProductLine } from '../contract/index.js';
 import { eventTime } from '../events/event-time.js';
 import { contributionOf, type HistoryEntry, type HistoryRecord, type PaymentEntry } from '../history/history-record.js';
@@ -6,7 +6,6 @@ import { bucketKeys, increments, summarize, type BucketFields } from '../history
 import type { HistoryOptions, HistoryStore } from '../history/history-store.js';
 import type { AppendStep } from './redis-event-log.js';
 import { APPLY_EVENT, NOTE_PAYMENT, READ_FIELDS, RECENT, RECORDS } from './redis-history-lua.js';
-import { redisScript } from './redis-script.js';
 
 /*
  * The history in Redis, shared by every instance of a deployment:
@@ -45,11 +44,21 @@ function toRecord(transactionId: string, values: Values): HistoryRecord {
   };
 }
 
-const notePayment = redisScript(NOTE_PAYMENT);
-const recent = redisScript(RECENT);
-const records = redisScript(RECORDS);
+// The history's scripts, registered on the connection by name (ioredis `defineCommand`): sent
+// whole once per connection, then by SHA1. They name their keys themselves, from the prefix
+// in their arguments (redis-history-lua.ts), so they declare none.
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    vendingGatewayHistoryNotePayment(...args: Array<string | number>): Result<number, Context>;
+    vendingGatewayHistoryRecent(...args: Array<string | number>): Result<[number, number, ...Array<string | Array<string | null>>], Context>;
+    vendingGatewayHistoryRecords(...args: Array<string | number>): Result<Array<Array<string | null> | null>, Context>;
+  }
+}
 
 export function createRedisHistory(commands: Redis, options: HistoryOptions & { prefix: string }): HistoryStore & { appendStep: AppendStep } {
+  commands.defineCommand('vendingGatewayHistoryNotePayment', { numberOfKeys: 0, lua: NOTE_PAYMENT });
+  commands.defineCommand('vendingGatewayHistoryRecent', { numberOfKeys: 0, lua: RECENT });
+  commands.defineCommand('vendingGatewayHistoryRecords', { numberOfKeys: 0, lua: RECORDS });
   const now = options.now ?? Date.now;
   const sold = new Set(options.soldStatuses);
   const space = `${options.prefix}history:`;
@@ -87,13 +96,13 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
     async notePayment(note, readBack) {
       const start = readBack ? ['read-back', ...state(readBack, readBack.status, readBack.products)] : [''];
       const args = [...common(), note.transactionId, String(note.at), JSON.stringify(note.fields), ...start];
-      return (await notePayment(commands, [], args)) === 1;
+      return (await commands.vendingGatewayHistoryNotePayment(...args)) === 1;
     },
     async recent(query) {
       // As in process: a cursor at or past `until` pages from `until` down.
       const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
       const args = [...common(), query.first, String(query.since), String(query.until), String(upper.lastUpdated), upper.transactionId, ...query.statuses];
-      const [totalCount, more, ...found] = (await recent(commands, [], args)) as [number, number, ...Array<string | Values>];
+      const [totalCount, more, ...found] = await commands.vendingGatewayHistoryRecent(...args);
       const page: HistoryRecord[] = [];
       for (let i = 0; i < found.length; i += 2) page.push(toRecord(found[i] as string, found[i + 1] as Values));
       return { records: page, hasNextPage: more === 1, totalCount };
@@ -110,7 +119,7 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
     },
     async records(ids) {
       if (ids.length === 0) return [];
-      const found = (await records(commands, [], [...common(), ...ids])) as Array<Values | null>;
+      const found = await commands.vendingGatewayHistoryRecords(...common(), ...ids);
       return found.map((values, index) => (values ? toRecord(ids[index]!, values) : undefined));
     },
   };

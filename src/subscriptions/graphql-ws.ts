@@ -11,6 +11,7 @@ import type { WebSocketLimits } from '../config/index.js';
 import type { WebSocketServerContext } from '../graphql/graphql-server.js';
 import { createRestartHold } from './restart-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
+import { ErrorCode } from '../errors.js';
 
 /*
  * GraphQL over WebSocket (graphql-transport-ws) on the same port and path as
@@ -220,7 +221,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         const ids = open.get(ctx) ?? new Set<string>();
         open.set(ctx, ids);
         if (ids.size >= options.limits.maxSubscriptions) {
-          return [new GraphQLError(`At most ${options.limits.maxSubscriptions} subscriptions per connection`, { extensions: { code: 'BAD_USER_INPUT' } })];
+          return [new GraphQLError(`At most ${options.limits.maxSubscriptions} subscriptions per connection`, { extensions: { code: ErrorCode.BAD_USER_INPUT } })];
         }
         ids.add(id);
         // graphql-ws calls onComplete only for an operation that ran: a refused or failed one gives its slot back here.

@@ -2,6 +2,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
 import type { GatewayContext } from '../graphql/context.js';
 import { isPosition } from '../events/event-log.js';
+import { ErrorCode } from '../errors.js';
 
 /*
  * Resumable subscriptions: each subscription result carries the id of the
@@ -26,7 +27,7 @@ type Extensions = Record<string | symbol, unknown>;
  * automatic reconnect goes on live instead of getting the same error forever.
  */
 function frameId(result: ExecutionResult): string | undefined {
-  const id = (result.extensions as Extensions | undefined)?.[POSITION] ?? result.errors?.find((error) => error.extensions?.code === 'EVENTS_EXPIRED')?.extensions.cursor;
+  const id = (result.extensions as Extensions | undefined)?.[POSITION] ?? result.errors?.find((error) => error.extensions?.code === ErrorCode.EVENTS_EXPIRED)?.extensions.cursor;
   return typeof id === 'string' && isPosition(id) ? id : undefined;
 }
 

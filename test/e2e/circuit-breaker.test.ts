@@ -8,6 +8,7 @@ import { startGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { clientCredential } from '../helpers/credentials.js';
 
 /*
  * The protection in front of the upstream, against the fault-injecting stand-in:
@@ -15,7 +16,7 @@ import { waitFor } from '../helpers/wait-for.js';
  * concurrent and queued requests. Small thresholds keep every case under a second.
  */
 const KEY = 'upstream-key';
-const credential = { authorization: KEY };
+const credential = clientCredential(KEY);
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 /** The upstream settings a gateway would use; each case changes what it tests. */
 const configured = loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://127.0.0.1:1', UPSTREAM_API_KEY: KEY }).upstream!;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import type { GatewayDeps } from '../../src/app/gateway.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startForwardGateway, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 
@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 async function gateway(env: Record<string, string>, deps: GatewayDeps = {}): Promise<RunningGateway> {
-  const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, ...env }, deps);
+  const running = await startForwardGateway(upstream.url, env, deps);
   gateways.push(running);
   return running;
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import type { Config } from '../../src/config/index.js';
-import { startGateway, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
+import { startForwardGateway, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
@@ -24,7 +24,7 @@ const extra: RunningGateway[] = [];
 
 beforeAll(async () => {
   upstream = await startStandInUpstream({ keys: [GOOD] });
-  gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, API_KEYS: '' });
+  gateway = await startForwardGateway(upstream.url);
 });
 afterAll(async () => {
   await Promise.all([gateway, ...extra].map((running) => running.close()));
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 async function startForward(env: Record<string, string>, tune?: (config: Config) => Config): Promise<RunningGateway> {
-  const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, API_KEYS: '', ...env }, {}, tune);
+  const running = await startForwardGateway(upstream.url, { API_KEYS: '', ...env }, {}, tune);
   extra.push(running);
   return running;
 }

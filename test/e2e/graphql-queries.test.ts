@@ -3,6 +3,7 @@ import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import { countingBackend } from '../helpers/counting-backend.js';
 import { demoBackend, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL, type GraphQLResponse } from '../helpers/graphql-client.js';
+import { clientCredential } from '../helpers/credentials.js';
 
 const demo = createDemoData();
 const [tx0, tx1, tx2] = demo.transactions;
@@ -95,7 +96,7 @@ describe('vending', () => {
     const { body } = await postGraphQL(running.url, `{ vending(id: "${vm1!.vendingId}", products: PLANOGRAM) { products { productId } planogram } }`);
     expect(body.errors).toBeUndefined();
     expect(body.data!.vending.products).toBeNull();
-    const direct = await backend.getVending(vm1!.vendingId, { products: 'planogram' }, { authorization: 'x' });
+    const direct = await backend.getVending(vm1!.vendingId, { products: 'planogram' }, clientCredential('x'));
     expect(body.data!.vending.planogram).toEqual(direct.products);
   });
 
@@ -170,7 +171,7 @@ describe('updateTransactionPayment', () => {
       expect(body.data!.updateTransactionPayment.transaction).toEqual({ transactionId: id, status: tx1!.status, extra: { payment } });
     });
     expect(calls.map((c) => c.method)).toEqual(['updatePayment', 'getTransaction']);
-    const stored = await backend.getTransaction(id, { authorization: 'x' });
+    const stored = await backend.getTransaction(id, clientCredential('x'));
     expect(stored.payment).toEqual(payment);
   });
 

@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, TEST_KEY, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
+import { forwardModeEnv, startGateway, TEST_KEY, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -110,7 +110,7 @@ describe('in front of a failing upstream', () => {
   beforeAll(async () => {
     upstream = await startStandInUpstream({ keys: [TEST_KEY] });
     running = await startGateway(
-      { BACKEND: 'rest', UPSTREAM_URL: upstream.url },
+      forwardModeEnv(upstream.url),
       {},
       // 4: the forward-mode key check is one successful call in the window too.
       tuneUpstream({ retries: 0, breaker: { minimumCalls: 4, resetTimeoutMs: 300 } }),

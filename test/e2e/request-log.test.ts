@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { forwardModeEnv, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 
 /* The request log line counts the upstream calls each request made, and only its own. */
@@ -28,7 +28,7 @@ describe('request log', () => {
       },
     });
     running = await startGateway(
-      { BACKEND: 'rest', UPSTREAM_URL: upstream.url, CACHE_TTL_MS: '0' },
+      { ...forwardModeEnv(upstream.url), CACHE_TTL_MS: '0' },
       { logger: pino({ level: 'info' }, sink), fastPaths: { coalesce: false } },
     );
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
-import { startGateway, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
+import { startForwardGateway, startGateway, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 
 /*
@@ -18,7 +18,7 @@ let gateway: RunningGateway;
 
 beforeAll(async () => {
   upstream = await startGateway({ API_KEYS: UPSTREAM_KEY });
-  gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url }, {}, tuneUpstream({ retries: 0 }));
+  gateway = await startForwardGateway(upstream.url, {}, {}, tuneUpstream({ retries: 0 }));
 });
 afterAll(async () => {
   await gateway.close();

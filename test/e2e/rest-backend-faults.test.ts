@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startForwardGateway, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 
@@ -16,7 +16,7 @@ const vendingIds = () => upstream.vendings.map((v) => v.vendingId as string);
 
 beforeAll(async () => {
   upstream = await startStandInUpstream({ keys: [KEY] });
-  gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_TIMEOUT_MS: '300' });
+  gateway = await startForwardGateway(upstream.url, { UPSTREAM_TIMEOUT_MS: '300' });
 });
 afterAll(async () => {
   await gateway.close();
@@ -184,7 +184,7 @@ describe('an upstream that goes away', () => {
   it('fails promptly with UPSTREAM_UNAVAILABLE and recovers when it returns', async () => {
     const flaky = await startStandInUpstream({ keys: [KEY] });
     const port = Number(new URL(flaky.url).port);
-    const front = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: flaky.url });
+    const front = await startForwardGateway(flaky.url);
     try {
       const id = (flaky.transactions[0] as { transactionId: string }).transactionId;
       const query = `{ transaction(id: "${id}") { status } }`;

@@ -30,6 +30,16 @@ export const tuneUpstream =
   };
 
 /**
+ * Forward mode's environment: BACKEND=rest and no UPSTREAM_API_KEY, so each
+ * client's own Authorization goes to `upstreamUrl`, which judges it.
+ */
+export const forwardModeEnv = (upstreamUrl: string): Record<string, string> => ({ BACKEND: 'rest', UPSTREAM_URL: upstreamUrl });
+
+/** A gateway in forward mode in front of `upstreamUrl`; `env` is layered over it. */
+export const startForwardGateway = (upstreamUrl: string, env: Record<string, string> = {}, deps: GatewayDeps = {}, tune?: (config: Config) => Config): Promise<RunningGateway> =>
+  startGateway({ ...forwardModeEnv(upstreamUrl), ...env }, deps, tune);
+
+/**
  * Starts a real gateway on a free loopback port; `env` is layered over test
  * defaults. `tune` changes the Config read from it: for the values that are
  * not variables (src/config/fixed.ts), e.g. a shorter shutdown deadline.

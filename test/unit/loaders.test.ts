@@ -4,6 +4,7 @@ import type { Transaction, Vending } from '../../src/contract/index.js';
 import { GatewayError, notFound } from '../../src/errors.js';
 import { createLoaders, isNotFound } from '../../src/graphql/loaders.js';
 import { countingBackend } from '../helpers/counting-backend.js';
+import { clientCredential } from '../helpers/credentials.js';
 
 /*
  * The batching contract of the per-request loaders, DataLoader style: a
@@ -12,8 +13,8 @@ import { countingBackend } from '../helpers/counting-backend.js';
  * result handed to the wrong key, credential or view shows.
  */
 
-const ALICE: Credential = { authorization: 'alice' };
-const BOB: Credential = { authorization: 'bob' };
+const ALICE: Credential = clientCredential('alice');
+const BOB: Credential = clientCredential('bob');
 const batching = { vendingListThreshold: 3, transactionConcurrency: 4 };
 
 const transactionIds = Array.from({ length: 20 }, (_, i) => `t${i + 1}`);

@@ -3,6 +3,7 @@ import { startSimulator } from '../../src/backends/memory/simulator.js';
 import type { Transaction } from '../../src/contract/index.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { demoBackend } from '../helpers/gateway.js';
+import { SYSTEM_IDENTITY } from '../../src/backends/backend.js';
 
 describe('demo simulator', () => {
   it('moves random transactions through their lifecycle and reports each change', async () => {
@@ -14,7 +15,7 @@ describe('demo simulator', () => {
     stop();
     for (const change of changes) {
       expect(['pending', 'active', 'completed']).toContain(change.status);
-      const stored = await backend.getTransaction(change.transactionId, { authorization: '' });
+      const stored = await backend.getTransaction(change.transactionId, { authorization: '', identity: SYSTEM_IDENTITY });
       expect(stored.transactionId).toBe(change.transactionId);
     }
     const count = changes.length;

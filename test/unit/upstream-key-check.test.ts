@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
+import { forwardModeEnv } from '../helpers/gateway.js';
 import { createUpstreamKeyCheck, isRefusal, type UpstreamKeyCheckOptions } from '../../src/auth/upstream-key-check.js';
 
 /*
@@ -144,7 +145,7 @@ describe('a watched key', () => {
 });
 
 describe('configuration', () => {
-  const forward = { BACKEND: 'rest', UPSTREAM_URL: 'http://127.0.0.1:9999' };
+  const forward = forwardModeEnv('http://127.0.0.1:9999');
   it('defaults to a 30 s period and 20 checks a second', () => {
     expect(loadConfig(forward).upstream?.keyCheck).toEqual({ ttlMs: 30_000, checksPerSecond: 20 });
     expect(loadConfig({ ...forward, FORWARD_KEY_TTL_MS: '500' }).upstream?.keyCheck).toEqual({ ttlMs: 500, checksPerSecond: 20 });

@@ -43,7 +43,7 @@ export const authPlugin = fp<{ config: Config }>(
     const logger = app.log as Logger;
     const keyCheck = createForwardKeyCheck(config, app.upstream);
     // In forward mode the service judges each client's own key: the gateway keeps none.
-    const keys = keyCheck ? undefined : keyStoreOf(config, logger);
+    const keys = config.forwardMode ? undefined : keyStoreOf(config, logger);
     const jwt: JwtVerifier | undefined = config.jwt && createJwtVerifier(config.jwt);
     const authenticator = createAuthenticator({ keys, jwt, upstream: keyCheck, keysChange: config.apiKeysFile !== undefined });
     const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: app.redis?.commands, prefix: config.redisPrefix, logger });

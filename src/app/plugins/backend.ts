@@ -79,7 +79,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
                   scope.tally.upstreamMs += call.durationMs;
                 }
                 metrics.upstreamCall(call);
-                logUpstreamCall(logger, call, scope, config.upstream?.apiKey !== undefined);
+                logUpstreamCall(logger, call, scope, !config.forwardMode);
               },
             }),
           }

@@ -1,3 +1,4 @@
+import { SYSTEM_IDENTITY } from '../backend.js';
 import type { MemoryBackend } from './memory-backend.js';
 
 /** The order a demo sale moves through; the last wraps to the first so the demo never runs dry. */
@@ -12,7 +13,7 @@ export function startSimulator(backend: MemoryBackend, intervalMs: number, rando
     const ids = backend.transactionIds();
     const id = ids[Math.floor(random() * ids.length)];
     if (id === undefined) return;
-    void backend.getTransaction(id, { authorization: '' }).then((transaction) => {
+    void backend.getTransaction(id, { authorization: '', identity: SYSTEM_IDENTITY }).then((transaction) => {
       const at = lifecycle.indexOf(transaction.status);
       backend.setTransactionStatus(id, lifecycle[(at + 1) % lifecycle.length] as string);
     });

@@ -1,5 +1,5 @@
 import Opossum from 'opossum';
-import { ClientGone, GatewayError, isGatewayError, type ErrorCode } from '../../errors.js';
+import { ClientGone, ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
 
 /*
  * Stops calling an upstream that keeps failing: callers get a prompt
@@ -42,7 +42,7 @@ export interface CircuitBreaker {
 // A refused, unknown or forbidden request is the caller's fault, and a call
 // whose client left was stopped by us: neither says anything about the
 // upstream's health, so they must never open the circuit.
-const callerCodes = new Set<ErrorCode>(['NOT_FOUND', 'UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'RATE_LIMITED']);
+const callerCodes = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.UNAUTHENTICATED, ErrorCode.FORBIDDEN, ErrorCode.BAD_USER_INPUT, ErrorCode.RATE_LIMITED]);
 
 function isCallerFault(error: unknown): boolean {
   if (error instanceof ClientGone) return true;
@@ -99,8 +99,8 @@ export function createCircuitBreaker(settings: CircuitBreakerOptions): CircuitBr
       } catch (error) {
         if (error instanceof Error && Opossum.isOurError(error)) {
           const code = (error as { code?: unknown }).code;
-          if (code === 'ESHUTDOWN') throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Upstream client is closed', { cause: error });
-          throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Upstream is failing; requests are paused for a moment (circuit open)', { cause: error });
+          if (code === 'ESHUTDOWN') throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Upstream client is closed', { cause: error });
+          throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Upstream is failing; requests are paused for a moment (circuit open)', { cause: error });
         }
         throw error;
       }

@@ -1,4 +1,4 @@
-import { ClientGone, GatewayError } from '../../errors.js';
+import { ClientGone, ErrorCode, GatewayError } from '../../errors.js';
 import type { Owner } from '../owner.js';
 
 /*
@@ -29,7 +29,7 @@ export interface ConcurrencyLimit {
   readonly queued: number;
 }
 
-const waitedTooLong = (ms: number) => new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within ${ms} ms (every connection to it was busy)`);
+const waitedTooLong = (ms: number) => new GatewayError(ErrorCode.UPSTREAM_TIMEOUT, `Upstream did not answer within ${ms} ms (every connection to it was busy)`);
 
 export function createConcurrencyLimit({ maxConcurrent, maxQueued }: ConcurrencyLimitOptions): ConcurrencyLimit {
   if (!(maxConcurrent >= 1)) throw new RangeError(`maxConcurrent must be at least 1, not ${maxConcurrent}`);
@@ -78,7 +78,7 @@ export function createConcurrencyLimit({ maxConcurrent, maxQueued }: Concurrency
       } else if (waiting.length < maxQueued) {
         await wait(owner, maxWaitMs);
       } else {
-        throw new GatewayError('UPSTREAM_UNAVAILABLE', 'Too many upstream requests waiting; try again shortly');
+        throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Too many upstream requests waiting; try again shortly');
       }
       try {
         return await work();

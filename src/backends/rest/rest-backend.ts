@@ -6,7 +6,7 @@ import {
   parseVendingList,
   unwrapData,
 } from '../../contract/index.js';
-import { abandoned, ClientGone, GatewayError, isGatewayError } from '../../errors.js';
+import { abandoned, ClientGone, ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
 import { spendUpstreamCall, type Backend, type CallScope, type Credential, type VendingQuery } from '../backend.js';
 import type { Owner } from '../owner.js';
 import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
@@ -80,7 +80,7 @@ export interface RestBackend extends Backend {
  * an id from elsewhere (a webhook's transactionId) names nothing.
  */
 function segment(id: string): string {
-  if (id === '.' || id === '..') throw new GatewayError('NOT_FOUND', `No resource has the id ${JSON.stringify(id)}`);
+  if (id === '.' || id === '..') throw new GatewayError(ErrorCode.NOT_FOUND, `No resource has the id ${JSON.stringify(id)}`);
   return encodeURIComponent(id);
 }
 const productsQuery = ({ products }: VendingQuery): string =>
@@ -104,7 +104,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     const started = performance.now();
     const what = route.startsWith('/transactions') ? 'transaction' : 'vending';
     // An object, not `let`s: the guarded closure writes it and TS narrowing would not see that.
-    const seen: Omit<UpstreamCall, 'method' | 'route' | 'durationMs'> = { outcome: 'UPSTREAM_ERROR', attempts: 0 };
+    const seen: Omit<UpstreamCall, 'method' | 'route' | 'durationMs'> = { outcome: ErrorCode.UPSTREAM_ERROR, attempts: 0 };
     const owner = scope?.owner;
     const traced = options.tracing && startClientSpan(options.tracing, request.method, route);
     try {
@@ -125,7 +125,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
       try {
         return JSON.parse(response.text) as unknown;
       } catch {
-        throw new GatewayError('UPSTREAM_ERROR', `Upstream answered ${response.status} with a body that is not JSON`);
+        throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `Upstream answered ${response.status} with a body that is not JSON`);
       }
     } catch (error) {
       // Its client left: nobody reads this failure, and it says nothing of the upstream.
@@ -146,7 +146,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     try {
       return parse(unwrapData(body));
     } catch (error) {
-      if (error instanceof ContractViolation) throw new GatewayError('UPSTREAM_ERROR', `The service's answer is not what the contract shows: ${error.message}`);
+      if (error instanceof ContractViolation) throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `The service's answer is not what the contract shows: ${error.message}`);
       throw error;
     }
   }

@@ -1,5 +1,5 @@
 import { errorMessageOf } from '../../contract/index.js';
-import { GatewayError, type ErrorCode } from '../../errors.js';
+import { ErrorCode, GatewayError } from '../../errors.js';
 
 /*
  * Upstream failures as the gateway's error codes (`ErrorCode`). The contract
@@ -18,32 +18,32 @@ const unreachableCodes = new Set([
 export function upstreamFailure(error: unknown, timeoutMs: number): GatewayError {
   const { code, name } = (error ?? {}) as { code?: string; name?: string };
   if (name === 'TimeoutError' || name === 'AbortError' || (code && timeoutCodes.has(code))) {
-    return new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within ${timeoutMs} ms`, { cause: error });
+    return new GatewayError(ErrorCode.UPSTREAM_TIMEOUT, `Upstream did not answer within ${timeoutMs} ms`, { cause: error });
   }
   if (code && unreachableCodes.has(code)) {
-    return new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream is unreachable (${code})`, { cause: error });
+    return new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, `Upstream is unreachable (${code})`, { cause: error });
   }
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
-    return new GatewayError('UPSTREAM_ERROR', 'Upstream answered with a body larger than the gateway reads', { cause: error });
+    return new GatewayError(ErrorCode.UPSTREAM_ERROR, 'Upstream answered with a body larger than the gateway reads', { cause: error });
   }
-  return new GatewayError('UPSTREAM_ERROR', 'Upstream request failed', { cause: error });
+  return new GatewayError(ErrorCode.UPSTREAM_ERROR, 'Upstream request failed', { cause: error });
 }
 
 function codeForStatus(status: number): ErrorCode {
   switch (status) {
     case 400:
     case 422:
-      return 'BAD_USER_INPUT';
+      return ErrorCode.BAD_USER_INPUT;
     case 401:
-      return 'UNAUTHENTICATED';
+      return ErrorCode.UNAUTHENTICATED;
     case 403:
-      return 'FORBIDDEN';
+      return ErrorCode.FORBIDDEN;
     case 404:
-      return 'NOT_FOUND';
+      return ErrorCode.NOT_FOUND;
     case 429:
-      return 'RATE_LIMITED';
+      return ErrorCode.RATE_LIMITED;
     default:
-      return 'UPSTREAM_ERROR';
+      return ErrorCode.UPSTREAM_ERROR;
   }
 }
 
@@ -63,15 +63,15 @@ export function upstreamMessageOf(text: string): string {
 
 function messageFor(status: number, what: string): string {
   switch (codeForStatus(status)) {
-    case 'BAD_USER_INPUT':
+    case ErrorCode.BAD_USER_INPUT:
       return `The service refused the request as invalid (${status})`;
-    case 'UNAUTHENTICATED':
+    case ErrorCode.UNAUTHENTICATED:
       return 'The service did not accept the key';
-    case 'FORBIDDEN':
+    case ErrorCode.FORBIDDEN:
       return 'The key may not do this';
-    case 'NOT_FOUND':
+    case ErrorCode.NOT_FOUND:
       return `The ${what} was not found`;
-    case 'RATE_LIMITED':
+    case ErrorCode.RATE_LIMITED:
       return 'The service is limiting requests; try again shortly';
     default:
       return `The service failed to answer (${status})`;
@@ -85,7 +85,7 @@ function messageFor(status: number, what: string): string {
  */
 export function failureFromStatus(status: number, what: string, ownKey: boolean): GatewayError {
   if (ownKey && (status === 401 || status === 403)) {
-    return new GatewayError('UPSTREAM_ERROR', 'The gateway is not allowed to use the service; its operators have been told');
+    return new GatewayError(ErrorCode.UPSTREAM_ERROR, 'The gateway is not allowed to use the service; its operators have been told');
   }
   return new GatewayError(codeForStatus(status), messageFor(status, what), { upstreamStatus: status });
 }

@@ -1,6 +1,6 @@
 import { ContractViolation, parseProductLine, vendingSchema, type Vending } from '../../contract/index.js';
 import type { GatewayContext } from '../context.js';
-import { GatewayError } from '../../errors.js';
+import { ErrorCode, GatewayError } from '../../errors.js';
 import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
@@ -27,7 +27,7 @@ function flatProducts({ vending, view }: { vending: Vending; view: ProductsViewV
   try {
     return vending.products.map(parseProductLine);
   } catch (error) {
-    if (error instanceof ContractViolation) throw new GatewayError('UPSTREAM_ERROR', `vending ${vending.vendingId}: ${error.message}`);
+    if (error instanceof ContractViolation) throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `vending ${vending.vendingId}: ${error.message}`);
     throw error;
   }
 }

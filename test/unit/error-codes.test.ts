@@ -1,0 +1,76 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES, ErrorCode, httpStatusOf } from '../../src/errors.js';
+
+/*
+ * Every code a client can receive is in the catalogue of src/errors.ts, and
+ * the rest of src/ names it as `ErrorCode.NAME`: a code written as text
+ * elsewhere could drift from the catalogue (a typo is a new code no client
+ * knows) and escapes the type checker where it is compared.
+ */
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'generated' ? [] : sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+// Quotes only: a code in backticks is a comment's or a doc's code span.
+const quotedCode = new RegExp(`(['"])(${ERROR_CODES.join('|')})\\1`);
+/** A code set or compared as text, whether or not the catalogue has it. */
+const codeAsText = [/\bcode\s*:\s*['"][A-Z][A-Z0-9_]*['"]/, /extensions\??\.code\s*[!=]==?\s*['"]/, /['"][A-Z][A-Z0-9_]*['"]\s*[!=]==?\s*[\w?.]*extensions\??\.code\b/];
+
+/** `file:line: text` for each line of `text` that writes an error code as a string. */
+function codeLiterals(file: string, text: string): string[] {
+  return text.split('\n').flatMap((line, index) =>
+    quotedCode.test(line) || codeAsText.some((pattern) => pattern.test(line)) ? [`${file}:${index + 1}: ${line.trim()}`] : [],
+  );
+}
+
+describe('error codes', () => {
+  it('are written as text nowhere in src/ but the catalogue', () => {
+    const found = sourceFiles(SRC)
+      .map((path) => relative(SRC, path))
+      .filter((file) => file !== 'errors.ts')
+      .flatMap((file) => codeLiterals(`src/${file}`, readFileSync(join(SRC, file), 'utf8')));
+    expect(found).toEqual([]);
+  });
+
+  it('are caught as text with their file and line, in the catalogue or not', () => {
+    const probe = [
+      "import { GraphQLError } from 'graphql';",
+      "export const a = new GraphQLError('x', { extensions: { code: 'FORBIDDEN' } });",
+      "export const b = new GraphQLError('x', { extensions: { code: 'SOMETHING_NEW' } });",
+      "export const c = (e: GraphQLError) => e.extensions?.code === 'ANYTHING';",
+      'export const d = ErrorCode.FORBIDDEN;',
+    ].join('\n');
+    expect(codeLiterals('src/probe.ts', probe)).toEqual([
+      "src/probe.ts:2: export const a = new GraphQLError('x', { extensions: { code: 'FORBIDDEN' } });",
+      "src/probe.ts:3: export const b = new GraphQLError('x', { extensions: { code: 'SOMETHING_NEW' } });",
+      "src/probe.ts:4: export const c = (e: GraphQLError) => e.extensions?.code === 'ANYTHING';",
+    ]);
+  });
+
+  it('keep their public names, each with the status of an answer refused with it', () => {
+    expect(Object.fromEntries(ERROR_CODES.map((code) => [code, httpStatusOf(code)]))).toEqual({
+      UNAUTHENTICATED: 401,
+      FORBIDDEN: 403,
+      NOT_FOUND: 404,
+      BAD_USER_INPUT: 400,
+      UPSTREAM_ERROR: 502,
+      UPSTREAM_TIMEOUT: 504,
+      UPSTREAM_UNAVAILABLE: 502,
+      RATE_LIMITED: 429,
+      EVENTS_EXPIRED: undefined,
+      PERSISTED_QUERY_ONLY: 400,
+      PERSISTED_QUERY_NOT_FOUND: 400,
+    });
+    for (const code of ERROR_CODES) expect(ErrorCode[code]).toBe(code);
+  });
+});
