@@ -26,7 +26,11 @@ async function freePort(): Promise<number> {
 }
 
 const errorCode = (error: unknown): string => {
-  const cause = (error as { cause?: { code?: string } }).cause;
+  const cause = (error as { cause?: { code?: string; syscall?: string } }).cause;
+  // A connection the kernel had completed but the gateway had not yet accepted when it stopped listening is
+  // reset by the kernel: the client's connect fails (ECONNRESET on `connect`). No request went out on it,
+  // so it is a refused connection, like ECONNREFUSED. A busy machine leaves more such connections waiting.
+  if (cause?.code === 'ECONNRESET' && cause.syscall === 'connect') return 'ECONNREFUSED';
   return cause?.code ?? (error as Error).name;
 };
 
