@@ -86,6 +86,23 @@ function resumes(document: DocumentNode, variables: Readonly<Record<string, unkn
   return found;
 }
 
+/**
+ * graphql-ws refuses a `subscribe` whose payload has no `query` text (closing
+ * the whole connection with 4400), but a trusted document is sent by its hash
+ * alone (`extensions.persistedQuery` or `documentId`), as over HTTP. Such a
+ * payload is given an empty text as it is parsed, so it reaches the same
+ * params stage as an HTTP request and is refused or run there.
+ */
+function hashOnlyAsEmptyText(key: string, value: unknown): unknown {
+  if (key !== '' || typeof value !== 'object' || value === null) return value;
+  const message = value as { type?: unknown; payload?: Record<string, unknown> | null };
+  const payload = message.payload;
+  if (message.type !== 'subscribe' || typeof payload !== 'object' || payload === null || payload.query !== undefined) return value;
+  const extensions = payload.extensions as { persistedQuery?: unknown } | undefined;
+  const byHash = (typeof extensions === 'object' && extensions !== null && extensions.persistedQuery !== undefined) || payload.documentId !== undefined;
+  return byHash ? { ...message, payload: { ...payload, query: '' } } : value;
+}
+
 /** How long a stopping gateway waits for clients to answer its close frame before it drops their sockets. */
 const CLOSE_HANDSHAKE_MS = 1_000;
 
@@ -195,6 +212,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   const disposable = useServer<Record<string, unknown>, Extra>(
     {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
+      jsonMessageReviver: hashOnlyAsEmptyText,
       execute: (args) => (args as Rooted).rootValue.execute(args) as never,
       subscribe: async (args) => restartHold.wrap(await (args as Rooted).rootValue.subscribe(args)) as never,
       // Returning false closes the socket with 4403 Forbidden, as the protocol defines. 1013 Try Again

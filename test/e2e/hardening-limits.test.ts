@@ -184,6 +184,28 @@ describe('trusted documents', () => {
     await client.dispose();
   });
 
+  it('over a raw WebSocket, runs a document sent by its hash alone and refuses an unknown hash, the connection going on', async () => {
+    const gw = await gateway({ TRUSTED_DOCUMENTS: 'only' });
+    const socket = new WebSocket(`${gw.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+    const messages: Array<{ id?: string; type: string; payload?: unknown }> = [];
+    socket.on('message', (data) => messages.push(JSON.parse(String(data)) as (typeof messages)[number]));
+    let closed: number | undefined;
+    socket.on('close', (code) => (closed = code));
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: TEST_KEY } }));
+    expect(await waitFor(() => messages.some((message) => message.type === 'connection_ack'))).toBe(true);
+    // The payloads the docs show: no `query`, only the hash.
+    socket.send(JSON.stringify({ id: 'unknown', type: 'subscribe', payload: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } } }));
+    socket.send(JSON.stringify({ id: 'fleet', type: 'subscribe', payload: { documentId: `sha256:${fleetHash}`, variables: { first: 1 } } }));
+    expect(await waitFor(() => messages.some((message) => message.id === 'fleet' && message.type === 'complete'))).toBe(true);
+    const unknown = messages.find((message) => message.id === 'unknown' && message.type !== 'complete');
+    expect(JSON.stringify(unknown?.payload)).toContain('PERSISTED_QUERY_NOT_FOUND');
+    const fleet = messages.find((message) => message.id === 'fleet' && message.type === 'next')?.payload as { data: { vendings: { nodes: unknown[] } } };
+    expect(fleet.data.vendings.nodes).toHaveLength(1);
+    expect(closed).toBeUndefined();
+    socket.close();
+  });
+
   it('has a manifest whose keys are the sha256 of their documents', async () => {
     const { createHash } = await import('node:crypto');
     for (const [hash, text] of Object.entries(manifest)) expect(createHash('sha256').update(text).digest('hex')).toBe(hash);
