@@ -3,3 +3,4 @@ export * from './parse.js';
 export * from './envelopes.js';
 export * from './json-depth.js';
 export * from './ids.js';
+export * from './amounts.js';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { idTooLong, isJsonObject, jsonTooDeep, MAX_ID_BYTES, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
+import { idTooLong, isJsonObject, unaddableAmounts, jsonTooDeep, MAX_ID_BYTES, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
 import type { DedupeBy } from './event-log.js';
 
 /*
@@ -117,6 +117,8 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   if (transaction.transactionId === '.' || transaction.transactionId === '..') problems.push(`${path}.transactionId: must not be "." or ".."`);
   const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
   if (webhookId !== undefined && idTooLong(webhookId)) problems.push(tooLong('webhook-id header'));
+  const amounts = parsed.success ? unaddableAmounts(parsed.data.products) : undefined;
+  if (amounts !== undefined) problems.push(`${path}.${amounts}`);
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
 
   const senderId = webhookId ?? envelope.id;

@@ -1,4 +1,5 @@
 import type { ProductLine } from '../contract/index.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 
 /*
  * Money arithmetic for computed fields. Prices are decimals in the contract
@@ -6,7 +7,14 @@ import type { ProductLine } from '../contract/index.js';
  * ten decimal places: enough to drop binary noise (0.1 * 3), never a real digit.
  */
 
-const clean = (value: number): number => Number(value.toFixed(10));
+/**
+ * A sum past the largest number (the service sent 1e308 × 1e308) is no Float:
+ * the field fails with a code of its own instead of a masked error.
+ */
+function clean(value: number): number {
+  if (!Number.isFinite(value)) throw new GatewayError(ErrorCode.UPSTREAM_ERROR, 'The service sent prices and quantities whose total is past the largest number');
+  return Number(value.toFixed(10));
+}
 
 /** price × quantity; a line without a quantity counts once, one without a price has no total. */
 export function lineTotal(line: ProductLine): number | null {

@@ -66,9 +66,12 @@ export function contributionOf(status: string, products: readonly ProductLine[],
   const lines: Contribution['products'] = [];
   for (const line of products) {
     const quantity = line.quantity ?? 1;
-    const amount = line.productPrice === null || line.productPrice === undefined ? 0 : toMicro(line.productPrice * quantity);
+    const raw = line.productPrice === null || line.productPrice === undefined ? 0 : toMicro(line.productPrice * quantity);
+    // Amounts past the largest number (only the service's own data can still carry them) count nothing, so no sum becomes Infinity.
+    const amount = Number.isFinite(raw) ? raw : 0;
     total += amount;
-    lines.push([line.productId, line.productName ?? '', toMicro(quantity), amount]);
+    const micros = toMicro(quantity);
+    lines.push([line.productId, line.productName ?? '', Number.isFinite(micros) ? micros : 0, amount]);
   }
   return { status, sold: isSold(sold, status), total, products: lines };
 }
