@@ -22,6 +22,12 @@ const catalogue = {
   PERSISTED_QUERY_ONLY: { status: 400 },
   /** With TRUSTED_DOCUMENTS=only: a hash that names no trusted document. */
   PERSISTED_QUERY_NOT_FOUND: { status: 400 },
+  /** yoga's own: a request it cannot read as GraphQL parameters (a body that is no object, `variables` not an object, a batch). */
+  BAD_REQUEST: { status: 400 },
+  /** yoga's own: a document of several operations and no `operationName`, or one that names none of them. */
+  OPERATION_RESOLUTION_FAILURE: { status: 400 },
+  /** yoga's own, on the masked answer ("Unexpected error."): what failed is in the log, never in the answer. */
+  INTERNAL_SERVER_ERROR: { status: 500 },
 } as const satisfies Record<string, { status: number | undefined }>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { ERROR_CODES } from '../../src/errors.js';
 import { describeExchange, isObject, jsonValue, leaksNothing, nestedJson, readAnswer, runs, TRANSACTION_IDS } from './arbitraries.js';
 import { document, graphqlPayload as payload, name } from './graphql-documents.js';
 
@@ -37,6 +38,9 @@ describe('POST /graphql with random documents', () => {
       expect(typeof message, what).toBe('string');
       expect(leaksNothing(JSON.stringify(error)), what).toBe(true);
       expect(message, `a masked unexpected error: ${what}`).not.toBe('Unexpected error.');
+      // Every code a client receives is one of the catalogue's (src/errors.ts), which the docs list.
+      const code = isObject(error) && isObject(error.extensions) ? error.extensions.code : undefined;
+      expect(ERROR_CODES, `a code outside the catalogue: ${what}`).toContain(code);
     }
   }
 

@@ -70,6 +70,9 @@ describe('error codes', () => {
       EVENTS_EXPIRED: undefined,
       PERSISTED_QUERY_ONLY: 400,
       PERSISTED_QUERY_NOT_FOUND: 400,
+      BAD_REQUEST: 400,
+      OPERATION_RESOLUTION_FAILURE: 400,
+      INTERNAL_SERVER_ERROR: 500,
     });
     for (const code of ERROR_CODES) expect(ErrorCode[code]).toBe(code);
   });
