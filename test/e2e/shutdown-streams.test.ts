@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, TEST_KEY } from '../helpers/gateway.js';
+import { demoBackend, startGateway, TEST_KEY } from '../helpers/gateway.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 
@@ -61,5 +61,36 @@ describe('shutdown and a webhook that accepts text/event-stream', () => {
     await closed;
     const ids = events.received.map((result) => (result.data as { transactionUpdated: { eventId: string } }).transactionUpdated.eventId);
     expect(ids).toEqual(['evt-slow-1']);
+  });
+});
+
+describe('shutdown and a payment still arriving', () => {
+  it('answers it and delivers its event before the subscriptions end (memory backend, which sends the service events)', async () => {
+    const backend = demoBackend();
+    const gateway = await startGateway({}, { backend });
+    const events = subscribe(wsClient(gateway.url, TEST_KEY), 'subscription { transactionUpdated { transactionId } }');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const id = backend.transactionIds()[0]!;
+    const body = Buffer.from(JSON.stringify({ paymentStatus: 'captured' }));
+    const { port } = new URL(gateway.url);
+    // Its body arrives in two parts, the second once the shutdown has begun.
+    const answer = new Promise<number>((resolve, reject) => {
+      const request = httpRequest(
+        { host: '127.0.0.1', port, path: `/transactions/${id}/payment`, method: 'PUT', headers: { authorization: TEST_KEY, 'content-type': 'application/json', 'content-length': String(body.length) } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
+      request.on('error', reject);
+      request.write(body.subarray(0, 5));
+      setTimeout(() => request.end(body.subarray(5)), 300);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = gateway.close();
+    expect(await answer).toBe(200);
+    await closed;
+    const ids = events.received.map((result) => (result.data as { transactionUpdated: { transactionId: string } }).transactionUpdated.transactionId);
+    expect(ids).toEqual([id]);
   });
 });

@@ -114,12 +114,16 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const stopRefreshing = bus.onEvent((event) =>
       backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event)),
     );
+    // The simulator stops before the drain; what a request in flight changes is still published while
+    // the drain waits for it, so the watch and the refresh end only once the drain is over.
     app.addHook('preClose', async () => {
       if ('stop' in picked) picked.stop?.();
+    });
+    app.addHook('onClose', async () => {
       stopWatching?.();
       stopRefreshing();
+      await backend.close();
     });
-    app.addHook('onClose', () => backend.close());
   },
   { name: 'backend', dependencies: ['metrics', 'events'] },
 );
