@@ -10,6 +10,18 @@ function exitOnConfigError(error: unknown): never {
   throw error;
 }
 
+/** Likewise a port another process holds (or METRICS_PORT equal to PORT). */
+function exitOnStartError(error: unknown): never {
+  const { code, address, port } = error as { code?: string; address?: string; port?: number };
+  if (code === 'EADDRINUSE') {
+    const which = config.metrics.port === config.port ? 'METRICS_PORT' : port === config.metrics.port ? 'METRICS_PORT' : 'PORT';
+    const why = config.metrics.port === config.port ? `is PORT's own (${config.port}): give the metrics a port of their own` : `${address ?? config.host}:${port ?? ''} is already in use by another process`;
+    process.stderr.write(`vending-gateway: ${which}: ${why}\n`);
+    process.exit(1);
+  }
+  return exitOnConfigError(error);
+}
+
 let config: Config;
 try {
   config = loadConfig(process.env);
@@ -18,8 +30,8 @@ try {
 }
 const gateway = createGateway(config);
 // Reading API_KEYS_FILE happens as the gateway starts: a file it cannot use is a configuration error too.
-const { url, metricsUrl } = await gateway.listen().catch(exitOnConfigError);
-const places = [`dashboard at ${url}/`, ...(config.graphiql ? [`GraphiQL at ${url}/graphql`] : []), ...(metricsUrl ? [`metrics at ${metricsUrl}`] : [])];
+const { url, metricsUrl } = await gateway.listen().catch(exitOnStartError);
+const places = [`dashboard at ${url}/`, ...(config.graphiql && config.limits.trustedDocuments !== 'only' ? [`GraphiQL at ${url}/graphql`] : []), ...(metricsUrl ? [`metrics at ${metricsUrl}`] : [])];
 gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: ${places.join(', ')}`);
 if (config.devApiKey) {
   gateway.logger.warn({ devApiKey: config.devApiKey }, `development API key: ${config.devApiKey} (set API_KEYS to choose your own)`);

@@ -1,4 +1,5 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 
@@ -120,7 +121,12 @@ type Extra = { socket: WebSocket };
 
 export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   // Past maxPayload, ws closes the socket with 1009 Message Too Big.
-  const wss = new WebSocketServer({ server: options.server, path: options.path, maxPayload: options.limits.maxMessageBytes });
+  // Given the server's upgrades, not the server itself: ws would re-emit the server's own errors (a port
+  // in use) on the WebSocket server, where graphql-ws reports them as its own failure. Other paths are still
+  // refused by ws (400), as with `server`.
+  const wss = new WebSocketServer({ noServer: true, path: options.path, maxPayload: options.limits.maxMessageBytes });
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request));
+  options.server.on('upgrade', upgrade);
   const open = new WeakMap<object, Set<string>>();
   const shared = createSharedSubscriptions();
   const restartHold = createRestartHold();
@@ -270,6 +276,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
       for (const client of wss.clients) client.terminate();
       await disposable.dispose();
+      options.server.off('upgrade', upgrade);
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
     subscriptions: () => ({ subscribers: shared.members(), executions: shared.groups() }),

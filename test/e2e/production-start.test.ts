@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -77,6 +79,24 @@ describe.concurrent('starting in production', () => {
     } finally {
       run.child.kill('SIGTERM');
       await run.exited;
+    }
+  }, GIVE_UP_MS + 5_000);
+
+  it('on a port another process holds, or with METRICS_PORT equal to PORT: exits 1 with one line naming the variable', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as AddressInfo;
+    try {
+      for (const [env, line] of [
+        [{ PORT: String(port) }, /^vending-gateway: PORT: 127\.0\.0\.1:\d+ is already in use by another process$/],
+        [{ PORT: String(port + 1), METRICS_PORT: String(port + 1) }, /^vending-gateway: METRICS_PORT: is PORT's own \(\d+\): give the metrics a port of their own$/],
+      ] as const) {
+        const run = startMain({ API_KEYS: 'k', LOG_LEVEL: 'silent', ...env });
+        expect(await run.exited).toBe(1);
+        expect(run.stderr.split('\n').filter((text) => text.trim() !== '')).toEqual([expect.stringMatching(line)]);
+      }
+    } finally {
+      holder.close();
     }
   }, GIVE_UP_MS + 5_000);
 });
