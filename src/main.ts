@@ -33,6 +33,9 @@ const gateway = createGateway(config);
 const { url, metricsUrl } = await gateway.listen().catch(exitOnStartError);
 const places = [`dashboard at ${url}/`, ...(config.graphiql && config.limits.trustedDocuments !== 'only' ? [`GraphiQL at ${url}/graphql`] : []), ...(metricsUrl ? [`metrics at ${metricsUrl}`] : [])];
 gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: ${places.join(', ')}`);
+if (config.unknownNodeEnv !== undefined) {
+  gateway.logger.warn({ nodeEnv: config.unknownNodeEnv }, `NODE_ENV=${config.unknownNodeEnv} is not "production": running with the development defaults (the development key, introspection, GraphiQL, field suggestions)`);
+}
 if (config.devApiKey) {
   gateway.logger.warn({ devApiKey: config.devApiKey }, `development API key: ${config.devApiKey} (set API_KEYS to choose your own)`);
 }

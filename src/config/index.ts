@@ -51,6 +51,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     port: v.PORT,
     host: v.HOST,
     production,
+    /** NODE_ENV when it is set to something other than production, development or test (a typo such as `prod`): the gateway then runs with the development defaults, and says so on start. */
+    unknownNodeEnv: v.NODE_ENV !== undefined && !['production', 'development', 'test'].includes(v.NODE_ENV) ? v.NODE_ENV : undefined,
     backend: v.BACKEND,
     upstream: upstream(v),
     /**

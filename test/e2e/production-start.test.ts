@@ -99,4 +99,16 @@ describe.concurrent('starting in production', () => {
       holder.close();
     }
   }, GIVE_UP_MS + 5_000);
+
+  it('with NODE_ENV set to something else than production (a typo): starts in development and says so', async () => {
+    const run = startMain({ NODE_ENV: 'prod' });
+    const url = await listening(run);
+    try {
+      expect(url, run.stderr).toBeDefined();
+      expect(run.stdout).toMatch(/NODE_ENV=prod is not \\"production\\": running with the development defaults/);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  }, GIVE_UP_MS + 5_000);
 });
