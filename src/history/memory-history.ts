@@ -85,7 +85,7 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
    * events' own times, which a sender may set anywhere in the past.
    */
   function trim(): void {
-    while (all.size > options.maxTransactions) drop(all.items[0]!.transactionId);
+    while (all.size > options.maxTransactions) drop(all.first()!.transactionId);
     const horizon = now() - options.retentionMs;
     // Oldest change first (each change moves its record to the end): nothing to do costs one look.
     for (const [id, at] of touched) {
@@ -108,19 +108,20 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
     const indexes = query.statuses.length === 0 ? [all] : query.statuses.flatMap((status) => byStatus.get(status) ?? []);
     trim();
     const upper: Keyed = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
-    // One position per index, walking down from the upper bound; the newest of their heads goes next.
-    const heads = indexes.map((index) => index.lowerBound(upper) - 1);
+    // One walk per index, down from the upper bound; the newest of their heads goes next.
+    const walks = indexes.map((index) => index.below(upper));
+    const heads = walks.map((walk) => walk.next().value);
     const picked: HistoryRecord[] = [];
     while (picked.length <= query.first) {
       let best = -1;
-      for (let i = 0; i < indexes.length; i += 1) {
-        const item = indexes[i]!.items[heads[i]!];
+      for (let i = 0; i < heads.length; i += 1) {
+        const item = heads[i];
         if (item === undefined || item.lastUpdated < query.since) continue;
-        if (best < 0 || compareKeyed(item, indexes[best]!.items[heads[best]!]!) > 0) best = i;
+        if (best < 0 || compareKeyed(item, heads[best]!) > 0) best = i;
       }
       if (best < 0) break;
-      picked.push(indexes[best]!.items[heads[best]!]!);
-      heads[best]! -= 1;
+      picked.push(heads[best]!);
+      heads[best] = walks[best]!.next().value;
     }
     return {
       records: picked.slice(0, query.first),
