@@ -22,6 +22,9 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   /** When the gateway last changed each record (retention counts from it). */
   const touched = new Map<string, number>();
   let seq = 0;
+  const startedAt = now();
+  /** Just after the last update of the latest-updated transaction dropped by the count bound. */
+  let evictedUntil = 0;
   /** Buckets past retention are looked for at most once a minute (there are ~10 000 in a week). */
   let nextSweep = 0;
 
@@ -85,7 +88,11 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
    * events' own times, which a sender may set anywhere in the past.
    */
   function trim(): void {
-    while (all.size > options.maxTransactions) drop(all.first()!.transactionId);
+    while (all.size > options.maxTransactions) {
+      const oldest = all.first()!;
+      evictedUntil = Math.max(evictedUntil, oldest.lastUpdated + 1);
+      drop(oldest.transactionId);
+    }
     const horizon = now() - options.retentionMs;
     // Oldest change first (each change moves its record to the end): nothing to do costs one look.
     for (const [id, at] of touched) {
@@ -146,6 +153,7 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
       return summarize(query.since, query.until, query.interval, fields);
     },
     records: async (ids) => ids.map((id) => records.get(id)),
+    coveredSince: async () => Math.max(startedAt, now() - options.retentionMs, evictedUntil),
     size: () => records.size,
   };
 }

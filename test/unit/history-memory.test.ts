@@ -69,6 +69,21 @@ describe('memory history', () => {
     expect(stats.count).toBe(3);
   });
 
+  it('says from when it covers: its start, then after the last update dropped for the count, then now − HISTORY_RETENTION', async () => {
+    let now = T0;
+    const h = createMemoryHistory({ maxTransactions: 2, retentionMs: WEEK, soldStatuses: [], now: () => now });
+    expect(await h.coveredSince()).toBe(T0);
+    // Times before the start: dropping them for the count says nothing the start did not.
+    for (let i = 0; i < 3; i += 1) h.apply!(event(`old${i}`, 'completed', T0 - 10_000 + i * 1_000, `o${i}`));
+    expect(await h.coveredSince()).toBe(T0);
+    for (let i = 0; i < 3; i += 1) h.apply!(event(`t${i}`, 'completed', T0 + 1_000 + i * 1_000, `e${i}`));
+    // t0 went for the count: whatever was updated up to its last update may be missing.
+    expect((await h.records(['t0']))[0]).toBeUndefined();
+    expect(await h.coveredSince()).toBe(T0 + 1_001);
+    now = T0 + WEEK + 5_000;
+    expect(await h.coveredSince()).toBe(T0 + 5_000);
+  });
+
   it('keeps events with old timestamps, and forgets a record HISTORY_RETENTION after the gateway last changed it', async () => {
     let now = T0;
     const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now: () => now });
