@@ -11,7 +11,10 @@ import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
  * retention (HISTORY_RETENTION after the gateway last changed a record).
  */
 
-export function createMemoryHistory(options: HistoryOptions): HistoryStore & { size(): number } {
+/** How often buckets past retention are looked for (there are ~10 000 in a week, mostly minutes). */
+const SWEEP_EVERY_MS = INTERVAL_MS.MINUTE;
+
+export function createMemoryHistory(options: HistoryOptions): HistoryStore & { size(): number; bucketCount(): number } {
   const now = options.now ?? Date.now;
   const sold = new Set(options.soldStatuses);
   const records = new Map<string, HistoryRecord>();
@@ -25,8 +28,6 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   const startedAt = now();
   /** Just after the last update of the latest-updated transaction dropped by the count bound. */
   let evictedUntil = 0;
-  /** Buckets past retention are looked for at most once a minute (there are ~10 000 in a week). */
-  let nextSweep = 0;
 
   const statusIndex = (status: string) => {
     let index = byStatus.get(status);
@@ -82,10 +83,13 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   }
 
   /**
-   * Drops the least recently updated past the count, and what the gateway
-   * has not changed for the retention (buckets looked over once a minute). Retention runs
-   * from when the gateway last changed a record or bucket, not from the
-   * events' own times, which a sender may set anywhere in the past.
+   * Drops the least recently updated past the count, and the records the
+   * gateway has not changed for the retention: O(1) amortised, since each
+   * record leaves once. Retention runs from when the gateway last changed a
+   * record or bucket, not from the events' own times, which a sender may set
+   * anywhere in the past. Buckets are swept by a timer (`sweep`), off the
+   * event and request path: one past retention is empty by then (its records
+   * left first, taking their sums back), so when it goes changes no answer.
    */
   function trim(): void {
     while (all.size > options.maxTransactions) {
@@ -99,10 +103,16 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
       if (at >= horizon) break;
       drop(id);
     }
-    if (now() < nextSweep) return;
-    nextSweep = now() + INTERVAL_MS.MINUTE;
+  }
+
+  function sweep(): void {
+    trim();
+    const horizon = now() - options.retentionMs;
     for (const [key, bucket] of buckets) if (bucket.touchedAt < horizon) buckets.delete(key);
   }
+  const sweeper = setInterval(sweep, SWEEP_EVERY_MS);
+  // A store left unclosed (a test, a script) must not keep the process alive.
+  sweeper.unref();
 
   function drop(transactionId: string): void {
     const record = records.get(transactionId);
@@ -155,5 +165,7 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
     records: async (ids) => ids.map((id) => records.get(id)),
     coveredSince: async () => Math.max(startedAt, now() - options.retentionMs, evictedUntil),
     size: () => records.size,
+    bucketCount: () => buckets.size,
+    close: () => clearInterval(sweeper),
   };
 }

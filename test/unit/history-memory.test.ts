@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { statusChanges } from '../../src/history/history-record.js';
 import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/history-queries.js';
 import { createMemoryHistory } from '../../src/history/memory-history.js';
@@ -97,6 +97,32 @@ describe('memory history', () => {
     expect(page.totalCount).toBe(1);
     const stats = await h.stats(statsQuery({ since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now));
     expect(stats.count).toBe(1);
+  });
+
+  it('sweeps buckets past HISTORY_RETENTION on a timer, not on the event path, and stops it when closed', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      let now = T0;
+      const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now: () => now });
+      h.apply!(event('old', 'completed', T0, 'o1'));
+      expect(h.bucketCount()).toBe(3); // its minute, hour and day
+      now += WEEK + 1_000;
+      h.apply!(event('new', 'completed', now, 'n1'));
+      // The event dropped the old record (and took its sums back) but swept no bucket.
+      expect((await h.records(['old']))[0]).toBeUndefined();
+      expect(h.bucketCount()).toBe(6);
+      // Taking its sums back changed its buckets: they go a retention later, with the timer's next run.
+      now += WEEK + 1;
+      expect(h.bucketCount()).toBe(6);
+      vi.advanceTimersByTime(60_000);
+      // The old record's buckets are gone; the new one's, just taken back by the sweep's own trim, stay.
+      expect(h.bucketCount()).toBe(3);
+      expect((await h.records(['new']))[0]).toBeUndefined();
+      h.close!();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('records payment updates, and starts a record from a read-back transaction', async () => {
