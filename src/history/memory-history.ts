@@ -1,6 +1,7 @@
 import { eventTime } from '../events/event-time.js';
 import { applyEvent, applyPayment, contributionOf, type Applied, type HistoryRecord } from './history-record.js';
-import { bucketKeys, bucketStart, increments, INTERVAL_MS, LEVELS, summarize, type BucketFields } from './history-stats.js';
+import { INTERVAL_MS } from './history-stats.js';
+import { createMemoryBuckets } from './memory-buckets.js';
 import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from './history-store.js';
 import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
 
@@ -21,7 +22,7 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   // The indexes hold the records themselves: a record never changes (a change makes a new one, indexed in its place).
   const all = new SortedIndex<HistoryRecord>();
   const byStatus = new Map<string, SortedIndex<HistoryRecord>>();
-  const buckets = new Map<string, { fields: Map<string, number | string>; touchedAt: number }>();
+  const buckets = createMemoryBuckets();
   /** When the gateway last changed each record (retention counts from it). */
   const touched = new Map<string, number>();
   let seq = 0;
@@ -37,24 +38,7 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
 
   function contribute(record: HistoryRecord, sign: 1 | -1): void {
     // Made again each time rather than kept: a record's contribution depends only on its status and products.
-    const contribution = contributionOf(record.status, record.products, sold);
-    for (const [level, width] of LEVELS) {
-      const key = `${level}${bucketStart(record.lastUpdated, width)}`;
-      let bucket = buckets.get(key);
-      if (!bucket) {
-        // Taking back from a bucket already dropped (past retention) would leave negative sums.
-        if (sign < 0) continue;
-        buckets.set(key, (bucket = { fields: new Map(), touchedAt: 0 }));
-      }
-      bucket.touchedAt = now();
-      const { fields } = bucket;
-      for (const [field, by] of increments(contribution, sign)) {
-        const value = ((fields.get(field) as number | undefined) ?? 0) + by;
-        if (value === 0) fields.delete(field);
-        else fields.set(field, value);
-      }
-      if (sign > 0 && contribution.sold) for (const [productId, name] of contribution.products) fields.set(`p:${productId}`, name);
-    }
+    buckets.contribute(record.lastUpdated, contributionOf(record.status, record.products, sold), sign, now());
   }
 
   function unindex(record: HistoryRecord): void {
@@ -106,9 +90,9 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   }
 
   function sweep(): void {
+    // Records first: a bucket past retention is then empty (its records took their sums back).
     trim();
-    const horizon = now() - options.retentionMs;
-    for (const [key, bucket] of buckets) if (bucket.touchedAt < horizon) buckets.delete(key);
+    buckets.sweep(now() - options.retentionMs);
   }
   const sweeper = setInterval(sweep, SWEEP_EVERY_MS);
   // A store left unclosed (a test, a script) must not keep the process alive.
@@ -155,17 +139,11 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
       return store(applyPayment(records.get(note.transactionId), note.transactionId, note.at, ++seq, note.fields, readBack));
     },
     recent: async (query) => recent(query),
-    async stats(query) {
-      const fields = bucketKeys(query).map((key): BucketFields | undefined => {
-        const bucket = buckets.get(key);
-        return bucket && Object.fromEntries(bucket.fields);
-      });
-      return summarize(query.since, query.until, query.interval, fields);
-    },
+    stats: async (query) => buckets.stats(query.since, query.until, query.interval),
     records: async (ids) => ids.map((id) => records.get(id)),
     coveredSince: async () => Math.max(startedAt, now() - options.retentionMs, evictedUntil),
     size: () => records.size,
-    bucketCount: () => buckets.size,
+    bucketCount: () => buckets.count(),
     close: () => clearInterval(sweeper),
   };
 }

@@ -149,6 +149,25 @@ describe('memory history', () => {
     expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 5, amount: 10.5 }]);
   });
 
+  it('names a product as the latest interval of the range named it, whatever a later hour of the same day said', async () => {
+    const h = history(T0 + 2 * 86_400_000);
+    const named = (id: string, at: number, eventId: string, productName: string) => {
+      const e = event(id, 'completed', at, eventId);
+      const products = [{ ...e.products[0]!, productName }];
+      return { ...e, products, transaction: { ...e.transaction, products } };
+    };
+    h.apply!(named('a', T0 + 30 * 60_000, 'a1', 'Water'));
+    // Sold after the range, on the same day, then moved to the next day: its sums leave that hour, its name stays.
+    h.apply!(named('b', T0 + 5 * 3_600_000, 'b1', 'Still water'));
+    h.apply!(named('b', T0 + 86_400_000, 'b2', 'Still water'));
+    const stats = await h.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 2 * 3_600_000), interval: 'HOUR' }, T0));
+    expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 1, amount: 2 }]);
+    // Summed by whole days where the range allows, by hours elsewhere: the same totals.
+    const week = await h.stats(statsQuery({ since: new Date(T0 - 3 * 86_400_000), until: new Date(T0 + 2 * 86_400_000), interval: 'HOUR' }, T0));
+    expect(week.products).toEqual([{ productId: 'p1', productName: 'Still water', quantity: 2, amount: 4 }]);
+    expect(week.count).toBe(2);
+  });
+
   it('refuses bounds with BAD_USER_INPUT', () => {
     expect(() => recentQuery({ first: 101 })).toThrow(/first must be from 0 to 100/);
     expect(() => recentQuery({ after: 'nope' })).toThrow(/not a cursor/);
