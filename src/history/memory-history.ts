@@ -12,7 +12,7 @@ import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
  * retention (HISTORY_RETENTION after the gateway last changed a record).
  */
 
-/** How often buckets past retention are looked for (there are ~10 000 in a week, mostly minutes). */
+/** How often days of sums past retention are looked for (a look reads one entry per day kept). */
 const SWEEP_EVERY_MS = INTERVAL_MS.MINUTE;
 
 export function createMemoryHistory(options: HistoryOptions): HistoryStore & { size(): number; bucketCount(): number } {
@@ -73,7 +73,8 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
    * record or bucket, not from the events' own times, which a sender may set
    * anywhere in the past. Buckets are swept by a timer (`sweep`), off the
    * event and request path: one past retention is empty by then (its records
-   * left first, taking their sums back), so when it goes changes no answer.
+   * left first, taking their sums back), so when it goes changes no count or
+   * sum; only a product name it last held may go with it.
    */
   function trim(): void {
     while (all.size > options.maxTransactions) {
