@@ -9,7 +9,10 @@ import { fromMicro } from './history-record.js';
  *  - an interval's row reads only its per-status sums, never its products;
  *  - the range's products read whole days from day buckets (whole hours from
  *    hour buckets) and only the ragged ends at the interval's own level: a
- *    week by hour reads at most 6 days and 46 hours, not 168 hours, of products;
+ *    week by hour reads at most 6 days and 46 hours, not 168 hours, of
+ *    products, and mostly 8 days: a partial day stands for its hours when
+ *    those outside the range add nothing (before a week ago, past retention;
+ *    after now, not there yet);
  *  - a product's name is the one of the latest bucket *of the query's level*
  *    that named it, as `summarize` reads it: each bucket keeps, per finer
  *    level, which of its sub-buckets named the product last, and that name.
