@@ -5,14 +5,15 @@ import {
 } from '../src/graphql/generated/operations.js';
 import { GatewayProblem, runQuery } from './api.js';
 import { coalesced } from './coalesced.js';
-import { fillStatusFilter, recentRows, statsSummary, topProductItems } from './history-view.js';
+import { coverageNote, coveredLater, fillStatusFilter, recentRows, statsSummary, topProductItems } from './history-view.js';
 import type { TransactionEvent } from './live-feed.js';
 import { salesChart } from './sales-chart.js';
 
 /*
  * The transaction history on the page: recent transactions with a
  * status filter, sales per minute over the last hour, and the top products,
- * from `recentTransactions` and `transactionStats`. Live events do not carry
+ * from `recentTransactions` and `transactionStats`, with a note when the
+ * history covers less than the hour (`coveredSince`). Live events do not carry
  * what these show (totals, last updates, counts), so an event asks for a
  * refetch, coalesced so that a burst of events costs one of each.
  */
@@ -97,6 +98,7 @@ export function startHistoryPanel(key: string): HistoryPanel {
       stats = transactionStats;
       drawChart();
       $('sales-summary').replaceChildren(statsSummary(transactionStats));
+      $('coverage-note').replaceChildren(...coverageNote(coveredLater(transactionStats)));
       $('top-products').replaceChildren(...topProductItems(transactionStats.topProductsByQuantity));
       seen(transactionStats.byStatus.map((entry) => entry.status));
       answered('stats');
@@ -150,6 +152,7 @@ export function startHistoryPanel(key: string): HistoryPanel {
     stop() {
       stopped = true;
       $('history-note').textContent = '';
+      $('coverage-note').textContent = '';
       $('app').classList.remove('without-history');
       list.stop();
       hour.stop();

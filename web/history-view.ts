@@ -75,3 +75,21 @@ export function statsSummary(stats: TransactionStatsQuery['transactionStats']): 
     ...stats.byStatus.map((entry) => el('span', { class: 'figure' }, statusPill(entry.status), ` ${entry.count}`)),
   );
 }
+
+/**
+ * When the history starts later than the range shown (a gateway started within
+ * the hour, or a store bounded below an hour of sales): the time it covers
+ * from, else undefined. Without it, part of an hour would read as the hour.
+ */
+export function coveredLater(stats: Pick<TransactionStatsQuery['transactionStats'], 'since' | 'coveredSince'>): Date | undefined {
+  const covered = new Date(stats.coveredSince);
+  return covered.getTime() > new Date(stats.since).getTime() ? covered : undefined;
+}
+
+/** The note under the chart's title: "History covers only since 14:05". */
+export function coverageNote(covered: Date | undefined): Array<Node | string> {
+  if (!covered) return [];
+  const sameDay = covered.toDateString() === new Date().toDateString();
+  const text = sameDay ? covered.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }) : covered.toLocaleString();
+  return ['History covers only since ', el('time', { datetime: covered.toISOString() }, text), ': earlier sales of this hour are not counted.'];
+}

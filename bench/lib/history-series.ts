@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { BodyCheck } from './expect.js';
-import { line, uuid, type ProductLine } from './fixtures.js';
+import { uuid, type ProductLine } from './fixtures.js';
 import { CLIENT_KEY } from './servers.js';
 import { quantile } from './stats.js';
 import { webhookSender, type WebhookTransaction } from './webhooks.js';
@@ -10,7 +10,7 @@ import { webhookSender, type WebhookTransaction } from './webhooks.js';
  * webhooks, and the answers `recentTransactions` must give once it is in,
  * derived from the series alone (not from any server).
  *
- * Transaction i has 3 products and goes `pending` at T + i s; three in four
+ * Transaction i has 3 products (of SERIES_PRODUCTS) and goes `pending` at T + i s; three in four
  * then go `completed` or `failed` half a second later: 1.75 events each, one
  * transaction a second of event time, as a fleet selling steadily would send.
  * Every event carries its own time (the envelope's timestamp), so the order
@@ -34,10 +34,20 @@ export interface HistorySeries {
   events(from: number, to: number): SeriesEvent[];
   /** The answer to RECENT_QUERY (or RECENT_PENDING_QUERY with `pendingOnly`) once transactions [0, count) are in. */
   recentCheck(count: number, pendingOnly?: boolean): BodyCheck;
+  /** How many of transactions [0, count) were last updated in [since, until) (ms): STATS_QUERY's `count`. */
+  countBetween(count: number, since: number, until: number): number;
 }
 
 const finalStatus = (i: number): string => (i % 4 === 0 ? 'pending' : i % 4 === 3 ? 'failed' : 'completed');
-const productsOf = (i: number): ProductLine[] => [line(i, 1 + (i % 3)), line(i + 4, 1 + ((i + 1) % 3)), line(i + 8, 1 + ((i + 2) % 3))];
+/** Distinct products sold over the series: what the statistics' top products sort (an operator's range). */
+export const SERIES_PRODUCTS = 2_000;
+const PRODUCT_KIND = 7;
+/** Product `k` of the series' catalogue; prices in quarters, so sums stay exact in binary floating point. */
+function product(k: number, quantity: number): ProductLine {
+  const n = k % SERIES_PRODUCTS;
+  return { productId: uuid(PRODUCT_KIND, n), productName: `Product ${n}`, productPrice: 1 + (n % 7) * 0.25, productThumbnail: `https://cdn.example.com/s10/${n}.png`, productSku: `S10-${n}`, quantity };
+}
+const productsOf = (i: number): ProductLine[] => [product(i, 1 + (i % 3)), product(i + 667, 1 + ((i + 1) % 3)), product(i + 1_334, 1 + ((i + 2) % 3))];
 
 /** A series of up to `size` transactions, the newest dated `newestAt` (ms); `tag` keeps its event ids apart from another run's. */
 export function historySeries(size: number, newestAt: number, tag: string): HistorySeries {
@@ -65,6 +75,11 @@ export function historySeries(size: number, newestAt: number, tag: string): Hist
       }
       return out;
     },
+    countBetween(count, since, until) {
+      let n = 0;
+      for (let i = 0; i < count; i += 1) if (lastUpdated(i) >= since && lastUpdated(i) < until) n += 1;
+      return n;
+    },
     recentCheck(count, pendingOnly = false) {
       const nodes = [];
       for (let i = count - 1; i >= 0 && nodes.length < PAGE; i -= 1) if (!pendingOnly || finalStatus(i) === 'pending') nodes.push(node(i));
@@ -75,6 +90,10 @@ export function historySeries(size: number, newestAt: number, tag: string): Hist
 
 const NODE_FIELDS = 'transactionId status total lastUpdated products { productId quantity }';
 export const RECENT_QUERY = `query Recent { recentTransactions(first: ${PAGE}) { nodes { ${NODE_FIELDS} } } }`;
+/** A dashboard's week: 168 hours, every interval's statuses, the range's top products both ways, and what it covers. */
+export const STATS_QUERY = `query Week($since: DateTime!, $until: DateTime!) { transactionStats(since: $since, until: $until, interval: HOUR) {
+  count totalSold coveredSince byStatus { status count total } intervals { start count totalSold byStatus { status count total } }
+  topProductsByQuantity(first: 10) { productId productName quantity amount } topProductsByAmount(first: 10) { productId productName quantity amount } } }`;
 export const RECENT_PENDING_QUERY = `query RecentPending { recentTransactions(first: ${PAGE}, status: ["pending"]) { nodes { ${NODE_FIELDS} } } }`;
 
 export interface FillResult {

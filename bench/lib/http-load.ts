@@ -34,6 +34,8 @@ export interface HttpTarget {
   method: 'GET' | 'POST' | 'PUT';
   headers: Record<string, string>;
   cases: RequestCase[];
+  /** Requests in flight at once; @default BENCH_CONNECTIONS */
+  connections?: number;
 }
 
 export interface RunFigures {
@@ -94,7 +96,7 @@ async function once(target: HttpTarget, seconds: number, counters: Counters) {
       ];
   return autocannon({
     url: target.url,
-    connections: SETTINGS.connections,
+    connections: target.connections ?? SETTINGS.connections,
     duration: seconds,
     headers: target.headers,
     requests,

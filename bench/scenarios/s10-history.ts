@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { redisServerOnPath } from '../../test/helpers/redis-server.js';
 import type { Child } from '../lib/children.js';
-import { historySeries, historyTotal, PAGE, postEvents, RECENT_PENDING_QUERY, RECENT_QUERY, type FillResult, type HistorySeries, type SeriesEvent } from '../lib/history-series.js';
+import { historySeries, historyTotal, PAGE, postEvents, RECENT_PENDING_QUERY, RECENT_QUERY, SERIES_PRODUCTS, STATS_QUERY, type FillResult, type HistorySeries, type SeriesEvent } from '../lib/history-series.js';
+import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession } from '../lib/http-load.js';
 import { startRedis, type RedisChild } from '../lib/redis-child.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
-import { CLIENT_KEY, memoryAfterGc, startGateway } from '../lib/servers.js';
+import { CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { httpRow, verdict, type Row } from '../lib/table.js';
 
@@ -18,7 +19,9 @@ import { httpRow, verdict, type Row } from '../lib/table.js';
  * Memory per stored transaction: a HISTORY=off gateway gets the same webhooks
  * beside the measured one and its growth is subtracted, so the figure is the
  * history's alone (the webhook dedupe keeps something per event too): heap
- * and RSS after forced GCs in process, `used_memory` in Redis.
+ * and RSS after forced GCs in process, `used_memory` in Redis. Then a week of
+ * `transactionStats` by hour with the top products (2 000 products in the
+ * series), one read at a time: its p99 and the event loop's longest delay.
  * Sizes: BENCH_S10_SIZES (10000,50000); the reads run at the largest.
  */
 
@@ -32,6 +35,12 @@ interface Growth {
   on: number[];
   off: number[];
 }
+
+/** The measured gateways hold the whole series (the default bound is 100 000), with room for it in their heap past 300 000. */
+const HISTORY_ENV: Record<string, string> = {
+  HISTORY_MAX_TRANSACTIONS: String(Math.max(LARGEST, 100_000)),
+  ...(LARGEST > 300_000 ? { NODE_OPTIONS: `--max-old-space-size=${Math.ceil(LARGEST / 1_000_000) * 4_096}` } : {}),
+};
 
 const POINTS = [0, ...SIZES];
 const perTransaction = (g: Growth, from: number, to: number) => (g.on[to]! - g.on[from]! - (g.off[to]! - g.off[from]!)) / (POINTS[to]! - POINTS[from]!);
@@ -144,6 +153,45 @@ async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pending
   return redisUs === undefined ? row : { ...row, notes: `${row.notes}; Redis CPU ${fmt(redisUs)} µs/request` };
 }
 
+const HOUR = 3_600_000;
+const WEEK = 7 * 24 * HOUR;
+const statsVariant = (where: Where) =>
+  `transactionStats(since: a week ago, interval: HOUR) with every interval's statuses and the top 10 products by quantity and by amount (${fmt(SERIES_PRODUCTS)} distinct products), ${where}, ${fmt(LARGEST)} held`;
+
+/**
+ * A dashboard's week by hour, closed loop, one read at a time. The first answer is checked against the series (its count, 168
+ * intervals, 10 top products each way) and every later one against it. The event loop's longest delay
+ * while the reads ran comes from the gateway's own monitorEventLoopDelay (prom-client's
+ * `nodejs_eventloop_lag_max_seconds`, reset by each scrape: scraped once before, read once after).
+ */
+async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries, redis?: RedisChild): Promise<Row> {
+  const until = Math.ceil(Date.now() / HOUR) * HOUR;
+  const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };
+  const response = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: CLIENT_KEY }, body: JSON.stringify({ query: STATS_QUERY, variables }) });
+  const first = (await response.json()) as { data?: { transactionStats: { count: number; intervals: unknown[]; topProductsByQuantity: unknown[]; topProductsByAmount: unknown[] } } };
+  const stats = first.data?.transactionStats;
+  const expected = series.countBetween(LARGEST, until - WEEK, until);
+  if (stats?.count !== expected || stats.intervals.length !== 168 || stats.topProductsByQuantity.length !== 10 || stats.topProductsByAmount.length !== 10) {
+    return notMeasured(statsVariant(where), `the first answer is not the series' week (count ${stats?.count ?? 'none'}, expected ${expected}): ${JSON.stringify(first).slice(0, 200)}`);
+  }
+  // One at a time, as dashboards refreshing now and then ask: the p99 is a read's own time, not a queue's.
+  const target = { ...graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }], APOLLO_CLIENT_ACCEPT), connections: 1 };
+  const session = httpSession(target, { server: gateway });
+  await session.warmUp();
+  const cpuBefore = await redis?.serverCpuSeconds();
+  await metric(gateway, 'nodejs_eventloop_lag_max_seconds');
+  let requests = 0;
+  for (let run = 0; run < 3; run += 1) requests += (await session.run()).requests;
+  const loopMaxMs = (await metric(gateway, 'nodejs_eventloop_lag_max_seconds')) * 1_000;
+  const redisUs = redis && (((await redis.serverCpuSeconds()) - cpuBefore!) / requests) * 1e6;
+  const m = session.result();
+  ctx.log(`${where}, week by hour: ${fmt(m.rps.median)} req/s, p99 ${fmt(m.p99, 1)} ms, event loop max delay ${fmt(loopMaxMs, 1)} ms`);
+  const met = m.p99 <= 50 && loopMaxMs <= 20;
+  const row = httpRow('S10', statsVariant(where), m, { target: `p99 ≤ 50 ms and the event loop never blocked > 20 ms ${m.errors.total > 0 ? 'VOID (errors)' : verdict(met)}` });
+  const notes = [`${row.notes}`, `event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms`, `the week holds ${fmt(expected)} transactions`, redisUs === undefined ? '' : `Redis CPU ${fmt(redisUs)} µs/request`];
+  return { ...row, notes: notes.filter(Boolean).join('; ') };
+}
+
 const notMeasured = (variant: string, why: string): Row => ({ scenario: 'S10', variant, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: why });
 
 function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
@@ -164,8 +212,8 @@ function memoryRow(where: Where, what: string, value: string, notes: string[], h
 const span = () => (POINTS.length > 2 ? `${fmt(POINTS[POINTS.length - 2]!)} → ${fmt(LARGEST)}` : `0 → ${fmt(LARGEST)}`);
 
 async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
-  const on = await startGateway(ctx.upstream.url, {});
-  const off = await startGateway(ctx.upstream.url, {}, { HISTORY: 'off' });
+  const on = await startGateway(ctx.upstream.url, {}, HISTORY_ENV);
+  const off = await startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...HISTORY_ENV });
   try {
     const heap: Growth = { on: [], off: [] };
     const rss: Growth = { on: [], off: [] };
@@ -184,6 +232,7 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
     for (const pendingOnly of [false, true]) {
       rows.push(held === LARGEST ? await reads(ctx, on, 'in process', pendingOnly, series) : notMeasured(readVariant('in process', pendingOnly), notHeld('in process', held)));
     }
+    rows.push(held === LARGEST ? await statsReads(ctx, on, 'in process', series) : notMeasured(statsVariant('in process'), notHeld('in process', held)));
     return rows;
   } finally {
     await Promise.all([on.stop(), off.stop()]);
@@ -196,8 +245,8 @@ async function inRedis(ctx: ScenarioContext, series: HistorySeries): Promise<Row
   const redisOn = await startRedis();
   const redisOff = await startRedis();
   try {
-    const on = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOn.redisUrl, REDIS_PREFIX: redisOn.newPrefix('on') });
-    const off = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOff.redisUrl, REDIS_PREFIX: redisOff.newPrefix('off'), HISTORY: 'off' });
+    const on = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOn.redisUrl, REDIS_PREFIX: redisOn.newPrefix('on'), ...HISTORY_ENV });
+    const off = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOff.redisUrl, REDIS_PREFIX: redisOff.newPrefix('off'), HISTORY: 'off', ...HISTORY_ENV });
     try {
       const used: Growth = { on: [], off: [] };
       const fills = await fillBoth(ctx, 'Redis', { gateway: on, redis: redisOn }, { gateway: off, redis: redisOff }, series, async () => {
@@ -212,6 +261,7 @@ async function inRedis(ctx: ScenarioContext, series: HistorySeries): Promise<Row
       for (const pendingOnly of [false, true]) {
         rows.push(held === LARGEST ? await reads(ctx, on, 'Redis', pendingOnly, series, redisOn) : notMeasured(readVariant('Redis', pendingOnly), notHeld('Redis', held)));
       }
+      rows.push(held === LARGEST ? await statsReads(ctx, on, 'Redis', series, redisOn) : notMeasured(statsVariant('Redis'), notHeld('Redis', held)));
       return rows;
     } finally {
       await Promise.all([on.stop(), off.stop()]);

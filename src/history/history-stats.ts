@@ -80,7 +80,7 @@ export interface TransactionStats {
 
 const num = (value: string | number | undefined): number => (value === undefined ? 0 : Number(value));
 
-function byStatusOf(counts: Map<string, number>, totals: Map<string, number>): StatusTotal[] {
+export function byStatusOf(counts: Map<string, number>, totals: Map<string, number>): StatusTotal[] {
   return [...counts.entries()]
     .filter(([, count]) => count > 0)
     .map(([status, count]) => ({ status, count, total: fromMicro(totals.get(status) ?? 0) }))

@@ -60,6 +60,15 @@ export interface HistoryStore {
   stats(query: StatsQuery): Promise<TransactionStats>;
   /** The records of these transactions, in order; undefined where there is none. */
   records(ids: readonly string[]): Promise<Array<HistoryRecord | undefined>>;
+  /**
+   * From when (epoch ms) the store holds every transaction updated since: the
+   * latest of when it started holding events, now − retention, and just after
+   * the last update of any transaction it dropped to stay within its count.
+   * A range starting earlier is answered from a part of it only.
+   */
+  coveredSince(): Promise<number>;
+  /** Stops what the store runs by itself (timers); in process only. */
+  close?(): void;
 }
 
 export interface HistoryOptions {

@@ -1,6 +1,7 @@
 import { eventTime } from '../events/event-time.js';
 import { applyEvent, applyPayment, contributionOf, type Applied, type HistoryRecord } from './history-record.js';
-import { bucketKeys, bucketStart, increments, INTERVAL_MS, LEVELS, summarize, type BucketFields } from './history-stats.js';
+import { INTERVAL_MS } from './history-stats.js';
+import { createMemoryBuckets } from './memory-buckets.js';
 import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from './history-store.js';
 import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
 
@@ -11,19 +12,23 @@ import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
  * retention (HISTORY_RETENTION after the gateway last changed a record).
  */
 
-export function createMemoryHistory(options: HistoryOptions): HistoryStore & { size(): number } {
+/** How often days of sums past retention are looked for (a look reads one entry per day kept). */
+const SWEEP_EVERY_MS = INTERVAL_MS.MINUTE;
+
+export function createMemoryHistory(options: HistoryOptions): HistoryStore & { size(): number; bucketCount(): number } {
   const now = options.now ?? Date.now;
   const sold = new Set(options.soldStatuses);
   const records = new Map<string, HistoryRecord>();
   // The indexes hold the records themselves: a record never changes (a change makes a new one, indexed in its place).
   const all = new SortedIndex<HistoryRecord>();
   const byStatus = new Map<string, SortedIndex<HistoryRecord>>();
-  const buckets = new Map<string, { fields: Map<string, number | string>; touchedAt: number }>();
+  const buckets = createMemoryBuckets();
   /** When the gateway last changed each record (retention counts from it). */
   const touched = new Map<string, number>();
   let seq = 0;
-  /** Buckets past retention are looked for at most once a minute (there are ~10 000 in a week). */
-  let nextSweep = 0;
+  const startedAt = now();
+  /** Just after the last update of the latest-updated transaction dropped by the count bound. */
+  let evictedUntil = 0;
 
   const statusIndex = (status: string) => {
     let index = byStatus.get(status);
@@ -33,24 +38,7 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
 
   function contribute(record: HistoryRecord, sign: 1 | -1): void {
     // Made again each time rather than kept: a record's contribution depends only on its status and products.
-    const contribution = contributionOf(record.status, record.products, sold);
-    for (const [level, width] of LEVELS) {
-      const key = `${level}${bucketStart(record.lastUpdated, width)}`;
-      let bucket = buckets.get(key);
-      if (!bucket) {
-        // Taking back from a bucket already dropped (past retention) would leave negative sums.
-        if (sign < 0) continue;
-        buckets.set(key, (bucket = { fields: new Map(), touchedAt: 0 }));
-      }
-      bucket.touchedAt = now();
-      const { fields } = bucket;
-      for (const [field, by] of increments(contribution, sign)) {
-        const value = ((fields.get(field) as number | undefined) ?? 0) + by;
-        if (value === 0) fields.delete(field);
-        else fields.set(field, value);
-      }
-      if (sign > 0 && contribution.sold) for (const [productId, name] of contribution.products) fields.set(`p:${productId}`, name);
-    }
+    buckets.contribute(record.lastUpdated, contributionOf(record.status, record.products, sold), sign, now());
   }
 
   function unindex(record: HistoryRecord): void {
@@ -79,23 +67,37 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
   }
 
   /**
-   * Drops the least recently updated past the count, and what the gateway
-   * has not changed for the retention (buckets looked over once a minute). Retention runs
-   * from when the gateway last changed a record or bucket, not from the
-   * events' own times, which a sender may set anywhere in the past.
+   * Drops the least recently updated past the count, and the records the
+   * gateway has not changed for the retention: O(1) amortised, since each
+   * record leaves once. Retention runs from when the gateway last changed a
+   * record or bucket, not from the events' own times, which a sender may set
+   * anywhere in the past. Buckets are swept by a timer (`sweep`), off the
+   * event and request path: one past retention is empty by then (its records
+   * left first, taking their sums back), so when it goes changes no count or
+   * sum; only a product name it last held may go with it.
    */
   function trim(): void {
-    while (all.size > options.maxTransactions) drop(all.items[0]!.transactionId);
+    while (all.size > options.maxTransactions) {
+      const oldest = all.first()!;
+      evictedUntil = Math.max(evictedUntil, oldest.lastUpdated + 1);
+      drop(oldest.transactionId);
+    }
     const horizon = now() - options.retentionMs;
     // Oldest change first (each change moves its record to the end): nothing to do costs one look.
     for (const [id, at] of touched) {
       if (at >= horizon) break;
       drop(id);
     }
-    if (now() < nextSweep) return;
-    nextSweep = now() + INTERVAL_MS.MINUTE;
-    for (const [key, bucket] of buckets) if (bucket.touchedAt < horizon) buckets.delete(key);
   }
+
+  function sweep(): void {
+    // Records first: a bucket past retention is then empty (its records took their sums back).
+    trim();
+    buckets.sweep(now() - options.retentionMs);
+  }
+  const sweeper = setInterval(sweep, SWEEP_EVERY_MS);
+  // A store left unclosed (a test, a script) must not keep the process alive.
+  sweeper.unref();
 
   function drop(transactionId: string): void {
     const record = records.get(transactionId);
@@ -108,19 +110,20 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
     const indexes = query.statuses.length === 0 ? [all] : query.statuses.flatMap((status) => byStatus.get(status) ?? []);
     trim();
     const upper: Keyed = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
-    // One position per index, walking down from the upper bound; the newest of their heads goes next.
-    const heads = indexes.map((index) => index.lowerBound(upper) - 1);
+    // One walk per index, down from the upper bound; the newest of their heads goes next.
+    const walks = indexes.map((index) => index.below(upper));
+    const heads = walks.map((walk) => walk.next().value);
     const picked: HistoryRecord[] = [];
     while (picked.length <= query.first) {
       let best = -1;
-      for (let i = 0; i < indexes.length; i += 1) {
-        const item = indexes[i]!.items[heads[i]!];
+      for (let i = 0; i < heads.length; i += 1) {
+        const item = heads[i];
         if (item === undefined || item.lastUpdated < query.since) continue;
-        if (best < 0 || compareKeyed(item, indexes[best]!.items[heads[best]!]!) > 0) best = i;
+        if (best < 0 || compareKeyed(item, heads[best]!) > 0) best = i;
       }
       if (best < 0) break;
-      picked.push(indexes[best]!.items[heads[best]!]!);
-      heads[best]! -= 1;
+      picked.push(heads[best]!);
+      heads[best] = walks[best]!.next().value;
     }
     return {
       records: picked.slice(0, query.first),
@@ -137,14 +140,11 @@ export function createMemoryHistory(options: HistoryOptions): HistoryStore & { s
       return store(applyPayment(records.get(note.transactionId), note.transactionId, note.at, ++seq, note.fields, readBack));
     },
     recent: async (query) => recent(query),
-    async stats(query) {
-      const fields = bucketKeys(query).map((key): BucketFields | undefined => {
-        const bucket = buckets.get(key);
-        return bucket && Object.fromEntries(bucket.fields);
-      });
-      return summarize(query.since, query.until, query.interval, fields);
-    },
+    stats: async (query) => buckets.stats(query.since, query.until, query.interval),
     records: async (ids) => ids.map((id) => records.get(id)),
+    coveredSince: async () => Math.max(startedAt, now() - options.retentionMs, evictedUntil),
     size: () => records.size,
+    bucketCount: () => buckets.count(),
+    close: () => clearInterval(sweeper),
   };
 }

@@ -10,6 +10,8 @@ import { LEVELS } from '../history/history-stats.js';
  *   touched    ids by when the gateway last changed them: retention runs from it (zset)
  *   m<start>, h<start>, d<start>   running sums (hash, fields as history-stats.ts)
  *   seq        the apply order (two events of one millisecond keep their arrival order)
+ *   since      when this history was first written    evicted   just after the last update of
+ *              (coverage starts no earlier)                      any record dropped for the count
  *
  * Numbers that must stay exact travel and rest as strings: Lua's tostring and
  * cjson keep 14 significant digits. Lua decodes only JSON it encoded itself
@@ -141,7 +143,13 @@ end
 -- retention; answers whether some of that may be left.
 local function trim(budget)
   local over = math.min(redis.call('ZCARD', H .. 'all') - MAX_N, ${TRIM_PER_SCRIPT})
-  if over > 0 then for _, txid in ipairs(redis.call('ZRANGE', H .. 'all', 0, over - 1)) do drop(txid) end end
+  if over > 0 then
+    local oldest = redis.call('ZRANGE', H .. 'all', 0, over - 1, 'WITHSCORES')
+    for i = 1, #oldest, 2 do drop(oldest[i]) end
+    -- Coverage starts after the last update of the latest-updated transaction dropped for the count.
+    local after = tonumber(oldest[#oldest]) + 1
+    if after > tonumber(redis.call('GET', H .. 'evicted') or '0') then redis.call('SET', H .. 'evicted', int(after)) end
+  end
   local past = redis.call('ZRANGEBYSCORE', H .. 'touched', '-inf', '(' .. HORIZON, 'LIMIT', 0, budget)
   for _, txid in ipairs(past) do drop(txid) end
   return #past == budget
@@ -161,8 +169,10 @@ local function store(txid, previous, record)
   redis.call('ZADD', H .. 's:' .. record.st, record.lu, txid)
   redis.call('SADD', H .. 'statuses', record.st)
   redis.call('ZADD', H .. 'touched', NOW, txid)
+  -- When this history started holding events (coverage starts no earlier).
+  redis.call('SET', H .. 'since', NOW, 'NX')
   -- Whole indexes go only when nothing changed for longer than any record is kept.
-  for _, name in ipairs({'all', 's:' .. record.st, 'statuses', 'touched', 'seq'}) do redis.call('PEXPIRE', H .. name, KEEP) end
+  for _, name in ipairs({'all', 's:' .. record.st, 'statuses', 'touched', 'seq', 'since', 'evicted'}) do redis.call('PEXPIRE', H .. name, KEEP) end
   contribute(record.lu, record.ci, 1)
   trim(${PRUNE_PER_CHANGE})
 end

@@ -117,6 +117,16 @@ export function createRedisHistory(commands: Redis, options: HistoryOptions & { 
       });
       return summarize(query.since, query.until, query.interval, buckets);
     },
+    async coveredSince() {
+      const at = now();
+      // Nothing written yet (or Redis emptied): coverage starts now, and stays there once written.
+      const answers = (await commands.pipeline().set(`${space}since`, String(at), 'PX', options.retentionMs + KEEP_MARGIN_MS, 'NX').get(`${space}since`).get(`${space}evicted`).exec()) ?? [];
+      const [since, evicted] = answers.slice(1).map(([error, value]) => {
+        if (error) throw error;
+        return Number(value ?? 0);
+      });
+      return Math.max(since!, at - options.retentionMs, evicted!);
+    },
     async records(ids) {
       if (ids.length === 0) return [];
       const found = await commands.vendingGatewayHistoryRecords(...common(), ...ids);

@@ -9,8 +9,8 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 /*
  * The dashboard's transaction history in a real browser: webhooks
  * posted to a real gateway show up in the recent list and in the chart of
- * sales per minute without a reload, the status filter narrows the list, and
- * nothing leaves for another origin.
+ * sales per minute without a reload, the status filter narrows the list, a
+ * history younger than the hour says so, and nothing leaves for another origin.
  */
 const hasChromium = chromiumFor('dashboard history browser test');
 
@@ -23,6 +23,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let elsewhere: string[] = [];
+let startedBefore = 0;
+let startedAfter = 0;
 
 async function postWebhook(index: number, status: string): Promise<void> {
   const { transactionId, products } = sale(index);
@@ -42,7 +44,9 @@ const bars = () =>
 
 describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
   beforeAll(async () => {
+    startedBefore = Date.now();
     running = await startGateway({ SIMULATOR: 'off' });
+    startedAfter = Date.now();
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     elsewhere = await keepToOrigin(context, new URL(running.url).origin);
@@ -69,6 +73,15 @@ describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
     expect(await chart.getAttribute('role')).toBe('img');
     expect(await chart.getAttribute('aria-label')).toMatch(/Sales per minute over the last 60 minutes: no transactions yet/);
     expect(await page.locator('#recent-rows').textContent()).toMatch(/No transactions yet/);
+  });
+
+  it('says the history covers only since the gateway started, which is within the hour shown', async () => {
+    const note = page.locator('#coverage-note');
+    await expect.poll(() => note.textContent()).toMatch(/^History covers only since \d\d:\d\d: earlier sales of this hour are not counted\.$/);
+    const since = new Date((await note.locator('time').getAttribute('datetime'))!).getTime();
+    expect(since).toBeGreaterThanOrEqual(startedBefore);
+    expect(since).toBeLessThanOrEqual(startedAfter);
+    expect(await note.isVisible()).toBe(true);
   });
 
   it('shows a sale in the list and in the bar of the current minute within 3 seconds, without reloading', async () => {

@@ -18,7 +18,9 @@ import { redisServerOnPath, startTestRedis } from '../helpers/redis-server.js';
  */
 
 let gateway: RunningGateway;
+let startedBefore = 0;
 beforeAll(async () => {
+  startedBefore = Date.now();
   gateway = await startGateway();
 });
 afterAll(() => gateway.close());
@@ -106,6 +108,18 @@ describe('transaction history (in process)', () => {
     }
   });
 
+  it('says from when it covers (coveredSince): here, since the gateway started', async () => {
+    const asked = Date.now();
+    const { body } = await postGraphQL(gateway.url, '{ recentTransactions(first: 0) { coveredSince } transactionStats(interval: DAY) { since coveredSince } }');
+    const data = body.data;
+    const covered = Date.parse(data?.recentTransactions.coveredSince);
+    expect(covered).toBeGreaterThanOrEqual(startedBefore);
+    expect(covered).toBeLessThanOrEqual(asked);
+    expect(data?.transactionStats.coveredSince).toBe(data?.recentTransactions.coveredSince);
+    // A week by day starts long before this gateway did: the answer says so.
+    expect(Date.parse(data?.transactionStats.since)).toBeLessThan(covered);
+  });
+
   it('says so when HISTORY=off', async () => {
     const off = await startGateway({ HISTORY: 'off' });
     try {
@@ -146,6 +160,9 @@ describe('transaction history shared through Redis', () => {
     const after = await runOperation(restarted!.url, RecentTransactionsDocument, { first: 100 });
     expect(after.data).toEqual(before.data);
     expect(after.data?.recentTransactions.totalCount).toBeGreaterThanOrEqual(3);
+    // Coverage starts at the deployment's first write, not at an instance's start.
+    const covered = async (url: string) => (await runOperation(url, TransactionStatsDocument, {})).data?.transactionStats.coveredSince;
+    expect(await covered(restarted!.url)).toBe(await covered(a!.url));
   });
 });
 

@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { coalesced } from '../../web/coalesced.js';
+import { coveredLater } from '../../web/history-view.js';
 import { axisTop } from '../../web/sales-chart.js';
 
 /*
  * The dashboard's pure parts that the browser test cannot pin down to the
- * millisecond: how often live events make it refetch, and the chart's scale.
+ * millisecond: how often live events make it refetch, the chart's scale, and
+ * when the history covers less than the range shown.
  */
 
 describe('coalesced refetches', () => {
@@ -73,5 +75,16 @@ describe('coalesced refetches', () => {
 describe('the sales chart scale', () => {
   it('tops the axis at 1, 2 or 5 times a power of ten, never below the largest bar', () => {
     expect([0, 0.3, 1, 1.01, 3, 7.5, 10, 151.01, 1772, 0.042].map(axisTop)).toEqual([1, 0.5, 1, 2, 5, 10, 10, 200, 2000, 0.05]);
+  });
+});
+
+describe('history coverage note', () => {
+  const since = '2026-11-23T10:00:00.000Z';
+  it('names the time the history starts from when it is later than the range', () => {
+    expect(coveredLater({ since, coveredSince: '2026-11-23T10:20:00.000Z' })?.toISOString()).toBe('2026-11-23T10:20:00.000Z');
+  });
+  it('says nothing when the history covers the whole range', () => {
+    expect(coveredLater({ since, coveredSince: since })).toBeUndefined();
+    expect(coveredLater({ since, coveredSince: '2026-11-16T10:00:00.000Z' })).toBeUndefined();
   });
 });

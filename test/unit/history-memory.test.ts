@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { statusChanges } from '../../src/history/history-record.js';
 import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/history-queries.js';
 import { createMemoryHistory } from '../../src/history/memory-history.js';
@@ -69,6 +69,21 @@ describe('memory history', () => {
     expect(stats.count).toBe(3);
   });
 
+  it('says from when it covers: its start, then after the last update dropped for the count, then now − HISTORY_RETENTION', async () => {
+    let now = T0;
+    const h = createMemoryHistory({ maxTransactions: 2, retentionMs: WEEK, soldStatuses: [], now: () => now });
+    expect(await h.coveredSince()).toBe(T0);
+    // Times before the start: dropping them for the count says nothing the start did not.
+    for (let i = 0; i < 3; i += 1) h.apply!(event(`old${i}`, 'completed', T0 - 10_000 + i * 1_000, `o${i}`));
+    expect(await h.coveredSince()).toBe(T0);
+    for (let i = 0; i < 3; i += 1) h.apply!(event(`t${i}`, 'completed', T0 + 1_000 + i * 1_000, `e${i}`));
+    // t0 went for the count: whatever was updated up to its last update may be missing.
+    expect((await h.records(['t0']))[0]).toBeUndefined();
+    expect(await h.coveredSince()).toBe(T0 + 1_001);
+    now = T0 + WEEK + 5_000;
+    expect(await h.coveredSince()).toBe(T0 + 5_000);
+  });
+
   it('keeps events with old timestamps, and forgets a record HISTORY_RETENTION after the gateway last changed it', async () => {
     let now = T0;
     const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now: () => now });
@@ -82,6 +97,32 @@ describe('memory history', () => {
     expect(page.totalCount).toBe(1);
     const stats = await h.stats(statsQuery({ since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now));
     expect(stats.count).toBe(1);
+  });
+
+  it('sweeps buckets past HISTORY_RETENTION on a timer, not on the event path, and stops it when closed', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      let now = T0;
+      const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now: () => now });
+      h.apply!(event('old', 'completed', T0, 'o1'));
+      expect(h.bucketCount()).toBe(3); // its minute, hour and day
+      now += WEEK + 1_000;
+      h.apply!(event('new', 'completed', now, 'n1'));
+      // The event dropped the old record (and took its sums back) but swept no bucket.
+      expect((await h.records(['old']))[0]).toBeUndefined();
+      expect(h.bucketCount()).toBe(6);
+      // Taking its sums back changed its buckets: they go a retention later, with the timer's next run.
+      now += WEEK + 1;
+      expect(h.bucketCount()).toBe(6);
+      vi.advanceTimersByTime(60_000);
+      // The old record's buckets are gone; the new one's, just taken back by the sweep's own trim, stay.
+      expect(h.bucketCount()).toBe(3);
+      expect((await h.records(['new']))[0]).toBeUndefined();
+      h.close!();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('records payment updates, and starts a record from a read-back transaction', async () => {
@@ -106,6 +147,25 @@ describe('memory history', () => {
     expect(stats.buckets.map((b) => [b.count, b.totalSold])).toEqual([[1, 3.3], [2, 7.2]]);
     expect(stats.totalSold).toBe(10.5);
     expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 5, amount: 10.5 }]);
+  });
+
+  it('names a product as the latest interval of the range named it, whatever a later hour of the same day said', async () => {
+    const h = history(T0 + 2 * 86_400_000);
+    const named = (id: string, at: number, eventId: string, productName: string) => {
+      const e = event(id, 'completed', at, eventId);
+      const products = [{ ...e.products[0]!, productName }];
+      return { ...e, products, transaction: { ...e.transaction, products } };
+    };
+    h.apply!(named('a', T0 + 30 * 60_000, 'a1', 'Water'));
+    // Sold after the range, on the same day, then moved to the next day: its sums leave that hour, its name stays.
+    h.apply!(named('b', T0 + 5 * 3_600_000, 'b1', 'Still water'));
+    h.apply!(named('b', T0 + 86_400_000, 'b2', 'Still water'));
+    const stats = await h.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 2 * 3_600_000), interval: 'HOUR' }, T0));
+    expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 1, amount: 2 }]);
+    // Summed by whole days where the range allows, by hours elsewhere: the same totals.
+    const week = await h.stats(statsQuery({ since: new Date(T0 - 3 * 86_400_000), until: new Date(T0 + 2 * 86_400_000), interval: 'HOUR' }, T0));
+    expect(week.products).toEqual([{ productId: 'p1', productName: 'Still water', quantity: 2, amount: 4 }]);
+    expect(week.count).toBe(2);
   });
 
   it('refuses bounds with BAD_USER_INPUT', () => {

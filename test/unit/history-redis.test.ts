@@ -89,6 +89,29 @@ describe.concurrent('Redis history', () => {
     expect(stats.count).toBe(3);
   });
 
+  it('says from when it covers: its first write, then after the last update dropped for the count, then now − HISTORY_RETENTION', async (ctx) => {
+    let now = T0;
+    const h = await start(ctx, () => now, 2);
+    await h.apply(event('old', 'completed', T0 - 10_000, 'o1'));
+    now = T0 + 500;
+    // The first write set the start; a later instance reads the same.
+    expect(await h.history.coveredSince()).toBe(T0);
+    const later = await h.deployment.instance(options(() => now, 2));
+    expect(await later.history.coveredSince()).toBe(T0);
+    for (let i = 0; i < 3; i += 1) await h.apply(event(`t${i}`, 'completed', T0 + 1_000 + i * 1_000, `e${i}`));
+    expect(await h.history.coveredSince()).toBe(T0 + 1_001);
+    now = T0 + WEEK + 5_000;
+    expect(await h.history.coveredSince()).toBe(T0 + 5_000);
+  });
+
+  it('starts coverage when first asked if nothing was written yet', async (ctx) => {
+    let now = T0;
+    const h = await start(ctx, () => now);
+    expect(await h.history.coveredSince()).toBe(T0);
+    now += 60_000;
+    expect(await h.history.coveredSince()).toBe(T0);
+  });
+
   it('keeps events with old timestamps, and forgets a record HISTORY_RETENTION after the gateway last changed it', async (ctx) => {
     let now = T0;
     const h = await start(ctx, () => now, 100);

@@ -49,7 +49,7 @@ export const eventsPlugin = fp<{ config: Config }>(
     app.readiness.add('events', () => events.bus.ready());
     if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
-    app.addHook('onClose', () => events.close());
+    app.addHook('onClose', () => { history?.close?.(); return events.close(); });
   },
   { name: 'events', dependencies: ['redis'] },
 );

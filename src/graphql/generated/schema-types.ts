@@ -218,6 +218,8 @@ export type Transaction = {
 /** A page of the transaction history, most recently updated first. */
 export type TransactionConnection = {
   __typename?: 'TransactionConnection';
+  /** From when the history holds every transaction updated since: the latest of when its store started holding events, now − HISTORY_RETENTION, and just after the last update of any transaction dropped to stay within HISTORY_MAX_TRANSACTIONS. A range starting earlier is answered from this part of it only. */
+  coveredSince: Scalars['DateTime']['output'];
   /** The transactions of this page with their cursors. */
   edges: Array<TransactionEdge>;
   /** The transactions of this page. */
@@ -244,6 +246,8 @@ export type TransactionStats = {
   byStatus: Array<StatusTotal>;
   /** How many transactions in the whole range. */
   count: Scalars['Int']['output'];
+  /** From when the history holds every transaction updated since: the latest of when its store started holding events, now − HISTORY_RETENTION, and just after the last update of any transaction dropped to stay within HISTORY_MAX_TRANSACTIONS. A range starting earlier is answered from this part of it only. */
+  coveredSince: Scalars['DateTime']['output'];
   /** The width of each interval. */
   interval: StatsInterval;
   /** Every interval of the range, oldest first, empty ones included. */

@@ -102,6 +102,14 @@ export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuild
   };
 }
 
+/** `coveredSince` of either answer: read only when asked for, from the same store. */
+const coveredSinceField = {
+  type: 'DateTime' as const,
+  description:
+    'From when the history holds every transaction updated since: the latest of when its store started holding events, now − HISTORY_RETENTION, and just after the last update of any transaction dropped to stay within HISTORY_MAX_TRANSACTIONS. A range starting earlier is answered from this part of it only.',
+  resolve: async (_parent: unknown, _args: unknown, ctx: GatewayContext) => new Date(await historyOf(ctx).store.coveredSince().catch(historyUnavailable)),
+};
+
 interface Connection {
   /** Cursors are made only for a page whose edges are asked for. */
   records: HistoryRecord[];
@@ -126,6 +134,7 @@ const TransactionConnectionRef = builder.objectRef<Connection>('TransactionConne
     nodes: t.field({ type: [TransactionRef], description: 'The transactions of this page.', resolve: (c) => c.records.map(nodeOf) }),
     pageInfo: t.field({ type: PageInfoRef, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),
     totalCount: t.exposeInt('totalCount', { description: 'How many transactions match the statuses and time range, over all pages.' }),
+    coveredSince: t.field(coveredSinceField),
   }),
 });
 
@@ -192,6 +201,7 @@ const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStat
     since: t.field({ type: 'DateTime', description: 'Start of the range, aligned down to the interval.', resolve: (s) => new Date(s.since) }),
     until: t.field({ type: 'DateTime', description: 'End of the range (excluded), aligned up to the interval.', resolve: (s) => new Date(s.until) }),
     interval: t.field({ type: StatsIntervalRef, description: 'The width of each interval.', resolve: (s) => s.interval }),
+    coveredSince: t.field(coveredSinceField),
     intervals: t.field({ type: [StatsIntervalRowRef], description: 'Every interval of the range, oldest first, empty ones included.', resolve: (s) => s.buckets }),
     count: t.exposeInt('count', { description: 'How many transactions in the whole range.' }),
     totalSold: t.exposeFloat('totalSold', totalSoldField),
