@@ -25,6 +25,8 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
   onTailError?: (error: unknown) => void;
   /** Run in the append script once an event is admitted (the history's apply), so both happen once, together. */
   afterAppend?: AppendStep;
+  /** Told of each event this instance's append admitted, once the script said so (a read model fed elsewhere: PostgreSQL). */
+  onAdmitted?: (event: TransactionUpdateEvent) => void;
 }
 
 /**
@@ -180,7 +182,9 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       const keys = [stream, key('event-position', event.eventId), key('dedupe', event.eventId), key('last-digest', event.transactionId)];
       const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event.transactionId) ?? '', channel];
       const position = await commands.vendingGatewayAppendEvent(...keys, ...args, ...(step ? step.args(event) : []));
-      return position === null ? undefined : { position, event };
+      if (position === null) return undefined;
+      options.onAdmitted?.(event);
+      return { position, event };
     },
     async readAfter(cursor) {
       // A position first (the ids SSE writes), else an event id.

@@ -1,5 +1,6 @@
 import { createEventBus } from '../events/event-bus.js';
 import type { EventTransport } from '../events/event-transport.js';
+import type { TransactionUpdateEvent } from '../events/normalize.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClients } from './redis-clients.js';
 import { createRedisEventLog, type AppendStep } from './redis-event-log.js';
@@ -10,6 +11,8 @@ export interface RedisEventTransportOptions {
   logger: Logger;
   /** Run where the log admits an event (the history's apply). */
   afterAppend?: AppendStep;
+  /** Told of each event this instance admitted (the PostgreSQL history's feed). */
+  onAdmitted?: (event: TransactionUpdateEvent) => void;
 }
 
 /** Events shared by every instance of a deployment through one Redis (redis-event-log.ts). */
@@ -19,6 +22,7 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
     prefix: options.redisPrefix,
     capacity: options.eventLogSize,
     afterAppend: options.afterAppend,
+    onAdmitted: options.onAdmitted,
     onTailError(error) {
       // Once per outage, not once per retry.
       if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');

@@ -7,11 +7,13 @@ import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/h
 import type { Interval } from '../../src/history/history-stats.js';
 import type { HistoryOptions, HistoryStore, RecentPage } from '../../src/history/history-store.js';
 import { createMemoryHistory } from '../../src/history/memory-history.js';
+import type pg from 'pg';
+import { postgresHistoryDeployment, type PostgresHistoryDeployment } from '../helpers/postgres.js';
 import { historyDeployment, type HistoryInstance } from '../helpers/redis-history.js';
 import { runs } from './arbitraries.js';
 
 /*
- * The Redis history against the in-process one (the reference): a random
+ * The shared stores (PostgreSQL, Redis) against the in-process one (the reference): a random
  * series of webhooks over a few transactions and statuses — redeliveries,
  * out-of-order and same-millisecond times, flip-flops, bursts admitted
  * concurrently, payment updates with and without a read-back, more
@@ -109,6 +111,30 @@ async function walk(store: HistoryStore, args: Parameters<typeof recentQuery>[0]
   return pages;
 }
 
+/** Everything GraphQL reads, from `store` and from the in-process reference, must be alike. */
+async function compareAll(store: HistoryStore, memory: HistoryStore, now: number): Promise<void> {
+    const ids = [...IDS, 'never'];
+  expect((await store.records(ids)).map(shown)).toEqual((await memory.records(ids)).map(shown));
+  const filters = [[], ['pending'], ['completed', 'failed'], STATUSES, ['unknown']];
+  const windows = [{}, { since: new Date(T0 - 60_000), until: new Date(T0 + 3_600_000) }, { until: new Date(T0) }];
+  for (const status of filters) {
+    for (const first of [1, 2, 3, 100]) {
+      for (const window of windows) {
+        const args = { first, status, ...window };
+        expect(await walk(store, args), JSON.stringify(args)).toEqual(await walk(memory, args));
+      }
+    }
+  }
+  const ranges: Array<[Interval, number, number]> = [['MINUTE', T0 - DAY / 2, T0 + DAY / 2], ['HOUR', T0 - 2 * DAY, T0 + 3 * DAY], ['DAY', T0 - 10 * DAY, T0 + 10 * DAY]];
+  for (const [interval, since, until] of ranges) {
+    const query = statsQuery({ since: new Date(since), until: new Date(until), interval }, now);
+    const [fromStore, fromMemory] = [await store.stats(query), await memory.stats(query)];
+    // The products' order is the caller's to make (by quantity, amount, id).
+    for (const stats of [fromStore, fromMemory]) stats.products.sort((a, b) => (a.productId < b.productId ? -1 : 1));
+    expect(fromStore, interval).toEqual(fromMemory);
+  }
+}
+
 async function check(input: ValueOf<typeof series>): Promise<void> {
   let now = T0 + 3 * DAY;
   const options: HistoryOptions = { maxTransactions: input.maxTransactions, retentionMs: WEEK, soldStatuses: input.soldStatuses, now: () => now };
@@ -138,31 +164,62 @@ async function check(input: ValueOf<typeof series>): Promise<void> {
         if (!recorded && readBack) expect(await here.history.notePayment(note, readBack)).toBe(await memory.notePayment(note, readBack));
       }
     }
-    const redis = here.history;
-    const ids = [...IDS, 'never'];
-    expect((await redis.records(ids)).map(shown)).toEqual((await memory.records(ids)).map(shown));
-    const filters = [[], ['pending'], ['completed', 'failed'], STATUSES, ['unknown']];
-    const windows = [{}, { since: new Date(T0 - 60_000), until: new Date(T0 + 3_600_000) }, { until: new Date(T0) }];
-    for (const status of filters) {
-      for (const first of [1, 2, 3, 100]) {
-        for (const window of windows) {
-          const args = { first, status, ...window };
-          expect(await walk(redis, args), JSON.stringify(args)).toEqual(await walk(memory, args));
-        }
-      }
-    }
-    const ranges: Array<[Interval, number, number]> = [['MINUTE', T0 - DAY / 2, T0 + DAY / 2], ['HOUR', T0 - 2 * DAY, T0 + 3 * DAY], ['DAY', T0 - 10 * DAY, T0 + 10 * DAY]];
-    for (const [interval, since, until] of ranges) {
-      const query = statsQuery({ since: new Date(since), until: new Date(until), interval }, now);
-      const [fromRedis, fromMemory] = [await redis.stats(query), await memory.stats(query)];
-      // The products' order is the caller's to make (by quantity, amount, id).
-      for (const stats of [fromRedis, fromMemory]) stats.products.sort((a, b) => (a.productId < b.productId ? -1 : 1));
-      expect(fromRedis, interval).toEqual(fromMemory);
-    }
+    await compareAll(here.history, memory, now);
   } finally {
     await deployment.close();
   }
 }
+
+/**
+ * The same series through PostgreSQL, applied as instances apply what their
+ * logs admitted: a redelivery reaches the store (its rule ignores an event id it
+ * holds), a burst is applied at once by two instances, and the in-process store
+ * takes the burst in the order PostgreSQL applied it (the seq it gave each
+ * event). No count bound: the database keeps everything within retention.
+ */
+async function checkPostgres(deployment: PostgresHistoryDeployment, pools: [pg.Pool, pg.Pool], input: ValueOf<typeof series>): Promise<void> {
+  let now = T0 + 3 * DAY;
+  await deployment.admin.query('TRUNCATE history_transactions, history_buckets, history_meta');
+  const options = { retentionMs: WEEK, soldStatuses: input.soldStatuses, now: () => now };
+  const memory = createMemoryHistory({ ...options, maxTransactions: 1_000 });
+  const here = await deployment.instance(options, pools[0]);
+  const elsewhere = await deployment.instance(options, pools[1]);
+  const events = input.webhooks.map((w, i) => toEvent(w, `e${i}`));
+  const eventAt = (index: number) => events[index % events.length]!;
+  for (const s of input.steps) {
+    now += 1_000;
+    if (s.kind === 'publish') {
+      const event = eventAt(s.webhook);
+      await (s.elsewhere ? elsewhere : here).apply(event);
+      memory.apply!(event);
+    } else if (s.kind === 'burst') {
+      const burst = s.webhooks.map(eventAt);
+      await Promise.all(burst.map((event, i) => (i % 2 ? elsewhere : here).apply(event)));
+      const records = await here.records([...new Set(burst.map((event) => event.transactionId))]);
+      const seqOf = new Map(records.flatMap((record) => record?.entries.map((entry) => [entry[3], entry[1]] as const) ?? []));
+      for (const event of [...burst].sort((a, b) => (seqOf.get(a.eventId) ?? 0) - (seqOf.get(b.eventId) ?? 0))) memory.apply!(event);
+    } else {
+      const note = { transactionId: s.transactionId, fields: s.fields, at: T0 + s.at };
+      const readBack = s.readBack && { transactionId: s.transactionId, ...s.readBack };
+      const recorded = await here.notePayment(note);
+      expect(recorded).toBe(await memory.notePayment(note));
+      if (!recorded && readBack) expect(await elsewhere.notePayment(note, readBack)).toBe(await memory.notePayment(note, readBack));
+    }
+  }
+  await compareAll(here, memory, now);
+}
+
+describe('the PostgreSQL history against the in-process one', () => {
+  it('answers every page, statistic and record alike after the same random series', async () => {
+    const deployment = await postgresHistoryDeployment();
+    try {
+      const pools: [pg.Pool, pg.Pool] = [deployment.pool(), deployment.pool()];
+      await fc.assert(fc.asyncProperty(series, (input) => checkPostgres(deployment, pools, input)), runs(100));
+    } finally {
+      await deployment.close();
+    }
+  }, 180_000);
+});
 
 describe('the Redis history against the in-process one', () => {
   it('answers every page, statistic and record alike after the same random series', async () => {

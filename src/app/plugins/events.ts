@@ -1,11 +1,14 @@
 import fp from 'fastify-plugin';
-import type { Config } from '../../config/index.js';
+import type { Config, HistoryConfig } from '../../config/index.js';
 import type { EventBus } from '../../events/event-bus.js';
 import { createMemoryEventTransport, type EventTransport } from '../../events/event-transport.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
 import { createMemoryHistory } from '../../history/memory-history.js';
+import { createHistoryFeed, type HistoryFeed } from '../../history/history-feed.js';
 import type { HistoryStore } from '../../history/history-store.js';
 import type { Logger } from '../../logging/logger.js';
+import { isTransientPostgresError } from '../../postgres/postgres-database.js';
+import { createPostgresHistory, type PostgresHistoryOptions } from '../../postgres/postgres-history.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
 import { createRedisHistory } from '../../redis/redis-history.js';
 
@@ -13,7 +16,9 @@ import { createRedisHistory } from '../../redis/redis-history.js';
  * The event log and bus, and the transaction history they feed. The history
  * is fed where the event log admits an event, so each distinct event once,
  * whichever instance received it: in process by the ring's append, with
- * Redis inside the log's own append script.
+ * Redis inside the log's own append script, with PostgreSQL (DATABASE_URL)
+ * by the instance whose log admitted it, through a feed that waits while the
+ * database is away.
  */
 
 declare module 'fastify' {
@@ -21,6 +26,8 @@ declare module 'fastify' {
     bus: EventBus;
     /** The transaction history; undefined with HISTORY=off. */
     history: HistoryStore | undefined;
+    /** What feeds the PostgreSQL history from this instance's log (DATABASE_URL); undefined otherwise. */
+    historyFeed: HistoryFeed | undefined;
   }
 }
 
@@ -38,18 +45,50 @@ function feedHistory(apply: (event: TransactionUpdateEvent) => void, logger: Log
 export const eventsPlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const logger = app.log as Logger;
-    const { redis } = app;
-    const redisHistory = redis && config.history ? createRedisHistory(redis.commands, { ...config.history, prefix: config.redisPrefix }) : undefined;
-    const history: HistoryStore | undefined = redisHistory ?? (config.history && createMemoryHistory(config.history));
+    const { redis, postgres } = app;
+    // With DATABASE_URL the history is PostgreSQL's, whatever REDIS_URL says; fed by the instance whose log admitted the event.
+    const postgresHistory = postgres && config.history ? createPostgresHistory(postgres.pool, postgresHistoryOptions(config.history, config.postgresHistory, logger)) : undefined;
+    const feed = postgres && postgresHistory && createHistoryFeed({
+      apply: async (event) => {
+        await postgres.migrated;
+        await postgresHistory.apply(event);
+      },
+      transient: isTransientPostgresError,
+      logger,
+      retryMs: config.postgresHistory.retryMs,
+      maxQueued: config.postgresHistory.maxQueued,
+    });
+    const redisHistory = !postgresHistory && redis && config.history ? createRedisHistory(redis.commands, { ...config.history, prefix: config.redisPrefix }) : undefined;
+    const history: HistoryStore | undefined = postgresHistory ?? redisHistory ?? (config.history && createMemoryHistory(config.history));
+    // The in-process store applies at once (its apply returns nothing to wait for).
+    const onAdmitted = feed ? (event: TransactionUpdateEvent) => feed.push(event) : history?.apply && feedHistory(history.apply as (event: TransactionUpdateEvent) => void, logger);
     const events: EventTransport = redis
-      ? createRedisEventTransport(redis, { ...config, logger, afterAppend: redisHistory?.appendStep })
-      : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, history?.apply && feedHistory(history.apply, logger));
+      ? createRedisEventTransport(redis, { ...config, logger, afterAppend: redisHistory?.appendStep, onAdmitted: feed && onAdmitted })
+      : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, onAdmitted);
     app.decorate('history', history);
+    app.decorate('historyFeed', feed);
     app.decorate('bus', events.bus);
     app.readiness.add('events', () => events.bus.ready());
+    if (postgres && postgresHistory) {
+      postgres.migrated.then(() => postgresHistory.start()).catch((error: unknown) => logger.warn({ err: error }, 'the history could not note its start'));
+      // Before the database closes: the events admitted last are applied if it answers (bounded), the sweeps stop.
+      app.addHook('onClose', async () => {
+        await feed?.close(config.postgresHistory.retryMs * 2);
+        postgresHistory.close();
+      });
+    }
     if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
     app.addHook('onClose', () => events.close());
   },
-  { name: 'events', dependencies: ['redis'] },
+  { name: 'events', dependencies: ['redis', 'postgres'] },
 );
+
+function postgresHistoryOptions(history: HistoryConfig, fixed: Config['postgresHistory'], logger: Logger): PostgresHistoryOptions {
+  return {
+    retentionMs: history.retentionMs,
+    soldStatuses: history.soldStatuses,
+    sweepEveryMs: fixed.sweepMs,
+    onSweepError: (error) => logger.warn({ err: error }, 'the history could not delete what is past retention; the next sweep tries again'),
+  };
+}
