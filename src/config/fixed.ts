@@ -123,6 +123,11 @@ export const fixed = {
    * migrations before they are). `maxQueued`: events an instance holds for
    * the history while it cannot apply them, about an hour of an operator's
    * webhooks (10,000 machines, a million a day) at a few hundred bytes each.
+   * `claimIdleMs` (with Redis): how long an event an instance read from the
+   * history's queue may stay unapplied before another instance takes it
+   * over: far longer than an apply takes (milliseconds; a statement is cut
+   * at a few seconds), short enough that a crashed instance's events are in
+   * the history within a minute.
    */
-  postgresHistory: { sweepMs: 60 * SECOND, retryMs: SECOND, maxQueued: 50_000 },
+  postgresHistory: { sweepMs: 60 * SECOND, retryMs: SECOND, maxQueued: 50_000, claimIdleMs: 30 * SECOND },
 };

@@ -22,17 +22,17 @@ export interface HistoryFeedOptions {
   maxQueued: number;
 }
 
+/** What feeds a history whose apply is a round trip: this module's in-process queue, or Redis's (src/redis/). */
 export interface HistoryFeed {
-  push(event: TransactionUpdateEvent): void;
-  /** Events admitted and not applied yet. */
-  pending(): number;
+  /** Events admitted (by any instance, for a shared queue) and not applied yet. */
+  pending(): Promise<number>;
   /** Resolves once everything pushed so far is applied, or after `timeoutMs`; stops the feed. */
   close(timeoutMs: number): Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed {
+export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): void } {
   const queue: TransactionUpdateEvent[] = [];
   let running: Promise<void> | undefined;
   let closed = false;
@@ -77,7 +77,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed {
       }
       start();
     },
-    pending: () => queue.length,
+    pending: async () => queue.length,
     async close(timeoutMs) {
       const deadline = sleep(timeoutMs);
       await Promise.race([(async () => {

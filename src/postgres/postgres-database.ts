@@ -18,14 +18,18 @@ export const MIGRATIONS_TABLE = 'pgmigrations';
 
 /** How long a connection attempt may take before the pool's caller is answered with an error (ms). */
 const CONNECT_TIMEOUT_MS = 2_000;
-/** How long a statement may run before PostgreSQL cancels it (ms): a stalled database must not hold a request. */
-const STATEMENT_TIMEOUT_MS = 5_000;
+/**
+ * How long a statement may run (ms): PostgreSQL cancels it past this, and the client gives up on
+ * an answer this late (a database that stalls with its connections open must not hold a request).
+ */
+const STATEMENT_TIMEOUT_MS = 3_000;
 
 export function createPostgresPool(databaseUrl: string, logger: Logger): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
+    query_timeout: STATEMENT_TIMEOUT_MS,
     application_name: 'vending-gateway',
   });
   // An idle connection that breaks (the database restarted) is dropped by the pool; without a listener it would end the process.
@@ -72,6 +76,8 @@ export interface Database {
   /** Resolves once the migrations ran (tried again every `retryMs` while the database is away). */
   migrated: Promise<void>;
   isMigrated(): boolean;
+  /** Whether the database answered the last look (one every `retryMs`). */
+  answering(): boolean;
   close(): Promise<void>;
 }
 
@@ -94,12 +100,25 @@ export function openDatabase(databaseUrl: string, logger: Logger, retryMs: numbe
   })();
   // A gateway closed before the migrations ran leaves them for the next start: nobody waits for them.
   migrated.catch(() => {});
+  let answering = true;
+  let looking = false;
+  const look = setInterval(() => {
+    if (looking) return;
+    looking = true;
+    pool
+      .query('SELECT 1')
+      .then(() => (answering = true), () => (answering = false))
+      .finally(() => (looking = false));
+  }, retryMs);
+  look.unref();
   return {
     pool,
     migrated,
     isMigrated: () => done,
+    answering: () => answering,
     async close() {
       closed = true;
+      clearInterval(look);
       await pool.end();
     },
   };

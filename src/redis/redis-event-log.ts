@@ -25,8 +25,12 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
   onTailError?: (error: unknown) => void;
   /** Run in the append script once an event is admitted (the history's apply), so both happen once, together. */
   afterAppend?: AppendStep;
-  /** Told of each event this instance's append admitted, once the script said so (a read model fed elsewhere: PostgreSQL). */
-  onAdmitted?: (event: TransactionUpdateEvent) => void;
+  /**
+   * The key of the history's queue (a stream, uncapped): the append script adds every event it
+   * admits to it, in the same step, so an event is never admitted without being queued for a history
+   * kept elsewhere (PostgreSQL), whichever instance received it and whatever becomes of that instance.
+   */
+  historyQueue?: string;
 }
 
 /**
@@ -43,7 +47,8 @@ export interface AppendStep {
 }
 
 /*
- * KEYS: stream, event id → position, event id claim, transaction → digest of its last event.
+ * KEYS: stream, event id → position, event id claim, transaction → digest of its last event,
+ *       the history's queue (written only by the script made with QUEUE_FOR_HISTORY).
  * ARGV: capacity, event JSON, position TTL (s), dedupe TTL (ms), digest, 'id' | 'content',
  *       the digest this instance remembers for the transaction ('' when none: used only when
  *       Redis has none, e.g. after it restarted empty), channel.
@@ -58,7 +63,8 @@ redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[4])
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'event', ARGV[2])
 redis.call('SET', KEYS[2], id, 'EX', ARGV[3])
 redis.call('PUBLISH', ARGV[8], id .. ' ' .. ARGV[2])`;
-const appendScript = (step: AppendStep | undefined) => `${APPEND_BODY}${step ? `\n${step.lua}` : ''}\nreturn id`;
+const QUEUE_FOR_HISTORY = `redis.call('XADD', KEYS[5], '*', 'event', ARGV[2])`;
+const appendScript = (step: AppendStep | undefined, queue: boolean) => `${APPEND_BODY}${queue ? `\n${QUEUE_FOR_HISTORY}` : ''}${step ? `\n${step.lua}` : ''}\nreturn id`;
 
 // The append script, registered on the command connection by name (ioredis `defineCommand`):
 // ioredis sends it whole once per connection, then by its SHA1, and whole again should Redis
@@ -97,7 +103,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   const positionTtl = options.positionTtlSeconds ?? 86_400;
   const recent = createRecentEvents(options);
   const step = options.afterAppend;
-  commands.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 4, lua: appendScript(step) });
+  commands.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 5, lua: appendScript(step, options.historyQueue !== undefined) });
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let closed = false;
   /** Position of the last event handed to listeners; undefined until the first connection. */
@@ -179,12 +185,10 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
     async append(event, dedupeBy) {
       if (dedupeBy === 'id' && recent.hasId(event.eventId)) return undefined;
       const digest = transactionDigest(event.transaction);
-      const keys = [stream, key('event-position', event.eventId), key('dedupe', event.eventId), key('last-digest', event.transactionId)];
+      const keys = [stream, key('event-position', event.eventId), key('dedupe', event.eventId), key('last-digest', event.transactionId), options.historyQueue ?? `${options.prefix}history-queue`];
       const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event.transactionId) ?? '', channel];
       const position = await commands.vendingGatewayAppendEvent(...keys, ...args, ...(step ? step.args(event) : []));
-      if (position === null) return undefined;
-      options.onAdmitted?.(event);
-      return { position, event };
+      return position === null ? undefined : { position, event };
     },
     async readAfter(cursor) {
       // A position first (the ids SSE writes), else an event id.

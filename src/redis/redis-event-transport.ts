@@ -1,6 +1,5 @@
 import { createEventBus } from '../events/event-bus.js';
 import type { EventTransport } from '../events/event-transport.js';
-import type { TransactionUpdateEvent } from '../events/normalize.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClients } from './redis-clients.js';
 import { createRedisEventLog, type AppendStep } from './redis-event-log.js';
@@ -11,8 +10,8 @@ export interface RedisEventTransportOptions {
   logger: Logger;
   /** Run where the log admits an event (the history's apply). */
   afterAppend?: AppendStep;
-  /** Told of each event this instance admitted (the PostgreSQL history's feed). */
-  onAdmitted?: (event: TransactionUpdateEvent) => void;
+  /** The key of the history's queue, when the history is kept elsewhere (redis-event-log.ts). */
+  historyQueue?: string;
 }
 
 /** Events shared by every instance of a deployment through one Redis (redis-event-log.ts). */
@@ -22,7 +21,7 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
     prefix: options.redisPrefix,
     capacity: options.eventLogSize,
     afterAppend: options.afterAppend,
-    onAdmitted: options.onAdmitted,
+    historyQueue: options.historyQueue,
     onTailError(error) {
       // Once per outage, not once per retry.
       if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');

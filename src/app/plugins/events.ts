@@ -10,6 +10,7 @@ import type { Logger } from '../../logging/logger.js';
 import { isTransientPostgresError } from '../../postgres/postgres-database.js';
 import { createPostgresHistory, type PostgresHistoryOptions } from '../../postgres/postgres-history.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
+import { createRedisHistoryQueue } from '../../redis/redis-history-queue.js';
 import { createRedisHistory } from '../../redis/redis-history.js';
 
 /*
@@ -48,32 +49,36 @@ export const eventsPlugin = fp<{ config: Config }>(
     const { redis, postgres } = app;
     // With DATABASE_URL the history is PostgreSQL's, whatever REDIS_URL says; fed by the instance whose log admitted the event.
     const postgresHistory = postgres && config.history ? createPostgresHistory(postgres.pool, postgresHistoryOptions(config.history, config.postgresHistory, logger)) : undefined;
-    const feed = postgres && postgresHistory && createHistoryFeed({
-      apply: async (event) => {
-        await postgres.migrated;
-        await postgresHistory.apply(event);
-      },
-      transient: isTransientPostgresError,
-      logger,
-      retryMs: config.postgresHistory.retryMs,
-      maxQueued: config.postgresHistory.maxQueued,
+    const applyToPostgres = postgres && postgresHistory && (async (event: TransactionUpdateEvent) => {
+      await postgres.migrated;
+      await postgresHistory.apply(event);
     });
+    const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
+    // Without Redis the instance's own log feeds it (in process); with Redis a queue every instance reads, written by the append script.
+    const feed = applyToPostgres && !redis ? createHistoryFeed({ apply: applyToPostgres, transient: isTransientPostgresError, logger, retryMs, maxQueued }) : undefined;
+    const historyQueue = applyToPostgres && redis ? `${config.redisPrefix}history-queue` : undefined;
     const redisHistory = !postgresHistory && redis && config.history ? createRedisHistory(redis.commands, { ...config.history, prefix: config.redisPrefix }) : undefined;
     const history: HistoryStore | undefined = postgresHistory ?? redisHistory ?? (config.history && createMemoryHistory(config.history));
     // The in-process store applies at once (its apply returns nothing to wait for).
     const onAdmitted = feed ? (event: TransactionUpdateEvent) => feed.push(event) : history?.apply && feedHistory(history.apply as (event: TransactionUpdateEvent) => void, logger);
     const events: EventTransport = redis
-      ? createRedisEventTransport(redis, { ...config, logger, afterAppend: redisHistory?.appendStep, onAdmitted: feed && onAdmitted })
+      ? createRedisEventTransport(redis, { ...config, logger, afterAppend: redisHistory?.appendStep, historyQueue })
       : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, onAdmitted);
+    const queue = applyToPostgres && redis && historyQueue
+      ? createRedisHistoryQueue(redis.commands, { key: historyQueue, apply: applyToPostgres, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs })
+      : undefined;
+    // Every instance hears every append: whichever reads the queue first applies it.
+    if (queue) events.bus.onEvent(() => queue.wake());
     app.decorate('history', history);
-    app.decorate('historyFeed', feed);
+    app.decorate<HistoryFeed | undefined>('historyFeed', feed ?? queue);
     app.decorate('bus', events.bus);
     app.readiness.add('events', () => events.bus.ready());
     if (postgres && postgresHistory) {
+      app.readiness.add('history', () => postgres.isMigrated() && postgres.answering());
       postgres.migrated.then(() => postgresHistory.start()).catch((error: unknown) => logger.warn({ err: error }, 'the history could not note its start'));
-      // Before the database closes: the events admitted last are applied if it answers (bounded), the sweeps stop.
+      // Before the database closes: the events read last are applied if it answers (bounded), the sweeps stop.
       app.addHook('onClose', async () => {
-        await feed?.close(config.postgresHistory.retryMs * 2);
+        await (feed ?? queue)?.close(retryMs * 2);
         postgresHistory.close();
       });
     }
