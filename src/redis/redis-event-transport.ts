@@ -2,14 +2,12 @@ import { createEventBus } from '../events/event-bus.js';
 import type { EventTransport } from '../events/event-transport.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClients } from './redis-clients.js';
-import { createRedisEventLog, type AppendStep } from './redis-event-log.js';
+import { createRedisEventLog } from './redis-event-log.js';
 
 export interface RedisEventTransportOptions {
   redisPrefix: string;
   eventLogSize: number;
   logger: Logger;
-  /** Run where the log admits an event (the history's apply). */
-  afterAppend?: AppendStep;
   /** The key of the history's queue, when the history is kept elsewhere (redis-event-log.ts). */
   historyQueue?: string;
 }
@@ -20,7 +18,6 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
   const log = createRedisEventLog(clients, {
     prefix: options.redisPrefix,
     capacity: options.eventLogSize,
-    afterAppend: options.afterAppend,
     historyQueue: options.historyQueue,
     onTailError(error) {
       // Once per outage, not once per retry.
