@@ -19,21 +19,34 @@ CREATE INDEX history_transactions_status_recent ON history_transactions (status,
 -- Retention deletes the least recently changed, in batches.
 CREATE INDEX history_transactions_touched ON history_transactions (touched_at);
 
--- The running sums per minute, hour and day (src/history/history-stats.ts), one row per field of a bucket:
--- level 'm' | 'h' | 'd', the bucket's start (ms), the field (n:<status>, t:<status>, s, q:<product>,
--- a:<product>, p:<product>), its value (integers: counts, millionths) and, for p:, the product's name.
-CREATE TABLE history_buckets (
+-- The running sums per minute, hour and day (src/history/history-stats.ts), in two tables so that
+-- reading a range's intervals never reads its products. Level 'm' | 'h' | 'd', the bucket's start (ms).
+-- Per-status fields (n:<status>, t:<status>, s), one row each; integers: counts, millionths.
+CREATE TABLE history_bucket_totals (
   level text NOT NULL,
   start bigint NOT NULL,
-  field text NOT NULL,
-  value bigint NOT NULL DEFAULT 0,
-  label text,
-  -- The seq of the change that wrote the label: of two instances writing one at once, the later change's name wins, as in process.
-  label_seq bigint,
+  field text COLLATE "C" NOT NULL,
+  value bigint NOT NULL,
   touched_at bigint NOT NULL,
   PRIMARY KEY (level, start, field)
 );
-CREATE INDEX history_buckets_touched ON history_buckets (touched_at);
+CREATE INDEX history_bucket_totals_touched ON history_bucket_totals (touched_at);
+-- Products sold (the q:, a: and p: fields of a bucket), one row per product and bucket.
+CREATE TABLE history_bucket_products (
+  level text NOT NULL,
+  start bigint NOT NULL,
+  product_id text COLLATE "C" NOT NULL,
+  quantity bigint NOT NULL,
+  amount bigint NOT NULL,
+  name text,
+  -- The seq of the change that wrote the name: of two instances writing one at once, the later change's wins, as in process.
+  name_seq bigint,
+  touched_at bigint NOT NULL,
+  PRIMARY KEY (level, start, product_id)
+);
+-- A product's name in the newest bucket of a range.
+CREATE INDEX history_bucket_products_named ON history_bucket_products (level, product_id, start);
+CREATE INDEX history_bucket_products_touched ON history_bucket_products (touched_at);
 
 -- Values the store keeps about itself: 'started' (ms), when it first held events.
 CREATE TABLE history_meta (
@@ -47,5 +60,6 @@ CREATE SEQUENCE history_seq;
 -- Down Migration
 DROP SEQUENCE history_seq;
 DROP TABLE history_meta;
-DROP TABLE history_buckets;
+DROP TABLE history_bucket_products;
+DROP TABLE history_bucket_totals;
 DROP TABLE history_transactions;

@@ -1,8 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
 import { eventTime } from '../events/event-time.js';
-import { applyEvent, applyPayment, contributionOf, type Applied, type HistoryRecord } from '../history/history-record.js';
-import { bucketStart, increments, INTERVAL_MS, LEVEL_OF, LEVELS, summarize, type BucketFields } from '../history/history-stats.js';
-import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery, StatsQuery } from '../history/history-store.js';
+import { applyEvent, applyPayment, type Applied, type HistoryRecord } from '../history/history-record.js';
+import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from '../history/history-store.js';
+import { readStats, sweepBuckets, writeBuckets } from './postgres-buckets.js';
 
 /*
  * The history in PostgreSQL, shared by every instance of a deployment and kept
@@ -49,70 +49,12 @@ const SWEEP_BATCH = 500;
 const RETRY_CODES = new Set(['23505', '40P01', '40001']);
 const ATTEMPTS = 5;
 
-type Increment = [level: string, start: number, field: string, by: number, label: string | null];
-
 const codeOf = (error: unknown): string | undefined => (error as { code?: unknown } | null)?.code as string | undefined;
 
 export function createPostgresHistory(pool: Pool, options: PostgresHistoryOptions): PostgresHistory {
   const now = options.now ?? Date.now;
   const sold = new Set(options.soldStatuses);
   const horizon = () => now() - options.retentionMs;
-
-  /** What a record adds to (sign 1) or takes back from (-1) the buckets of its last update. */
-  function bucketChanges(record: HistoryRecord, sign: 1 | -1): Increment[] {
-    const contribution = contributionOf(record.status, record.products, sold);
-    const out: Increment[] = [];
-    for (const [level, width] of LEVELS) {
-      const start = bucketStart(record.lastUpdated, width);
-      for (const [field, by] of increments(contribution, sign)) out.push([level, start, field, by, null]);
-      if (sign > 0 && contribution.sold) for (const [productId, name] of contribution.products) out.push([level, start, `p:${productId}`, 0, name]);
-    }
-    return out;
-  }
-
-  /** One row per key, in key order (so concurrent writers lock bucket rows in one order). */
-  function merged(changes: Increment[]): Increment[] {
-    const byKey = new Map<string, Increment>();
-    for (const change of changes) {
-      const key = `${change[0]}\u0000${change[1]}\u0000${change[2]}`;
-      const seen = byKey.get(key);
-      if (seen) {
-        seen[3] += change[3];
-        seen[4] = change[4] ?? seen[4];
-      } else byKey.set(key, [...change]);
-    }
-    return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, change]) => change);
-  }
-
-  const columns = (changes: Increment[]) => [changes.map((c) => c[0]), changes.map((c) => c[1]), changes.map((c) => c[2]), changes.map((c) => c[3]), changes.map((c) => c[4])];
-
-  /** `seq`: the change's own, which orders the product names it writes against another change's. */
-  async function writeBuckets(client: PoolClient, previous: HistoryRecord | undefined, record: HistoryRecord | undefined, at: number, seq: number): Promise<void> {
-    // Taking back only from rows that exist: a bucket already past retention keeps no negative sums.
-    const takeBack = merged(previous ? bucketChanges(previous, -1) : []);
-    if (takeBack.length > 0) {
-      await client.query(
-        `UPDATE history_buckets b SET value = b.value + u.by, touched_at = $6
-           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[]) AS u(level, start, field, by, label)
-          WHERE b.level = u.level AND b.start = u.start AND b.field = u.field`,
-        [...columns(takeBack), at],
-      );
-    }
-    const add = merged(record ? bucketChanges(record, 1) : []);
-    if (add.length > 0) {
-      await client.query(
-        `INSERT INTO history_buckets (level, start, field, value, label, label_seq, touched_at)
-           SELECT u.level, u.start, u.field, u.by, u.label, CASE WHEN u.label IS NULL THEN NULL ELSE $7::bigint END, $6
-             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[]) AS u(level, start, field, by, label)
-           ON CONFLICT (level, start, field) DO UPDATE
-             SET value = history_buckets.value + excluded.value,
-                 label = CASE WHEN excluded.label_seq > coalesce(history_buckets.label_seq, -1) THEN excluded.label ELSE history_buckets.label END,
-                 label_seq = greatest(excluded.label_seq, history_buckets.label_seq),
-                 touched_at = excluded.touched_at`,
-        [...columns(add), at, seq],
-      );
-    }
-  }
 
   /** Runs `work` in a transaction, again when PostgreSQL says another writer got in the way. */
   async function inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
@@ -148,7 +90,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
       // one fail (unique_violation) and run again, this time waiting on the row it wrote.
       if (found.rows.length === 0) await client.query('INSERT INTO history_transactions (transaction_id, status, last_updated, touched_at, record) VALUES ($1, $2, $3, $4, $5)', values);
       else await client.query('UPDATE history_transactions SET status = $2, last_updated = $3, touched_at = $4, record = $5 WHERE transaction_id = $1', values);
-      await writeBuckets(client, applied.previous, record, at, seq);
+      await writeBuckets(client, sold, applied.previous, record, at, seq);
       return true;
     });
   }
@@ -161,7 +103,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
       );
       if (rows.length === 0) return 0;
       const at = now();
-      for (const { record } of rows) await writeBuckets(client, record, undefined, at, 0);
+      for (const { record } of rows) await writeBuckets(client, sold, record, undefined, at, 0);
       await client.query('DELETE FROM history_transactions WHERE transaction_id = ANY($1)', [rows.map(({ record }) => record.transactionId)]);
       return rows.length;
     });
@@ -171,7 +113,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     let dropped = 0;
     for (let batch = await sweepRecords(); batch > 0; batch = batch === SWEEP_BATCH ? await sweepRecords() : 0) dropped += batch;
     // Bucket rows nothing changed for the retention: their records went before them (above).
-    await pool.query('DELETE FROM history_buckets WHERE touched_at < $1', [horizon()]);
+    await sweepBuckets(pool, horizon());
     return dropped;
   }
 
@@ -198,30 +140,13 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     return { records: records.slice(0, query.first), hasNextPage: records.length > query.first, totalCount: Number(total.rows[0]!.count) };
   }
 
-  async function stats(query: StatsQuery): Promise<ReturnType<HistoryStore['stats']> extends Promise<infer S> ? S : never> {
-    const width = INTERVAL_MS[query.interval];
-    const { rows } = await pool.query<{ start: string; field: string; value: string; label: string | null }>(
-      'SELECT start, field, value, label FROM history_buckets WHERE level = $1 AND start >= $2 AND start < $3',
-      [LEVEL_OF[query.interval], query.since, query.until],
-    );
-    const buckets: BucketFields[] = Array.from({ length: (query.until - query.since) / width }, () => ({}));
-    for (const row of rows) {
-      const fields = buckets[(Number(row.start) - query.since) / width];
-      if (!fields) continue;
-      const value = Number(row.value);
-      if (row.field.startsWith('p:')) fields[row.field] = row.label ?? '';
-      else if (value !== 0) fields[row.field] = value;
-    }
-    return summarize(query.since, query.until, query.interval, buckets);
-  }
-
   return {
     async apply(event) {
       await change(event.transactionId, (record, seq) => applyEvent(record, event, eventTime(event), seq));
     },
     notePayment: (note, readBack) => change(note.transactionId, (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack)),
     recent,
-    stats,
+    stats: (query) => readStats(pool, query),
     async records(ids) {
       if (ids.length === 0) return [];
       const { rows } = await pool.query<{ record: HistoryRecord }>('SELECT record FROM history_transactions WHERE transaction_id = ANY($1::text[])', [ids]);

@@ -141,7 +141,7 @@ async function compareAll(store: HistoryStore, memory: HistoryStore, now: number
  */
 async function checkPostgres(deployment: PostgresHistoryDeployment, pools: [pg.Pool, pg.Pool], input: ValueOf<typeof series>): Promise<void> {
   let now = T0 + 3 * DAY;
-  await deployment.admin.query('TRUNCATE history_transactions, history_buckets, history_meta');
+  await deployment.admin.query('TRUNCATE history_transactions, history_bucket_totals, history_bucket_products, history_meta');
   const options = { retentionMs: WEEK, soldStatuses: input.soldStatuses, now: () => now };
   const memory = createMemoryHistory({ ...options, maxTransactions: 1_000 });
   const here = await deployment.instance(options, pools[0]);
