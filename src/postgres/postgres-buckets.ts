@@ -157,6 +157,18 @@ export async function readStats(pool: Pool, query: StatsQuery): Promise<Transact
   return { ...stats, products: summarize(query.since, query.since + width, query.interval, [products]).products };
 }
 
+/** Transactions whose last update is in `since`–`until` (aligned to a minute), of these statuses (null: all), as the buckets count them. */
+export async function countInBuckets(pool: Pool, since: number, until: number, statuses: readonly string[] | null): Promise<number> {
+  const covering = coveringBuckets(since, until);
+  const { rows } = await pool.query<{ n: string | null }>(
+    `SELECT sum(t.value) AS n FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(level, since, until)
+       JOIN history_bucket_totals t ON t.level = c.level AND t.start >= c.since AND t.start < c.until
+      WHERE CASE WHEN $4::text[] IS NULL THEN t.field LIKE 'n:%' ELSE t.field = ANY($4::text[]) END`,
+    [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), statuses && statuses.map((status) => `n:${status}`)],
+  );
+  return Number(rows[0]!.n ?? 0);
+}
+
 /** Deletes bucket rows nothing changed since `horizon` (their records went before them). */
 export async function sweepBuckets(pool: Pool, horizon: number): Promise<void> {
   await pool.query('DELETE FROM history_bucket_totals WHERE touched_at < $1', [horizon]);

@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import { eventTime } from '../events/event-time.js';
 import { applyEvent, applyPayment, type Applied, type HistoryRecord } from '../history/history-record.js';
 import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from '../history/history-store.js';
-import { readStats, sweepBuckets, writeBuckets } from './postgres-buckets.js';
+import { countInBuckets, readStats, sweepBuckets, writeBuckets } from './postgres-buckets.js';
 
 /*
  * The history in PostgreSQL, shared by every instance of a deployment and kept
@@ -48,6 +48,7 @@ const SWEEP_BATCH = 500;
  */
 const RETRY_CODES = new Set(['23505', '40P01', '40001']);
 const ATTEMPTS = 5;
+const MINUTE = 60_000;
 
 const codeOf = (error: unknown): string | undefined => (error as { code?: unknown } | null)?.code as string | undefined;
 
@@ -126,18 +127,38 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     // As in process: a cursor at or past `until` pages from `until` down.
     const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
     const statuses = query.statuses.length === 0 ? null : query.statuses;
-    const filter = 'touched_at >= $1 AND last_updated >= $2 AND ($3::text[] IS NULL OR status = ANY($3::text[]))';
-    const [page, total] = await Promise.all([
+    const [page, totalCount] = await Promise.all([
       pool.query<{ record: HistoryRecord }>(
         `SELECT record FROM history_transactions
-          WHERE ${filter} AND (last_updated, transaction_id) < ($4, $5::text COLLATE "C")
+          WHERE touched_at >= $1 AND last_updated >= $2 AND ($3::text[] IS NULL OR status = ANY($3::text[]))
+            AND (last_updated, transaction_id) < ($4, $5::text COLLATE "C")
           ORDER BY last_updated DESC, transaction_id DESC LIMIT $6`,
         [horizon(), query.since, statuses, upper.lastUpdated, upper.transactionId, query.first + 1],
       ),
-      pool.query<{ count: string }>(`SELECT count(*) AS count FROM history_transactions WHERE ${filter} AND last_updated < $4`, [horizon(), query.since, statuses, query.until]),
+      countRecent(query.since, query.until, statuses),
     ]);
     const records = page.rows.map((row) => row.record);
-    return { records: records.slice(0, query.first), hasNextPage: records.length > query.first, totalCount: Number(total.rows[0]!.count) };
+    return { records: records.slice(0, query.first), hasNextPage: records.length > query.first, totalCount };
+  }
+
+  /**
+   * Records last updated in `since`–`until` (of these statuses), within retention, without
+   * counting rows: the whole minutes of the range from the buckets' per-status counts (which
+   * count each record in the minute, hour and day of its last update), less the records past
+   * retention not swept yet (found by the index on the last change), plus the records of the
+   * range's partial minutes at its ends, counted by the index on the last update.
+   */
+  async function countRecent(since: number, until: number, statuses: readonly string[] | null): Promise<number> {
+    const [from, to] = [Math.ceil(since / MINUTE) * MINUTE, Math.floor(until / MINUTE) * MINUTE];
+    const rows = (where: string, values: unknown[]) =>
+      pool.query<{ n: string }>(`SELECT count(*) AS n FROM history_transactions WHERE ${where} AND ($1::text[] IS NULL OR status = ANY($1::text[]))`, [statuses, ...values]);
+    if (from >= to) return Number((await rows('touched_at >= $2 AND last_updated >= $3 AND last_updated < $4', [horizon(), since, until])).rows[0]!.n);
+    const [whole, expired, ends] = await Promise.all([
+      countInBuckets(pool, from, to, statuses),
+      rows('touched_at < $2 AND last_updated >= $3 AND last_updated < $4', [horizon(), from, to]),
+      rows('touched_at >= $2 AND ((last_updated >= $3 AND last_updated < $4) OR (last_updated >= $5 AND last_updated < $6))', [horizon(), since, from, to, until]),
+    ]);
+    return whole - Number(expired.rows[0]!.n) + Number(ends.rows[0]!.n);
   }
 
   return {
