@@ -169,8 +169,14 @@ export async function countInBuckets(pool: Pool, since: number, until: number, s
   return Number(rows[0]!.n ?? 0);
 }
 
+/** Rows deleted per statement, so that a sweep after a long pause never runs into the statement timeout. */
+const SWEEP_ROWS = 5_000;
+
 /** Deletes bucket rows nothing changed since `horizon` (their records went before them). */
 export async function sweepBuckets(pool: Pool, horizon: number): Promise<void> {
-  await pool.query('DELETE FROM history_bucket_totals WHERE touched_at < $1', [horizon]);
-  await pool.query('DELETE FROM history_bucket_products WHERE touched_at < $1', [horizon]);
+  for (const table of ['history_bucket_totals', 'history_bucket_products']) {
+    const batch = `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE touched_at < $1 LIMIT ${SWEEP_ROWS})`;
+    let deleted = SWEEP_ROWS;
+    while (deleted === SWEEP_ROWS) deleted = (await pool.query(batch, [horizon])).rowCount ?? 0;
+  }
 }
