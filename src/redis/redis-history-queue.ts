@@ -34,7 +34,7 @@ const GROUP = 'history';
 /** Entries read at once. */
 const BATCH = 100;
 
-type Entries = Array<[id: string, fields: string[]]>;
+type Entries = Array<[id: string, fields: string[] | null]>;
 
 export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQueueOptions): HistoryFeed & { wake(): void } {
   const consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -63,10 +63,11 @@ export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQu
   /** Applies entries in order; resolves false when the store failed transiently (they stay pending, tried again later). */
   async function applyAll(entries: Entries): Promise<boolean> {
     for (const [id, fields] of entries) {
-      const index = fields.indexOf('event');
       // An entry deleted meanwhile (acknowledged by another instance) comes back without fields.
-      if (index >= 0) {
-        const event = JSON.parse(fields[index + 1]!) as TransactionUpdateEvent;
+      const at = fields?.indexOf('event') ?? -1;
+      const raw = at >= 0 ? fields?.[at + 1] : undefined;
+      if (raw !== undefined) {
+        const event = JSON.parse(raw) as TransactionUpdateEvent;
         try {
           await options.apply(event);
           if (failing) options.logger.info('the history applies events again');
@@ -129,6 +130,13 @@ export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQu
       // What this instance read and did not apply is claimed by another one (or by this deployment's next start).
       await Promise.race([pumping, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
       closed = true;
+      // A consumer holding nothing leaves the group (one that holds entries stays, so that they can be claimed).
+      try {
+        const held = (await commands.xpending(options.key, GROUP, '-', '+', 1, consumer)) as unknown[];
+        if (held.length === 0) await commands.xgroup('DELCONSUMER', options.key, GROUP, consumer);
+      } catch {
+        // Redis away: the consumer stays, holding nothing; another instance's claims pass it by.
+      }
     },
   };
 }
