@@ -95,6 +95,9 @@ export async function writeBuckets(client: PoolClient, sold: SoldStatuses, previ
   );
 }
 
+/** How many of a range's newest buckets are read whole for the products' names (one probe each for products not sold in them). */
+const NAMED_FROM_LAST = 3;
+
 /** The coarsest buckets that cover `since`–`until` exactly (both aligned to a minute at least): [level, from, to). */
 export function coveringBuckets(since: number, until: number): Array<[level: string, from: number, to: number]> {
   const out: Array<[string, number, number]> = [];
@@ -133,12 +136,16 @@ export async function readStats(pool: Pool, query: StatsQuery): Promise<Transact
            FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(level, since, until)
            JOIN history_bucket_products p ON p.level = c.level AND p.start >= c.since AND p.start < c.until
           GROUP BY p.product_id HAVING sum(p.quantity) > 0 OR sum(p.amount) > 0)
+       , newest AS (
+         SELECT DISTINCT ON (product_id) product_id, name FROM history_bucket_products
+          WHERE level = $4 AND start >= greatest($5::bigint, $7::bigint) AND start < $6 AND name IS NOT NULL
+          ORDER BY product_id, start DESC)
        SELECT s.product_id, s.quantity, s.amount,
-              (SELECT x.name FROM history_bucket_products x
-                WHERE x.level = $4 AND x.product_id = s.product_id AND x.start >= $5 AND x.start < $6 AND x.name IS NOT NULL
-                ORDER BY x.start DESC LIMIT 1) AS name
-         FROM sums s`,
-      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), level, query.since, query.until],
+              coalesce(n.name, (SELECT x.name FROM history_bucket_products x
+                                 WHERE x.level = $4 AND x.product_id = s.product_id AND x.start >= $5 AND x.start < $6 AND x.name IS NOT NULL
+                                 ORDER BY x.start DESC LIMIT 1)) AS name
+         FROM sums s LEFT JOIN newest n ON n.product_id = s.product_id`,
+      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), level, query.since, query.until, query.until - NAMED_FROM_LAST * width],
     ),
   ]);
   const buckets: BucketFields[] = Array.from({ length: (query.until - query.since) / width }, () => ({}));
@@ -146,7 +153,8 @@ export async function readStats(pool: Pool, query: StatsQuery): Promise<Transact
     const fields = buckets[(Number(row.start) - query.since) / width];
     if (fields) fields[row.field] = Number(row.value);
   }
-  // As in process, a product is named as in the newest bucket of the range (at its interval) that names it (one index probe each).
+  // As in process, a product is named as in the newest bucket of the range (at its interval) that names it: found among the
+  // last few buckets for a product sold lately, else by one index probe.
   const products: BucketFields = {};
   for (const row of sums.rows) {
     Object.assign(products, { [`q:${row.product_id}`]: Number(row.quantity), [`a:${row.product_id}`]: Number(row.amount) });

@@ -33,7 +33,8 @@ export function createPostgresPool(databaseUrl: string, logger: Logger): pg.Pool
     application_name: 'vending-gateway',
   });
   // An idle connection that breaks (the database restarted) is dropped by the pool; without a listener it would end the process.
-  pool.on('error', (error) => logger.warn({ err: error }, 'a PostgreSQL connection broke; the pool makes a new one when needed'));
+  // Its error carries the client, connection parameters included: only its code and message are logged.
+  pool.on('error', (error: Error & { code?: string }) => logger.warn({ code: error.code, reason: error.message }, 'a PostgreSQL connection broke; the pool makes a new one when needed'));
   return pool;
 }
 

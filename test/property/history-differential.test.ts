@@ -123,7 +123,15 @@ async function compareAll(store: HistoryStore, memory: HistoryStore, now: number
       }
     }
   }
-  const ranges: Array<[Interval, number, number]> = [['MINUTE', T0 - DAY / 2, T0 + DAY / 2], ['HOUR', T0 - 2 * DAY, T0 + 3 * DAY], ['DAY', T0 - 10 * DAY, T0 + 10 * DAY]];
+  // Wide ranges, and ranges that end just past the events (their newest buckets hold products: names are found there).
+  const ranges: Array<[Interval, number, number]> = [
+    ['MINUTE', T0 - DAY / 2, T0 + DAY / 2],
+    ['HOUR', T0 - 2 * DAY, T0 + 3 * DAY],
+    ['DAY', T0 - 10 * DAY, T0 + 10 * DAY],
+    ['MINUTE', T0 - 7_200_000, T0 + 120_000],
+    ['HOUR', T0 - DAY, T0 + 2 * 3_600_000],
+    ['DAY', T0 - 5 * DAY, T0 + DAY],
+  ];
   for (const [interval, since, until] of ranges) {
     const query = statsQuery({ since: new Date(since), until: new Date(until), interval }, now);
     const [fromStore, fromMemory] = [await store.stats(query), await memory.stats(query)];
