@@ -95,6 +95,13 @@ export async function writeBuckets(client: PoolClient, sold: SoldStatuses, previ
   );
 }
 
+/**
+ * The rows of one covering bucket range `c`, read by the primary key. `OFFSET 0` keeps the planner
+ * from joining the ranges to the whole table (a hash join over a scan of every row: 90 ms at a
+ * week of 2,000 products, against 27 ms for three index ranges).
+ */
+const perBucket = (table: string, columns: string) => `SELECT ${columns} FROM ${table} x WHERE x.level = c.level AND x.start >= c.since AND x.start < c.until OFFSET 0`;
+
 /** How many of a range's newest buckets are read whole for the products' names (one probe each for products not sold in them). */
 const NAMED_FROM_LAST = 3;
 
@@ -134,7 +141,7 @@ export async function readStats(pool: Pool, query: StatsQuery): Promise<Transact
       `WITH sums AS (
          SELECT p.product_id, sum(p.quantity) AS quantity, sum(p.amount) AS amount
            FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(level, since, until)
-           JOIN history_bucket_products p ON p.level = c.level AND p.start >= c.since AND p.start < c.until
+           CROSS JOIN LATERAL (${perBucket('history_bucket_products', 'product_id, quantity, amount')}) p
           GROUP BY p.product_id HAVING sum(p.quantity) > 0 OR sum(p.amount) > 0)
        , newest AS (
          SELECT DISTINCT ON (product_id) product_id, name FROM history_bucket_products
@@ -170,7 +177,7 @@ export async function countInBuckets(pool: Pool, since: number, until: number, s
   const covering = coveringBuckets(since, until);
   const { rows } = await pool.query<{ n: string | null }>(
     `SELECT sum(t.value) AS n FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(level, since, until)
-       JOIN history_bucket_totals t ON t.level = c.level AND t.start >= c.since AND t.start < c.until
+       CROSS JOIN LATERAL (${perBucket('history_bucket_totals', 'field, value')}) t
       WHERE CASE WHEN $4::text[] IS NULL THEN t.field LIKE 'n:%' ELSE t.field = ANY($4::text[]) END`,
     [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), statuses && statuses.map((status) => `n:${status}`)],
   );

@@ -31,6 +31,9 @@ export function createPostgresPool(databaseUrl: string, logger: Logger): pg.Pool
     statement_timeout: STATEMENT_TIMEOUT_MS,
     query_timeout: STATEMENT_TIMEOUT_MS,
     application_name: 'vending-gateway',
+    // The history's statements are short and planned as such; JIT compiling one (its cost estimate passes jit_above_cost
+    // at a few hundred thousand rows) takes longer than running it.
+    options: '-c jit=off',
   });
   // An idle connection that breaks (the database restarted) is dropped by the pool; without a listener it would end the process.
   // Its error carries the client, connection parameters included: only its code and message are logged.
