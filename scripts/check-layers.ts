@@ -15,7 +15,7 @@ export const LAYERS: string[][] = [
   ['contract', 'errors', 'config', 'tracing'],
   ['logging', 'backends'],
   ['http'],
-  ['events', 'history', 'auth', 'observability', 'redis'],
+  ['events', 'history', 'auth', 'observability', 'redis', 'postgres'],
   ['graphql', 'rest', 'dashboard'],
   ['subscriptions'],
   ['app'],
@@ -31,6 +31,9 @@ export const SAME_LAYER_EDGES: Array<[string, string]> = [
   // The history is a read model of published events; its Redis store lives with the other Redis adapters.
   ['history', 'events'],
   ['redis', 'history'],
+  // The PostgreSQL history applies the history's own rules to the events' records.
+  ['postgres', 'history'],
+  ['postgres', 'events'],
 ];
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');

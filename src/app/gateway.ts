@@ -13,6 +13,7 @@ import { backendPlugin } from './plugins/backend.js';
 import { eventsPlugin } from './plugins/events.js';
 import { graphqlPlugin } from './plugins/graphql.js';
 import { frontDoorOptions, operationsPlugin } from './plugins/operations.js';
+import { postgresPlugin } from './plugins/postgres.js';
 import { redisPlugin } from './plugins/redis.js';
 import { dashboardPlugin, restPlugin, webhooksPlugin } from './plugins/routes.js';
 import { subscriptionsPlugin } from './plugins/subscriptions.js';
@@ -58,6 +59,7 @@ function registerFeatures(app: FastifyInstance, config: Config, deps: GatewayDep
   app.register(metricsPlugin);
   app.register(operationsPlugin, options);
   app.register(redisPlugin, options);
+  app.register(postgresPlugin, options);
   app.register(eventsPlugin, options);
   app.register(backendPlugin, options);
   app.register(authPlugin, options);

@@ -115,4 +115,19 @@ export const fixed = {
   unsent: { bodies: 4, leastBytes: 64 * KIB },
   /** Longest a finished span waits before it is exported in a batch: the OpenTelemetry SDK's own default. */
   traceExportDelayMs: 5 * SECOND,
+  /**
+   * The PostgreSQL history (DATABASE_URL). `sweepMs`: how often what is past
+   * HISTORY_RETENTION is deleted: retention is counted in days, a minute late
+   * is nothing, and reads skip what waits for the sweep. `retryMs`: how long
+   * an event waits before it is tried again while the database is away (and
+   * migrations before they are). `maxQueued`: events an instance holds for
+   * the history while it cannot apply them, about an hour of an operator's
+   * webhooks (10,000 machines, a million a day) at a few hundred bytes each.
+   * `claimIdleMs` (with Redis): how long an event an instance read from the
+   * history's queue may stay unapplied before another instance takes it
+   * over: far longer than an apply takes (milliseconds; a statement is cut
+   * at a few seconds), short enough that a crashed instance's events are in
+   * the history within a minute.
+   */
+  postgresHistory: { sweepMs: 60 * SECOND, retryMs: SECOND, maxQueued: 50_000, claimIdleMs: 30 * SECOND },
 };

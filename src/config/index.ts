@@ -74,6 +74,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     webhookSecrets: v.WEBHOOK_SECRET,
     simulator: { mode: v.SIMULATOR, intervalMs: fixed.simulatorIntervalMs },
     redisUrl: v.REDIS_URL,
+    databaseUrl: v.DATABASE_URL,
+    postgresHistory: fixed.postgresHistory,
     redisPrefix: v.REDIS_PREFIX,
     redisCommandTimeoutMs: fixed.redisCommandTimeoutMs,
     eventLogSize: v.EVENT_LOG_SIZE,

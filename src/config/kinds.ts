@@ -156,6 +156,19 @@ export function redisUrl(options: Doc): Setting<string | undefined> {
   };
 }
 
+/** A PostgreSQL address (`postgres://` or `postgresql://`, as libpq and `pg` read it); secret, as it may carry a password. */
+export function postgresUrl(options: Doc): Setting<string | undefined> {
+  return {
+    doc: options.doc,
+    accepts: 'a postgres:// or postgresql:// address',
+    fallback: undefined,
+    secret: true,
+    emptyIsValue: false,
+    read: (raw) => (/^postgres(ql)?:\/\/./.test(raw) ? raw : REJECTED),
+    show: (value) => value,
+  };
+}
+
 /** Comma-separated items, trimmed, empty ones dropped; a list of none counts as unset. */
 export function list(
   options: Doc & { default?: string[] | ModeDefault<string[]>; item?: { pattern?: RegExp; valid?: (entry: string) => boolean; accepts: string }; secret?: boolean },

@@ -1,5 +1,5 @@
 import { parseKeyEntry } from './key-entries.js';
-import { duration, httpUrl, inProduction, integer, list, onOff, oneOf, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
+import { duration, httpUrl, inProduction, integer, list, onOff, oneOf, postgresUrl, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
 
 /*
  * Every environment variable the gateway reads, declared once: its kind and
@@ -82,7 +82,7 @@ const events = {
     doc: 'Standard Webhooks secret(s) the service signs webhooks with, comma-separated while one is rotated out (old and new both); when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start)',
   }),
   WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without `WEBHOOK_SECRET`: `allow` takes unsigned webhooks, `refuse` stops the gateway from starting; `allow` in production only where nobody but the service can reach `/webhooks`; no effect when `WEBHOOK_SECRET` is set' }),
-  REDIS_URL: redisUrl({ doc: 'set it when more than one instance runs: events, webhook dedupe, the replay log, the history and rate limits are shared by every instance through this Redis (a command unanswered for 1 s counts Redis as away: webhooks get 503, rate limits fail open, readiness says 503)' }),
+  REDIS_URL: redisUrl({ doc: 'set it when more than one instance runs: events, webhook dedupe, the replay log and rate limits are shared by every instance through this Redis (each instance keeps its own history, fed from the shared log, unless `DATABASE_URL` is set) (a command unanswered for 1 s counts Redis as away: webhooks get 503, rate limits fail open, readiness says 503)' }),
   REDIS_PREFIX: text({ default: 'vending-gateway:', doc: 'prefix of every Redis key; the instances of one deployment share it; give each deployment its own when several share one Redis' }),
   EVENT_LOG_SIZE: integer({ min: 1, max: 1_000_000, default: 1_000, doc: 'events kept for resuming subscribers (`after`, `Last-Event-ID`); raise it when clients are disconnected for longer than this many events take to arrive (they then get `EVENTS_EXPIRED`). Without `REDIS_URL` the in-process log also keeps at most 64 MiB of events (their JSON) per thousand of this size, the oldest going first (with Redis the log is in Redis: bound it there with `maxmemory`)' }),
 };
@@ -90,8 +90,9 @@ const events = {
 const DAY = 24 * HOUR;
 
 const history = {
-  HISTORY: onOff({ default: true, doc: 'the transaction history (`recentTransactions`, `transactionStats`, `Transaction.history`), fed by every distinct webhook event and payment update; in process, or in Redis with `REDIS_URL`; turn it `off` when no client uses those fields, to save the memory they take (they then answer `BAD_USER_INPUT`)' }),
-  HISTORY_MAX_TRANSACTIONS: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'most transactions the history keeps; past it the least recently updated go first; raise it when more transactions change within `HISTORY_RETENTION` (and there is memory for them), lower it to bound memory' }),
+  HISTORY: onOff({ default: true, doc: 'the transaction history (`recentTransactions`, `transactionStats`, `Transaction.history`), fed by every distinct webhook event and payment update; in process, or in PostgreSQL with `DATABASE_URL`; turn it `off` when no client uses those fields, to save the memory they take (they then answer `BAD_USER_INPUT`)' }),
+  DATABASE_URL: postgresUrl({ doc: 'set it when the history must be shared by every instance, survive restarts or hold more than memory allows (an operator\'s week): the history then lives in this PostgreSQL database (migrations run at start, or by `npm run migrate`), whatever `REDIS_URL` says; unset: each instance keeps its own in process' }),
+  HISTORY_MAX_TRANSACTIONS: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'most transactions the in-process history keeps (PostgreSQL is bounded by `HISTORY_RETENTION` only); past it the least recently updated go first; raise it when more transactions change within `HISTORY_RETENTION` (and there is memory for them), lower it to bound memory' }),
   HISTORY_RETENTION: duration({ min: 60 * SECOND, max: 366 * DAY, default: 7 * DAY, doc: 'a transaction the gateway has seen no change of for this long leaves the history (counted from when the gateway received its latest change, not from the events\' own timestamps), and so do statistics nothing changed for this long; set it to the longest period your dashboards look back' }),
   HISTORY_SOLD_STATUSES: list({ doc: 'statuses whose transactions count as sold in `transactionStats` (`totalSold`, top products), comma-separated; set it to the statuses your service gives a completed sale; unset: every status (the contract does not list them)' }),
 };

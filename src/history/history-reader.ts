@@ -14,7 +14,7 @@ export interface HistoryReader {
 }
 
 /**
- * A store that does not answer (Redis away) is the client's to retry: its
+ * A store that does not answer (the database away) is the client's to retry: its
  * failure says so in the gateway's words, not as an unexpected error.
  */
 export function historyUnavailable(error: unknown): never {

@@ -2,10 +2,10 @@ import type { ProductLine } from '../contract/index.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 
 /*
- * One transaction's history, and the rules that change it. Pure:
- * the in-process store applies them directly, and the Redis store's script
- * (src/redis/redis-history.ts) applies the same rules in Lua, atomically; a
- * differential test runs both on the same shuffled series.
+ * One transaction's history, and the rules that change it. Pure,
+ * and the only copy: the in-process store applies them directly, and the
+ * PostgreSQL store (src/postgres/postgres-history.ts) applies them to the row
+ * it locked; a differential test runs both on the same shuffled series.
  *
  * Order is (time, seq): the event's own time (the envelope's timestamp, else
  * when the gateway received it), then the order the store applied it in, so

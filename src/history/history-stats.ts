@@ -4,7 +4,7 @@ import { fromMicro, type Contribution } from './history-record.js';
  * Statistics by interval, kept as running sums (never by reading records):
  * every transaction adds its contribution (history-record.ts) to the minute,
  * hour and day holding its last update, and takes it back when it moves. A
- * bucket is a flat map of fields, the same in process and in a Redis hash:
+ * bucket is a flat map of fields, the same in process and as PostgreSQL rows:
  *   n:<status>  transactions       t:<status>  their total (millionths)
  *   s           total sold         q:<product> quantity sold   a:<product> amount sold
  *   p:<product> the product's name
@@ -13,7 +13,7 @@ import { fromMicro, type Contribution } from './history-record.js';
 export type Interval = 'MINUTE' | 'HOUR' | 'DAY';
 
 export const INTERVAL_MS: Record<Interval, number> = { MINUTE: 60_000, HOUR: 3_600_000, DAY: 86_400_000 };
-/** The prefix of each level's buckets (Redis keys, in-process map keys). */
+/** The prefix of each level's buckets (in-process map keys, PostgreSQL's `level` column). */
 export const LEVELS = [
   ['m', INTERVAL_MS.MINUTE],
   ['h', INTERVAL_MS.HOUR],

@@ -7,7 +7,7 @@ import type { Interval, TransactionStats } from './history-stats.js';
  * The transaction history read model: what the REST service cannot
  * list. Fed by every distinct published event, once (in the event log's own
  * append step), and by payment updates made through the gateway; read by
- * GraphQL. In process (bounded) or in Redis (shared by every instance).
+ * GraphQL. In process (bounded), or in PostgreSQL (shared by every instance).
  */
 
 /** Where a page of the recent list ends: the last update and id of its last transaction. */
@@ -49,8 +49,11 @@ export interface PaymentNote {
 }
 
 export interface HistoryStore {
-  /** In process only: applies an event the log just admitted (the Redis log applies it in its own script). */
-  apply?(event: TransactionUpdateEvent): void;
+  /**
+   * Applies an event the log just admitted: at once in process, in a database transaction for
+   * PostgreSQL (which may fail: the caller tries again; applying twice changes nothing).
+   */
+  apply?(event: TransactionUpdateEvent): void | Promise<void>;
   /**
    * Records a payment update; resolves `false` when the transaction has no
    * record and none was given to start one.

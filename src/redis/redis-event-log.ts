@@ -23,25 +23,17 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
   positionTtlSeconds?: number;
   /** Told when the live feed is interrupted (Redis away); it resumes by itself. */
   onTailError?: (error: unknown) => void;
-  /** Run in the append script once an event is admitted (the history's apply), so both happen once, together. */
-  afterAppend?: AppendStep;
-}
-
-/**
- * Lua spliced into the append script after XADD (before it answers), run only
- * for an event the script admitted: what it changes is changed exactly once
- * per distinct event, whichever instance received it, in the same round trip.
- * It reads its own arguments from ARGV[9] on (the log's own are 1 to 8), and
- * must leave the local `id` alone.
- */
-export interface AppendStep {
-  lua: string;
-  /** ARGV[9] on, for this event. */
-  args(event: TransactionUpdateEvent): Array<string | number>;
+  /**
+   * The key of the history's queue (a stream, uncapped): the append script adds every event it
+   * admits to it, in the same step, so an event is never admitted without being queued for a history
+   * kept elsewhere (PostgreSQL), whichever instance received it and whatever becomes of that instance.
+   */
+  historyQueue?: string;
 }
 
 /*
- * KEYS: stream, event id → position, event id claim, transaction → digest of its last event.
+ * KEYS: stream, event id → position, event id claim, transaction → digest of its last event,
+ *       the history's queue (written only by the script made with QUEUE_FOR_HISTORY).
  * ARGV: capacity, event JSON, position TTL (s), dedupe TTL (ms), digest, 'id' | 'content',
  *       the digest this instance remembers for the transaction ('' when none: used only when
  *       Redis has none, e.g. after it restarted empty), channel.
@@ -56,14 +48,15 @@ redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[4])
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'event', ARGV[2])
 redis.call('SET', KEYS[2], id, 'EX', ARGV[3])
 redis.call('PUBLISH', ARGV[8], id .. ' ' .. ARGV[2])`;
-const appendScript = (step: AppendStep | undefined) => `${APPEND_BODY}${step ? `\n${step.lua}` : ''}\nreturn id`;
+const QUEUE_FOR_HISTORY = `redis.call('XADD', KEYS[5], '*', 'event', ARGV[2])`;
+const appendScript = (queue: boolean) => `${APPEND_BODY}${queue ? `\n${QUEUE_FOR_HISTORY}` : ''}\nreturn id`;
 
 // The append script, registered on the command connection by name (ioredis `defineCommand`):
 // ioredis sends it whole once per connection, then by its SHA1, and whole again should Redis
 // answer NOSCRIPT (its script cache emptied), which means nothing ran.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** KEYS and ARGV as APPEND_BODY says, then the AppendStep's arguments. */
+    /** KEYS and ARGV as APPEND_BODY says. */
     vendingGatewayAppendEvent(...keysThenArgs: Array<string | number>): Result<string | null, Context>;
   }
 }
@@ -94,8 +87,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   const dedupeTtlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
   const positionTtl = options.positionTtlSeconds ?? 86_400;
   const recent = createRecentEvents(options);
-  const step = options.afterAppend;
-  commands.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 4, lua: appendScript(step) });
+  commands.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 5, lua: appendScript(options.historyQueue !== undefined) });
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let closed = false;
   /** Position of the last event handed to listeners; undefined until the first connection. */
@@ -177,9 +169,9 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
     async append(event, dedupeBy) {
       if (dedupeBy === 'id' && recent.hasId(event.eventId)) return undefined;
       const digest = transactionDigest(event.transaction);
-      const keys = [stream, key('event-position', event.eventId), key('dedupe', event.eventId), key('last-digest', event.transactionId)];
+      const keys = [stream, key('event-position', event.eventId), key('dedupe', event.eventId), key('last-digest', event.transactionId), options.historyQueue ?? `${options.prefix}history-queue`];
       const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event.transactionId) ?? '', channel];
-      const position = await commands.vendingGatewayAppendEvent(...keys, ...args, ...(step ? step.args(event) : []));
+      const position = await commands.vendingGatewayAppendEvent(...keys, ...args);
       return position === null ? undefined : { position, event };
     },
     async readAfter(cursor) {

@@ -2,14 +2,14 @@ import { createEventBus } from '../events/event-bus.js';
 import type { EventTransport } from '../events/event-transport.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClients } from './redis-clients.js';
-import { createRedisEventLog, type AppendStep } from './redis-event-log.js';
+import { createRedisEventLog } from './redis-event-log.js';
 
 export interface RedisEventTransportOptions {
   redisPrefix: string;
   eventLogSize: number;
   logger: Logger;
-  /** Run where the log admits an event (the history's apply). */
-  afterAppend?: AppendStep;
+  /** The key of the history's queue, when the history is kept elsewhere (redis-event-log.ts). */
+  historyQueue?: string;
 }
 
 /** Events shared by every instance of a deployment through one Redis (redis-event-log.ts). */
@@ -18,7 +18,7 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
   const log = createRedisEventLog(clients, {
     prefix: options.redisPrefix,
     capacity: options.eventLogSize,
-    afterAppend: options.afterAppend,
+    historyQueue: options.historyQueue,
     onTailError(error) {
       // Once per outage, not once per retry.
       if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');

@@ -8,13 +8,12 @@ import { runOperation } from '../helpers/typed-client.js';
 import { historyScenario, type Poster } from '../helpers/history-scenario.js';
 import { startStandInUpstream } from '../helpers/stand-in-upstream.js';
 import { deliverWebhook, redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
-import { redisServerOnPath, startTestRedis } from '../helpers/redis-server.js';
 
 /*
  * The transaction history over real HTTP: webhooks in, with
  * redeliveries, late events and flip-flops; recentTransactions,
  * transactionStats and Transaction.history out, compared with what the
- * series says they must be.
+ * series says they must be. In PostgreSQL: history-postgres.test.ts.
  */
 
 let gateway: RunningGateway;
@@ -141,53 +140,31 @@ describe('transaction history (in process)', () => {
   });
 });
 
-describe('transaction history shared through Redis', () => {
+describe('transaction history with Redis and without DATABASE_URL', () => {
   let deployments: RedisDeployments;
   beforeAll(async () => {
     deployments = await redisDeployments();
   });
   afterAll(() => deployments.close());
 
-  it('says the same on two instances, whichever received each webhook, and after a restart', async () => {
-    const prefix = `history-${randomUUID()}:`;
-    const [a, b] = await deployments.start(2, { REDIS_PREFIX: prefix });
-    const instances = [a!, b!];
-    // Webhooks alternate between the instances: every redelivery reaches the other one than its first delivery.
-    await historyScenario(instances, async (request, index = 0) => (await deliverWebhook(instances[index % 2]!, request)).status);
-    const before = await runOperation(a!.url, RecentTransactionsDocument, { first: 100 });
-    // An instance started afresh on the deployment reads what Redis holds.
-    const [restarted] = await deployments.start(1, { REDIS_PREFIX: prefix });
-    const after = await runOperation(restarted!.url, RecentTransactionsDocument, { first: 100 });
-    expect(after.data).toEqual(before.data);
-    expect(after.data?.recentTransactions.totalCount).toBeGreaterThanOrEqual(3);
-    // Coverage starts at the deployment's first write, not at an instance's start.
-    const covered = async (url: string) => (await runOperation(url, TransactionStatsDocument, {})).data?.transactionStats.coveredSince;
-    expect(await covered(restarted!.url)).toBe(await covered(a!.url));
-  });
-});
-
-describe('transaction history while Redis does not answer', () => {
-  it.runIf(redisServerOnPath())('answers UPSTREAM_UNAVAILABLE on its own fields and serves the rest', async () => {
-    const redis = await startTestRedis();
-    const gateway = await startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: `stall-${randomUUID()}:` }, {}, (config) => ({ ...config, redisCommandTimeoutMs: 300 }));
-    try {
-      const id = `stall-${randomUUID()}`;
-      const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: id, status: 'pending', products: [] } });
-      expect((await fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
-      let known = await runOperation(gateway.url, TransactionHistoryDocument, { id });
-      for (let tries = 0; known.errors && tries < 50; tries += 1) known = await runOperation(gateway.url, TransactionHistoryDocument, { id });
-      expect(known.data?.transaction?.history).toHaveLength(1);
-      redis.pause();
-      const recent = await runOperation(gateway.url, RecentTransactionsDocument, {});
-      expect(recent.errors?.map((e) => [e.extensions?.code, e.message])).toEqual([['UPSTREAM_UNAVAILABLE', 'The transaction history cannot be read right now (its store does not answer); retry later']]);
-      // The transaction itself is still served; only its history fields are missing.
-      const detail = await runOperation(gateway.url, TransactionHistoryDocument, { id });
-      expect(detail.data?.transaction).toMatchObject({ transactionId: id, status: 'pending', history: null, paymentUpdates: null });
-      expect(detail.errors?.every((e) => e.extensions?.code === 'UPSTREAM_UNAVAILABLE')).toBe(true);
-    } finally {
-      redis.resume();
-      await gateway.close();
-      await redis.close();
+  it('is in each instance, fed from the shared log: every instance holds the events any of them received, once', async () => {
+    const [a, b] = await deployments.start(2);
+    const status = `shared-log-${randomUUID()}`;
+    const ids = [`x-${randomUUID()}`, `y-${randomUUID()}`];
+    // One webhook to each instance, and a redelivery of the first to the other one.
+    const first = buildWebhookRequest({ form: 'enveloped', id: `e1-${status}`, transaction: { transactionId: ids[0]!, status, products: [] } });
+    expect((await deliverWebhook(a!, first)).status).toBe(200);
+    expect((await deliverWebhook(b!, buildWebhookRequest({ form: 'enveloped', id: `e2-${status}`, transaction: { transactionId: ids[1]!, status, products: [] } }))).status).toBe(200);
+    expect((await deliverWebhook(b!, first)).status).toBe(200);
+    for (const gateway of [a!, b!]) {
+      let page = await runOperation(gateway.url, RecentTransactionsDocument, { status: [status] });
+      for (let tries = 0; page.data?.recentTransactions.totalCount !== 2 && tries < 100; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        page = await runOperation(gateway.url, RecentTransactionsDocument, { status: [status] });
+      }
+      expect(page.data?.recentTransactions.edges.map((e) => e.node.transactionId)).toEqual([ids[1], ids[0]]);
+      const history = await postGraphQL(gateway.url, 'query($s: [String!]) { recentTransactions(status: $s) { edges { node { transactionId history { eventId } } } } }', { variables: { s: [status] } });
+      expect(history.body.data?.recentTransactions.edges.map((e: { node: { history: unknown[] } }) => e.node.history.length)).toEqual([1, 1]);
     }
   });
 });

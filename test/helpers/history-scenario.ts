@@ -21,7 +21,8 @@ const legacy = (transaction: Record<string, unknown>): WebhookRequest => ({
   headers: { 'content-type': 'application/json' },
 });
 
-export async function historyScenario(gateways: RunningGateway[], post: Poster): Promise<void> {
+/** `settle` resolves once the history applied what the gateways admitted (a store fed after the webhook's answer). */
+export async function historyScenario(gateways: RunningGateway[], post: Poster, settle: () => Promise<void> = async () => {}): Promise<void> {
   const run = randomUUID().slice(0, 8);
   const [pending, completed, failed] = ['pending', 'completed', 'failed'].map((s) => `${s}-${run}`) as [string, string, string];
   const ids = { a: `a-${run}`, b: `b-${run}`, c: `c-${run}` };
@@ -45,6 +46,7 @@ export async function historyScenario(gateways: RunningGateway[], post: Poster):
     buildWebhookRequest({ form: 'enveloped', transaction: tx(ids.c, failed, [line('cola', 5, 1)]) }),
   ];
   for (const [index, request] of series.entries()) expect(await post(request, index)).toBe(200);
+  await settle();
 
   // Payment updates through the gateway, one by GraphQL on the first instance, one by REST on the last.
   // (The memory backend learns of a webhook's transaction from the event, which may still be on its way.)

@@ -13,6 +13,8 @@ export interface TcpProxy {
   url: string;
   /** Forwards new connections to `targetUrl` (`http://host:port`); `undefined` holds them. */
   target(targetUrl: string | undefined): void;
+  /** Breaks every connection it forwarded and holds new ones, as a network partition does, until `target` is called. */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -65,6 +67,10 @@ export async function startTcpProxy(initialTarget?: string): Promise<TcpProxy> {
       if (!target) return;
       for (const client of held) forward(client, target);
       held.clear();
+    },
+    cut() {
+      target = undefined;
+      for (const socket of open) socket.destroy();
     },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

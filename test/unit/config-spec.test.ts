@@ -36,7 +36,7 @@ describe.concurrent('the configuration spec', () => {
   it('applies each default when the variable is unset, and leaves only the optional ones undefined', () => {
     const { values } = readSettings({});
     const optional = settings.filter(([, setting]) => setting.fallback === undefined).map(([name]) => name);
-    expect(optional.sort()).toEqual(['API_KEYS_FILE', 'JWT_ISSUER', 'JWT_JWKS_URL', 'METRICS_PORT', 'METRICS_TOKEN', 'NODE_ENV', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'REDIS_URL', 'UPSTREAM_API_KEY', 'UPSTREAM_URL']);
+    expect(optional.sort()).toEqual(['API_KEYS_FILE', 'DATABASE_URL', 'JWT_ISSUER', 'JWT_JWKS_URL', 'METRICS_PORT', 'METRICS_TOKEN', 'NODE_ENV', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'REDIS_URL', 'UPSTREAM_API_KEY', 'UPSTREAM_URL']);
     for (const [name, setting] of settings) {
       const fallback: unknown = setting.fallback;
       expect(values[name], name).toEqual(fallback instanceof ModeDefault ? fallback.otherwise : fallback);
@@ -197,6 +197,8 @@ describe('each default', () => {
       'src/backends/caching-backend.ts maxEntries=10000',
       'src/events/event-bus.ts maxQueuedPerSubscriber=10000',
       'src/events/event-transactions.ts maxEntries=10000',
+      // How long an event's transaction read is kept: a minute, as the PostgreSQL history's sweep period is.
+      'src/events/event-transactions.ts ttlMs=60000',
       'src/events/recent-events.ts maxEntries=100000',
       'src/graphql/response-cache.ts maxEntries=1000',
       'src/graphql/response-cache.ts maxResultBytes=65536',

@@ -162,8 +162,8 @@ describe('Dockerfile', () => {
     return match ? [[match[1]!, match[2]!] as const] : [];
   });
 
-  it('runs from the production install alone: package.json, node_modules, dist/, schema/ (no sources)', () => {
-    expect(copies.map(([source]) => source).sort()).toEqual(['dist', 'node_modules', 'package.json', 'schema']);
+  it('runs from the production install alone: package.json, node_modules, dist/, schema/, migrations/ (no sources)', () => {
+    expect(copies.map(([source]) => source).sort()).toEqual(['dist', 'migrations', 'node_modules', 'package.json', 'schema']);
   });
 
   describe('a gateway started from only the files the runtime stage copies', () => {

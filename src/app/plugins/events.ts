@@ -1,19 +1,28 @@
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config } from '../../config/index.js';
+import type { Config, HistoryConfig } from '../../config/index.js';
 import type { EventBus } from '../../events/event-bus.js';
 import { createMemoryEventTransport, type EventTransport } from '../../events/event-transport.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
-import { createMemoryHistory } from '../../history/memory-history.js';
+import { createHistoryFeed, type HistoryFeed } from '../../history/history-feed.js';
 import type { HistoryStore } from '../../history/history-store.js';
+import { createMemoryHistory } from '../../history/memory-history.js';
 import type { Logger } from '../../logging/logger.js';
+import { isTransientPostgresError, type Database } from '../../postgres/postgres-database.js';
+import { createPostgresHistory, type PostgresHistory } from '../../postgres/postgres-history.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
-import { createRedisHistory } from '../../redis/redis-history.js';
+import { createRedisHistoryQueue } from '../../redis/redis-history-queue.js';
 
 /*
- * The event log and bus, and the transaction history they feed. The history
- * is fed where the event log admits an event, so each distinct event once,
- * whichever instance received it: in process by the ring's append, with
- * Redis inside the log's own append script.
+ * The event log and bus, and the transaction history they feed, each
+ * distinct event once:
+ * - DATABASE_URL: the history is PostgreSQL's, shared. Without Redis the
+ *   instance's own log feeds it (in process, retried while the database is
+ *   away); with Redis, a queue the log's append script writes and every
+ *   instance reads, so an event survives the instance that admitted it.
+ * - otherwise it is in process: without Redis fed by the ring's append; with
+ *   Redis each instance keeps its own, fed from the shared log in log order
+ *   (every instance hears every event), so instances agree on events.
  */
 
 declare module 'fastify' {
@@ -21,6 +30,8 @@ declare module 'fastify' {
     bus: EventBus;
     /** The transaction history; undefined with HISTORY=off. */
     history: HistoryStore | undefined;
+    /** What feeds the PostgreSQL history (DATABASE_URL): this instance's queue, or the Redis queue's reader; undefined otherwise. */
+    historyFeed: HistoryFeed | undefined;
   }
 }
 
@@ -38,18 +49,58 @@ function feedHistory(apply: (event: TransactionUpdateEvent) => void, logger: Log
 export const eventsPlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const logger = app.log as Logger;
-    const { redis } = app;
-    const redisHistory = redis && config.history ? createRedisHistory(redis.commands, { ...config.history, prefix: config.redisPrefix }) : undefined;
-    const history: HistoryStore | undefined = redisHistory ?? (config.history && createMemoryHistory(config.history));
+    const { redis, postgres } = app;
+    const shared = postgres && config.history ? createPostgresHistory(postgres.pool, postgresHistoryOptions(config.history, config, logger)) : undefined;
+    const inProcess = !shared && config.history ? createMemoryHistory(config.history) : undefined;
+    const applyShared = postgres && shared && (async (event: TransactionUpdateEvent) => {
+      await postgres.migrated;
+      await shared.apply(event);
+    });
+    const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
+    const feed = applyShared && !redis ? createHistoryFeed({ apply: applyShared, transient: isTransientPostgresError, logger, retryMs, maxQueued }) : undefined;
+    const historyQueue = applyShared && redis ? `${config.redisPrefix}history-queue` : undefined;
+    const applyInProcess = inProcess && feedHistory((event) => inProcess.apply!(event), logger);
+
     const events: EventTransport = redis
-      ? createRedisEventTransport(redis, { ...config, logger, afterAppend: redisHistory?.appendStep })
-      : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, history?.apply && feedHistory(history.apply, logger));
-    app.decorate('history', history);
+      ? createRedisEventTransport(redis, { ...config, logger, historyQueue })
+      : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, feed ? (event) => feed.push(event) : applyInProcess);
+    const queue = applyShared && redis && historyQueue
+      ? createRedisHistoryQueue(redis.commands, { key: historyQueue, apply: applyShared, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs })
+      : undefined;
+    // Every instance hears every append, in log order: the queue's readers look at once; an in-process history takes it.
+    if (queue) events.bus.onEvent(() => queue.wake());
+    else if (redis && applyInProcess) events.bus.onEvent(applyInProcess);
+
+    app.decorate<HistoryStore | undefined>('history', shared ?? inProcess);
+    app.decorate<HistoryFeed | undefined>('historyFeed', feed ?? queue);
     app.decorate('bus', events.bus);
     app.readiness.add('events', () => events.bus.ready());
+    if (postgres && shared) startShared(app, postgres, shared, feed ?? queue, retryMs, logger);
     if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
-    app.addHook('onClose', () => { history?.close?.(); return events.close(); });
+    app.addHook('onClose', () => {
+      inProcess?.close?.();
+      return events.close();
+    });
   },
-  { name: 'events', dependencies: ['redis'] },
+  { name: 'events', dependencies: ['redis', 'postgres'] },
 );
+
+function startShared(app: FastifyInstance, postgres: Database, shared: PostgresHistory, feed: HistoryFeed | undefined, retryMs: number, logger: Logger): void {
+  app.readiness.add('history', () => postgres.isMigrated() && postgres.answering());
+  postgres.migrated.then(() => shared.start()).catch((error: unknown) => logger.warn({ err: error }, 'the history could not note its start'));
+  // Before the database closes: the events read last are applied if it answers (bounded), the sweeps stop.
+  app.addHook('onClose', async () => {
+    await feed?.close(retryMs * 2);
+    shared.close();
+  });
+}
+
+function postgresHistoryOptions(history: HistoryConfig, config: Config, logger: Logger) {
+  return {
+    retentionMs: history.retentionMs,
+    soldStatuses: history.soldStatuses,
+    sweepEveryMs: config.postgresHistory.sweepMs,
+    onSweepError: (error: unknown) => logger.warn({ err: error }, 'the history could not delete what is past retention; the next sweep tries again'),
+  };
+}

@@ -1,0 +1,89 @@
+import type { TransactionUpdateEvent } from '../events/normalize.js';
+import type { Logger } from '../logging/logger.js';
+
+/*
+ * Feeds a store whose apply is a round trip (PostgreSQL) with the events this
+ * instance's log admitted: one at a time, in the order admitted, off the
+ * webhook's path (its 200 does not wait for the database). While the store
+ * fails with a transient error (the database away), the event waits and is
+ * tried again, with the events behind it: applying is idempotent (an event id
+ * a record holds changes nothing), so trying again after an answer that got
+ * lost is harmless.
+ */
+
+export interface HistoryFeedOptions {
+  apply(event: TransactionUpdateEvent): Promise<void>;
+  /** Whether an error may pass when tried again (else the event is logged and skipped). */
+  transient(error: unknown): boolean;
+  logger: Logger;
+  /** Wait before trying again (ms). */
+  retryMs: number;
+  /** Events held while the store is away; past it the oldest are dropped, with an error logged. */
+  maxQueued: number;
+}
+
+/** What feeds a history whose apply is a round trip: this module's in-process queue, or Redis's (src/redis/). */
+export interface HistoryFeed {
+  /** Events admitted (by any instance, for a shared queue) and not applied yet. */
+  pending(): Promise<number>;
+  /** Resolves once everything pushed so far is applied, or after `timeoutMs`; stops the feed. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): void } {
+  const queue: TransactionUpdateEvent[] = [];
+  let running: Promise<void> | undefined;
+  let closed = false;
+  let failing = false;
+
+  async function run(): Promise<void> {
+    while (queue.length > 0 && !closed) {
+      const event = queue[0]!;
+      try {
+        await options.apply(event);
+        if (failing) options.logger.info('the history applies events again');
+        failing = false;
+      } catch (error) {
+        if (options.transient(error)) {
+          // Once per outage, not once per retry.
+          if (!failing) options.logger.warn({ err: error, pending: queue.length }, 'the history cannot apply events now; they wait and are tried again');
+          failing = true;
+          await sleep(options.retryMs);
+          continue;
+        }
+        options.logger.error({ err: error, eventId: event.eventId }, 'an event could not be applied to the history');
+      }
+      // Dropped meanwhile by the bound? Then the head is another event, not ours.
+      if (queue[0] === event) queue.shift();
+    }
+  }
+
+  function start(): void {
+    running ??= run().finally(() => {
+      running = undefined;
+      if (queue.length > 0 && !closed) start();
+    });
+  }
+
+  return {
+    push(event) {
+      if (closed) return;
+      queue.push(event);
+      if (queue.length > options.maxQueued) {
+        const dropped = queue.splice(0, queue.length - options.maxQueued);
+        options.logger.error({ dropped: dropped.length, firstEventId: dropped[0]?.eventId }, 'the history fell too far behind: events dropped without being applied');
+      }
+      start();
+    },
+    pending: async () => queue.length,
+    async close(timeoutMs) {
+      const deadline = sleep(timeoutMs);
+      await Promise.race([(async () => {
+        while (running && queue.length > 0) await running;
+      })(), deadline]);
+      closed = true;
+    },
+  };
+}

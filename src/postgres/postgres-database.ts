@@ -1,0 +1,129 @@
+import { fileURLToPath } from 'node:url';
+import { runner } from 'node-pg-migrate';
+import pg from 'pg';
+import type { Logger } from '../logging/logger.js';
+
+/*
+ * The gateway's PostgreSQL: a connection pool, and the versioned migrations
+ * (migrations/, SQL files run in name order by node-pg-migrate) that every
+ * instance runs at start and `npm run migrate` runs by hand. Instances that
+ * start together take turns on node-pg-migrate's advisory lock, so each
+ * migration runs once.
+ */
+
+/** migrations/ at the root, reached the same way from src/postgres/ and dist/postgres/. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
+/** The table node-pg-migrate notes the migrations it ran in. */
+export const MIGRATIONS_TABLE = 'pgmigrations';
+
+/** How long a connection attempt may take before the pool's caller is answered with an error (ms). */
+const CONNECT_TIMEOUT_MS = 2_000;
+/**
+ * How long a statement may run (ms): PostgreSQL cancels it past this, and the client gives up on
+ * an answer this late (a database that stalls with its connections open must not hold a request).
+ */
+const STATEMENT_TIMEOUT_MS = 3_000;
+
+export function createPostgresPool(databaseUrl: string, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    query_timeout: STATEMENT_TIMEOUT_MS,
+    application_name: 'vending-gateway',
+    // The history's statements are short and planned as such; JIT compiling one (its cost estimate passes jit_above_cost
+    // at a few hundred thousand rows) takes longer than running it.
+    options: '-c jit=off',
+  });
+  // An idle connection that breaks (the database restarted) is dropped by the pool; without a listener it would end the process.
+  // Its error carries the client, connection parameters included: only its code and message are logged.
+  pool.on('error', (error: Error & { code?: string }) => logger.warn({ code: error.code, reason: error.message }, 'a PostgreSQL connection broke; the pool makes a new one when needed'));
+  return pool;
+}
+
+/** Runs the migrations not run yet; resolves the names of those it ran. */
+export async function migrate(databaseUrl: string, logger: Logger): Promise<string[]> {
+  const ran = await runner({
+    databaseUrl,
+    dir: MIGRATIONS_DIR,
+    direction: 'up',
+    migrationsTable: MIGRATIONS_TABLE,
+    checkOrder: true,
+    // Several instances starting at once: the later ones wait for the first, then find nothing to run.
+    advisoryLockMode: 'wait',
+    logger: {
+      debug: () => {},
+      info: (message: string) => logger.debug({ migration: message }, 'migration'),
+      warn: (message: string) => logger.warn({ migration: message }, 'migration'),
+      error: (message: string) => logger.error({ migration: message }, 'migration'),
+    },
+  });
+  for (const migration of ran) logger.info({ migration: migration.name }, 'PostgreSQL migration applied');
+  return ran.map((migration) => migration.name);
+}
+
+/**
+ * Whether PostgreSQL may answer otherwise when asked again: the connection
+ * failed or broke (no SQLSTATE, or class 08), the server is short of
+ * resources (53), shutting down or cancelled the statement (57), an internal
+ * I/O error (58), or the transaction was rolled back (40). Anything else (a
+ * value the database refuses, a missing table) fails the same way again.
+ */
+export function isTransientPostgresError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return ['08', '40', '53', '57', '58'].includes(code.slice(0, 2)) || code === '55P03';
+}
+
+export interface Database {
+  pool: pg.Pool;
+  /** Resolves once the migrations ran (tried again every `retryMs` while the database is away). */
+  migrated: Promise<void>;
+  isMigrated(): boolean;
+  /** Whether the database answered the last look (one every `retryMs`). */
+  answering(): boolean;
+  close(): Promise<void>;
+}
+
+/** The pool, and the migrations run in the background until they succeed, so a database that is away does not stop the start. */
+export function openDatabase(databaseUrl: string, logger: Logger, retryMs: number): Database {
+  const pool = createPostgresPool(databaseUrl, logger);
+  let closed = false;
+  let done = false;
+  const migrated = (async () => {
+    for (let attempt = 1; !closed; attempt += 1) {
+      try {
+        await migrate(databaseUrl, logger);
+        done = true;
+        return;
+      } catch (error) {
+        if (attempt === 1) logger.warn({ err: error }, 'PostgreSQL migrations could not run yet; trying again until they do');
+        await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+      }
+    }
+  })();
+  // A gateway closed before the migrations ran leaves them for the next start: nobody waits for them.
+  migrated.catch(() => {});
+  let answering = true;
+  let looking = false;
+  const look = setInterval(() => {
+    if (looking) return;
+    looking = true;
+    pool
+      .query('SELECT 1')
+      .then(() => (answering = true), () => (answering = false))
+      .finally(() => (looking = false));
+  }, retryMs);
+  look.unref();
+  return {
+    pool,
+    migrated,
+    isMigrated: () => done,
+    answering: () => answering,
+    async close() {
+      closed = true;
+      clearInterval(look);
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { RecentTransactionsDocument, TransactionHistoryDocument, TransactionStatsDocument } from '../../src/graphql/generated/operations.js';
+import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { historyScenario } from '../helpers/history-scenario.js';
+import { testDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { deliverWebhook, redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
+import { sseSubscribe } from '../helpers/sse-client.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { runOperation } from '../helpers/typed-client.js';
+
+/*
+ * The history in PostgreSQL (DATABASE_URL) over real HTTP: the series of
+ * webhooks the other stores pass, on one instance and on two that share a
+ * Redis and a database; an instance started afterwards reads it all at once.
+ * Each describe has a database of its own, migrated by the gateways' start.
+ */
+
+/** Resolves once every instance applied what its log admitted (a shared queue: what any instance admitted). */
+const settled = (gateways: RunningGateway[]) => async () => {
+  for (const gateway of gateways) {
+    let pending = Number.NaN;
+    for (let tries = 0; tries < 500 && pending !== 0; tries += 1) {
+      pending = (await gateway.gateway.app.historyFeed?.pending()) ?? Number.NaN;
+      if (pending !== 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(pending).toBe(0);
+  }
+};
+
+describe('transaction history in PostgreSQL, one instance', () => {
+  let database: TestDatabase;
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    database = await testDatabase();
+    gateway = await startGateway({ DATABASE_URL: database.url });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await database?.drop();
+  });
+
+  it('holds what a series of webhooks with redeliveries, late events and flip-flops says, and payment updates', async () => {
+    expect(gateway.gateway.app.historyFeed).toBeDefined();
+    await historyScenario([gateway], async (request) => (await deliverWebhook(gateway, request)).status, settled([gateway]));
+  });
+});
+
+describe('transaction history in PostgreSQL, shared by instances on one Redis', () => {
+  let database: TestDatabase;
+  let deployments: RedisDeployments;
+  beforeAll(async () => {
+    database = await testDatabase();
+    deployments = await redisDeployments();
+  });
+  afterAll(async () => {
+    await deployments?.close();
+    await database?.drop();
+  });
+
+  it('says the same on two instances, whichever received each webhook, and after a restart', async () => {
+    const env = { DATABASE_URL: database.url, REDIS_PREFIX: `history-${randomUUID()}:` };
+    const instances = await deployments.start(2, env);
+    await historyScenario(instances, async (request, index = 0) => (await deliverWebhook(instances[index % 2]!, request)).status, settled(instances));
+    const before = await runOperation(instances[0]!.url, RecentTransactionsDocument, { first: 100 });
+    expect(before.data?.recentTransactions.totalCount).toBe(3);
+    // Another Redis prefix too: nothing of the history is in Redis.
+    const [restarted] = await deployments.start(1, { ...env, REDIS_PREFIX: `history-${randomUUID()}:` });
+    const after = await runOperation(restarted!.url, RecentTransactionsDocument, { first: 100 });
+    expect(after.data).toEqual(before.data);
+  });
+});
+
+describe('transaction history while PostgreSQL does not answer', () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    database = await testDatabase();
+    const admin = new URL(database.url);
+    proxy = await startTcpProxy(`http://${admin.hostname}:${admin.port || 5432}`);
+    const throughProxy = new URL(database.url);
+    throughProxy.port = new URL(proxy.url).port;
+    gateway = await startGateway({ DATABASE_URL: throughProxy.toString() });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await proxy?.close();
+    await database?.drop();
+  });
+
+  const post = async (transactionId: string, status: string, id: string) =>
+    (await deliverWebhook(gateway, buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId, status, products: [{ productId: 'p1', productName: 'Water', productPrice: 2, quantity: 1 }] } }))).status;
+  const checks = async () => ((await (await fetch(`${gateway.url}/readyz`)).json()) as { checks: Record<string, boolean> }).checks;
+
+  it('answers UPSTREAM_UNAVAILABLE on its fields, serves the rest and the live events, then applies what it missed, once', async () => {
+    const run = randomUUID().slice(0, 8);
+    const [t1, t2] = [`t1-${run}`, `t2-${run}`];
+    expect(await post(t1, 'pending', `${run}-1`)).toBe(200);
+    await settled([gateway])();
+    expect((await checks()).history).toBe(true);
+
+    proxy.cut();
+    const live = await sseSubscribe(gateway.url, 'subscription { transactionUpdated { eventId } }', TEST_KEY);
+    expect(await post(t1, 'completed', `${run}-2`)).toBe(200);
+    expect(await post(t2, 'pending', `${run}-3`)).toBe(200);
+    expect(await post(t1, 'completed', `${run}-2`)).toBe(200); // a redelivery
+    expect((await live.next(10_000)).data.transactionUpdated.eventId).toBe(`${run}-2`);
+    expect((await live.next(10_000)).data.transactionUpdated.eventId).toBe(`${run}-3`);
+    live.close();
+
+    const recent = await runOperation(gateway.url, RecentTransactionsDocument, {});
+    expect(recent.errors?.map((e) => [e.extensions?.code, e.message])).toEqual([['UPSTREAM_UNAVAILABLE', 'The transaction history cannot be read right now (its store does not answer); retry later']]);
+    // The transaction itself is served (the memory backend learned it from the webhook); only its history is missing.
+    const detail = await runOperation(gateway.url, TransactionHistoryDocument, { id: t1 });
+    expect(detail.data?.transaction).toMatchObject({ transactionId: t1, status: 'completed', history: null });
+    let ready = await checks();
+    for (let tries = 0; ready.history !== false && tries < 100; tries += 1) ready = (await new Promise((resolve) => setTimeout(resolve, 50)), await checks());
+    expect(ready.history).toBe(false);
+
+    proxy.target(`http://127.0.0.1:${new URL(database.url).port || 5432}`);
+    await settled([gateway])();
+    const after = await runOperation(gateway.url, RecentTransactionsDocument, { first: 10 });
+    expect(after.data?.recentTransactions.edges.map((e) => [e.node.transactionId, e.node.status])).toEqual([[t2, 'pending'], [t1, 'completed']]);
+    const history = await runOperation(gateway.url, TransactionHistoryDocument, { id: t1 });
+    expect(history.data?.transaction?.history?.map((change) => change.eventId)).toEqual([`${run}-1`, `${run}-2`]);
+    const stats = await runOperation(gateway.url, TransactionStatsDocument, {});
+    expect(stats.data?.transactionStats.byStatus).toEqual([{ status: 'completed', count: 1, total: 2 }, { status: 'pending', count: 1, total: 2 }]);
+    for (let tries = 0; (await checks()).history !== true && tries < 100; tries += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await checks()).history).toBe(true);
+  });
+});
