@@ -39,7 +39,7 @@ export function probeRoutes({ readiness }: ProbeRoutesOptions): Route[] {
       handler: (_request, reply) => {
         // Which check fails tells an operator where to look; it names no host, key or address.
         const checks = readiness.checks();
-        return Object.values(checks).every(Boolean) ? { status: 'ready', checks } : reply.code(503).send({ status: 'not ready', checks });
+        return readiness.ready() ? { status: 'ready', checks } : reply.code(503).send({ status: 'not ready', checks });
       },
     },
   ];

@@ -118,6 +118,10 @@ describe('transaction history while PostgreSQL does not answer', () => {
     let ready = await checks();
     for (let tries = 0; ready.history !== false && tries < 100; tries += 1) ready = (await new Promise((resolve) => setTimeout(resolve, 50)), await checks());
     expect(ready.history).toBe(false);
+    // Named, but not what readiness hangs on: the instance still serves everything else, so a load balancer keeps it.
+    const readyz = await fetch(`${gateway.url}/readyz`);
+    expect(readyz.status).toBe(200);
+    expect(((await readyz.json()) as { status: string }).status).toBe('ready');
 
     proxy.target(`http://127.0.0.1:${new URL(database.url).port || 5432}`);
     await settled([gateway])();

@@ -87,7 +87,8 @@ export const eventsPlugin = fp<{ config: Config }>(
 );
 
 function startShared(app: FastifyInstance, postgres: Database, shared: PostgresHistory, feed: HistoryFeed | undefined, retryMs: number, logger: Logger): void {
-  app.readiness.add('history', () => postgres.isMigrated() && postgres.answering());
+  // Named, not required: without its database the instance still serves all but the history's fields.
+  app.readiness.add('history', () => postgres.isMigrated() && postgres.answering(), { required: false });
   postgres.migrated.then(() => shared.start()).catch((error: unknown) => logger.warn({ err: error }, 'the history could not note its start'));
   // Before the database closes: the events read last are applied if it answers (bounded), the sweeps stop.
   app.addHook('onClose', async () => {
