@@ -32,28 +32,46 @@ export interface HistoryFeed {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
+/** What became of one event: applied, to be tried again (the store is away), or skipped (logged). */
+export type ApplyOutcome = 'applied' | 'retry' | 'skipped';
+
+/**
+ * Applies one event at a time and says what became of it; an outage is
+ * logged once when it starts and once when it ends, not once per try. Both
+ * feeds (this module's and Redis's queue) apply through one of these.
+ */
+export function createOutageAwareApply(options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'>, waiting: string): (event: TransactionUpdateEvent, pending?: number) => Promise<ApplyOutcome> {
+  let failing = false;
+  return async (event, pending) => {
+    try {
+      await options.apply(event);
+      if (failing) options.logger.info('the history applies events again');
+      failing = false;
+      return 'applied';
+    } catch (error) {
+      if (options.transient(error)) {
+        if (!failing) options.logger.warn({ err: error, pending }, `the history cannot apply events now; they wait ${waiting} and are tried again`);
+        failing = true;
+        return 'retry';
+      }
+      options.logger.error({ err: error, eventId: event.eventId }, 'an event could not be applied to the history');
+      return 'skipped';
+    }
+  };
+}
+
 export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): void } {
   const queue: TransactionUpdateEvent[] = [];
   let running: Promise<void> | undefined;
   let closed = false;
-  let failing = false;
+  const applyOne = createOutageAwareApply(options, 'in this instance');
 
   async function run(): Promise<void> {
     while (queue.length > 0 && !closed) {
       const event = queue[0]!;
-      try {
-        await options.apply(event);
-        if (failing) options.logger.info('the history applies events again');
-        failing = false;
-      } catch (error) {
-        if (options.transient(error)) {
-          // Once per outage, not once per retry.
-          if (!failing) options.logger.warn({ err: error, pending: queue.length }, 'the history cannot apply events now; they wait and are tried again');
-          failing = true;
-          await sleep(options.retryMs);
-          continue;
-        }
-        options.logger.error({ err: error, eventId: event.eventId }, 'an event could not be applied to the history');
+      if ((await applyOne(event, queue.length)) === 'retry') {
+        await sleep(options.retryMs);
+        continue;
       }
       // Dropped meanwhile by the bound? Then the head is another event, not ours.
       if (queue[0] === event) queue.shift();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
-import type { HistoryFeed } from '../history/history-feed.js';
+import { createOutageAwareApply, type HistoryFeed } from '../history/history-feed.js';
 import type { Logger } from '../logging/logger.js';
 
 /*
@@ -39,6 +39,8 @@ type Entries = Array<[id: string, fields: string[] | null]>;
 export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQueueOptions): HistoryFeed & { wake(): void } {
   const consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   let closed = false;
+  const applyOne = createOutageAwareApply(options, 'in Redis');
+  /** The store or Redis failed last time: the timer tries again, not each event that arrives meanwhile. */
   let failing = false;
   let pumping: Promise<void> | undefined;
   let again = false;
@@ -67,19 +69,8 @@ export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQu
       const at = fields?.indexOf('event') ?? -1;
       const raw = at >= 0 ? fields?.[at + 1] : undefined;
       if (raw !== undefined) {
-        const event = JSON.parse(raw) as TransactionUpdateEvent;
-        try {
-          await options.apply(event);
-          if (failing) options.logger.info('the history applies events again');
-          failing = false;
-        } catch (error) {
-          if (options.transient(error)) {
-            if (!failing) options.logger.warn({ err: error }, 'the history cannot apply events now; they wait in Redis and are tried again');
-            failing = true;
-            return false;
-          }
-          options.logger.error({ err: error, eventId: event.eventId }, 'an event could not be applied to the history');
-        }
+        failing = (await applyOne(JSON.parse(raw) as TransactionUpdateEvent)) === 'retry';
+        if (failing) return false;
       }
       await commands.multi().xack(options.key, GROUP, id).xdel(options.key, id).exec();
     }

@@ -37,24 +37,31 @@ describe('shutdown and streams', () => {
   });
 });
 
+/**
+ * Sends a request whose body arrives in two parts, the second 300 ms later,
+ * and resolves with its status: a request still arriving when a test begins
+ * the shutdown meanwhile.
+ */
+function sendInTwoParts(url: string, path: string, method: string, headers: Record<string, string>, text: string): Promise<number> {
+  const body = Buffer.from(text);
+  return new Promise<number>((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port: new URL(url).port, path, method, headers: { ...headers, 'content-length': String(body.length) } }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+    request.write(body.subarray(0, 5));
+    setTimeout(() => request.end(body.subarray(5)), 300);
+  });
+}
+
 describe('shutdown and a webhook that accepts text/event-stream', () => {
   it('waits for the webhook still arriving, takes it and delivers it before the subscriptions end', async () => {
     const gateway = await startGateway();
     const events = subscribe(wsClient(gateway.url, TEST_KEY), 'subscription { transactionUpdated { eventId } }');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const webhook = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 'slow-1', status: 'pending', products: [] }, id: 'evt-slow-1' });
-    const body = Buffer.from(webhook.body);
-    const { port } = new URL(gateway.url);
-    // Its body arrives in two parts, the second once the shutdown has begun.
-    const answer = new Promise<number>((resolve, reject) => {
-      const request = httpRequest({ host: '127.0.0.1', port, path: '/webhooks', method: 'POST', headers: { ...webhook.headers, accept: 'text/event-stream', 'content-length': String(body.length) } }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      });
-      request.on('error', reject);
-      request.write(body.subarray(0, 10));
-      setTimeout(() => request.end(body.subarray(10)), 300);
-    });
+    const answer = sendInTwoParts(gateway.url, '/webhooks', 'POST', { ...webhook.headers, accept: 'text/event-stream' }, webhook.body);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = gateway.close();
     expect(await answer).toBe(200);
@@ -71,21 +78,7 @@ describe('shutdown and a payment still arriving', () => {
     const events = subscribe(wsClient(gateway.url, TEST_KEY), 'subscription { transactionUpdated { transactionId } }');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const id = backend.transactionIds()[0]!;
-    const body = Buffer.from(JSON.stringify({ paymentStatus: 'captured' }));
-    const { port } = new URL(gateway.url);
-    // Its body arrives in two parts, the second once the shutdown has begun.
-    const answer = new Promise<number>((resolve, reject) => {
-      const request = httpRequest(
-        { host: '127.0.0.1', port, path: `/transactions/${id}/payment`, method: 'PUT', headers: { authorization: TEST_KEY, 'content-type': 'application/json', 'content-length': String(body.length) } },
-        (response) => {
-          response.resume();
-          resolve(response.statusCode ?? 0);
-        },
-      );
-      request.on('error', reject);
-      request.write(body.subarray(0, 5));
-      setTimeout(() => request.end(body.subarray(5)), 300);
-    });
+    const answer = sendInTwoParts(gateway.url, `/transactions/${id}/payment`, 'PUT', { authorization: TEST_KEY, 'content-type': 'application/json' }, JSON.stringify({ paymentStatus: 'captured' }));
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = gateway.close();
     expect(await answer).toBe(200);
