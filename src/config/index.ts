@@ -180,7 +180,8 @@ function upstream(v: Values) {
     /** Key sent upstream; absent in forward mode, where each client's own `Authorization` is forwarded. */
     apiKey: v.UPSTREAM_API_KEY,
     timeoutMs: v.UPSTREAM_TIMEOUT_MS,
-    connections: v.UPSTREAM_CONNECTIONS,
+    // Half the calls under way, each connection carrying the next call as soon as its last one is answered.
+    connections: Math.max(1, Math.ceil(v.UPSTREAM_MAX_CONCURRENT / 2)),
     retries: fixed.upstreamRetries,
     maxConcurrent: v.UPSTREAM_MAX_CONCURRENT,
     maxQueued: v.UPSTREAM_MAX_CONCURRENT * fixed.upstreamQueuedPerSlot,

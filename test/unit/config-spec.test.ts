@@ -98,8 +98,8 @@ describe.concurrent('the configuration spec', () => {
     const MIB = 1_048_576;
     const defaults = loadConfig({});
     expect(defaults).toMatchObject({ maxUnsentBytes: 4 * MIB, eventLogMaxBytes: 64 * MIB, websocket: { maxMessageBytes: 65_536 }, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
-    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k' }).upstream).toMatchObject({ maxConcurrent: 100, maxQueued: 1_000, retries: 2 });
-    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k', UPSTREAM_MAX_CONCURRENT: '7' }).upstream).toMatchObject({ maxConcurrent: 7, maxQueued: 70 });
+    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k' }).upstream).toMatchObject({ maxConcurrent: 100, maxQueued: 1_000, retries: 2, connections: 50 });
+    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k', UPSTREAM_MAX_CONCURRENT: '7' }).upstream).toMatchObject({ maxConcurrent: 7, maxQueued: 70, connections: 4 });
     // A WebSocket message is at most a request body; what a slow client may leave unread, a few of them.
     expect(loadConfig({ MAX_BODY_BYTES: '2048' })).toMatchObject({ maxUnsentBytes: 65_536, websocket: { maxMessageBytes: 2_048 } });
     expect(loadConfig({ MAX_BODY_BYTES: String(2 * MIB) })).toMatchObject({ maxUnsentBytes: 8 * MIB, websocket: { maxMessageBytes: 65_536 } });
