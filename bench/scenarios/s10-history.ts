@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { redisServerOnPath } from '../../test/helpers/redis-server.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import type { Child } from '../lib/children.js';
 import { historySeries, historyTotal, PAGE, postEvents, RECENT_PENDING_QUERY, RECENT_QUERY, SERIES_PRODUCTS, STATS_QUERY, type FillResult, type HistorySeries, type SeriesEvent } from '../lib/history-series.js';
 import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession } from '../lib/http-load.js';
-import { startRedis, type RedisChild } from '../lib/redis-child.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
 import { CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
@@ -15,11 +14,13 @@ import { httpRow, verdict, type Row } from '../lib/table.js';
  * webhooks with a series of known transactions (history-series.ts), then
  * `recentTransactions(first: 50)` is read closed-loop, without and with a
  * status filter, every answer checked against the series: in process, then
- * with REDIS_URL (events and history in a redis-server of the bench's own).
- * Memory per stored transaction: a HISTORY=off gateway gets the same webhooks
- * beside the measured one and its growth is subtracted, so the figure is the
+ * in PostgreSQL (DATABASE_URL: a database the bench creates on
+ * BENCH_DATABASE_URL's server, else postgres://postgres@127.0.0.1:5432/postgres,
+ * and drops after). A HISTORY=off gateway gets the same webhooks beside the
+ * measured one and its CPU and growth are subtracted, so the figures are the
  * history's alone (the webhook dedupe keeps something per event too): heap
- * and RSS after forced GCs in process, `used_memory` in Redis. Then a week of
+ * and RSS after forced GCs in process; in PostgreSQL, the history's tables and
+ * indexes (pg_total_relation_size; the HISTORY=off gateway has none). Then a week of
  * `transactionStats` by hour with the top products (2 000 products in the
  * series), one read at a time: its p99 and the event loop's longest delay.
  * Sizes: BENCH_S10_SIZES (10000,50000); the reads run at the largest.
@@ -27,7 +28,8 @@ import { httpRow, verdict, type Row } from '../lib/table.js';
 
 const SIZES = (process.env.BENCH_S10_SIZES ?? '10000,50000').split(',').map(Number).sort((a, b) => a - b);
 const LARGEST = SIZES[SIZES.length - 1]!;
-const GOAL = { 'in process': 2_000, Redis: 1_000 } as const;
+/** PostgreSQL's goal is the one a shared history has had since it was kept in Redis. */
+const GOAL = { 'in process': 2_000, PostgreSQL: 1_000 } as const;
 type Where = keyof typeof GOAL;
 
 /** One memory figure of both sides at 0 and after each size. */
@@ -48,35 +50,49 @@ const mb = (bytes: number) => `${bytes >= 0 ? '+' : ''}${fmt(bytes / 2 ** 20, 1)
 
 /** The marginal figure: between the two largest sizes, or from 0 when one size is given. */
 const marginal = (g: Growth) => perTransaction(g, POINTS.length - 2, POINTS.length - 1);
-const stepsText = (what: string, g: Growth) =>
+const stepsText = (what: string, g: Growth, withOff = true) =>
   `${what} per transaction ${POINTS.slice(1)
     .map((to, k) => `${fmt(POINTS[k]!)} → ${fmt(to)}: ${fmt(perTransaction(g, k, k + 1))} B`)
-    .join(', ')} (history on ${g.on.slice(1).map((v) => mb(v - g.on[0]!)).join(' / ')}, off ${g.off.slice(1).map((v) => mb(v - g.off[0]!)).join(' / ')})`;
+    .join(', ')} (history on ${g.on.slice(1).map((v) => mb(v - g.on[0]!)).join(' / ')}${withOff ? `, off ${g.off.slice(1).map((v) => mb(v - g.off[0]!)).join(' / ')}` : ''})`;
 
-/** Why a store's rows cannot stand when its history does not hold the whole series: with Redis, the build may have no Redis history yet. */
-const notHeld = (where: Where, held: number | string) => {
-  const holds = `the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} of the ${fmt(LARGEST)} transactions posted`;
-  return where === 'Redis' ? `pending: with REDIS_URL ${holds} (no Redis history in this build, or it lost events)` : holds;
-};
+/** Why a store's rows cannot stand when its history does not hold the whole series. */
+const notHeld = (where: Where, held: number | string) =>
+  `${where}: the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} of the ${fmt(LARGEST)} transactions posted`;
 
-/** A gateway being filled, and the Redis that holds its events (and history) when it has one. */
+/** A gateway being filled; `settle`, when its history is applied after the webhook's answer, waits until it holds `size`. */
 interface FillTarget {
   gateway: Child;
-  redis?: RedisChild;
+  settle?: (size: number) => Promise<void>;
 }
 
 interface FillStep extends FillResult {
-  /** CPU per webhook over the step, µs: the gateway's (/proc), and its Redis's (INFO cpu). */
+  /** The gateway's CPU per webhook over the step (/proc), µs, what it applied after answering included. */
   gatewayUs: number;
-  redisUs: number | undefined;
 }
 
-async function fillStep({ gateway, redis }: FillTarget, events: SeriesEvent[]): Promise<FillStep> {
+async function fillStep({ gateway, settle }: FillTarget, events: SeriesEvent[], size: number): Promise<FillStep> {
   const cpu = gateway.cpuSeconds();
-  const redisCpu = await redis?.serverCpuSeconds();
   const result = await postEvents(gateway.url, events);
-  const perWebhook = (seconds: number) => (seconds / result.webhooks) * 1e6;
-  return { ...result, gatewayUs: perWebhook(gateway.cpuSeconds() - cpu), redisUs: redis && perWebhook((await redis.serverCpuSeconds()) - redisCpu!) };
+  await settle?.(size);
+  return { ...result, gatewayUs: (gateway.cpuSeconds() - cpu) / result.webhooks * 1e6 };
+}
+
+/**
+ * Waits until the history holds `size` transactions, or its count has not moved for 10 s (the rows then say what it
+ * holds): the PostgreSQL history applies an event just after the webhook's answer.
+ */
+async function settled(gatewayUrl: string, size: number): Promise<void> {
+  let last: number | string = -1;
+  let still = Date.now();
+  for (;;) {
+    const held = await historyTotal(gatewayUrl);
+    if (held === size) return;
+    if (held !== last) {
+      last = held;
+      still = Date.now();
+    } else if (Date.now() - still > 10_000) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 interface Fills {
@@ -92,8 +108,8 @@ async function fillBoth(ctx: ScenarioContext, where: Where, on: FillTarget, off:
   for (const size of SIZES) {
     const events = series.events(from, size);
     ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks to history on, then off`);
-    fills.on.push(await fillStep(on, events));
-    fills.off.push(await fillStep(off, events));
+    fills.on.push(await fillStep(on, events, size));
+    fills.off.push(await fillStep(off, events, size));
     await snapshot();
     from = size;
   }
@@ -111,11 +127,11 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
   const steps = (pick: (f: FillStep) => number, list: FillStep[], digits = 1) => list.map((f) => fmt(pick(f), digits)).join(' / ');
   const added = (pick: (f: FillStep) => number) => fills.on.map((f, k) => `${pick(f) - pick(fills.off[k]!) >= 0 ? '+' : ''}${fmt(pick(f) - pick(fills.off[k]!))}`).join(' / ');
-  const redis = where === 'Redis';
+  const postgres = where === 'PostgreSQL';
   return {
     scenario: 'S10',
     variant: `fill, ${where}: ${fmt(LARGEST)} transactions by ${fmt(webhooks)} webhooks (3 products each; pending, completed, failed), 32 in flight`,
-    value: `the history adds ${added((f) => f.gatewayUs)} µs of gateway CPU${redis ? ` and ${added((f) => f.redisUs ?? Number.NaN)} µs of Redis CPU` : ''} per webhook (steps to ${SIZES.map((s) => fmt(s)).join(' / ')}); ${fmt(rateOf(fills.on))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.on)} ms`,
+    value: `the history adds ${added((f) => f.gatewayUs)} µs of gateway CPU per webhook (steps to ${SIZES.map((s) => fmt(s)).join(' / ')}); ${fmt(rateOf(fills.on))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.on)} ms`,
     p99: steps((f) => f.p99, fills.on),
     ratio: '',
     target: '',
@@ -123,7 +139,7 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
     errors: failed === 0 ? '0' : `${failed} webhooks not answered 200`,
     notes: [
       `gateway CPU per webhook, history on ${steps((f) => f.gatewayUs, fills.on, 0)} µs, off ${steps((f) => f.gatewayUs, fills.off, 0)} µs`,
-      redis ? `Redis CPU per webhook, on ${steps((f) => f.redisUs ?? Number.NaN, fills.on, 0)} µs, off ${steps((f) => f.redisUs ?? Number.NaN, fills.off, 0)} µs` : '',
+      postgres ? "PostgreSQL's own CPU is not counted; the gateway's counts its applies, made just after each answer (the step ends once the history holds them)" : '',
       `HISTORY=off: ${fmt(rateOf(fills.off))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.off)} ms, p99 ${steps((f) => f.p99, fills.off)} ms`,
       `answer times of a closed loop of 32 senders, for reading (not S5's paced rate); the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
     ]
@@ -136,21 +152,17 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
 const readVariant = (where: Where, pendingOnly: boolean) =>
   `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) { nodes { transactionId status total lastUpdated products { productId quantity } } }, ${where}, ${fmt(LARGEST)} held`;
 
-/** Closed-loop reads of one query, every answer checked; with a Redis, its own CPU per request over the measured runs. */
-async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pendingOnly: boolean, series: HistorySeries, redis?: RedisChild): Promise<Row> {
+/** Closed-loop reads of one query, every answer checked. */
+async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pendingOnly: boolean, series: HistorySeries): Promise<Row> {
   const query = pendingOnly ? RECENT_PENDING_QUERY : RECENT_QUERY;
   const target = graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query, check: series.recentCheck(LARGEST, pendingOnly) }], APOLLO_CLIENT_ACCEPT);
   const session = httpSession(target, { server: gateway });
   await session.warmUp();
-  const cpuBefore = await redis?.serverCpuSeconds();
-  let requests = 0;
-  for (let run = 0; run < 3; run += 1) requests += (await session.run()).requests;
-  const redisUs = redis && (((await redis.serverCpuSeconds()) - cpuBefore!) / requests) * 1e6;
+  for (let run = 0; run < 3; run += 1) await session.run();
   const m = session.result();
   ctx.log(`${where}${pendingOnly ? ', status filter' : ''}: ${fmt(m.rps.median)} req/s`);
   const goal = GOAL[where];
-  const row = httpRow('S10', readVariant(where, pendingOnly), m, { target: `≥ ${fmt(goal)} req/s ${m.errors.total > 0 ? 'VOID (errors)' : verdict(m.rps.median >= goal)}` });
-  return redisUs === undefined ? row : { ...row, notes: `${row.notes}; Redis CPU ${fmt(redisUs)} µs/request` };
+  return httpRow('S10', readVariant(where, pendingOnly), m, { target: `≥ ${fmt(goal)} req/s ${m.errors.total > 0 ? 'VOID (errors)' : verdict(m.rps.median >= goal)}` });
 }
 
 const HOUR = 3_600_000;
@@ -164,7 +176,7 @@ const statsVariant = (where: Where) =>
  * while the reads ran comes from the gateway's own monitorEventLoopDelay (prom-client's
  * `nodejs_eventloop_lag_max_seconds`, reset by each scrape: scraped once before, read once after).
  */
-async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries, redis?: RedisChild): Promise<Row> {
+async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries): Promise<Row> {
   const until = Math.ceil(Date.now() / HOUR) * HOUR;
   const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };
   const response = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: CLIENT_KEY }, body: JSON.stringify({ query: STATS_QUERY, variables }) });
@@ -178,18 +190,14 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   const target = { ...graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }], APOLLO_CLIENT_ACCEPT), connections: 1 };
   const session = httpSession(target, { server: gateway });
   await session.warmUp();
-  const cpuBefore = await redis?.serverCpuSeconds();
   await metric(gateway, 'nodejs_eventloop_lag_max_seconds');
-  let requests = 0;
-  for (let run = 0; run < 3; run += 1) requests += (await session.run()).requests;
+  for (let run = 0; run < 3; run += 1) await session.run();
   const loopMaxMs = (await metric(gateway, 'nodejs_eventloop_lag_max_seconds')) * 1_000;
-  const redisUs = redis && (((await redis.serverCpuSeconds()) - cpuBefore!) / requests) * 1e6;
   const m = session.result();
   ctx.log(`${where}, week by hour: ${fmt(m.rps.median)} req/s, p99 ${fmt(m.p99, 1)} ms, event loop max delay ${fmt(loopMaxMs, 1)} ms`);
   const met = m.p99 <= 50 && loopMaxMs <= 20;
   const row = httpRow('S10', statsVariant(where), m, { target: `p99 ≤ 50 ms and the event loop never blocked > 20 ms ${m.errors.total > 0 ? 'VOID (errors)' : verdict(met)}` });
-  const notes = [`${row.notes}`, `event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms`, `the week holds ${fmt(expected)} transactions`, redisUs === undefined ? '' : `Redis CPU ${fmt(redisUs)} µs/request`];
-  return { ...row, notes: notes.filter(Boolean).join('; ') };
+  return { ...row, notes: [`${row.notes}`, `event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms`, `the week holds ${fmt(expected)} transactions`].join('; ') };
 }
 
 const notMeasured = (variant: string, why: string): Row => ({ scenario: 'S10', variant, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: why });
@@ -197,7 +205,7 @@ const notMeasured = (variant: string, why: string): Row => ({ scenario: 'S10', v
 function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
   return {
     scenario: 'S10',
-    variant: `memory per stored transaction, ${where}: ${what}, net of a HISTORY=off gateway given the same webhooks`,
+    variant: `memory per stored transaction, ${where}: ${what}`,
     value,
     p99: '',
     ratio: '',
@@ -227,7 +235,7 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
     const held = await historyTotal(on.url);
     const rows = [
       fillRow('in process', fills, held),
-      memoryRow('in process', 'V8 heap used and RSS after forced GCs', `heap ${fmt(marginal(heap))} B, RSS ${fmt(marginal(rss))} B per transaction (${span()})`, [stepsText('heap', heap), stepsText('RSS', rss), 'one transaction a second of event time: the per-minute statistics grow with it'], held),
+      memoryRow('in process', 'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks', `heap ${fmt(marginal(heap))} B, RSS ${fmt(marginal(rss))} B per transaction (${span()})`, [stepsText('heap', heap), stepsText('RSS', rss), 'one transaction a second of event time: the per-minute statistics grow with it'], held),
     ];
     for (const pendingOnly of [false, true]) {
       rows.push(held === LARGEST ? await reads(ctx, on, 'in process', pendingOnly, series) : notMeasured(readVariant('in process', pendingOnly), notHeld('in process', held)));
@@ -239,35 +247,67 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
   }
 }
 
-async function inRedis(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
-  if (!redisServerOnPath()) return [notMeasured('Redis rows', 'no redis-server on PATH')];
-  // A Redis each: in a shared one, its key tables double for whichever gateway's key crosses a power of two.
-  const redisOn = await startRedis();
-  const redisOff = await startRedis();
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function asAdmin<T>(work: (client: pg.Client) => Promise<T>, url = ADMIN_URL): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
   try {
-    const on = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOn.redisUrl, REDIS_PREFIX: redisOn.newPrefix('on'), ...HISTORY_ENV });
-    const off = await startGateway(ctx.upstream.url, {}, { REDIS_URL: redisOff.redisUrl, REDIS_PREFIX: redisOff.newPrefix('off'), HISTORY: 'off', ...HISTORY_ENV });
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The history's tables with their indexes and TOAST, in bytes (0 before the gateway's migrations made them). */
+const historyBytes = (url: string) =>
+  asAdmin(async (client) => {
+    const { rows } = await client.query<{ bytes: string | null }>(`SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public' AND c.relname LIKE 'history\\_%'`);
+    return Number(rows[0]?.bytes ?? 0);
+  }, url);
+
+async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
+  const name = `vg_bench_${randomBytes(6).toString('hex')}`;
+  try {
+    await asAdmin((client) => client.query(`CREATE DATABASE ${name}`));
+  } catch (error) {
+    return [notMeasured('PostgreSQL rows', `no database could be made at ${ADMIN_URL}: ${(error as Error).message}`)];
+  }
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  try {
+    const on = await startGateway(ctx.upstream.url, {}, { DATABASE_URL: databaseUrl, ...HISTORY_ENV });
+    const off = await startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...HISTORY_ENV });
     try {
-      const used: Growth = { on: [], off: [] };
-      const fills = await fillBoth(ctx, 'Redis', { gateway: on, redis: redisOn }, { gateway: off, redis: redisOff }, series, async () => {
-        used.on.push(await redisOn.usedMemory());
-        used.off.push(await redisOff.usedMemory());
+      // The HISTORY=off gateway keeps nothing in the database: its side stays 0.
+      const bytes: Growth = { on: [], off: [] };
+      const fills = await fillBoth(ctx, 'PostgreSQL', { gateway: on, settle: (size) => settled(on.url, size) }, { gateway: off }, series, async () => {
+        await asAdmin((client) => client.query('VACUUM ANALYZE'), databaseUrl);
+        bytes.on.push(await historyBytes(databaseUrl));
+        bytes.off.push(0);
       });
       const held = await historyTotal(on.url);
       const rows = [
-        fillRow('Redis', fills, held),
-        memoryRow('Redis', '`used_memory` (INFO memory), each gateway on a redis-server of its own', `${fmt(marginal(used))} B per transaction (${span()})`, [stepsText('used_memory', used), `used_memory at the end ${fmt(used.on.at(-1)! / 2 ** 20, 1)} MB with the history, ${fmt(used.off.at(-1)! / 2 ** 20, 1)} MB without`], held),
+        fillRow('PostgreSQL', fills, held),
+        memoryRow(
+          'PostgreSQL',
+          "the history's tables and indexes (pg_total_relation_size, after VACUUM ANALYZE)",
+          `${fmt(marginal(bytes))} B per transaction (${span()})`,
+          [stepsText('tables and indexes', bytes, false), `at the end ${fmt(bytes.on.at(-1)! / 2 ** 20, 1)} MB`, 'one transaction a second of event time: the per-minute sums grow with it'],
+          held,
+        ),
       ];
       for (const pendingOnly of [false, true]) {
-        rows.push(held === LARGEST ? await reads(ctx, on, 'Redis', pendingOnly, series, redisOn) : notMeasured(readVariant('Redis', pendingOnly), notHeld('Redis', held)));
+        rows.push(held === LARGEST ? await reads(ctx, on, 'PostgreSQL', pendingOnly, series) : notMeasured(readVariant('PostgreSQL', pendingOnly), notHeld('PostgreSQL', held)));
       }
-      rows.push(held === LARGEST ? await statsReads(ctx, on, 'Redis', series, redisOn) : notMeasured(statsVariant('Redis'), notHeld('Redis', held)));
+      rows.push(held === LARGEST ? await statsReads(ctx, on, 'PostgreSQL', series) : notMeasured(statsVariant('PostgreSQL'), notHeld('PostgreSQL', held)));
       return rows;
     } finally {
       await Promise.all([on.stop(), off.stop()]);
     }
   } finally {
-    await Promise.all([redisOn.stop(), redisOff.stop()]);
+    await asAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   }
 }
 
@@ -277,6 +317,6 @@ export const s10: Scenario = {
   async run(ctx) {
     // The newest event is dated now (to the second); the oldest LARGEST seconds before.
     const series = historySeries(LARGEST, Math.floor(Date.now() / 1_000) * 1_000, randomUUID().slice(0, 8));
-    return [...(await inProcess(ctx, series)), ...(await inRedis(ctx, series))];
+    return [...(await inProcess(ctx, series)), ...(await inPostgres(ctx, series))];
   },
 };

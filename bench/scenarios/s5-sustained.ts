@@ -17,7 +17,8 @@ import { verdict, type Row } from '../lib/table.js';
  * turn BENCH_S5_SECONDS ÷ rounds long, so each gets BENCH_S5_SECONDS in all
  * and drift of the machine lands on both; what the history adds to a
  * webhook's answer is the difference of their answer times. The same again
- * with REDIS_URL (events and history in a redis-server of the bench's own;
+ * with REDIS_URL (events and dedupe in a redis-server of the bench's own, each
+ * gateway's history in its own process, fed from that event log;
  * BENCH_S5_REDIS=off skips it). The raw ws broadcaster under the same offered
  * load (shorter) shows what this machine can deliver at all.
  * Sizes: BENCH_S5_RATE / BENCH_S5_SECONDS / BENCH_S5_SUBSCRIBERS.
@@ -112,7 +113,7 @@ function differenceRow(where: string, on: Row, off: Row, onTurns: TurnResult[], 
   const spread = Math.max(...byRound) - Math.min(...byRound);
   const noisy = spread > HISTORY_BUDGET_MS ? ` (the rounds differ by ${fmt(spread, 2)} ms: noise of that size)` : '';
   const fed = typeof held === 'number' && held > 0;
-  const voided = on.voided || off.voided ? 'a side had errors' : fed ? undefined : `${where === 'Redis' ? 'pending: ' : ''}the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}${where === 'Redis' ? ' with REDIS_URL (no Redis history in this build)' : ''}`;
+  const voided = on.voided || off.voided ? 'a side had errors' : fed ? undefined : `the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}${where === 'Redis' ? ' with REDIS_URL' : ''}`;
   return {
     scenario: 'S5',
     variant: `history on − off, ${where}: webhook answer time`,
@@ -129,7 +130,7 @@ function differenceRow(where: string, on: Row, off: Row, onTurns: TurnResult[], 
 
 /** History on and off, each with its own subscribers, in turns: on-off, off-on, … */
 async function onOff(upstreamUrl: string, pacer: Child, where: 'in process' | 'Redis', env: (side: string) => Record<string, string>, log: (m: string) => void): Promise<Row[]> {
-  const label = where === 'in process' ? 'gateway, defaults (history on, in process)' : 'gateway, REDIS_URL (events and history in Redis), history on';
+  const label = where === 'in process' ? 'gateway, defaults (history on, in process)' : 'gateway, REDIS_URL (events in Redis, history in process fed from their log), history on';
   return withChild(startGateway(upstreamUrl, {}, env('on')), (onServer) =>
     withChild(startGateway(upstreamUrl, {}, { ...env('off'), HISTORY: 'off' }), async (offServer) => {
       const on = await openSide(`${where}, history on`, onServer, false, SUBSCRIBERS, log);
