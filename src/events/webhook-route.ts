@@ -36,9 +36,10 @@ export interface WebhookRouteOptions {
   /** Told of every webhook's outcome, for logs and metrics; the detail of `ignored` is the sender's type, unbounded. */
   onOutcome?(outcome: WebhookOutcome, detail: string | undefined): void;
   /**
-   * False once subscriptions are being ended for shutdown: a webhook is then
-   * answered 503, so its sender retries elsewhere, rather than 200 for an
-   * event no subscriber would get. @default () => true
+   * False once subscriptions are being ended for shutdown, or while the
+   * history's feed holds all it may: a webhook is then answered 503, so its
+   * sender retries (elsewhere, or later), rather than 200 for an event no
+   * subscriber would get or the history would drop. @default () => true
    */
   accepting?(): boolean;
   /** With tracing on: spans for the signature check and the publication, whose context the event carries to its deliveries. @default off */
@@ -93,7 +94,7 @@ export function webhookRoute(options: WebhookRouteOptions): Route {
       report('unreadable', message);
       return { status: 400, body: errorEnvelope(message) };
     }
-    if (options.accepting && !options.accepting()) return unavailable(new Error('shutting down'));
+    if (options.accepting && !options.accepting()) return unavailable(new Error('not taking events now (stopping, or the history is as far behind as it may be)'));
     let published: boolean;
     try {
       published = await (options.tracing ? publishTraced(options.tracing, result.event, result.dedupeBy) : options.publish(result.event, result.dedupeBy));

@@ -18,7 +18,11 @@ export interface HistoryFeedOptions {
   logger: Logger;
   /** Wait before trying again (ms). */
   retryMs: number;
-  /** Events held while the store is away; past it the oldest are dropped, with an error logged. */
+  /**
+   * Events held while the store is away or slower than the webhooks: once it
+   * holds this many, `full()` says so and the webhook route answers 503
+   * (the sender retries), so an acknowledged event is never dropped.
+   */
   maxQueued: number;
 }
 
@@ -26,6 +30,8 @@ export interface HistoryFeedOptions {
 export interface HistoryFeed {
   /** Events admitted (by any instance, for a shared queue) and not applied yet. */
   pending(): Promise<number>;
+  /** True while it holds as many events as it may: new ones are to be refused before they are admitted. */
+  full(): boolean;
   /** Resolves once everything pushed so far is applied, or after `timeoutMs`; stops the feed. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -73,8 +79,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
         await sleep(options.retryMs);
         continue;
       }
-      // Dropped meanwhile by the bound? Then the head is another event, not ours.
-      if (queue[0] === event) queue.shift();
+      queue.shift();
     }
   }
 
@@ -88,14 +93,12 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
   return {
     push(event) {
       if (closed) return;
+      // Kept even past the bound (webhooks admitted while `full()` was being read): an admitted event is never dropped.
       queue.push(event);
-      if (queue.length > options.maxQueued) {
-        const dropped = queue.splice(0, queue.length - options.maxQueued);
-        options.logger.error({ dropped: dropped.length, firstEventId: dropped[0]?.eventId }, 'the history fell too far behind: events dropped without being applied');
-      }
       start();
     },
     pending: async () => queue.length,
+    full: () => queue.length >= options.maxQueued,
     async close(timeoutMs) {
       const deadline = sleep(timeoutMs);
       await Promise.race([(async () => {

@@ -116,6 +116,8 @@ export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQu
   return {
     wake: () => wake(),
     pending: async () => Number(await commands.xlen(options.key)),
+    // Held by Redis, bounded by its memory, not by this instance's.
+    full: () => false,
     async close(timeoutMs) {
       clearInterval(timer);
       // What this instance read and did not apply is claimed by another one (or by this deployment's next start).

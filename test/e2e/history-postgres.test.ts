@@ -135,3 +135,46 @@ describe('transaction history while PostgreSQL does not answer', () => {
     expect((await checks()).history).toBe(true);
   });
 });
+
+describe('transaction history that falls too far behind its database', () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    database = await testDatabase();
+    const admin = new URL(database.url);
+    proxy = await startTcpProxy(`http://${admin.hostname}:${admin.port || 5432}`);
+    const throughProxy = new URL(database.url);
+    throughProxy.port = new URL(proxy.url).port;
+    // At most two events waiting for the database.
+    gateway = await startGateway({ DATABASE_URL: throughProxy.toString() }, {}, (config) => ({ ...config, postgresHistory: { ...config.postgresHistory, maxQueued: 2 } }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await proxy?.close();
+    await database?.drop();
+  });
+
+  it('refuses webhooks with 503 and Retry-After once it holds its bound, and loses none it acknowledged', async () => {
+    const run = randomUUID().slice(0, 8);
+    const request = (n: number) => buildWebhookRequest({ form: 'enveloped', id: `${run}-${n}`, transaction: { transactionId: `b${n}-${run}`, status: 'pending', products: [] } });
+    // Once, as a sender's first try (deliverWebhook retries a 503 itself).
+    const post = async (n: number) => fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request(n).headers, body: request(n).body });
+    expect((await post(0)).status).toBe(200);
+    await settled([gateway])();
+    proxy.cut();
+    expect((await post(1)).status).toBe(200);
+    expect((await post(2)).status).toBe(200);
+    // The history would have to drop an acknowledged event to take this one: the sender is told to retry.
+    const refused = await post(3);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).not.toBeNull();
+
+    proxy.target(`http://127.0.0.1:${new URL(database.url).port || 5432}`);
+    await settled([gateway])();
+    expect((await deliverWebhook(gateway, request(3))).status).toBe(200);
+    await settled([gateway])();
+    const page = await runOperation(gateway.url, RecentTransactionsDocument, { first: 10 });
+    expect(page.data?.recentTransactions.edges.map((e) => e.node.transactionId).sort()).toEqual([0, 1, 2, 3].map((n) => `b${n}-${run}`).sort());
+  });
+});

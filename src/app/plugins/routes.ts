@@ -33,8 +33,9 @@ export const webhooksPlugin = fp<{ config: Config }>(
           metrics.webhook(outcome, detail);
           logger.info({ webhook: outcome, detail }, 'webhook');
         },
-        // Once subscriptions are being ended an event could reach no one here: the sender retries elsewhere.
-        accepting: () => !shutdown.endingStreams,
+        // Once subscriptions are being ended an event could reach no one here, and while the history's feed
+        // holds all it may, taking one would mean dropping an acknowledged event: the sender retries (503).
+        accepting: () => !shutdown.endingStreams && !app.historyFeed?.full(),
         tracing: app.tracing,
       }),
     ]);
