@@ -125,6 +125,7 @@ const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0
 function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const webhooks = fills.on.reduce((n, f) => n + f.webhooks, 0);
   const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
+  const retried = fills.on.reduce((n, f) => n + f.retried, 0);
   const steps = (pick: (f: FillStep) => number, list: FillStep[], digits = 1) => list.map((f) => fmt(pick(f), digits)).join(' / ');
   const added = (pick: (f: FillStep) => number) => fills.on.map((f, k) => `${pick(f) - pick(fills.off[k]!) >= 0 ? '+' : ''}${fmt(pick(f) - pick(fills.off[k]!))}`).join(' / ');
   const postgres = where === 'PostgreSQL';
@@ -140,6 +141,7 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
     notes: [
       `gateway CPU per webhook, history on ${steps((f) => f.gatewayUs, fills.on, 0)} µs, off ${steps((f) => f.gatewayUs, fills.off, 0)} µs`,
       postgres ? "PostgreSQL's own CPU is not counted; the gateway's counts its applies, made just after each answer (the step ends once the history holds them)" : '',
+      retried > 0 ? `${fmt(retried)} answers 503 (the history's feed held its bound) that the senders came back after, as a sender retries` : '',
       `HISTORY=off: ${fmt(rateOf(fills.off))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.off)} ms, p99 ${steps((f) => f.p99, fills.off)} ms`,
       `answer times of a closed loop of 32 senders, for reading (not S5's paced rate); the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
     ]
