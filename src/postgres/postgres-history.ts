@@ -62,6 +62,10 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     for (let attempt = 1; ; attempt += 1) {
       const client = await pool.connect();
       let broken = false;
+      // A connection that breaks while checked out (the database gone) emits `error` besides failing the
+      // statement under way; the pool listens only to idle ones, and an error nobody hears ends the process.
+      const onError = () => (broken = true);
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await work(client);
@@ -71,6 +75,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
         await client.query('ROLLBACK').catch(() => (broken = true));
         if (attempt >= ATTEMPTS || !RETRY_CODES.has(codeOf(error) ?? '')) throw error;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     }

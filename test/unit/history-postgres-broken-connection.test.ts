@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { historyEvent as event } from '../helpers/history-events.js';
+import { postgresHistoryDeployment } from '../helpers/postgres.js';
+
+/*
+ * A connection that breaks while an event is being applied on it (the
+ * database restarted, a proxy cut) fails that apply, which the feed tries
+ * again; it must not end the process. pg emits `error` on a client whose
+ * connection ends unexpectedly, besides failing the statement under way, and
+ * the pool hears only idle clients: an error nobody hears is an uncaught
+ * exception (vitest fails the run on one).
+ */
+
+const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
+
+describe('PostgreSQL history, a connection broken under an apply', () => {
+  it('fails that apply, ends no process, and applies again once asked', async () => {
+    const deployment = await postgresHistoryDeployment();
+    try {
+      const history = await deployment.instance({ retentionMs: 7 * 86_400_000, soldStatuses: [], now: () => T0 + 60_000 });
+      await history.apply(event('held', 'pending', T0, 'e1'));
+      // Another session holds the record's row: the next apply waits on it, its connection checked out.
+      const holder = await deployment.admin.connect();
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM history_transactions WHERE transaction_id = 'held' FOR UPDATE");
+      const applying = history.apply(event('held', 'completed', T0 + 1_000, 'e2'));
+      let waiting: number | undefined;
+      for (let tries = 0; waiting === undefined && tries < 200; tries += 1) {
+        const { rows } = await deployment.admin.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+        );
+        waiting = rows[0]?.pid;
+        if (waiting === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(waiting).toBeDefined();
+      await deployment.admin.query('SELECT pg_terminate_backend($1)', [waiting]);
+      await expect(applying).rejects.toThrow();
+      await holder.query('ROLLBACK');
+      holder.release();
+      // Applied when asked again, on a new connection.
+      await history.apply(event('held', 'completed', T0 + 1_000, 'e2'));
+      expect((await history.records(['held']))[0]?.status).toBe('completed');
+    } finally {
+      await deployment.close();
+    }
+  });
+});
