@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config/index.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { RecentTransactionsDocument, TransactionHistoryDocument, TransactionStatsDocument } from '../../src/graphql/generated/operations.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
@@ -72,23 +73,36 @@ describe('transaction history in PostgreSQL, shared by instances on one Redis', 
   });
 });
 
+/** A gateway whose history reaches its own database through a TCP proxy a test can cut (`proxy.cut()`) and mend (`reconnect()`). */
+async function behindProxy(tune?: (config: Config) => Config) {
+  const database = await testDatabase();
+  const direct = `http://${new URL(database.url).hostname}:${new URL(database.url).port || 5432}`;
+  const proxy = await startTcpProxy(direct);
+  const throughProxy = new URL(database.url);
+  throughProxy.port = new URL(proxy.url).port;
+  const gateway = await startGateway({ DATABASE_URL: throughProxy.toString() }, {}, tune);
+  return {
+    database,
+    proxy,
+    gateway,
+    reconnect: () => proxy.target(direct),
+    async close() {
+      await gateway.close();
+      await proxy.close();
+      await database.drop();
+    },
+  };
+}
+
 describe('transaction history while PostgreSQL does not answer', () => {
-  let database: TestDatabase;
+  let setup: Awaited<ReturnType<typeof behindProxy>>;
   let proxy: TcpProxy;
   let gateway: RunningGateway;
   beforeAll(async () => {
-    database = await testDatabase();
-    const admin = new URL(database.url);
-    proxy = await startTcpProxy(`http://${admin.hostname}:${admin.port || 5432}`);
-    const throughProxy = new URL(database.url);
-    throughProxy.port = new URL(proxy.url).port;
-    gateway = await startGateway({ DATABASE_URL: throughProxy.toString() });
+    setup = await behindProxy();
+    ({ proxy, gateway } = setup);
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await proxy?.close();
-    await database?.drop();
-  });
+  afterAll(() => setup?.close());
 
   const post = async (transactionId: string, status: string, id: string) =>
     (await deliverWebhook(gateway, buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId, status, products: [{ productId: 'p1', productName: 'Water', productPrice: 2, quantity: 1 }] } }))).status;
@@ -123,7 +137,7 @@ describe('transaction history while PostgreSQL does not answer', () => {
     expect(readyz.status).toBe(200);
     expect(((await readyz.json()) as { status: string }).status).toBe('ready');
 
-    proxy.target(`http://127.0.0.1:${new URL(database.url).port || 5432}`);
+    setup.reconnect();
     await settled([gateway])();
     const after = await runOperation(gateway.url, RecentTransactionsDocument, { first: 10 });
     expect(after.data?.recentTransactions.edges.map((e) => [e.node.transactionId, e.node.status])).toEqual([[t2, 'pending'], [t1, 'completed']]);
@@ -137,23 +151,15 @@ describe('transaction history while PostgreSQL does not answer', () => {
 });
 
 describe('transaction history that falls too far behind its database', () => {
-  let database: TestDatabase;
+  let setup: Awaited<ReturnType<typeof behindProxy>>;
   let proxy: TcpProxy;
   let gateway: RunningGateway;
   beforeAll(async () => {
-    database = await testDatabase();
-    const admin = new URL(database.url);
-    proxy = await startTcpProxy(`http://${admin.hostname}:${admin.port || 5432}`);
-    const throughProxy = new URL(database.url);
-    throughProxy.port = new URL(proxy.url).port;
     // At most two events waiting for the database.
-    gateway = await startGateway({ DATABASE_URL: throughProxy.toString() }, {}, (config) => ({ ...config, postgresHistory: { ...config.postgresHistory, maxQueued: 2 } }));
+    setup = await behindProxy((config) => ({ ...config, postgresHistory: { ...config.postgresHistory, maxQueued: 2 } }));
+    ({ proxy, gateway } = setup);
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await proxy?.close();
-    await database?.drop();
-  });
+  afterAll(() => setup?.close());
 
   it('refuses webhooks with 503 and Retry-After once it holds its bound, and loses none it acknowledged', async () => {
     const run = randomUUID().slice(0, 8);
@@ -170,7 +176,7 @@ describe('transaction history that falls too far behind its database', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).not.toBeNull();
 
-    proxy.target(`http://127.0.0.1:${new URL(database.url).port || 5432}`);
+    setup.reconnect();
     await settled([gateway])();
     expect((await deliverWebhook(gateway, request(3))).status).toBe(200);
     await settled([gateway])();
