@@ -14,7 +14,7 @@ function exitOnConfigError(error: unknown): never {
 function exitOnStartError(error: unknown): never {
   const { code, address, port } = error as { code?: string; address?: string; port?: number };
   if (code === 'EADDRINUSE') {
-    const which = config.metrics.port === config.port ? 'METRICS_PORT' : port === config.metrics.port ? 'METRICS_PORT' : 'PORT';
+    const which = config.metrics.port === config.port || port === config.metrics.port ? 'METRICS_PORT' : 'PORT';
     const why = config.metrics.port === config.port ? `is PORT's own (${config.port}): give the metrics a port of their own` : `${address ?? config.host}:${port ?? ''} is already in use by another process`;
     process.stderr.write(`vending-gateway: ${which}: ${why}\n`);
     process.exit(1);

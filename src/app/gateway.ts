@@ -12,7 +12,7 @@ import { authPlugin } from './plugins/auth.js';
 import { backendPlugin } from './plugins/backend.js';
 import { eventsPlugin } from './plugins/events.js';
 import { graphqlPlugin } from './plugins/graphql.js';
-import { frontDoorOptions, operationsPlugin } from './plugins/operations.js';
+import { frontDoorOptions, operationsPlugin, urlHost } from './plugins/operations.js';
 import { postgresPlugin } from './plugins/postgres.js';
 import { redisPlugin } from './plugins/redis.js';
 import { dashboardPlugin, restPlugin, webhooksPlugin } from './plugins/routes.js';
@@ -101,9 +101,8 @@ export function createGateway(config: Config, deps: GatewayDeps = {}): Gateway {
         throw error;
       }
       const { port } = app.server.address() as AddressInfo;
-      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       const metricsUrl = app.metricsUrl();
-      return { url: `http://${host}:${port}`, port, ...(metricsUrl ? { metricsUrl } : {}) };
+      return { url: `http://${urlHost(config.host)}:${port}`, port, ...(metricsUrl ? { metricsUrl } : {}) };
     },
     close() {
       // Before `listen()` nothing started: there is no grace period to serve.

@@ -9,7 +9,7 @@ import { scopeOfRequest } from '../http/request-scope.js';
 import type { GraphQLMasking } from './graphql-route.js';
 import { corsFor } from './cors.js';
 import { schema } from './schema.js';
-import { loadTrustedDocuments, useTrustedDocuments, type TrustedDocuments } from './trusted-documents.js';
+import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
 import { queryLimitRules } from './use-query-limits.js';
 import { rulePlugins, useTransportExecution, type OperationRules, type TransportExecution } from './operation-rules.js';
 import { usePermissions } from './use-permissions.js';
@@ -59,7 +59,7 @@ export interface GraphQLServerOptions {
   tracing?: Plugin[];
 }
 
-export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; trusted: TrustedDocuments | undefined; graphiql: GraphiQLPage | undefined } {
+export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; graphiql: GraphiQLPage | undefined } {
   const trusted = options.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
   const graphiql = options.graphiql && !trusted ? createGraphiQLPage() : undefined;
   const rules: OperationRules = {
@@ -107,5 +107,5 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       [...(options.responseCache ? [options.responseCache] : []), useTransportExecution()],
     ),
   });
-  return { yoga, trusted, graphiql };
+  return { yoga, graphiql };
 }

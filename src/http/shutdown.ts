@@ -63,15 +63,14 @@ export const shutdownPlugin = fp<ShutdownOptions>(
       startedAt: 0,
       timeoutMs,
       enders: [],
-      begin: async () => {},
+      async begin() {
+        state.closing = true;
+        const started = Date.now();
+        while (Date.now() - started < graceMs && (await openConnections(app)) > 0) await sleep(20);
+        // The deadline counts from the end of the grace period: work in flight then gets the whole of it.
+        state.startedAt = Date.now();
+      },
       onEndStreams: (end) => void state.enders.push(end),
-    };
-    state.begin = async () => {
-      state.closing = true;
-      const started = Date.now();
-      while (Date.now() - started < graceMs && (await openConnections(app)) > 0) await sleep(20);
-      // The deadline counts from the end of the grace period: work in flight then gets the whole of it.
-      state.startedAt = Date.now();
     };
     app.decorate('shutdown', state as Shutdown);
     app.readiness.add('accepting', () => !state.closing);

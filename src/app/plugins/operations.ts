@@ -32,6 +32,9 @@ export const frontDoorOptions = (config: Config, logger: Logger): FrontDoorOptio
   notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
 });
 
+/** The host as it stands in a URL: an IPv6 address in brackets. */
+export const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);
+
 const metricsRouteOf = (config: Config, metrics: GatewayMetrics) =>
   metricsRoute({ renderMetrics: () => metrics.render(), metricsContentType: metrics.contentType, token: config.metrics.token });
 
@@ -49,8 +52,7 @@ export const operationsPlugin = fp<{ config: Config }>(
     // Bound while the gateway starts, so a port it cannot have stops the start.
     await listener.listen({ port, host: config.host });
     app.addHook('onClose', () => listener.close());
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const url = `http://${host}:${(listener.server.address() as AddressInfo).port}/metrics`;
+    const url = `http://${urlHost(config.host)}:${(listener.server.address() as AddressInfo).port}/metrics`;
     app.decorate('metricsUrl', () => url);
   },
   { name: 'operations', dependencies: ['metrics'] },
