@@ -72,10 +72,11 @@ export const eventsPlugin = fp<{ config: Config }>(
     else if (redis && applyInProcess) events.bus.onEvent(applyInProcess);
 
     app.decorate<HistoryStore | undefined>('history', shared ?? inProcess);
-    app.decorate<HistoryFeed | undefined>('historyFeed', feed ?? queue);
+    const historyFeed: HistoryFeed | undefined = feed ?? queue;
+    app.decorate('historyFeed', historyFeed);
     app.decorate('bus', events.bus);
     app.readiness.add('events', () => events.bus.ready());
-    if (postgres && shared) startShared(app, postgres, shared, feed ?? queue, retryMs, logger);
+    if (postgres && shared) startShared(app, postgres, shared, historyFeed, retryMs, logger);
     if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
     app.addHook('onClose', () => {
