@@ -3,8 +3,10 @@ import type { Logger } from '../logging/logger.js';
 
 /*
  * Feeds a store whose apply is a round trip (PostgreSQL) with the events this
- * instance's log admitted: one at a time, in the order admitted, off the
- * webhook's path (its 200 does not wait for the database). While the store
+ * instance's log admitted: in the order admitted, as many at a time as wait
+ * (up to BATCH, one database transaction each, so a backlog is applied at the
+ * database's pace and not at a round trip's per event), off the webhook's
+ * path (its 200 does not wait for the database). While the store
  * fails with a transient error (the database away), the event waits and is
  * tried again, with the events behind it: applying is idempotent (an event id
  * a record holds changes nothing), so trying again after an answer that got
@@ -12,7 +14,8 @@ import type { Logger } from '../logging/logger.js';
  */
 
 export interface HistoryFeedOptions {
-  apply(event: TransactionUpdateEvent): Promise<void>;
+  /** Applies events in the order given, all or none. */
+  apply(events: readonly TransactionUpdateEvent[]): Promise<void>;
   /** Whether an error may pass when tried again (else the event is logged and skipped). */
   transient(error: unknown): boolean;
   logger: Logger;
@@ -38,19 +41,24 @@ export interface HistoryFeed {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
-/** What became of one event: applied, to be tried again (the store is away), or skipped (logged). */
+/** What became of a batch of events: applied, to be tried again (the store is away), or applied but for those skipped (logged). */
 export type ApplyOutcome = 'applied' | 'retry' | 'skipped';
 
+/** Events applied in one database transaction at most, by either feed. */
+export const BATCH = 100;
+
 /**
- * Applies one event at a time and says what became of it; an outage is
- * logged once when it starts and once when it ends, not once per try. Both
- * feeds (this module's and Redis's queue) apply through one of these.
+ * Applies a batch of events and says what became of it; an outage is logged
+ * once when it starts and once when it ends, not once per try. A batch the
+ * store refuses for good is applied again one event at a time, so that only
+ * the event it cannot take is skipped. Both feeds (this module's and Redis's
+ * queue) apply through one of these.
  */
-export function createOutageAwareApply(options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'>, waiting: string): (event: TransactionUpdateEvent, pending?: number) => Promise<ApplyOutcome> {
+export function createOutageAwareApply(options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'>, waiting: string): (events: readonly TransactionUpdateEvent[], pending?: number) => Promise<ApplyOutcome> {
   let failing = false;
-  return async (event, pending) => {
+  const attempt = async (events: readonly TransactionUpdateEvent[], pending: number | undefined): Promise<ApplyOutcome> => {
     try {
-      await options.apply(event);
+      await options.apply(events);
       if (failing) options.logger.info('the history applies events again');
       failing = false;
       return 'applied';
@@ -60,26 +68,31 @@ export function createOutageAwareApply(options: Pick<HistoryFeedOptions, 'apply'
         failing = true;
         return 'retry';
       }
-      options.logger.error({ err: error, eventId: event.eventId }, 'an event could not be applied to the history');
+      if (events.length === 1) {
+        options.logger.error({ err: error, eventId: events[0]!.eventId }, 'an event could not be applied to the history');
+        return 'skipped';
+      }
+      for (const event of events) if ((await attempt([event], pending)) === 'retry') return 'retry';
       return 'skipped';
     }
   };
+  return (events, pending) => attempt(events, pending);
 }
 
 export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): void } {
   const queue: TransactionUpdateEvent[] = [];
   let running: Promise<void> | undefined;
   let closed = false;
-  const applyOne = createOutageAwareApply(options, 'in this instance');
+  const applyBatch = createOutageAwareApply(options, 'in this instance');
 
   async function run(): Promise<void> {
     while (queue.length > 0 && !closed) {
-      const event = queue[0]!;
-      if ((await applyOne(event, queue.length)) === 'retry') {
+      const batch = queue.slice(0, BATCH);
+      if ((await applyBatch(batch, queue.length)) === 'retry') {
         await sleep(options.retryMs);
         continue;
       }
-      queue.shift();
+      queue.splice(0, batch.length);
     }
   }
 

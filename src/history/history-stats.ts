@@ -95,7 +95,7 @@ export function summarize(since: number, until: number, interval: Interval, buck
   const width = INTERVAL_MS[interval];
   const allCounts = new Map<string, number>();
   const allTotals = new Map<string, number>();
-  const products = new Map<string, { name: string | null; quantity: number; amount: number }>();
+  const products = new Map<string, ProductSums>();
   let sold = 0;
   const out: StatsBucket[] = buckets.map((fields, index) => {
     const counts = new Map<string, number>();
@@ -132,8 +132,22 @@ export function summarize(since: number, until: number, interval: Interval, buck
     count: byStatus.reduce((sum, s) => sum + s.count, 0),
     totalSold: fromMicro(sold),
     byStatus,
-    products: [...products.entries()]
-      .filter(([, p]) => p.quantity > 0 || p.amount > 0)
-      .map(([productId, p]) => ({ productId, productName: p.name === '' ? null : p.name, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) })),
+    products: productTotals(products),
   };
+}
+
+/** A product's sums over a range: its name as the newest bucket naming it says, quantity and amount in millionths. */
+export interface ProductSums {
+  name: string | null;
+  quantity: number;
+  amount: number;
+}
+
+/** The products a range sold, from their sums (every store's statistics end here): what counts, how it is named, in units. */
+export function productTotals(products: ReadonlyMap<string, ProductSums>): ProductTotal[] {
+  const sales: ProductTotal[] = [];
+  for (const [productId, p] of products) {
+    if (p.quantity > 0 || p.amount > 0) sales.push({ productId, productName: p.name === '' ? null : p.name, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) });
+  }
+  return sales;
 }

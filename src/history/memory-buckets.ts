@@ -1,5 +1,5 @@
 import type { Contribution } from './history-record.js';
-import { byStatusOf, INTERVAL_MS, LEVELS, type Interval, type ProductTotal, type StatsBucket, type TransactionStats } from './history-stats.js';
+import { byStatusOf, INTERVAL_MS, LEVELS, productTotals, type Interval, type ProductSums as RangeSums, type StatsBucket, type TransactionStats } from './history-stats.js';
 import { fromMicro } from './history-record.js';
 
 /*
@@ -166,7 +166,7 @@ export function createMemoryBuckets(): MemoryBuckets {
       for (const [status, total] of bucket.totals) add(allTotals, status, total);
       sold += bucket.sold;
     }
-    const products = new Map<string, { name: string | null; quantity: number; amount: number }>();
+    const products = new Map<string, RangeSums>();
     for (const bucket of tiles(since, until, finest)) {
       if (!bucket) continue;
       for (const [productId, sums] of bucket.products) {
@@ -179,11 +179,7 @@ export function createMemoryBuckets(): MemoryBuckets {
       }
     }
     const byStatus = byStatusOf(allCounts, allTotals);
-    const sales: ProductTotal[] = [];
-    for (const [productId, p] of products) {
-      if (p.quantity > 0 || p.amount > 0) sales.push({ productId, productName: p.name === '' ? null : p.name, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) });
-    }
-    return { since, until, interval, buckets: rows, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(sold), byStatus, products: sales };
+    return { since, until, interval, buckets: rows, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(sold), byStatus, products: productTotals(products) };
   }
 
   function sweep(horizon: number): void {

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { contributionOf, type HistoryRecord, type SoldStatuses } from '../history/history-record.js';
-import { bucketStart, increments, INTERVAL_MS, LEVEL_OF, LEVELS, summarize, type BucketFields, type TransactionStats } from '../history/history-stats.js';
+import { bucketStart, increments, INTERVAL_MS, LEVEL_OF, LEVELS, productTotals, summarize, type BucketFields, type ProductSums, type TransactionStats } from '../history/history-stats.js';
 import type { StatsQuery } from '../history/history-store.js';
 
 /*
@@ -15,19 +15,25 @@ import type { StatsQuery } from '../history/history-store.js';
  */
 
 type Total = [level: string, start: number, field: string, by: number];
-type ProductChange = [level: string, start: number, productId: string, quantity: number, amount: number, name: string | null];
+type ProductChange = [level: string, start: number, productId: string, quantity: number, amount: number, name: string | null, nameSeq: number | null];
 
-/** The rows a record changes, summed per row and in key order (so concurrent writers lock rows in one order). */
-function changesOf(record: HistoryRecord, sign: 1 | -1, sold: SoldStatuses): { totals: Total[]; products: ProductChange[] } {
+/** Rows of both tables, summed per row. */
+interface RowSums {
+  totals: Map<string, Total>;
+  products: Map<string, ProductChange>;
+}
+
+const rowSums = (): RowSums => ({ totals: new Map(), products: new Map() });
+
+/** Adds what `record` adds to (sign 1) or takes back from (sign −1) the minute, hour and day of its last update; `seq` orders the names it writes. */
+function addChanges(into: RowSums, record: HistoryRecord, sign: 1 | -1, sold: SoldStatuses, seq: number): void {
   const contribution = contributionOf(record.status, record.products, sold);
-  const totals = new Map<string, Total>();
-  const products = new Map<string, ProductChange>();
   for (const [level, width] of LEVELS) {
     const start = bucketStart(record.lastUpdated, width);
     const product = (productId: string) => {
       const key = `${level}\u0000${start}\u0000${productId}`;
-      let row = products.get(key);
-      if (!row) products.set(key, (row = [level, start, productId, 0, 0, null]));
+      let row = into.products.get(key);
+      if (!row) into.products.set(key, (row = [level, start, productId, 0, 0, null, null]));
       return row;
     };
     for (const [field, by] of increments(contribution, sign)) {
@@ -35,64 +41,90 @@ function changesOf(record: HistoryRecord, sign: 1 | -1, sold: SoldStatuses): { t
       else if (field.startsWith('a:')) product(field.slice(2))[4] += by;
       else {
         const key = `${level}\u0000${start}\u0000${field}`;
-        const row = totals.get(key);
+        const row = into.totals.get(key);
         if (row) row[3] += by;
-        else totals.set(key, [level, start, field, by]);
+        else into.totals.set(key, [level, start, field, by]);
       }
     }
-    // As in process: a sold contribution names its products (the p: fields).
-    if (sign > 0 && contribution.sold) for (const [productId, name] of contribution.products) product(productId)[5] = name;
+    // As in process: a sold contribution names its products (the p: fields); of two names, the later change's (within one, the last line's).
+    if (sign > 0 && contribution.sold) {
+      for (const [productId, name] of contribution.products) {
+        const row = product(productId);
+        if (row[6] === null || seq >= row[6]) [row[5], row[6]] = [name, seq];
+      }
+    }
   }
-  const sorted = <T>(map: Map<string, T>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
-  return { totals: sorted(totals), products: sorted(products) };
 }
 
+/** In key order, so that concurrent writers lock rows in one order. */
+const sorted = <T>(map: Map<string, T>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 const column = <T extends unknown[], K extends number>(rows: T[], index: K) => rows.map((row) => row[index]);
 
 /**
- * Takes `previous` back and adds `record`, at `at` (retention counts from it); `seq` orders
- * the product names this change writes against another change's.
+ * What one database transaction's changes of records do to the bucket rows, gathered and then
+ * written in four statements whatever their number. A record as it was stored is taken back
+ * only from rows that exist (a bucket already past retention keeps no negative sums); a record
+ * made earlier in the same transaction is taken back from what it added, so the sums come out
+ * as if each change had been written on its own.
  */
-export async function writeBuckets(client: PoolClient, sold: SoldStatuses, previous: HistoryRecord | undefined, record: HistoryRecord | undefined, at: number, seq: number): Promise<void> {
-  if (previous) {
-    // Taken back only from rows that exist: a bucket already past retention keeps no negative sums.
-    const { totals, products } = changesOf(previous, -1, sold);
-    await client.query(
-      `UPDATE history_bucket_totals b SET value = b.value + u.by, touched_at = $5
-         FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(level, start, field, by)
-        WHERE b.level = u.level AND b.start = u.start AND b.field = u.field`,
-      [column(totals, 0), column(totals, 1), column(totals, 2), column(totals, 3), at],
-    );
-    if (products.length > 0) {
+export interface BucketChanges {
+  /** `previous` taken back (`stored`: as read from the table, else made by an earlier change here), `record` added. */
+  change(previous: HistoryRecord | undefined, record: HistoryRecord | undefined, seq: number, stored: boolean): void;
+  /** Writes the gathered rows, marked as changed at `at` (retention counts from it). */
+  write(client: PoolClient, at: number): Promise<void>;
+}
+
+export function bucketChanges(sold: SoldStatuses): BucketChanges {
+  const takenBack = rowSums();
+  const added = rowSums();
+  return {
+    change(previous, record, seq, stored) {
+      if (previous) addChanges(stored ? takenBack : added, previous, -1, sold, seq);
+      if (record) addChanges(added, record, 1, sold, seq);
+    },
+    async write(client, at) {
+      const back = { totals: sorted(takenBack.totals), products: sorted(takenBack.products) };
+      if (back.totals.length > 0) {
+        await client.query(
+          `UPDATE history_bucket_totals b SET value = b.value + u.by, touched_at = $5
+             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(level, start, field, by)
+            WHERE b.level = u.level AND b.start = u.start AND b.field = u.field`,
+          [column(back.totals, 0), column(back.totals, 1), column(back.totals, 2), column(back.totals, 3), at],
+        );
+      }
+      if (back.products.length > 0) {
+        await client.query(
+          `UPDATE history_bucket_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $6
+             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[]) AS u(level, start, product_id, quantity, amount)
+            WHERE b.level = u.level AND b.start = u.start AND b.product_id = u.product_id`,
+          [column(back.products, 0), column(back.products, 1), column(back.products, 2), column(back.products, 3), column(back.products, 4), at],
+        );
+      }
+      const totals = sorted(added.totals);
+      if (totals.length > 0) {
+        await client.query(
+          `INSERT INTO history_bucket_totals (level, start, field, value, touched_at)
+             SELECT u.level, u.start, u.field, u.by, $5 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(level, start, field, by)
+             ON CONFLICT (level, start, field) DO UPDATE SET value = history_bucket_totals.value + excluded.value, touched_at = excluded.touched_at`,
+          [column(totals, 0), column(totals, 1), column(totals, 2), column(totals, 3), at],
+        );
+      }
+      const products = sorted(added.products);
+      if (products.length === 0) return;
       await client.query(
-        `UPDATE history_bucket_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $6
-           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[]) AS u(level, start, product_id, quantity, amount)
-          WHERE b.level = u.level AND b.start = u.start AND b.product_id = u.product_id`,
-        [column(products, 0), column(products, 1), column(products, 2), column(products, 3), column(products, 4), at],
+        `INSERT INTO history_bucket_products (level, start, product_id, quantity, amount, name, name_seq, touched_at)
+           SELECT u.level, u.start, u.product_id, u.quantity, u.amount, u.name, u.name_seq, $8
+             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[]) AS u(level, start, product_id, quantity, amount, name, name_seq)
+           ON CONFLICT (level, start, product_id) DO UPDATE
+             SET quantity = history_bucket_products.quantity + excluded.quantity,
+                 amount = history_bucket_products.amount + excluded.amount,
+                 name = CASE WHEN excluded.name_seq > coalesce(history_bucket_products.name_seq, -1) THEN excluded.name ELSE history_bucket_products.name END,
+                 name_seq = greatest(excluded.name_seq, history_bucket_products.name_seq),
+                 touched_at = excluded.touched_at`,
+        [column(products, 0), column(products, 1), column(products, 2), column(products, 3), column(products, 4), column(products, 5), column(products, 6), at],
       );
-    }
-  }
-  if (!record) return;
-  const { totals, products } = changesOf(record, 1, sold);
-  await client.query(
-    `INSERT INTO history_bucket_totals (level, start, field, value, touched_at)
-       SELECT u.level, u.start, u.field, u.by, $5 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(level, start, field, by)
-       ON CONFLICT (level, start, field) DO UPDATE SET value = history_bucket_totals.value + excluded.value, touched_at = excluded.touched_at`,
-    [column(totals, 0), column(totals, 1), column(totals, 2), column(totals, 3), at],
-  );
-  if (products.length === 0) return;
-  await client.query(
-    `INSERT INTO history_bucket_products (level, start, product_id, quantity, amount, name, name_seq, touched_at)
-       SELECT u.level, u.start, u.product_id, u.quantity, u.amount, u.name, CASE WHEN u.name IS NULL THEN NULL ELSE $7::bigint END, $8
-         FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[]) AS u(level, start, product_id, quantity, amount, name)
-       ON CONFLICT (level, start, product_id) DO UPDATE
-         SET quantity = history_bucket_products.quantity + excluded.quantity,
-             amount = history_bucket_products.amount + excluded.amount,
-             name = CASE WHEN excluded.name_seq > coalesce(history_bucket_products.name_seq, -1) THEN excluded.name ELSE history_bucket_products.name END,
-             name_seq = greatest(excluded.name_seq, history_bucket_products.name_seq),
-             touched_at = excluded.touched_at`,
-    [column(products, 0), column(products, 1), column(products, 2), column(products, 3), column(products, 4), column(products, 5), seq, at],
-  );
+    },
+  };
 }
 
 /**
@@ -105,33 +137,49 @@ const perBucket = (table: string, columns: string) => `SELECT ${columns} FROM ${
 /** How many of a range's newest buckets are read whole for the products' names (one probe each for products not sold in them). */
 const NAMED_FROM_LAST = 3;
 
-/** The coarsest buckets that cover `since`–`until` exactly (both aligned to a minute at least): [level, from, to). */
-export function coveringBuckets(since: number, until: number): Array<[level: string, from: number, to: number]> {
-  const out: Array<[string, number, number]> = [];
-  let parts: Array<[number, number]> = [[since, until]];
-  for (const [level, width] of [...LEVELS].reverse()) {
-    const finer: Array<[number, number]> = [];
-    for (const [a, b] of parts) {
-      const from = Math.ceil(a / width) * width;
-      const to = Math.floor(b / width) * width;
-      if (from >= to) {
-        finer.push([a, b]);
-        continue;
-      }
-      out.push([level, from, to]);
-      if (a < from) finer.push([a, from]);
-      if (to < b) finer.push([to, b]);
+/** Buckets of one level from `from` to `to`, added (1) or taken away (−1). */
+export type Piece = [level: string, from: number, to: number, sign: 1 | -1];
+
+/**
+ * Few buckets whose signed sum is exactly `since`–`until` (both aligned to a minute at least), coarsest first: whole
+ * days, then for a partial day either its hours or the whole day less the hours outside the range, whichever reads
+ * fewer (less when the hours outside are later than `now`: there is nothing there yet), and so on down to minutes.
+ * A day's sums are the sums of its hours exactly (each change writes all three levels; a bucket row is deleted only
+ * once no record in it is left), so a week by hour reads about 8 days and 12 hours per product, not 168 hours.
+ */
+export function coveringBuckets(since: number, until: number, now = Number.POSITIVE_INFINITY): Piece[] {
+  const out: Piece[] = [];
+  const cover = (a: number, b: number, index: number, sign: 1 | -1): void => {
+    if (a >= b) return;
+    const [level, width] = LEVELS[index]!;
+    if (index === 0) {
+      out.push([level, a, b, sign]);
+      return;
     }
-    parts = finer;
-  }
+    const from = Math.ceil(a / width) * width;
+    const to = Math.floor(b / width) * width;
+    // Inside one bucket: its finer ones.
+    if (from > to) return cover(a, b, index - 1, sign);
+    if (from < to) out.push([level, from, to, sign]);
+    const ragged = (inside: [number, number], bucket: [number, number], outside: [number, number], later: boolean) => {
+      const wide = (range: [number, number]) => range[1] - range[0];
+      if (wide(outside) < wide(inside) || (later && outside[0] >= now)) {
+        out.push([level, bucket[0], bucket[1], sign]);
+        cover(outside[0], outside[1], index - 1, sign === 1 ? -1 : 1);
+      } else cover(inside[0], inside[1], index - 1, sign);
+    };
+    if (a < from) ragged([a, from], [from - width, from], [from - width, a], false);
+    if (to < b) ragged([to, b], [to, to + width], [b, to + width], true);
+  };
+  cover(since, until, LEVELS.length - 1, 1);
   return out;
 }
 
 /** The statistics of a range: its intervals from per-status rows, its products from the buckets that cover it. */
-export async function readStats(pool: Pool, query: StatsQuery): Promise<TransactionStats> {
+export async function readStats(pool: Pool, query: StatsQuery, now: number): Promise<TransactionStats> {
   const width = INTERVAL_MS[query.interval];
   const level = LEVEL_OF[query.interval];
-  const covering = coveringBuckets(query.since, query.until);
+  const covering = coveringBuckets(query.since, query.until, now);
   const [totals, sums] = await Promise.all([
     pool.query<{ start: string; field: string; value: string }>(
       'SELECT start, field, value FROM history_bucket_totals WHERE level = $1 AND start >= $2 AND start < $3 AND value <> 0',
@@ -139,10 +187,10 @@ export async function readStats(pool: Pool, query: StatsQuery): Promise<Transact
     ),
     pool.query<{ product_id: string; quantity: string; amount: string; name: string | null }>(
       `WITH sums AS (
-         SELECT p.product_id, sum(p.quantity) AS quantity, sum(p.amount) AS amount
-           FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(level, since, until)
+         SELECT p.product_id, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
+           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $8::int[]) AS c(level, since, until, sign)
            CROSS JOIN LATERAL (${perBucket('history_bucket_products', 'product_id, quantity, amount')}) p
-          GROUP BY p.product_id HAVING sum(p.quantity) > 0 OR sum(p.amount) > 0)
+          GROUP BY p.product_id HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0)
        , newest AS (
          SELECT DISTINCT ON (product_id) product_id, name FROM history_bucket_products
           WHERE level = $4 AND start >= greatest($5::bigint, $7::bigint) AND start < $6 AND name IS NOT NULL
@@ -152,7 +200,7 @@ export async function readStats(pool: Pool, query: StatsQuery): Promise<Transact
                                  WHERE x.level = $4 AND x.product_id = s.product_id AND x.start >= $5 AND x.start < $6 AND x.name IS NOT NULL
                                  ORDER BY x.start DESC LIMIT 1)) AS name
          FROM sums s LEFT JOIN newest n ON n.product_id = s.product_id`,
-      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), level, query.since, query.until, query.until - NAMED_FROM_LAST * width],
+      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), level, query.since, query.until, query.until - NAMED_FROM_LAST * width, covering.map((c) => c[3])],
     ),
   ]);
   const buckets: BucketFields[] = Array.from({ length: (query.until - query.since) / width }, () => ({}));
@@ -162,26 +210,25 @@ export async function readStats(pool: Pool, query: StatsQuery): Promise<Transact
   }
   // As in process, a product is named as in the newest bucket of the range (at its interval) that names it: found among the
   // last few buckets for a product sold lately, else by one index probe.
-  const products: BucketFields = {};
-  for (const row of sums.rows) {
-    Object.assign(products, { [`q:${row.product_id}`]: Number(row.quantity), [`a:${row.product_id}`]: Number(row.amount) });
-    if (row.name !== null) products[`p:${row.product_id}`] = row.name;
-  }
-  const stats = summarize(query.since, query.until, query.interval, buckets);
-  // The products' own rule (what counts, names, millionths) is summarize's: given the range's sums as one bucket.
-  return { ...stats, products: summarize(query.since, query.since + width, query.interval, [products]).products };
+  const products = new Map<string, ProductSums>();
+  for (const row of sums.rows) products.set(row.product_id, { name: row.name, quantity: Number(row.quantity), amount: Number(row.amount) });
+  return { ...summarize(query.since, query.until, query.interval, buckets), products: productTotals(products) };
 }
 
-/** Transactions whose last update is in `since`–`until` (aligned to a minute), of these statuses (null: all), as the buckets count them. */
-export async function countInBuckets(pool: Pool, since: number, until: number, statuses: readonly string[] | null): Promise<number> {
-  const covering = coveringBuckets(since, until);
-  const { rows } = await pool.query<{ n: string | null }>(
-    `SELECT sum(t.value) AS n FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS c(level, since, until)
+/** Adds a statement's parameter and says how the statement names it (`$n`). */
+export type Parameter = (value: unknown) => string;
+
+/**
+ * A scalar subquery: transactions whose last update is in `since`–`until` (aligned to a minute), of these statuses
+ * (null: all), as the buckets count them; part of a larger statement, so that a page and its count are one round trip.
+ */
+export function countInBucketsSql(parameter: Parameter, since: number, until: number, now: number, statuses: readonly string[] | null): string {
+  const covering = coveringBuckets(since, until, now);
+  const fields = statuses && statuses.map((status) => `n:${status}`);
+  const column = (k: number) => parameter(covering.map((c) => c[k]));
+  return `(SELECT coalesce(sum(c.sign * t.value), 0) FROM unnest(${column(0)}::text[], ${column(1)}::bigint[], ${column(2)}::bigint[], ${column(3)}::int[]) AS c(level, since, until, sign)
        CROSS JOIN LATERAL (${perBucket('history_bucket_totals', 'field, value')}) t
-      WHERE CASE WHEN $4::text[] IS NULL THEN t.field LIKE 'n:%' ELSE t.field = ANY($4::text[]) END`,
-    [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), statuses && statuses.map((status) => `n:${status}`)],
-  );
-  return Number(rows[0]!.n ?? 0);
+      WHERE ${fields ? `t.field = ANY(${parameter(fields)}::text[])` : "t.field LIKE 'n:%'"})`;
 }
 
 /** Rows deleted per statement, so that a sweep after a long pause never runs into the statement timeout. */

@@ -1,8 +1,9 @@
 import type { Pool, PoolClient } from 'pg';
 import { eventTime } from '../events/event-time.js';
+import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { applyEvent, applyPayment, type Applied, type HistoryRecord } from '../history/history-record.js';
 import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from '../history/history-store.js';
-import { countInBuckets, readStats, sweepBuckets, writeBuckets } from './postgres-buckets.js';
+import { bucketChanges, countInBucketsSql, readStats, sweepBuckets, type Parameter } from './postgres-buckets.js';
 
 /*
  * The history in PostgreSQL, shared by every instance of a deployment and kept
@@ -29,7 +30,9 @@ export interface PostgresHistoryOptions extends Omit<HistoryOptions, 'maxTransac
 }
 
 export interface PostgresHistory extends HistoryStore {
-  apply(event: Parameters<NonNullable<HistoryStore['apply']>>[0]): Promise<void>;
+  apply(event: TransactionUpdateEvent): Promise<void>;
+  /** Applies events in the order given, in one database transaction: the feeds pass what they hold, in batches. */
+  applyAll(events: readonly TransactionUpdateEvent[]): Promise<void>;
   /** Notes when this database's history started holding events, unless an instance noted it before. */
   start(): Promise<void>;
   /** Epoch ms from which the history holds every transaction updated since. */
@@ -49,6 +52,12 @@ const SWEEP_BATCH = 500;
 const RETRY_CODES = new Set(['23505', '40P01', '40001']);
 const ATTEMPTS = 5;
 const MINUTE = 60_000;
+
+/** A change of one transaction's record: the rule given the record (undefined: none yet) and the change's seq. */
+interface Step {
+  transactionId: string;
+  rule: (record: HistoryRecord | undefined, seq: number) => Applied;
+}
 
 const codeOf = (error: unknown): string | undefined => (error as { code?: unknown } | null)?.code as string | undefined;
 
@@ -81,24 +90,61 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     }
   }
 
-  /** Applies a rule to a transaction's record under its row lock; resolves whether it changed anything. */
-  async function change(transactionId: string, rule: (record: HistoryRecord | undefined, seq: number) => Applied): Promise<boolean> {
+  /**
+   * Applies each step's rule, in order, to its transaction's record under the records' row locks,
+   * all in one database transaction (a step sees the record the steps before it made); resolves
+   * which steps changed anything. The records are written in two statements and the bucket rows
+   * in four, however many steps: applying a backlog in batches costs a round trip per batch, not
+   * several per event.
+   */
+  async function changeAll(steps: readonly Step[]): Promise<boolean[]> {
     return inTransaction(async (client) => {
-      const found = await client.query<{ record: HistoryRecord }>('SELECT record FROM history_transactions WHERE transaction_id = $1 FOR UPDATE', [transactionId]);
-      const { rows } = await client.query<{ seq: string }>("SELECT nextval('history_seq') AS seq");
-      const seq = Number(rows[0]!.seq);
-      const applied = rule(found.rows[0]?.record, seq);
-      if (!applied.changed) return false;
-      const { record } = applied;
+      const ids = [...new Set(steps.map((step) => step.transactionId))];
+      const found = await client.query<{ record: HistoryRecord }>('SELECT record FROM history_transactions WHERE transaction_id = ANY($1::text[]) ORDER BY transaction_id FOR UPDATE', [ids]);
+      const seqs = await client.query<{ seq: string }>("SELECT nextval('history_seq') AS seq FROM generate_series(1, $1::int)", [steps.length]);
+      const stored = new Map(found.rows.map(({ record }) => [record.transactionId, record]));
+      const current = new Map(stored);
+      const changed = new Set<string>();
+      const buckets = bucketChanges(sold);
+      const outcomes = steps.map(({ transactionId, rule }, k) => {
+        const seq = Number(seqs.rows[k]!.seq);
+        const applied = rule(current.get(transactionId), seq);
+        if (!applied.changed) return false;
+        buckets.change(applied.previous, applied.record, seq, !changed.has(transactionId));
+        current.set(transactionId, applied.record);
+        changed.add(transactionId);
+        return true;
+      });
+      if (changed.size === 0) return outcomes;
       const at = now();
-      const values = [transactionId, record.status, record.lastUpdated, at, JSON.stringify(record)];
-      // A row nobody had: a plain INSERT, so that another instance inserting it meanwhile makes this
-      // one fail (unique_violation) and run again, this time waiting on the row it wrote.
-      if (found.rows.length === 0) await client.query('INSERT INTO history_transactions (transaction_id, status, last_updated, touched_at, record) VALUES ($1, $2, $3, $4, $5)', values);
-      else await client.query('UPDATE history_transactions SET status = $2, last_updated = $3, touched_at = $4, record = $5 WHERE transaction_id = $1', values);
-      await writeBuckets(client, sold, applied.previous, record, at, seq);
-      return true;
+      const rows = (inserted: boolean) => [...changed].filter((id) => stored.has(id) !== inserted).map((id) => current.get(id)!);
+      const columns = (records: HistoryRecord[]) => [records.map((r) => r.transactionId), records.map((r) => r.status), records.map((r) => r.lastUpdated), at, records.map((r) => JSON.stringify(r))];
+      // Rows nobody had: a plain INSERT, so that another instance inserting one meanwhile makes this
+      // transaction fail (unique_violation) and run again, this time waiting on the row it wrote.
+      const fresh = rows(true);
+      if (fresh.length > 0) {
+        await client.query(
+          `INSERT INTO history_transactions (transaction_id, status, last_updated, touched_at, record)
+             SELECT u.id, u.status, u.last_updated, $4, u.record FROM unnest($1::text[], $2::text[], $3::bigint[], $5::json[]) AS u(id, status, last_updated, record)`,
+          columns(fresh),
+        );
+      }
+      const known = rows(false);
+      if (known.length > 0) {
+        await client.query(
+          `UPDATE history_transactions t SET status = u.status, last_updated = u.last_updated, touched_at = $4, record = u.record
+             FROM unnest($1::text[], $2::text[], $3::bigint[], $5::json[]) AS u(id, status, last_updated, record)
+            WHERE t.transaction_id = u.id`,
+          columns(known),
+        );
+      }
+      await buckets.write(client, at);
+      return outcomes;
     });
+  }
+
+  async function applyAll(events: readonly TransactionUpdateEvent[]): Promise<void> {
+    await changeAll(events.map((event) => ({ transactionId: event.transactionId, rule: (record, seq) => applyEvent(record, event, eventTime(event), seq) })));
   }
 
   async function sweepRecords(): Promise<number> {
@@ -108,8 +154,9 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
         [horizon(), SWEEP_BATCH],
       );
       if (rows.length === 0) return 0;
-      const at = now();
-      for (const { record } of rows) await writeBuckets(client, sold, record, undefined, at, 0);
+      const buckets = bucketChanges(sold);
+      for (const { record } of rows) buckets.change(record, undefined, 0, true);
+      await buckets.write(client, now());
       await client.query('DELETE FROM history_transactions WHERE transaction_id = ANY($1)', [rows.map(({ record }) => record.transactionId)]);
       return rows.length;
     });
@@ -128,22 +175,26 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   }, options.sweepEveryMs);
   timer.unref();
 
+  /** A page and its total count in one statement: a round trip is most of a read's cost. */
   async function recent(query: RecentQuery): Promise<RecentPage> {
     // As in process: a cursor at or past `until` pages from `until` down.
     const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
-    const statuses = query.statuses.length === 0 ? null : query.statuses;
-    const [page, totalCount] = await Promise.all([
-      pool.query<{ record: HistoryRecord }>(
-        `SELECT record FROM history_transactions
-          WHERE touched_at >= $1 AND last_updated >= $2 AND ($3::text[] IS NULL OR status = ANY($3::text[]))
-            AND (last_updated, transaction_id) < ($4, $5::text COLLATE "C")
-          ORDER BY last_updated DESC, transaction_id DESC LIMIT $6`,
-        [horizon(), query.since, statuses, upper.lastUpdated, upper.transactionId, query.first + 1],
-      ),
-      countRecent(query.since, query.until, statuses),
-    ]);
-    const records = page.rows.map((row) => row.record);
-    return { records: records.slice(0, query.first), hasNextPage: records.length > query.first, totalCount };
+    const values: unknown[] = [];
+    const parameter: Parameter = (value) => `$${values.push(value)}`;
+    const statuses = parameter(query.statuses.length === 0 ? null : query.statuses);
+    const horizonAt = parameter(horizon());
+    const ofStatus = `(${statuses}::text[] IS NULL OR status = ANY(${statuses}::text[]))`;
+    const page = `SELECT record FROM history_transactions
+        WHERE touched_at >= ${horizonAt} AND last_updated >= ${parameter(query.since)} AND ${ofStatus}
+          AND (last_updated, transaction_id) < (${parameter(upper.lastUpdated)}, ${parameter(upper.transactionId)}::text COLLATE "C")
+        ORDER BY last_updated DESC, transaction_id DESC LIMIT ${parameter(query.first + 1)}`;
+    const count = countRecentSql(parameter, horizonAt, ofStatus, query.since, query.until, query.statuses.length === 0 ? null : query.statuses);
+    const { rows } = await pool.query<{ records: HistoryRecord[] | null; n: string }>(
+      `SELECT (SELECT json_agg(p.record) FROM (${page}) p) AS records, ${count} AS n`,
+      values,
+    );
+    const records = rows[0]!.records ?? [];
+    return { records: records.slice(0, query.first), hasNextPage: records.length > query.first, totalCount: Number(rows[0]!.n) };
   }
 
   /**
@@ -153,26 +204,22 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
    * retention not swept yet (found by the index on the last change), plus the records of the
    * range's partial minutes at its ends, counted by the index on the last update.
    */
-  async function countRecent(since: number, until: number, statuses: readonly string[] | null): Promise<number> {
+  function countRecentSql(parameter: Parameter, horizonAt: string, ofStatus: string, since: number, until: number, statuses: readonly string[] | null): string {
     const [from, to] = [Math.ceil(since / MINUTE) * MINUTE, Math.floor(until / MINUTE) * MINUTE];
-    const rows = (where: string, values: unknown[]) =>
-      pool.query<{ n: string }>(`SELECT count(*) AS n FROM history_transactions WHERE ${where} AND ($1::text[] IS NULL OR status = ANY($1::text[]))`, [statuses, ...values]);
-    if (from >= to) return Number((await rows('touched_at >= $2 AND last_updated >= $3 AND last_updated < $4', [horizon(), since, until])).rows[0]!.n);
-    const [whole, expired, ends] = await Promise.all([
-      countInBuckets(pool, from, to, statuses),
-      rows('touched_at < $2 AND last_updated >= $3 AND last_updated < $4', [horizon(), from, to]),
-      rows('touched_at >= $2 AND ((last_updated >= $3 AND last_updated < $4) OR (last_updated >= $5 AND last_updated < $6))', [horizon(), since, from, to, until]),
-    ]);
-    return whole - Number(expired.rows[0]!.n) + Number(ends.rows[0]!.n);
+    const rows = (where: string) => `(SELECT count(*) FROM history_transactions WHERE ${where} AND ${ofStatus})`;
+    const between = (a: number, b: number) => `(last_updated >= ${parameter(a)} AND last_updated < ${parameter(b)})`;
+    if (from >= to) return rows(`touched_at >= ${horizonAt} AND ${between(since, until)}`);
+    return `(${countInBucketsSql(parameter, from, to, now(), statuses)}
+      - ${rows(`touched_at < ${horizonAt} AND ${between(from, to)}`)}
+      + ${rows(`touched_at >= ${horizonAt} AND (${between(since, from)} OR ${between(to, until)})`)})`;
   }
 
   return {
-    async apply(event) {
-      await change(event.transactionId, (record, seq) => applyEvent(record, event, eventTime(event), seq));
-    },
-    notePayment: (note, readBack) => change(note.transactionId, (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack)),
+    apply: (event) => applyAll([event]),
+    applyAll,
+    notePayment: async (note, readBack) => (await changeAll([{ transactionId: note.transactionId, rule: (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack) }]))[0]!,
     recent,
-    stats: (query) => readStats(pool, query),
+    stats: (query) => readStats(pool, query, now()),
     async records(ids) {
       if (ids.length === 0) return [];
       const { rows } = await pool.query<{ record: HistoryRecord }>('SELECT record FROM history_transactions WHERE transaction_id = ANY($1::text[])', [ids]);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
-import { createOutageAwareApply, type HistoryFeed } from '../history/history-feed.js';
+import { BATCH, createOutageAwareApply, type HistoryFeed } from '../history/history-feed.js';
 import type { Logger } from '../logging/logger.js';
 
 /*
@@ -20,7 +20,8 @@ import type { Logger } from '../logging/logger.js';
 export interface RedisHistoryQueueOptions {
   /** The stream's key (the same the event log writes). */
   key: string;
-  apply(event: TransactionUpdateEvent): Promise<void>;
+  /** Applies events in the order given, all or none. */
+  apply(events: readonly TransactionUpdateEvent[]): Promise<void>;
   /** Whether an apply error may pass when tried again (else the entry is logged and dropped). */
   transient(error: unknown): boolean;
   logger: Logger;
@@ -31,15 +32,13 @@ export interface RedisHistoryQueueOptions {
 }
 
 const GROUP = 'history';
-/** Entries read at once. */
-const BATCH = 100;
 
 type Entries = Array<[id: string, fields: string[] | null]>;
 
 export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQueueOptions): HistoryFeed & { wake(): void } {
   const consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   let closed = false;
-  const applyOne = createOutageAwareApply(options, 'in Redis');
+  const applyBatch = createOutageAwareApply(options, 'in Redis');
   /** The store or Redis failed last time: the timer tries again, not each event that arrives meanwhile. */
   let failing = false;
   let pumping: Promise<void> | undefined;
@@ -62,18 +61,21 @@ export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQu
     return answer?.[0]?.[1] ?? [];
   };
 
-  /** Applies entries in order; resolves false when the store failed transiently (they stay pending, tried again later). */
+  /** Applies entries in order, in one batch; resolves false when the store failed transiently (they stay pending, tried again later). */
   async function applyAll(entries: Entries): Promise<boolean> {
-    for (const [id, fields] of entries) {
+    const events: TransactionUpdateEvent[] = [];
+    for (const [, fields] of entries) {
       // An entry deleted meanwhile (acknowledged by another instance) comes back without fields.
       const at = fields?.indexOf('event') ?? -1;
       const raw = at >= 0 ? fields?.[at + 1] : undefined;
-      if (raw !== undefined) {
-        failing = (await applyOne(JSON.parse(raw) as TransactionUpdateEvent)) === 'retry';
-        if (failing) return false;
-      }
-      await commands.multi().xack(options.key, GROUP, id).xdel(options.key, id).exec();
+      if (raw !== undefined) events.push(JSON.parse(raw) as TransactionUpdateEvent);
     }
+    if (events.length > 0) {
+      failing = (await applyBatch(events)) === 'retry';
+      if (failing) return false;
+    }
+    const ids = entries.map(([id]) => id);
+    await commands.multi().xack(options.key, GROUP, ...ids).xdel(options.key, ...ids).exec();
     return true;
   }
 

@@ -14,7 +14,8 @@ import { runs } from './arbitraries.js';
  * The PostgreSQL history against the in-process one (the reference): a random
  * series of webhooks over a few transactions and statuses — redeliveries,
  * out-of-order and same-millisecond times, flip-flops, bursts applied by two
- * instances at once, payment updates with and without a read-back — given to
+ * instances at once, batches applied in one database transaction (alone and
+ * two at once), payment updates with and without a read-back — given to
  * both. Then both must answer alike everything GraphQL reads: pages walked by
  * cursor under several filters, statistics at every interval, records. Seq
  * values are each store's own and are left out. One rulebook (the TypeScript
@@ -56,7 +57,9 @@ type Webhook = ValueOf<typeof webhook>;
 /** Indexes into the webhooks: one again is a redelivery; `elsewhere` goes through a second log, past its dedupe. */
 const step = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('publish' as const), webhook: fc.nat(), elsewhere: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('burst' as const), webhooks: fc.array(fc.nat(), { minLength: 2, maxLength: 5 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('burst' as const), webhooks: fc.array(fc.nat(), { minLength: 2, maxLength: 5 }), batched: fc.boolean() }) },
+  /** Events a feed applies in one database transaction (the same transaction several times, a redelivery among them). */
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('batch' as const), webhooks: fc.array(fc.nat(), { minLength: 2, maxLength: 8 }), elsewhere: fc.boolean() }) },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -163,9 +166,15 @@ async function checkPostgres(deployment: PostgresHistoryDeployment, pools: [pg.P
       const event = eventAt(s.webhook);
       await (s.elsewhere ? elsewhere : here).apply(event);
       memory.apply!(event);
+    } else if (s.kind === 'batch') {
+      const batch = s.webhooks.map(eventAt);
+      await (s.elsewhere ? elsewhere : here).applyAll(batch);
+      for (const event of batch) memory.apply!(event);
     } else if (s.kind === 'burst') {
       const burst = s.webhooks.map(eventAt);
-      await Promise.all(burst.map((event, i) => (i % 2 ? elsewhere : here).apply(event)));
+      // Each event by one instance or the other at once, or each instance a batch of every other event at once.
+      if (s.batched) await Promise.all([here.applyAll(burst.filter((_, i) => i % 2 === 0)), elsewhere.applyAll(burst.filter((_, i) => i % 2 === 1))]);
+      else await Promise.all(burst.map((event, i) => (i % 2 ? elsewhere : here).apply(event)));
       const records = await here.records([...new Set(burst.map((event) => event.transactionId))]);
       const seqOf = new Map(records.flatMap((record) => record?.entries.map((entry) => [entry[3], entry[1]] as const) ?? []));
       for (const event of [...burst].sort((a, b) => (seqOf.get(a.eventId) ?? 0) - (seqOf.get(b.eventId) ?? 0))) memory.apply!(event);

@@ -84,12 +84,16 @@ describe.concurrent('PostgreSQL history', () => {
     expect(statusChanges(t2!.entries)).toEqual([{ status: 'paid', at: T0 + 6_000, eventId: null }]);
   });
 
-  it('covers a range with the coarsest buckets: whole days, then hours, then minutes at its ends', () => {
+  it('covers a range with few buckets: whole days, a partial day as its hours or as the day less the others, minutes at its ends', () => {
     const H = 3_600_000;
     const D = 24 * H;
-    expect(coveringBuckets(D + 5 * H, 4 * D + 2 * H)).toEqual([['d', 2 * D, 4 * D], ['h', D + 5 * H, 2 * D], ['h', 4 * D, 4 * D + 2 * H]]);
-    expect(coveringBuckets(H + 60_000, 2 * H)).toEqual([['m', H + 60_000, 2 * H]]);
-    expect(coveringBuckets(0, D)).toEqual([['d', 0, D]]);
+    // 19 hours of the first day: the day less its 5 first hours; 2 hours of the last: those hours.
+    expect(coveringBuckets(D + 5 * H, 4 * D + 2 * H)).toEqual([['d', 2 * D, 4 * D, 1], ['d', D, 2 * D, 1], ['h', D, D + 5 * H, -1], ['h', 4 * D, 4 * D + 2 * H, 1]]);
+    // Unless the hours past the range are later than now: nothing is there yet.
+    expect(coveringBuckets(D + 5 * H, 4 * D + 2 * H, 4 * D + 2 * H)).toEqual([['d', 2 * D, 4 * D, 1], ['d', D, 2 * D, 1], ['h', D, D + 5 * H, -1], ['d', 4 * D, 5 * D, 1], ['h', 4 * D + 2 * H, 5 * D, -1]]);
+    expect(coveringBuckets(H + 60_000, 2 * H)).toEqual([['h', H, 2 * H, 1], ['m', H, H + 60_000, -1]]);
+    expect(coveringBuckets(H + 120_000, H + 180_000)).toEqual([['m', H + 120_000, H + 180_000, 1]]);
+    expect(coveringBuckets(0, D)).toEqual([['d', 0, D, 1]]);
   });
 
   it('sums statistics by interval and products by quantity and amount', async (ctx) => {

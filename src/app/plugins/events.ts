@@ -52,9 +52,9 @@ export const eventsPlugin = fp<{ config: Config }>(
     const { redis, postgres } = app;
     const shared = postgres && config.history ? createPostgresHistory(postgres.pool, postgresHistoryOptions(config.history, config, logger)) : undefined;
     const inProcess = !shared && config.history ? createMemoryHistory(config.history) : undefined;
-    const applyShared = postgres && shared && (async (event: TransactionUpdateEvent) => {
+    const applyShared = postgres && shared && (async (events: readonly TransactionUpdateEvent[]) => {
       await postgres.migrated;
-      await shared.apply(event);
+      await shared.applyAll(events);
     });
     const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
     const feed = applyShared && !redis ? createHistoryFeed({ apply: applyShared, transient: isTransientPostgresError, logger, retryMs, maxQueued }) : undefined;
