@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -73,7 +73,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** USER_HZ is 100 on every Linux the harness targets. */
-function cpuSecondsOf(pid: number): number {
+export function cpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -81,6 +81,25 @@ function cpuSecondsOf(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * CPU used so far by the processes named `name` (`postgres`: a local server's backends, its checkpointer, its
+ * autovacuum workers), from /proc; a process that ended meanwhile takes its share with it.
+ */
+export function cpuSecondsOfProcesses(name: string): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== name) continue;
+    } catch {
+      continue;
+    }
+    const seconds = cpuSecondsOf(Number(pid));
+    if (!Number.isNaN(seconds)) total += seconds;
+  }
+  return total;
 }
 
 export interface SpawnOptions {
