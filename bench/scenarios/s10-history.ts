@@ -82,6 +82,8 @@ interface FillTarget {
  * the history: posted to the measured gateway only (in process), or applied to the database beside it (PostgreSQL).
  */
 const SAMPLE = Number(process.env.BENCH_S10_SAMPLE ?? 20_000);
+/** Transactions made and filled at a time. */
+const FILL_CHUNK = 50_000;
 
 interface FillStep extends FillResult {
   /** The gateway's CPU per webhook over the step (/proc), µs, what it applied after answering included. */
@@ -132,10 +134,13 @@ async function fillBoth(ctx: ScenarioContext, where: Where, on: FillTarget, off:
   for (const size of SIZES[where]) {
     const measuredFrom = Math.max(from, size - SAMPLE);
     if (measuredFrom > from) {
-      const filling = series.events(from, measuredFrom);
-      ctx.log(`${where}: filling to ${fmt(measuredFrom)} transactions (${fmt(filling.length)} events${on.bulk ? ', beside the gateway' : ', history on only'})`);
-      if (on.bulk) await on.bulk(filling);
-      else await postEvents(on.gateway.url, filling);
+      ctx.log(`${where}: filling to ${fmt(measuredFrom)} transactions${on.bulk ? ', beside the gateway' : ', history on only'}`);
+      // In chunks: millions of events at once would not fit this process's heap.
+      for (let at = from; at < measuredFrom; at += FILL_CHUNK) {
+        const filling = series.events(at, Math.min(at + FILL_CHUNK, measuredFrom));
+        if (on.bulk) await on.bulk(filling);
+        else await postEvents(on.gateway.url, filling);
+      }
       await on.settle?.(measuredFrom);
     }
     const events = series.events(measuredFrom, size);
