@@ -14,6 +14,12 @@ export interface Identity {
   permissions: ReadonlySet<Permission>;
   /** A token's `exp`, in ms: its subscriptions end then. */
   expiresAt?: number | undefined;
+  /**
+   * The account the key or token belongs to (an `API_KEYS` entry's `@account`,
+   * a token's JWT_ACCOUNT_CLAIM); absent: the default account. A forward-mode
+   * key names none: the service says which accounts it may read.
+   */
+  account?: string | undefined;
 }
 
 /** What a client presented; backends that forward credentials send it upstream as is. */

@@ -4,3 +4,4 @@ export * from './envelopes.js';
 export * from './json-depth.js';
 export * from './ids.js';
 export * from './amounts.js';
+export * from './accounts.js';

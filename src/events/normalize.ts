@@ -13,6 +13,12 @@ export type WebhookFormat = 'LEGACY' | 'ENVELOPED';
 export interface TransactionUpdateEvent {
   /** meta.webhookId, else the envelope `id`, else the id the gateway made (meta.madeId). */
   eventId: string;
+  /**
+   * The account whose path the webhook came in on (`POST /webhooks/{account}`);
+   * absent for `POST /webhooks`, the default account (contract/accounts.ts).
+   * Everything the gateway keeps of the event is that account's alone.
+   */
+  account?: string | undefined;
   type: 'transaction.update';
   format: WebhookFormat;
   /** ISO string given by the caller. */
