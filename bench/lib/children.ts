@@ -84,11 +84,11 @@ export function cpuSecondsOf(pid: number): number {
 }
 
 /**
- * CPU used so far by the processes named `name` (`postgres`: a local server's backends, its checkpointer, its
- * autovacuum workers), from /proc; a process that ended meanwhile takes its share with it.
+ * CPU used so far by each process named `name` (`postgres`: a local server's backends, its checkpointer, its
+ * autovacuum workers), by pid, from /proc.
  */
-export function cpuSecondsOfProcesses(name: string): number {
-  let total = 0;
+export function cpuSecondsOfProcesses(name: string): Map<number, number> {
+  const seconds = new Map<number, number>();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
@@ -96,9 +96,19 @@ export function cpuSecondsOfProcesses(name: string): number {
     } catch {
       continue;
     }
-    const seconds = cpuSecondsOf(Number(pid));
-    if (!Number.isNaN(seconds)) total += seconds;
+    const used = cpuSecondsOf(Number(pid));
+    if (!Number.isNaN(used)) seconds.set(Number(pid), used);
   }
+  return seconds;
+}
+
+/**
+ * CPU the processes of `after` used since `before` (two readings of cpuSecondsOfProcesses): a process that ended
+ * in between takes what it used meanwhile with it (not counted), one that started counts whole.
+ */
+export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  let total = 0;
+  for (const [pid, used] of after) total += used - (before.get(pid) ?? 0);
   return total;
 }
 
