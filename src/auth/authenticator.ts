@@ -39,6 +39,7 @@ const unknownKey = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'Unknown AP
 const revoked = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The API key was revoked');
 const expired = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The token has expired');
 const cannotSubscribe = () => new GatewayError(ErrorCode.FORBIDDEN, 'This API key lost the "subscribe" permission', { extensions: { permission: 'subscribe' } });
+const movedAccount = () => new GatewayError(ErrorCode.FORBIDDEN, 'This API key now belongs to another account: subscribe again to receive its events');
 
 /** setTimeout's longest delay; a later expiry is simply not watched for. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -73,10 +74,12 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     const key = credential.authorization.replace(/^Bearer\s+/i, '');
     if (!store.lookup(key)) return watchToken(credential, onRefused);
     let stop = () => {};
+    const account = credential.identity.account;
     stop = store.watch(key, (fate: KeyFate) => {
-      if (fate && fate.permissions.has('subscribe')) return;
+      // A subscription shows one account's events: the key's move to another ends it, as a revocation would.
+      if (fate && fate.permissions.has('subscribe') && fate.account === account) return;
       stop();
-      onRefused(fate ? cannotSubscribe() : revoked());
+      onRefused(!fate ? revoked() : fate.permissions.has('subscribe') ? movedAccount() : cannotSubscribe());
     });
     return () => stop();
   }

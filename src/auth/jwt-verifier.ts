@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Identity } from '../backends/backend.js';
 import { PERMISSIONS, type JwtConfig, type Permission } from '../config/index.js';
+import { accountProblem } from '../contract/accounts.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 
 /*
@@ -18,6 +19,12 @@ import { ErrorCode, GatewayError } from '../errors.js';
  * with every request: a token that verified is remembered (by its digest)
  * until its `exp`, and at most VERIFIED_TTL_MS, so a key withdrawn from the
  * JWKS stops its tokens within that time (at once after SIGHUP).
+ *
+ * With JWT_ACCOUNT_CLAIM a token belongs to the account that claim names,
+ * and a token whose claim is missing or names no valid account is refused:
+ * a provider that stopped sending the claim must not land its users in the
+ * default account, which may hold another account's transactions. Without
+ * it every token is of the default account.
  */
 
 export interface JwtVerifier {
@@ -39,18 +46,22 @@ const MAX_VERIFIED = 10_000;
 const MAX_SUBJECT = 64;
 const SUBJECT = new RegExp(`^[\\x21-\\x7e]{1,${MAX_SUBJECT}}$`);
 
-function identityOf(token: string, payload: JWTPayload, claim: string): Identity {
+const refused = (reason: string) => new GatewayError(ErrorCode.UNAUTHENTICATED, `The token was refused: ${reason}`, { failsRequest: true });
+
+function identityOf(token: string, payload: JWTPayload, config: JwtConfig): Identity {
   const { sub } = payload;
   // A long or odd subject is named by its digest; a token without one is an identity of its own.
   const id = typeof sub === 'string' && SUBJECT.test(sub) ? `sub:${sub}` : `sub-${hash('sha256', typeof sub === 'string' ? sub : token, 'hex').slice(0, 12)}`;
-  const value = payload[claim];
+  const value = payload[config.permissionsClaim];
   // An array (`permissions`), or a space-separated string as OAuth's `scope` is; other words are another service's.
   const words = Array.isArray(value) ? value : typeof value === 'string' ? value.split(' ') : [];
   const permissions = words.filter((word): word is Permission => (PERMISSIONS as readonly unknown[]).includes(word));
-  return { id, permissions: new Set(permissions), expiresAt: typeof payload.exp === 'number' ? payload.exp * 1_000 : undefined };
+  const identity: Identity = { id, permissions: new Set(permissions), expiresAt: typeof payload.exp === 'number' ? payload.exp * 1_000 : undefined };
+  if (config.accountClaim === undefined) return identity;
+  const account = payload[config.accountClaim];
+  if (typeof account !== 'string' || accountProblem(account) !== undefined) throw refused(`its "${config.accountClaim}" claim must name the account it belongs to`);
+  return { ...identity, account };
 }
-
-const refused = (reason: string) => new GatewayError(ErrorCode.UNAUTHENTICATED, `The token was refused: ${reason}`, { failsRequest: true });
 
 /** What a client is told of a token jose refused: what is wrong, never the token. */
 function refusal(error: unknown): GatewayError {
@@ -86,12 +97,9 @@ export function createJwtVerifier(config: JwtConfig): JwtVerifier {
       const known = verified.get(digest);
       if (known && known.until > Date.now()) return known.identity;
       verified.delete(digest);
+      let payload: JWTPayload;
       try {
-        const { payload } = await jwtVerify(token, keySet, options);
-        const identity = identityOf(token, payload, config.permissionsClaim);
-        if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);
-        verified.set(digest, { identity, until: Math.min(identity.expiresAt ?? Number.POSITIVE_INFINITY, Date.now() + VERIFIED_TTL_MS) });
-        return identity;
+        ({ payload } = await jwtVerify(token, keySet, options));
       } catch (error) {
         if (!keySetUnavailable(error)) throw refusal(error);
         throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Tokens cannot be verified now: the key set (JWT_JWKS_URL) could not be fetched', {
@@ -100,6 +108,10 @@ export function createJwtVerifier(config: JwtConfig): JwtVerifier {
           cause: error,
         });
       }
+      const identity = identityOf(token, payload, config);
+      if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);
+      verified.set(digest, { identity, until: Math.min(identity.expiresAt ?? Number.POSITIVE_INFINITY, Date.now() + VERIFIED_TTL_MS) });
+      return identity;
     },
     reload() {
       keySet = createRemoteJWKSet(url);

@@ -55,8 +55,8 @@ function entriesOf(path: string, text: string): KeyEntry[] {
 
 function byDigest(entries: readonly KeyEntry[]): Map<string, Identity> {
   const map = new Map<string, Identity>();
-  // A key listed twice keeps the permissions of its last entry, as a later line overrides an earlier one.
-  for (const { key, permissions } of entries) map.set(digest(key), keyIdentity(key, permissions));
+  // A key listed twice keeps the permissions and account of its last entry, as a later line overrides an earlier one.
+  for (const { key, permissions, account } of entries) map.set(digest(key), keyIdentity(key, permissions, account));
   return map;
 }
 

@@ -16,10 +16,11 @@ export const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 /** The permission a GraphQL operation of this type needs. */
 export const permissionFor: Readonly<Record<OperationTypeNode, Permission>> = { query: 'read', mutation: 'pay', subscription: 'subscribe' };
 
-/** An API key's identity: a digest prefix names it in logs and rate limits, never the key. */
-export const keyIdentity = (key: string, permissions: readonly Permission[] | ReadonlySet<Permission>): Identity => ({
+/** An API key's identity: a digest prefix names it in logs and rate limits, never the key. `account` absent: the default account. */
+export const keyIdentity = (key: string, permissions: readonly Permission[] | ReadonlySet<Permission>, account?: string): Identity => ({
   id: `key-${hash('sha256', key, 'hex').slice(0, 12)}`,
   permissions: new Set(permissions),
+  ...(account === undefined ? {} : { account }),
 });
 
 /**

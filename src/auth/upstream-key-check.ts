@@ -1,8 +1,7 @@
-import { hash } from 'node:crypto';
 import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
-import { boundedCache, remainingMs } from '../backends/bounded-cache.js';
 import type { Config } from '../config/index.js';
 import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
+import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './upstream-verdicts.js';
 
 /*
  * Forward mode (no UPSTREAM_API_KEY): the upstream is the only judge of a
@@ -11,9 +10,10 @@ import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
  * Verdicts, accepted and refused alike, are remembered for `ttlMs` under a
  * hash of the key, at most `maxEntries` of them; concurrent checks of one key
  * share one call; and the instance starts at most `checksPerSecond` checks in
- * any one second, so a flood of made-up keys is not a flood upstream. A key
- * with open subscriptions is checked again every period, and its watchers are
- * told when the upstream refuses it.
+ * any one second, so a flood of made-up keys is not a flood upstream (that
+ * mechanism is upstream-verdicts.ts, which the account verdicts use too). A
+ * key with open subscriptions is checked again every period, and its watchers
+ * are told when the upstream refuses it.
  */
 
 export interface UpstreamKeyCheckOptions {
@@ -23,6 +23,8 @@ export interface UpstreamKeyCheckOptions {
   ttlMs: number;
   /** Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited (src/config/fixed.ts). */
   checksPerSecond: number;
+  /** The instance's limit, when other upstream checks count against it too (account-access.ts); by default one of its own of `checksPerSecond`. */
+  limit?: CheckLimit | undefined;
   /** Most verdicts remembered; past it the least recently used is forgotten. @default 10000 */
   maxEntries?: number;
   /** @default Date.now */
@@ -57,9 +59,6 @@ const passedOnCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([ErrorCode.UPST
 /** Whether an error of `check` says the upstream refused the key (as opposed to "try again"). */
 export const isRefusal = (error: unknown): boolean => isGatewayError(error) && refusalCodes.has(error.code);
 
-// Keys are held only as digests.
-const digest = (value: string): string => hash('sha256', value, 'base64');
-
 /** The refusal as a client sees it: the upstream's status and message, failing the whole request. */
 function refusalError(verdict: Extract<Verdict, { accepted: false }>, failsRequest: boolean): GatewayError {
   return new GatewayError(verdict.code, verdict.message, { upstreamStatus: verdict.status, failsRequest });
@@ -74,52 +73,26 @@ function noVerdict(error: unknown): unknown {
 
 export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): UpstreamKeyCheck {
   const { probe, ttlMs, checksPerSecond, maxEntries = 10_000, now = Date.now } = options;
-  const verdicts = boundedCache<Verdict>({ max: maxEntries, ttlMs, now });
-  const inFlight = new Map<string, Promise<Verdict>>();
-  // When each of the last `checksPerSecond` checks started, as a ring: a new one may start once the oldest is a second old.
-  const started: number[] = new Array<number>(checksPerSecond).fill(Number.NEGATIVE_INFINITY);
-  let oldest = 0;
+  const verdicts = createVerdicts<Verdict>({ ttlMs, maxEntries, now, limit: options.limit ?? createCheckLimit(checksPerSecond, now) });
   const watched = new Map<string, { authorization: string; listeners: Set<(error: GatewayError) => void>; timer: NodeJS.Timeout | undefined }>();
-
-  function admit(): void {
-    const at = now();
-    const wait = started[oldest]! + 1_000 - at;
-    if (wait > 0) {
-      throw new GatewayError(ErrorCode.RATE_LIMITED, `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`, {
-        failsRequest: true,
-        headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1_000))) },
-      });
-    }
-    started[oldest] = at;
-    oldest = (oldest + 1) % checksPerSecond;
-  }
 
   /** The upstream's verdict on a key, asking it (once for all who ask meanwhile); throws when there is none. */
   function ask(key: string, authorization: string, limited: boolean): Promise<Verdict> {
-    const pending = inFlight.get(key);
-    if (pending) return pending;
-    if (limited) admit();
-    const asking = probe(authorization).then(
-      (): Verdict => ({ accepted: true }),
-      (error: unknown): Verdict => {
-        if (isGatewayError(error) && refusalCodes.has(error.code)) {
-          return { accepted: false, code: error.code as RefusalCode, message: error.message, status: error.upstreamStatus };
-        }
-        throw noVerdict(error);
-      },
-    );
-    const shared = asking
-      .then((verdict) => {
-        verdicts.set(key, verdict);
-        return verdict;
-      })
-      .finally(() => inFlight.delete(key));
-    inFlight.set(key, shared);
-    return shared;
+    const judge = () =>
+      probe(authorization).then(
+        (): Verdict => ({ accepted: true }),
+        (error: unknown): Verdict => {
+          if (isGatewayError(error) && refusalCodes.has(error.code)) {
+            return { accepted: false, code: error.code as RefusalCode, message: error.message, status: error.upstreamStatus };
+          }
+          throw noVerdict(error);
+        },
+      );
+    return verdicts.ask(key, judge, limited);
   }
 
   async function check(authorization: string): Promise<void> {
-    const key = digest(authorization);
+    const key = keyDigest(authorization);
     const verdict = verdicts.get(key) ?? (await ask(key, authorization, true));
     if (!verdict.accepted) throw refusalError(verdict, true);
   }
@@ -128,7 +101,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
   function schedule(key: string): void {
     const watch = watched.get(key);
     if (!watch) return;
-    const remaining = remainingMs(verdicts, key);
+    const remaining = verdicts.remainingMs(key);
     const delay = remaining > 0 ? remaining : ttlMs;
     watch.timer = setTimeout(() => void recheck(key), delay);
     watch.timer.unref();
@@ -155,7 +128,7 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
   return {
     check,
     watch(authorization, onRefused) {
-      const key = digest(authorization);
+      const key = keyDigest(authorization);
       let watch = watched.get(key);
       if (!watch) {
         watch = { authorization, listeners: new Set(), timer: undefined };
@@ -184,10 +157,11 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
  * so any key the upstream accepts may make it. `backend` is the REST backend
  * itself (breaker, concurrency limit, metrics), not the entity cache, which
  * could answer for a key revoked since; concurrent checks of a key are
- * shared here.
+ * shared here. `limit`: the instance's check limit, when the account
+ * verdicts count against it too.
  */
-export function createForwardKeyCheck(config: Config, backend: Backend): UpstreamKeyCheck | undefined {
+export function createForwardKeyCheck(config: Config, backend: Backend, limit?: CheckLimit): UpstreamKeyCheck | undefined {
   if (!config.forwardMode || !config.upstream) return undefined;
   const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
-  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization, identity: SYSTEM_IDENTITY }) });
+  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, limit, probe: (authorization) => backend.listVendings({ products }, { authorization, identity: SYSTEM_IDENTITY }) });
 }

@@ -140,6 +140,8 @@ function jwt(v: Values) {
     clockSkewS: fixed.jwtClockSkewS,
     algorithms: v.JWT_ALGORITHMS,
     permissionsClaim: v.JWT_PERMISSIONS_CLAIM,
+    /** The claim naming a token's account; undefined: every token is of the default account. */
+    accountClaim: v.JWT_ACCOUNT_CLAIM,
   };
 }
 

@@ -1,9 +1,15 @@
+import { accountProblem } from '../contract/accounts.js';
+
 /*
  * One API key entry, as API_KEYS and the lines of API_KEYS_FILE write it:
- * `key` (every permission) or `key:read+subscribe` (those listed). The list
- * is what follows the last `:`, so a key may itself hold colons as long as
- * it then names its permissions. Pure: the config reader and the key file's
- * reloads use it alike, and neither ever repeats the key in a problem.
+ * `key` (every permission), `key:read+subscribe` (those listed), or
+ * `key:read+subscribe@acct-a` (those, for the account `acct-a`; without it
+ * the key is of the default account). The list is what follows the last
+ * `:`, so a key may itself hold colons as long as it then names its
+ * permissions; the account is read only after such a list, so a key holding
+ * `@` that names no permissions is still the whole entry. Pure: the config
+ * reader and the key file's reloads use it alike, and neither ever repeats
+ * the key in a problem.
  */
 
 export const PERMISSIONS = ['read', 'subscribe', 'pay'] as const;
@@ -13,6 +19,8 @@ export type Permission = (typeof PERMISSIONS)[number];
 export interface KeyEntry {
   key: string;
   permissions: readonly Permission[];
+  /** The account the key belongs to; absent: the default account. */
+  account?: string;
 }
 
 const isPermission = (word: string): word is Permission => (PERMISSIONS as readonly string[]).includes(word);
@@ -23,12 +31,21 @@ export function parseKeyEntry(text: string): KeyEntry | string {
   const colon = entry.lastIndexOf(':');
   if (colon === -1) return entry === '' ? 'an empty key' : { key: entry, permissions: PERMISSIONS };
   const key = entry.slice(0, colon).trim();
-  const words = entry.slice(colon + 1).split('+').map((word) => word.trim());
+  const tail = entry.slice(colon + 1);
+  // Permission words hold no `@`: the first one ends the list and starts the account.
+  const at = tail.indexOf('@');
+  const words = (at === -1 ? tail : tail.slice(0, at)).split('+').map((word) => word.trim());
   if (key === '') return 'an empty key before its permissions';
   const unknown = words.filter((word) => !isPermission(word));
   // A typo must not quietly become part of a key that then works with every permission.
   if (unknown.length > 0) return `permissions after the last ":" must be ${PERMISSIONS.join(', ')} joined by "+"`;
-  return { key, permissions: [...new Set(words as Permission[])] };
+  const permissions = [...new Set(words as Permission[])];
+  if (at === -1) return { key, permissions };
+  const account = tail.slice(at + 1).trim();
+  const problem = accountProblem(account);
+  // A mistyped account must not quietly leave the key in the default account.
+  if (problem !== undefined) return `the account after the permissions' "@" ${problem}`;
+  return { key, permissions, account };
 }
 
 /** Entries of a key file: one per line, `#` starts a comment, blank lines skipped; problems name their line. */

@@ -1,3 +1,4 @@
+import type { AccountAccess } from '../auth/account-access.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { Owner } from '../backends/owner.js';
@@ -22,6 +23,8 @@ export interface GatewayServices {
   upstreamCallsPerRequest: number;
   /** The transaction history; undefined when HISTORY=off. */
   history: HistoryStore | undefined;
+  /** Which account's transactions a credential may receive. */
+  accountAccess: AccountAccess;
 }
 
 /** The per-request context of GraphQL resolvers (and of each subscription). */
@@ -37,6 +40,8 @@ export interface GatewayContext {
   eventTransactions: EventTransactions;
   /** The history as this operation reads it (records batched per operation); undefined when HISTORY=off. */
   history: HistoryReader | undefined;
+  /** Which account's transactions this operation's credential may receive (live events, history, statistics). */
+  accountAccess: AccountAccess;
   /** SSE's `Last-Event-ID` on a reconnecting stream: resume after it, as with `after`. */
   lastEventId: string | undefined;
   /** The event a subscription is answering right now, so its result can name it (and SSE its position). */
@@ -94,5 +99,6 @@ export async function createContext(services: GatewayServices, facts: RequestFac
     bus: services.bus,
     eventTransactions: services.eventTransactions,
     history: services.history && createHistoryReader(services.history),
+    accountAccess: services.accountAccess,
   };
 }

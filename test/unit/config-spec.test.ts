@@ -36,7 +36,7 @@ describe.concurrent('the configuration spec', () => {
   it('applies each default when the variable is unset, and leaves only the optional ones undefined', () => {
     const { values } = readSettings({});
     const optional = settings.filter(([, setting]) => setting.fallback === undefined).map(([name]) => name);
-    expect(optional.sort()).toEqual(['API_KEYS_FILE', 'DATABASE_URL', 'JWT_ISSUER', 'JWT_JWKS_URL', 'METRICS_PORT', 'METRICS_TOKEN', 'NODE_ENV', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'REDIS_URL', 'UPSTREAM_API_KEY', 'UPSTREAM_URL']);
+    expect(optional.sort()).toEqual(['API_KEYS_FILE', 'DATABASE_URL', 'JWT_ACCOUNT_CLAIM', 'JWT_ISSUER', 'JWT_JWKS_URL', 'METRICS_PORT', 'METRICS_TOKEN', 'NODE_ENV', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'REDIS_URL', 'UPSTREAM_API_KEY', 'UPSTREAM_URL']);
     for (const [name, setting] of settings) {
       const fallback: unknown = setting.fallback;
       expect(values[name], name).toEqual(fallback instanceof ModeDefault ? fallback.otherwise : fallback);
@@ -54,7 +54,7 @@ describe.concurrent('the configuration spec', () => {
   });
 
   it('rejects a value of the wrong kind for every variable that has a kind, in one line naming it', () => {
-    const freeText = ['NODE_ENV', 'HOST', 'API_KEYS', 'API_KEYS_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_PERMISSIONS_CLAIM', 'PRODUCTS_FLAT', 'PRODUCTS_PLANOGRAM', 'UPSTREAM_API_KEY', 'REDIS_PREFIX', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SERVICE_NAME', 'HISTORY_SOLD_STATUSES'];
+    const freeText = ['NODE_ENV', 'HOST', 'API_KEYS', 'API_KEYS_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_PERMISSIONS_CLAIM', 'JWT_ACCOUNT_CLAIM', 'PRODUCTS_FLAT', 'PRODUCTS_PLANOGRAM', 'UPSTREAM_API_KEY', 'REDIS_PREFIX', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SERVICE_NAME', 'HISTORY_SOLD_STATUSES'];
     for (const [name, setting] of settings) {
       const error = errorOf({ [name]: 'bogus value' });
       if (freeText.includes(name)) {
@@ -193,6 +193,8 @@ describe('each default', () => {
     // No setting of the configuration, whatever number they happen to share with one.
     const coincidences = [
       // Bounds of the gateway's own memories and caches.
+      'src/auth/account-access.ts maxAccounts=1000',
+      'src/auth/account-access.ts maxEntries=10000',
       'src/auth/upstream-key-check.ts maxEntries=10000',
       'src/backends/caching-backend.ts maxEntries=10000',
       'src/events/event-bus.ts maxQueuedPerSubscriber=10000',

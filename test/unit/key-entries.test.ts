@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseKeyEntry, parseKeyFile } from '../../src/config/index.js';
+import { loadConfig, parseKeyEntry, parseKeyFile } from '../../src/config/index.js';
 
 /* API_KEYS entries and API_KEYS_FILE lines: what each grants, and problems that never repeat a key. */
 
@@ -19,12 +19,43 @@ describe.concurrent('key entries', () => {
     }
   });
 
+  it('name an account after their permissions; a key holding "@" that names none keeps meaning what it did', () => {
+    expect(parseKeyEntry('k:read+subscribe@acct-a')).toEqual({ key: 'k', permissions: ['read', 'subscribe'], account: 'acct-a' });
+    expect(parseKeyEntry(' urn:k:pay @ Acct.2_b ')).toEqual({ key: 'urn:k', permissions: ['pay'], account: 'Acct.2_b' });
+    expect(parseKeyEntry('k:read')).not.toHaveProperty('account');
+    expect(parseKeyEntry('user@example.com')).toEqual({ key: 'user@example.com', permissions: ['read', 'subscribe', 'pay'] });
+    expect(parseKeyEntry('user@example.com:read')).toEqual({ key: 'user@example.com', permissions: ['read'] });
+  });
+
+  it('refuse an account that is not a valid name, never repeating the key', () => {
+    for (const entry of ['sekrit:read@', 'sekrit:read@-a', 'sekrit:read@a/b', `sekrit:read@${'a'.repeat(65)}`, 'sekrit:read@a@b']) {
+      const problem = parseKeyEntry(entry);
+      expect(problem, entry).toMatch(/^the account after the permissions' "@" must /);
+      expect(problem, entry).not.toContain('sekrit');
+    }
+    expect(parseKeyEntry('sekrit:raed@a')).toBe('permissions after the last ":" must be read, subscribe, pay joined by "+"');
+    expect(parseKeyEntry('sekrit:@a')).toBe('permissions after the last ":" must be read, subscribe, pay joined by "+"');
+  });
+
+  it('in API_KEYS carry their account into the configuration, and a bad one stops the start without naming the key', () => {
+    expect(loadConfig({ API_KEYS: 'k1:read+subscribe@acct-a,k2' }).apiKeys).toEqual([
+      { key: 'k1', permissions: ['read', 'subscribe'], account: 'acct-a' },
+      { key: 'k2', permissions: ['read', 'subscribe', 'pay'] },
+    ]);
+    expect(() => loadConfig({ API_KEYS: 'k2,sekrit:read@a/b' })).toThrow(/^API_KEYS must be .*@account$/);
+    expect(() => loadConfig({ API_KEYS: 'k2,sekrit:read@a/b' })).not.toThrow(/sekrit/);
+  });
+
   it('read a file line by line, skipping comments and blank lines, naming bad lines by number', () => {
-    const { entries, problems } = parseKeyFile('# dashboards\r\ndash:read+subscribe   # the wall screen\n\n  \nsekrit:raed\ntill:pay\n');
+    const { entries, problems } = parseKeyFile('# dashboards\r\ndash:read+subscribe   # the wall screen\n\n  \nsekrit:raed\ntill:pay\nother:read@acct-b\nsekrit:read@acct b\n');
     expect(entries).toEqual([
       { key: 'dash', permissions: ['read', 'subscribe'] },
       { key: 'till', permissions: ['pay'] },
+      { key: 'other', permissions: ['read'], account: 'acct-b' },
     ]);
-    expect(problems).toEqual(['line 5: permissions after the last ":" must be read, subscribe, pay joined by "+"']);
+    expect(problems).toEqual([
+      'line 5: permissions after the last ":" must be read, subscribe, pay joined by "+"',
+      'line 8: the account after the permissions\' "@" must be letters, digits, ".", "_" and "-", starting with a letter or digit',
+    ]);
   });
 });

@@ -1,9 +1,11 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
+import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
 import { createAuthenticator, requestGuard, type Authenticator } from '../../auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier } from '../../auth/jwt-verifier.js';
 import { createKeyStore, type KeyStore } from '../../auth/key-store.js';
 import { createForwardKeyCheck } from '../../auth/upstream-key-check.js';
+import { createCheckLimit } from '../../auth/upstream-verdicts.js';
 import { ConfigError, type Config } from '../../config/index.js';
 import { createRateLimiter, type RateLimiter } from '../../http/rate-limit.js';
 import type { Logger } from '../../logging/logger.js';
@@ -12,6 +14,8 @@ import type { Logger } from '../../logging/logger.js';
  * Who may ask: the gateway's keys (API_KEYS and the watched key file), JWTs,
  * or in forward mode the service's verdict on each client's own key; then
  * the rate limit per identity. Routes that need a key take `auth.guard`.
+ * Which account's transactions an identity may receive is `accountAccess`'s
+ * to say (in forward mode the service's verdicts again).
  */
 
 export interface Auth {
@@ -26,6 +30,8 @@ export interface Auth {
 declare module 'fastify' {
   interface FastifyInstance {
     auth: Auth;
+    /** Which account's transactions a credential may receive (src/auth/account-access.ts). */
+    accountAccess: AccountAccess;
   }
 }
 
@@ -41,7 +47,9 @@ function keyStoreOf(config: Config, logger: Logger): KeyStore {
 export const authPlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const logger = app.log as Logger;
-    const keyCheck = createForwardKeyCheck(config, app.upstream);
+    // Forward mode's key checks and account verdicts leave the instance within one per-second limit.
+    const checkLimit = config.upstream && createCheckLimit(config.upstream.keyCheck.checksPerSecond);
+    const keyCheck = createForwardKeyCheck(config, app.upstream, checkLimit);
     // In forward mode the service judges each client's own key: the gateway keeps none.
     const keys = config.forwardMode ? undefined : keyStoreOf(config, logger);
     const jwt: JwtVerifier | undefined = config.jwt && createJwtVerifier(config.jwt);
@@ -56,6 +64,7 @@ export const authPlugin = fp<{ config: Config }>(
         jwt?.reload();
       },
     } satisfies Auth);
+    app.decorate('accountAccess', createGatewayAccountAccess(config, app.upstream, checkLimit));
     app.addHook('preClose', async () => {
       keyCheck?.close();
       keys?.close();

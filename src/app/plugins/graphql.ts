@@ -34,7 +34,7 @@ declare module 'fastify' {
 export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
   async (app, { config, deps }) => {
     const logger = app.log as Logger;
-    const { backend, bus, history, auth, shutdown, metrics } = app;
+    const { backend, bus, history, auth, accountAccess, shutdown, metrics } = app;
     const services: GatewayServices = {
       backend,
       authenticator: auth.authenticator,
@@ -45,6 +45,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       eventTransactions: createEventTransactions(backend),
       upstreamCallsPerRequest: config.upstreamCallsPerRequest,
       history,
+      accountAccess,
     };
     const { cacheTtlMs } = config.fastPaths;
     const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
