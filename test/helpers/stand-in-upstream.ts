@@ -14,6 +14,12 @@ export interface StandInOptions {
   port?: number;
   /** values of the products query parameter; default { flat: 'flat', planogram: 'planogram' } */
   productsValues?: { flat: string; planogram: string };
+  /**
+   * Accounts, as the service makes keys per account: key → account. A key named here reads only the
+   * transactions of its account (`transactionAccounts`), any other is 404 to it, as an id it may not see;
+   * a key not named here reads everything.
+   */
+  accounts?: Record<string, string>;
 }
 
 export type Fault =
@@ -42,6 +48,8 @@ export interface StandInUpstream {
   injectFault(fault: Fault, match?: { method?: string; pathPrefix?: string; times?: number }): void;
   clearFaults(): void;
   transactions: Record<string, unknown>[];
+  /** transactionId → account, for the keys of `StandInOptions.accounts`; a test adds its accounts' transactions here. */
+  transactionAccounts: Map<string, string>;
   vendings: Record<string, unknown>[];
   close(): Promise<void>;
 }
@@ -145,7 +153,15 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
     }
   }
 
-  function route(method: string, url: URL, body: string, res: ServerResponse): void {
+  const transactionAccounts = new Map<string, string>();
+  /** Whether `authorization`'s key may see transaction `id` (a key of an account only its account's). */
+  const mayRead = (authorization: string | undefined, id: string): boolean => {
+    const key = authorization?.replace(/^Bearer /, '') ?? '';
+    const account = options.accounts?.[key];
+    return account === undefined || transactionAccounts.get(id) === account;
+  };
+
+  function route(method: string, url: URL, body: string, res: ServerResponse, authorization: string | undefined): void {
     let segments: string[];
     try {
       segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
@@ -163,12 +179,12 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
     if (collection === 'transactions' && id !== undefined && segments.length === 2) {
       if (!only('GET')) return;
       const tx = transactions.find((t) => t.transactionId === id);
-      return tx ? json(res, 200, { data: tx }) : error(res, 404, `transaction ${id} not found`);
+      return tx && mayRead(authorization, id) ? json(res, 200, { data: tx }) : error(res, 404, `transaction ${id} not found`);
     }
     if (collection === 'transactions' && id !== undefined && sub === 'payment' && segments.length === 3) {
       if (!only('PUT')) return;
       const tx = transactions.find((t) => t.transactionId === id);
-      if (!tx) return error(res, 404, `transaction ${id} not found`);
+      if (!tx || !mayRead(authorization, id)) return error(res, 404, `transaction ${id} not found`);
       let parsed: unknown;
       try {
         parsed = JSON.parse(body);
@@ -211,7 +227,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
         // Checked before any routing, so a bad key cannot probe which ids exist.
         if (authorization === undefined || authorization === '') return error(res, 401, 'missing Authorization header');
         if (!keys.has(authorization) && !(authorization.startsWith('Bearer ') && keys.has(authorization.slice(7)))) return error(res, 401, 'invalid API key');
-        route(method, url, body, res);
+        route(method, url, body, res, authorization);
       };
       const fault = takeFault(method, url.pathname);
       if (fault?.kind === 'delay') return void setTimeout(answer, fault.ms);
@@ -246,6 +262,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       faults = [];
     },
     transactions,
+    transactionAccounts,
     vendings,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
+import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import { createAuthenticator, requestGuard, type Authenticator } from '../../auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier } from '../../auth/jwt-verifier.js';
 import { createKeyStore, type KeyStore } from '../../auth/key-store.js';
@@ -47,7 +48,9 @@ function keyStoreOf(config: Config, logger: Logger): KeyStore {
 export const authPlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const logger = app.log as Logger;
-    // Forward mode's key checks and account verdicts leave the instance within one per-second limit.
+    // Forward mode's key checks leave the instance within a per-second limit, so that made-up keys are not a flood
+    // upstream. Account verdicts have a limit of their own: asked for keys the service accepted, they must not use up
+    // the checks that let a new key in.
     const checkLimit = config.upstream && createCheckLimit(config.upstream.keyCheck.checksPerSecond);
     const keyCheck = createForwardKeyCheck(config, app.upstream, checkLimit);
     // In forward mode the service judges each client's own key: the gateway keeps none.
@@ -64,11 +67,15 @@ export const authPlugin = fp<{ config: Config }>(
         jwt?.reload();
       },
     } satisfies Auth);
-    app.decorate('accountAccess', createGatewayAccountAccess(config, app.upstream, checkLimit));
+    const accountAccess = createGatewayAccountAccess(config, app.upstream);
+    app.decorate('accountAccess', accountAccess);
+    // Which transactions came in on each account's path: a key's account is asked about with one of them.
+    const unlisten = app.bus.onEvent((event) => accountAccess.note(event.account ?? DEFAULT_ACCOUNT, event.transactionId));
     app.addHook('preClose', async () => {
+      unlisten();
       keyCheck?.close();
       keys?.close();
     });
   },
-  { name: 'auth', dependencies: ['backend', 'redis'] },
+  { name: 'auth', dependencies: ['events', 'backend', 'redis'] },
 );
