@@ -1,4 +1,6 @@
+import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import type { LoggedEvent } from '../../events/event-log.js';
+import { readableEvents } from '../../events/readable-events.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
 import { builder } from '../builder.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
@@ -55,10 +57,13 @@ builder.subscriptionFields((t) =>
           'The last eventId this client saw (or the SSE `id:` of its last frame): the events published after it are replayed first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED, whose extensions.cursor is the position to resume from once reloaded, when that event is older than the event log reaches. Over SSE, a Last-Event-ID header does the same.',
       }),
     },
-    subscribe: (_root, { transactionId, after }, ctx) => {
+    subscribe: async (_root, { transactionId, after }, ctx) => {
       if (transactionId !== null && transactionId !== undefined) requireId(transactionId, 'transactionId');
       if (after !== null && after !== undefined && after !== '') requireId(after, 'after');
-      return ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId });
+      const { credential, accountAccess } = ctx;
+      const events = await ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId });
+      // Replayed and live alike: only what the key's account may read (in forward mode, as the service says).
+      return readableEvents(events, ({ event }) => accountAccess.mayRead(credential, event.account ?? DEFAULT_ACCOUNT, event.transactionId));
     },
     resolve: ({ event, position }: LoggedEvent, _args, ctx) => {
       // The subscription's context outlives one event: nothing read for an earlier one may answer this one.
