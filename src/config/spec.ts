@@ -81,7 +81,7 @@ const events = {
     item: { pattern: WEBHOOK_SECRET_PATTERN, accepts: 'Standard Webhooks secrets (whsec_ followed by base64), comma-separated' },
     doc: 'Standard Webhooks secret(s) the service signs webhooks with, comma-separated while one is rotated out (old and new both); when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start); it checks `/webhooks`, and `/webhooks/{account}` for every account not in `WEBHOOK_ACCOUNT_SECRETS`',
   }),
-  WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without `WEBHOOK_SECRET`: `allow` takes unsigned webhooks, `refuse` stops the gateway from starting; `allow` in production only where nobody but the service can reach `/webhooks`; no effect when `WEBHOOK_SECRET` is set' }),
+  WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without `WEBHOOK_SECRET`: `allow` takes unsigned webhooks, `refuse` stops the gateway from starting; `allow` in production only where nobody but the service can reach `/webhooks` (and the paths of accounts not in `WEBHOOK_ACCOUNT_SECRETS`); no effect when `WEBHOOK_SECRET` is set' }),
   WEBHOOK_ACCOUNT_SECRETS: list({
     secret: true,
     item: {
