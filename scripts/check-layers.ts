@@ -24,7 +24,7 @@ export const LAYERS: string[][] = [
 
 /** Imports allowed inside one layer (from → to). */
 export const SAME_LAYER_EDGES: Array<[string, string]> = [
-  // API_KEYS entries name accounts, whose names the contract's rule (accounts.ts) bounds.
+  // Account names in the configuration (API_KEYS entries, webhook secrets) are the contract's (contract/accounts.ts says what one may be).
   ['config', 'contract'],
   // Metrics count webhook outcomes by the route's own names for them.
   ['observability', 'events'],

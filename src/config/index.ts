@@ -2,6 +2,7 @@ import type { Env } from './kinds.js';
 import { readSettings } from './read.js';
 import { isForwardMode, isProduction } from './requirements.js';
 import { parseKeyEntry, type KeyEntry } from './key-entries.js';
+import { accountSecrets } from './webhook-secrets.js';
 import { fixed } from './fixed.js';
 import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 
@@ -15,6 +16,7 @@ import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 export { ConfigError, type Env } from './kinds.js';
 export { DEVELOPMENT_API_KEY } from './spec.js';
 export { PERMISSIONS, parseKeyEntry, parseKeyFile, type KeyEntry, type Permission } from './key-entries.js';
+export { parseAccountSecret, type AccountSecret } from './webhook-secrets.js';
 
 export type Config = ReturnType<typeof shape>;
 export type BackendKind = Config['backend'];
@@ -72,6 +74,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     devApiKey: checksKeys && !given.has('API_KEYS') && !hasOtherIdentities && !production ? DEVELOPMENT_API_KEY : undefined,
     /** Several while one is rotated out; empty: unsigned webhooks are accepted. */
     webhookSecrets: v.WEBHOOK_SECRET,
+    /** The secrets of accounts that sign their webhooks (`POST /webhooks/{account}`) with their own: only these check them. */
+    webhookAccountSecrets: accountSecrets(v.WEBHOOK_ACCOUNT_SECRETS),
     simulator: { mode: v.SIMULATOR, intervalMs: fixed.simulatorIntervalMs },
     redisUrl: v.REDIS_URL,
     databaseUrl: v.DATABASE_URL,

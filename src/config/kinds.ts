@@ -7,14 +7,19 @@
 export type Env = Record<string, string | undefined>;
 
 export class ConfigError extends Error {
-  constructor(variable: string, accepts: string, got: string | undefined) {
-    super(`${variable} must be ${accepts}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}`);
+  /** `problem`: what is wrong with the value, in words that never repeat it (a secret's setting has its own). */
+  constructor(variable: string, accepts: string, got: string | undefined, problem?: string) {
+    super(`${variable} must be ${accepts}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}${problem === undefined ? '' : `; ${problem}`}`);
     this.name = 'ConfigError';
   }
 }
 
 /** What `read` answers for a value the setting does not accept. */
 export const REJECTED: unique symbol = Symbol('rejected');
+/** What `read` answers for a value the setting does not accept when it can say why; `problem` quotes none of the value. */
+export class Rejected {
+  constructor(readonly problem: string) {}
+}
 /** What `read` answers for a value that says nothing (a list of no items): the default applies. */
 export const UNSET: unique symbol = Symbol('unset');
 
@@ -42,7 +47,7 @@ export interface Setting<V> {
   readonly secret: boolean;
   /** An empty value is a value (not "unset"): PRODUCTS_FLAT= sends no parameter. */
   readonly emptyIsValue: boolean;
-  read(raw: string): Present<V> | typeof REJECTED | typeof UNSET;
+  read(raw: string): Present<V> | typeof REJECTED | Rejected | typeof UNSET;
   /** The value as it would be written in the environment. */
   show(value: Present<V>): string;
 }
@@ -169,10 +174,16 @@ export function postgresUrl(options: Doc): Setting<string | undefined> {
   };
 }
 
+interface ListItem {
+  pattern?: RegExp;
+  valid?: (entry: string) => boolean;
+  /** What is wrong with an entry (undefined: nothing), in words that quote none of it; the error names the entry by its place. */
+  problem?: (entry: string) => string | undefined;
+  accepts: string;
+}
+
 /** Comma-separated items, trimmed, empty ones dropped; a list of none counts as unset. */
-export function list(
-  options: Doc & { default?: string[] | ModeDefault<string[]>; item?: { pattern?: RegExp; valid?: (entry: string) => boolean; accepts: string }; secret?: boolean },
-): Setting<string[]> {
+export function list(options: Doc & { default?: string[] | ModeDefault<string[]>; item?: ListItem; secret?: boolean }): Setting<string[]> {
   const { item } = options;
   return {
     doc: options.doc,
@@ -184,7 +195,12 @@ export function list(
       const items = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
       if (items.length === 0) return UNSET;
       const valid = (entry: string) => (item?.pattern?.test(entry) ?? true) && (item?.valid?.(entry) ?? true);
-      return items.every(valid) ? items : REJECTED;
+      if (!items.every(valid)) return REJECTED;
+      for (const [index, entry] of items.entries()) {
+        const problem = item?.problem?.(entry);
+        if (problem !== undefined) return new Rejected(`entry ${index + 1} of ${items.length}: ${problem}`);
+      }
+      return items;
     },
     show: (value) => value.join(','),
   };

@@ -1,4 +1,4 @@
-import { ConfigError, ModeDefault, REJECTED, UNSET, type AnySetting, type Env } from './kinds.js';
+import { ConfigError, ModeDefault, REJECTED, Rejected, UNSET, type AnySetting, type Env } from './kinds.js';
 import { requirements } from './requirements.js';
 import { spec, type Values, type VariableName } from './spec.js';
 
@@ -19,7 +19,9 @@ export function readSettings(env: Env): ReadSettings {
     const raw = env[name]?.trim();
     if (raw === undefined || (raw === '' && !setting.emptyIsValue)) continue;
     const value: unknown = setting.read(raw);
-    if (value === REJECTED) throw new ConfigError(name, setting.accepts, setting.secret ? undefined : raw);
+    if (value === REJECTED || value instanceof Rejected) {
+      throw new ConfigError(name, setting.accepts, setting.secret ? undefined : raw, value instanceof Rejected ? value.problem : undefined);
+    }
     if (value !== UNSET) read.set(name, value);
   }
   const production = read.get('NODE_ENV') === 'production';

@@ -1,4 +1,5 @@
 import { parseKeyEntry } from './key-entries.js';
+import { parseAccountSecret, WEBHOOK_SECRET_PATTERN } from './webhook-secrets.js';
 import { duration, httpUrl, inProduction, integer, list, onOff, oneOf, postgresUrl, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
 
 /*
@@ -78,10 +79,21 @@ const upstream = {
 const events = {
   WEBHOOK_SECRET: list({
     secret: true,
-    item: { pattern: /^whsec_[A-Za-z0-9+/=]+$/, accepts: 'Standard Webhooks secrets (whsec_ followed by base64), comma-separated' },
-    doc: 'Standard Webhooks secret(s) the service signs webhooks with, comma-separated while one is rotated out (old and new both); when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start)',
+    item: { pattern: WEBHOOK_SECRET_PATTERN, accepts: 'Standard Webhooks secrets (whsec_ followed by base64), comma-separated' },
+    doc: 'Standard Webhooks secret(s) the service signs webhooks with, comma-separated while one is rotated out (old and new both); when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start); it checks `/webhooks`, and `/webhooks/{account}` for every account not in `WEBHOOK_ACCOUNT_SECRETS`',
   }),
-  WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without `WEBHOOK_SECRET`: `allow` takes unsigned webhooks, `refuse` stops the gateway from starting; `allow` in production only where nobody but the service can reach `/webhooks`; no effect when `WEBHOOK_SECRET` is set' }),
+  WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without `WEBHOOK_SECRET`: `allow` takes unsigned webhooks, `refuse` stops the gateway from starting; `allow` in production only where nobody but the service can reach `/webhooks` (and the paths of accounts not in `WEBHOOK_ACCOUNT_SECRETS`); no effect when `WEBHOOK_SECRET` is set' }),
+  WEBHOOK_ACCOUNT_SECRETS: list({
+    secret: true,
+    item: {
+      problem: (entry) => {
+        const parsed = parseAccountSecret(entry);
+        return typeof parsed === 'string' ? parsed : undefined;
+      },
+      accepts: 'comma-separated account=secret entries (an account name of letters, digits, ".", "_" and "-", at most 64 characters; a Standard Webhooks secret, whsec_ followed by base64)',
+    },
+    doc: 'set it when accounts of the service send their webhooks to `/webhooks/{account}` signed with secrets of their own: `account=whsec_…` entries, comma-separated, several for one account while its secret is rotated out; a listed account\'s webhooks are checked with its own secrets only (unsigned or badly signed: 401), any other account\'s with `WEBHOOK_SECRET` as `/webhooks` is, so it does not replace `WEBHOOK_SECRET` in production',
+  }),
   REDIS_URL: redisUrl({ doc: 'set it when more than one instance runs: events, webhook dedupe, the replay log and rate limits are shared by every instance through this Redis (each instance keeps its own history, fed from the shared log, unless `DATABASE_URL` is set) (a command unanswered for 1 s counts Redis as away: webhooks get 503, rate limits fail open, readiness says 503)' }),
   REDIS_PREFIX: text({ default: 'vending-gateway:', doc: 'prefix of every Redis key; the instances of one deployment share it; give each deployment its own when several share one Redis' }),
   EVENT_LOG_SIZE: integer({ min: 1, max: 1_000_000, default: 1_000, doc: 'events kept for resuming subscribers (`after`, `Last-Event-ID`); raise it when clients are disconnected for longer than this many events take to arrive (they then get `EVENTS_EXPIRED`). Without `REDIS_URL` the in-process log also keeps at most 64 MiB of events (their JSON) per thousand of this size, the oldest going first (with Redis the log is in Redis: bound it there with `maxmemory`)' }),

@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT } from '../contract/index.js';
 import { comparePositions, type DedupeBy, type EventLog, type LoggedEvent } from './event-log.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
@@ -13,6 +14,12 @@ export interface SubscribeOptions {
   transactionId?: string | null | undefined;
   /** The last position (or `eventId`) the subscriber saw: replay what came after it first. */
   after?: string | null | undefined;
+  /**
+   * Only events of this account (`DEFAULT_ACCOUNT`: those of `POST /webhooks`),
+   * and an `eventId` in `after` is this account's; undefined: every account's
+   * events, and `after` names an event id of the default account.
+   */
+  account?: string | undefined;
 }
 
 export interface EventBus {
@@ -46,18 +53,20 @@ export function createEventBus(options: EventBusOptions): EventBus {
   const maxQueued = options.maxQueuedPerSubscriber ?? 10_000;
   const streams = new Set<{ end(error?: Error): void; finish(): void }>();
 
-  async function subscribe({ transactionId, after }: SubscribeOptions = {}): Promise<AsyncIterableIterator<LoggedEvent>> {
+  async function subscribe({ transactionId, after, account }: SubscribeOptions = {}): Promise<AsyncIterableIterator<LoggedEvent>> {
     const queue: LoggedEvent[] = [];
     let waiting: ((result: IteratorResult<LoggedEvent>) => void) | undefined;
     let failure: Error | undefined;
     let done = false;
     let finishing = false;
     let last: string | undefined;
+    const ofAccount = (logged: LoggedEvent) => account === undefined || (logged.event.account ?? DEFAULT_ACCOUNT) === account;
 
     // Listen before reading the log, so nothing published meanwhile is missed;
     // positions then drop what both the replay and the live feed carry.
     const unlisten = log.onAppend((logged) => {
-      if (done) return;
+      // Another account's events are never queued (nor replayed, below): they would count against this subscriber's bound.
+      if (done || !ofAccount(logged)) return;
       queue.push(logged);
       if (queue.length > maxQueued) stream.end(new Error('Subscriber fell too far behind; resubscribe with `after`'));
       else flush();
@@ -106,7 +115,8 @@ export function createEventBus(options: EventBusOptions): EventBus {
 
     if (after) {
       try {
-        queue.push(...(await log.readAfter(after)));
+        const replay = await log.readAfter(after, account);
+        queue.push(...(account === undefined ? replay : replay.filter(ofAccount)));
       } catch (error) {
         unlisten();
         throw error;

@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import { DEFAULT_ACCOUNT } from '../contract/index.js';
 import { createRecentEvents, type RecentEventsOptions } from './recent-events.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { ErrorCode } from '../errors.js';
@@ -36,11 +37,12 @@ export interface EventLog {
    */
   append(event: TransactionUpdateEvent, dedupeBy: DedupeBy): Promise<LoggedEvent | undefined>;
   /**
-   * The events after `cursor` (a position this log wrote, or an event id: its
-   * newest copy), oldest first. Throws `EVENTS_EXPIRED` when the log no longer
-   * reaches it (or never held it).
+   * The events after `cursor` (a position this log wrote, or an event id of
+   * `account`: its newest copy), oldest first, whatever their account. Throws
+   * `EVENTS_EXPIRED` when the log no longer reaches it (or never held it).
+   * @param account whose event id `cursor` may be (ids are an account's own); @default DEFAULT_ACCOUNT
    */
-  readAfter(cursor: string): Promise<LoggedEvent[]>;
+  readAfter(cursor: string, account?: string): Promise<LoggedEvent[]>;
   /** Calls `listener` with every event appended from now on, on any instance, in log order. */
   onAppend(listener: (logged: LoggedEvent) => void): () => void;
   /** Whether appends can succeed now. */
@@ -111,13 +113,13 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   let sequence = 0;
   const current = () => `${epoch}-${sequence}`;
 
-  function indexOf(cursor: string): number {
+  function indexOf(cursor: string, account: string): number {
     const match = POSITION.exec(cursor);
     if (match && Number(match[1]) === epoch) {
       const index = ring.length - 1 - (sequence - Number(match[2]));
       if (ring[index]?.position === cursor) return index;
     }
-    return ring.findLastIndex((logged) => logged.event.eventId === cursor);
+    return ring.findLastIndex(({ event }) => event.eventId === cursor && (event.account ?? DEFAULT_ACCOUNT) === account);
   }
 
   return {
@@ -139,9 +141,9 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       });
       return logged;
     },
-    async readAfter(cursor) {
+    async readAfter(cursor, account = DEFAULT_ACCOUNT) {
       if (cursor === current()) return [];
-      const index = indexOf(cursor);
+      const index = indexOf(cursor, account);
       if (index < 0) throw eventsExpired(cursor, current());
       return ring.slice(index + 1);
     },

@@ -65,6 +65,8 @@ export interface WebhookMeta {
    * `after` resumes exactly where it names.
    */
   madeId: string;
+  /** The account whose path the webhook came in on; undefined for the default account's (`POST /webhooks`). */
+  account?: string | undefined;
 }
 
 const LEGACY_EVENT = 'transaction';
@@ -128,24 +130,22 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
 
   const senderId = webhookId ?? envelope.id;
-
-  return {
-    ok: true,
-    // Without an id, a redelivery is told by its content: the same as its transaction's last event.
-    dedupeBy: senderId === undefined ? 'content' : 'id',
-    event: {
-      eventId: senderId ?? meta.madeId,
-      type: ENVELOPED_TYPE,
-      format: envelope.format,
-      receivedAt: meta.receivedAt,
-      occurredAt: envelope.occurredAt,
-      transactionId: parsed.data.transactionId,
-      status: parsed.data.status,
-      products: parsed.data.products,
-      transaction,
-      raw: body,
-    },
+  const event: TransactionUpdateEvent = {
+    eventId: senderId ?? meta.madeId,
+    type: ENVELOPED_TYPE,
+    format: envelope.format,
+    receivedAt: meta.receivedAt,
+    occurredAt: envelope.occurredAt,
+    transactionId: parsed.data.transactionId,
+    status: parsed.data.status,
+    products: parsed.data.products,
+    transaction,
+    raw: body,
   };
+  // Only an account's event carries one: the default account's are as they were before accounts.
+  if (meta.account !== undefined) event.account = meta.account;
+  // Without an id, a redelivery is told by its content: the same as its transaction's last event.
+  return { ok: true, dedupeBy: senderId === undefined ? 'content' : 'id', event };
 }
 
 /**

@@ -9,6 +9,9 @@ import { transactionDigest } from './transaction-digest.js';
  * the last event of each transaction. The in-process log decides with it
  * alone; the Redis log asks it first, so that a redelivery is still caught
  * after a Redis without persistence restarted and forgot its own keys.
+ *
+ * Both are remembered per account: two accounts may well send the same event
+ * id, or name the same transaction id, and each account's event is its own.
  */
 
 /** Senders retry for a day or more, so a published event is remembered that long. */
@@ -28,11 +31,18 @@ export interface RecentEvents {
   admit(event: TransactionUpdateEvent, dedupeBy: DedupeBy): boolean;
   /** Remembers an event published elsewhere (another instance). */
   note(event: TransactionUpdateEvent): void;
-  /** Whether an event with this id was published lately. */
-  hasId(eventId: string): boolean;
-  /** The digest of the last event of a transaction, when remembered. */
-  lastDigest(transactionId: string): string | undefined;
+  /** Whether an event of the same account with the same id was published lately. */
+  hasId(event: TransactionUpdateEvent): boolean;
+  /** The digest of the last event of the same account's transaction, when remembered. */
+  lastDigest(event: TransactionUpdateEvent): string | undefined;
 }
+
+/**
+ * An id as remembered: the account's name and the id, apart by a ":", which no
+ * account name holds, so no account's id can be taken for another's (the
+ * default account's name is empty).
+ */
+const scoped = (event: TransactionUpdateEvent, id: string): string => `${event.account ?? ''}:${id}`;
 
 export function createRecentEvents(options: RecentEventsOptions = {}): RecentEvents {
   const ttlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
@@ -42,19 +52,19 @@ export function createRecentEvents(options: RecentEventsOptions = {}): RecentEve
   const digests = boundedCache<string>({ max: maxEntries, ttlMs, now });
 
   function note(event: TransactionUpdateEvent, digest = transactionDigest(event.transaction)): void {
-    ids.set(event.eventId, true);
-    digests.set(event.transactionId, digest);
+    ids.set(scoped(event, event.eventId), true);
+    digests.set(scoped(event, event.transactionId), digest);
   }
 
   return {
     admit(event, dedupeBy) {
       const digest = transactionDigest(event.transaction);
-      if (dedupeBy === 'id' ? ids.get(event.eventId) : digests.get(event.transactionId) === digest) return false;
+      if (dedupeBy === 'id' ? ids.get(scoped(event, event.eventId)) : digests.get(scoped(event, event.transactionId)) === digest) return false;
       note(event, digest);
       return true;
     },
     note: (event) => note(event),
-    hasId: (eventId) => ids.get(eventId) === true,
-    lastDigest: (transactionId) => digests.get(transactionId),
+    hasId: (event) => ids.get(scoped(event, event.eventId)) === true,
+    lastDigest: (event) => digests.get(scoped(event, event.transactionId)),
   };
 }

@@ -15,7 +15,7 @@ export function createLogger(level: LogLevel, { traceIds = false, destination }:
     level,
     ...(traceIds ? { mixin: () => traceFields() } : {}),
     base: { service: 'vending-gateway' },
-    redact: { paths: ['authorization', 'headers.authorization', '*.authorization', 'webhookSecrets', '*.webhookSecrets'], censor: '[redacted]' },
+    redact: { paths: ['authorization', 'headers.authorization', '*.authorization', 'webhookSecrets', '*.webhookSecrets', 'webhookAccountSecrets', '*.webhookAccountSecrets'], censor: '[redacted]' },
   };
   return destination ? pino(options, destination) : pino(options);
 }

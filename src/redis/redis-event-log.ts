@@ -32,8 +32,9 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
 }
 
 /*
- * KEYS: stream, event id → position, event id claim, transaction → digest of its last event,
- *       the history's queue (written only by the script made with QUEUE_FOR_HISTORY).
+ * KEYS: stream, event id → position, event id claim, transaction → digest of its last event
+ *       (those three of the event's account), the history's queue (written only by the
+ *       script made with QUEUE_FOR_HISTORY).
  * ARGV: capacity, event JSON, position TTL (s), dedupe TTL (ms), digest, 'id' | 'content',
  *       the digest this instance remembers for the transaction ('' when none: used only when
  *       Redis has none, e.g. after it restarted empty), channel.
@@ -83,7 +84,14 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   const { commands, tail } = clients;
   const stream = `${options.prefix}events`;
   const channel = `${options.prefix}events:live`;
-  const key = (kind: string, id: string) => `${options.prefix}${kind}:${id}`;
+  /**
+   * The key of an event id or a transaction: `<prefix><kind>:<id>` for the
+   * default account (the keys a deployment had before accounts, kept), and
+   * `<prefix><kind>@<account>:<id>` for another; no account name holds ":",
+   * so no account's key can be another's.
+   */
+  const key = (kind: string, id: string, account: string | undefined) =>
+    account ? `${options.prefix}${kind}@${account}:${id}` : `${options.prefix}${kind}:${id}`;
   const dedupeTtlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
   const positionTtl = options.positionTtlSeconds ?? 86_400;
   const recent = createRecentEvents(options);
@@ -167,14 +175,15 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
 
   return {
     async append(event, dedupeBy) {
-      if (dedupeBy === 'id' && recent.hasId(event.eventId)) return undefined;
+      if (dedupeBy === 'id' && recent.hasId(event)) return undefined;
       const digest = transactionDigest(event.transaction);
-      const keys = [stream, key('event-position', event.eventId), key('dedupe', event.eventId), key('last-digest', event.transactionId), options.historyQueue ?? `${options.prefix}history-queue`];
-      const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event.transactionId) ?? '', channel];
+      const { account } = event;
+      const keys = [stream, key('event-position', event.eventId, account), key('dedupe', event.eventId, account), key('last-digest', event.transactionId, account), options.historyQueue ?? `${options.prefix}history-queue`];
+      const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event) ?? '', channel];
       const position = await commands.vendingGatewayAppendEvent(...keys, ...args);
       return position === null ? undefined : { position, event };
     },
-    async readAfter(cursor) {
+    async readAfter(cursor, account) {
       // A position first (the ids SSE writes), else an event id.
       if (isPosition(cursor)) {
         const replay = await after(cursor);
@@ -182,7 +191,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
         // The position of a log that holds nothing yet.
         if (cursor === (await newest())) return [];
       }
-      const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(key('event-position', cursor)) : null;
+      const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(key('event-position', cursor, account)) : null;
       const replay = await after(position);
       if (!replay) throw eventsExpired(cursor, await newest());
       return replay;

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin';
 import type { Config } from '../../config/index.js';
 import { dashboardRoutes } from '../../dashboard/dashboard-routes.js';
-import { webhookRoute } from '../../events/webhook-route.js';
+import { DEFAULT_ACCOUNT } from '../../contract/index.js';
+import { webhookRoutes } from '../../events/webhook-route.js';
 import { createWebhookVerifier } from '../../events/webhook-verifier.js';
 import { registerRoutes } from '../../http/front-door.js';
 import type { Logger } from '../../logging/logger.js';
@@ -9,6 +10,7 @@ import { restRoutes } from '../../rest/rest-routes.js';
 
 /* The plain routes on the front door: the REST contract's paths, the webhooks, the dashboard. */
 
+/** The default account's webhooks; each account's are at `/webhooks/{account}`. */
 export const WEBHOOK_PATH = '/webhooks';
 
 export const restPlugin = fp(
@@ -22,23 +24,31 @@ export const webhooksPlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const logger = app.log as Logger;
     const { bus, metrics, shutdown } = app;
-    if (config.webhookSecrets.length === 0) logger.warn('WEBHOOK_SECRET is not set: webhooks are accepted without a signature');
-    registerRoutes(app, [
-      webhookRoute({
+    const accounts = config.webhookAccountSecrets;
+    if (config.webhookSecrets.length === 0) {
+      const except = accounts.size > 0 ? ` (except on the paths of the ${accounts.size} account(s) in WEBHOOK_ACCOUNT_SECRETS)` : '';
+      logger.warn(`WEBHOOK_SECRET is not set: webhooks are accepted without a signature${except}`);
+    }
+    registerRoutes(
+      app,
+      webhookRoutes({
         path: WEBHOOK_PATH,
         maxBodyBytes: config.maxBodyBytes,
         verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
+        accountVerifiers: new Map([...accounts].map(([account, secrets]) => [account, createWebhookVerifier(secrets)] as const)),
         publish: (event, dedupeBy) => bus.publish(event, dedupeBy),
-        onOutcome(outcome, detail) {
+        onOutcome(outcome, detail, account) {
           metrics.webhook(outcome, detail);
-          logger.info({ webhook: outcome, detail }, 'webhook');
+          // An account's webhooks are told apart in the log, not in the metrics (as many series as accounts).
+          if (account === DEFAULT_ACCOUNT) logger.info({ webhook: outcome, detail }, 'webhook');
+          else logger.info({ webhook: outcome, detail, account }, 'webhook');
         },
         // Once subscriptions are being ended an event could reach no one here, and while the history's feed
         // holds all it may, taking one would mean dropping an acknowledged event: the sender retries (503).
         accepting: () => !shutdown.endingStreams && !app.historyFeed?.full(),
         tracing: app.tracing,
       }),
-    ]);
+    );
   },
   { name: 'webhooks', dependencies: ['events', 'metrics', 'shutdown'] },
 );
