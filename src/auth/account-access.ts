@@ -51,6 +51,8 @@ export interface AccountAccessOptions {
 }
 
 export interface AccountAccess {
+  /** Whether the service judges (forward mode), or each identity names its account (keys, tokens). */
+  readonly asksTheService: boolean;
   /** A transaction arrived on `account`'s path: its latest one is what proves a key is of that account (forward mode; the default account is never noted). */
   note(account: string, transactionId: string): void;
   /** Whether `credential` may receive what the gateway holds of `transactionId`, which came in on `account`'s path. Never throws. */
@@ -68,6 +70,7 @@ const NO_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([ErrorCode.NOT_FOUND
 const namedAccount = (credential: Credential): string => credential.identity?.account ?? DEFAULT_ACCOUNT;
 
 const NAMED: AccountAccess = {
+  asksTheService: false,
   note: () => {},
   mayRead: async (credential, account) => namedAccount(credential) === account,
   historyAccount: async (credential) => namedAccount(credential),
@@ -106,6 +109,7 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
   const accountSlot = (account: string) => `@${account}`;
 
   return {
+    asksTheService: true,
     note(account, transactionId) {
       if (account !== DEFAULT_ACCOUNT) noted.set(account, transactionId);
     },

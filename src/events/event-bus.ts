@@ -20,6 +20,8 @@ export interface SubscribeOptions {
    * events, and `after` names an event id of the default account.
    */
   account?: string | undefined;
+  /** The account whose event id `after` names, when `account` is not given (a subscriber that may read several). */
+  afterAccount?: string | undefined;
 }
 
 export interface EventBus {
@@ -53,7 +55,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
   const maxQueued = options.maxQueuedPerSubscriber ?? 10_000;
   const streams = new Set<{ end(error?: Error): void; finish(): void }>();
 
-  async function subscribe({ transactionId, after, account }: SubscribeOptions = {}): Promise<AsyncIterableIterator<LoggedEvent>> {
+  async function subscribe({ transactionId, after, account, afterAccount }: SubscribeOptions = {}): Promise<AsyncIterableIterator<LoggedEvent>> {
     const queue: LoggedEvent[] = [];
     let waiting: ((result: IteratorResult<LoggedEvent>) => void) | undefined;
     let failure: Error | undefined;
@@ -115,7 +117,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
 
     if (after) {
       try {
-        const replay = await log.readAfter(after, account);
+        const replay = await log.readAfter(after, account ?? afterAccount);
         queue.push(...(account === undefined ? replay : replay.filter(ofAccount)));
       } catch (error) {
         unlisten();

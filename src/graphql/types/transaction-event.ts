@@ -61,8 +61,11 @@ builder.subscriptionFields((t) =>
       if (transactionId !== null && transactionId !== undefined) requireId(transactionId, 'transactionId');
       if (after !== null && after !== undefined && after !== '') requireId(after, 'after');
       const { credential, accountAccess } = ctx;
-      const events = await ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId });
-      // Replayed and live alike: only what the key's account may read (in forward mode, as the service says).
+      // Replayed and live alike, only what the key's account may read: the account a key or token names, or in forward
+      // mode what the service says, event by event (an event id in `after` is one of the key's own account).
+      const account = await accountAccess.historyAccount(credential);
+      if (!accountAccess.asksTheService) return ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId, account });
+      const events = await ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId, afterAccount: account });
       return readableEvents(events, ({ event }) => accountAccess.mayRead(credential, event.account ?? DEFAULT_ACCOUNT, event.transactionId));
     },
     resolve: ({ event, position }: LoggedEvent, _args, ctx) => {
