@@ -6,7 +6,7 @@ import type { BatchingConfig, Config } from '../config/index.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { EventTransactions } from '../events/event-transactions.js';
 import { createLoaders, type Loaders } from './loaders.js';
-import { createHistoryReader, type HistoryReader } from '../history/history-reader.js';
+import { createHistoryReader, historyAccountOf, type HistoryReader } from '../history/history-reader.js';
 import type { HistoryStore } from '../history/history-store.js';
 
 /** What every request may use; built once by `createGateway`. */
@@ -35,7 +35,7 @@ export interface GatewayContext {
   productsValues: Config['productsValues'];
   bus: EventBus;
   eventTransactions: EventTransactions;
-  /** The history as this operation reads it (records batched per operation); undefined when HISTORY=off. */
+  /** The history as this operation reads it: its caller's account's (records batched per operation); undefined when HISTORY=off. */
   history: HistoryReader | undefined;
   /** SSE's `Last-Event-ID` on a reconnecting stream: resume after it, as with `after`. */
   lastEventId: string | undefined;
@@ -93,6 +93,6 @@ export async function createContext(services: GatewayServices, facts: RequestFac
     productsValues: services.productsValues,
     bus: services.bus,
     eventTransactions: services.eventTransactions,
-    history: services.history && createHistoryReader(services.history),
+    history: services.history && createHistoryReader(services.history, historyAccountOf(credential)),
   };
 }

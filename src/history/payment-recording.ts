@@ -1,5 +1,6 @@
 import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
 import type { Logger } from '../logging/logger.js';
+import { historyAccountOf } from './history-reader.js';
 import type { HistoryStore } from './history-store.js';
 
 /*
@@ -10,7 +11,8 @@ import type { HistoryStore } from './history-store.js';
  */
 
 /**
- * The backend with each successful payment update recorded. A transaction the
+ * The backend with each successful payment update recorded, in the history of
+ * the caller's account (the history its reads show it). A transaction the
  * history has no record of is read back once (the gateway's own read, with the caller's key) to start
  * one. Recording never fails the update the service already took: a failure
  * is logged.
@@ -20,7 +22,7 @@ export function recordingPayments(inner: Backend, history: HistoryStore, logger:
     ...inner,
     async updatePayment(id, payment, credential, scope) {
       const answer = await inner.updatePayment(id, payment, credential, scope);
-      const note = { transactionId: id, fields: Object.keys(payment).sort(), at: Date.now() };
+      const note = { account: historyAccountOf(credential), transactionId: id, fields: Object.keys(payment).sort(), at: Date.now() };
       try {
         if (!(await history.notePayment(note))) {
           // The gateway's own read, for its history; with the caller's key, which the service answers (forward mode has no other).
@@ -28,7 +30,7 @@ export function recordingPayments(inner: Backend, history: HistoryStore, logger:
           await history.notePayment(note, transaction);
         }
       } catch (error) {
-        logger.warn({ err: error, transactionId: id }, 'a payment update could not be recorded in the history');
+        logger.warn({ err: error, transactionId: id, account: note.account }, 'a payment update could not be recorded in the history');
       }
       return answer;
     },
