@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { TransactionUpdateEvent } from '../src/events/normalize.js';
+import { DEFAULT_ACCOUNT } from '../src/contract/accounts.js';
 import { recentQuery, statsQuery } from '../src/history/history-queries.js';
 import { createMemoryHistory } from '../src/history/memory-history.js';
 
@@ -85,14 +86,14 @@ for (const size of SIZES) {
   }
   const late = ((performance.now() - start) / applies) * 1_000;
 
-  const stats = statsQuery({ since: new Date(NOW - WEEK), until: new Date(NOW), interval: 'HOUR' }, NOW);
+  const stats = statsQuery(DEFAULT_ACCOUNT, { since: new Date(NOW - WEEK), until: new Date(NOW), interval: 'HOUR' }, NOW);
   // Warm: the figures are a running gateway's, not its first query's compilation.
-  for (let i = 0; i < 5; i += 1) await Promise.all([history.recent(recentQuery({ first: 50 })), history.recent(recentQuery({ first: 50, status: ['pending'] })), history.stats(stats)]);
+  for (let i = 0; i < 5; i += 1) await Promise.all([history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50 })), history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50, status: ['pending'] })), history.stats(stats)]);
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
-  const recentAll = await timed(200, () => history.recent(recentQuery({ first: 50 })));
-  const recentOne = await timed(200, () => history.recent(recentQuery({ first: 50, status: ['pending'] })));
-  const page = await history.recent(recentQuery({ first: 50 }));
+  const recentAll = await timed(200, () => history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50 })));
+  const recentOne = await timed(200, () => history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50, status: ['pending'] })));
+  const page = await history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50 }));
   // Yield between queries so the monitor sees each as a delay of its own.
   const weekByHour = await timed(100, async () => {
     await new Promise((resolve) => setImmediate(resolve));

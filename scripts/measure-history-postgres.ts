@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import type { TransactionUpdateEvent } from '../src/events/normalize.js';
+import { DEFAULT_ACCOUNT } from '../src/contract/accounts.js';
 import { recentQuery, statsQuery } from '../src/history/history-queries.js';
 import { createLogger } from '../src/logging/logger.js';
 import { createPostgresPool, migrate } from '../src/postgres/postgres-database.js';
@@ -98,11 +99,11 @@ async function measure(size: number): Promise<void> {
     const recent: number[] = [];
     for (let n = 0; n < 200; n += 1) {
       const started = performance.now();
-      await history.recent(recentQuery({ first: 50 }));
+      await history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50 }));
       recent.push(performance.now() - started);
     }
     const stats: number[] = [];
-    const week = statsQuery({ since: new Date(NOW - 7 * DAY + HOUR), until: new Date(NOW + HOUR), interval: 'HOUR' }, NOW);
+    const week = statsQuery(DEFAULT_ACCOUNT, { since: new Date(NOW - 7 * DAY + HOUR), until: new Date(NOW + HOUR), interval: 'HOUR' }, NOW);
     for (let n = 0; n < 30; n += 1) {
       const started = performance.now();
       await history.stats(week);

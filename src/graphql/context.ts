@@ -38,7 +38,7 @@ export interface GatewayContext {
   productsValues: Config['productsValues'];
   bus: EventBus;
   eventTransactions: EventTransactions;
-  /** The history as this operation reads it (records batched per operation); undefined when HISTORY=off. */
+  /** The history as this operation reads it: the account its caller may read (records batched per operation); undefined when HISTORY=off. */
   history: HistoryReader | undefined;
   /** Which account's transactions this operation's credential may receive (live events, history, statistics). */
   accountAccess: AccountAccess;
@@ -98,7 +98,7 @@ export async function createContext(services: GatewayServices, facts: RequestFac
     productsValues: services.productsValues,
     bus: services.bus,
     eventTransactions: services.eventTransactions,
-    history: services.history && createHistoryReader(services.history),
+    history: services.history && createHistoryReader(services.history, credential, services.accountAccess),
     accountAccess: services.accountAccess,
   };
 }

@@ -5,7 +5,8 @@ import { bucketStart, INTERVAL_MS, type Interval } from './history-stats.js';
 
 /*
  * The arguments of the history's GraphQL fields, checked and turned into store
- * queries: every bound here answers BAD_USER_INPUT naming the argument.
+ * queries of one account's history (the caller says which: never an argument
+ * of the client's): every bound here answers BAD_USER_INPUT naming the argument.
  */
 
 export const MAX_RECENT_PAGE = 100;
@@ -18,6 +19,11 @@ export const DEFAULT_INTERVALS: Record<Interval, number> = { MINUTE: 60, HOUR: 2
 
 const CURSOR_PREFIX = 'history:';
 
+/**
+ * A cursor is a position (last update, id) and names no account: the query it
+ * comes back with says whose history it is read in, so a cursor made in one
+ * account's list only ever positions a page of the reader's own.
+ */
 export function encodeRecentCursor({ lastUpdated, transactionId }: RecentCursor): string {
   return Buffer.from(`${CURSOR_PREFIX}${lastUpdated}:${transactionId}`).toString('base64url');
 }
@@ -44,7 +50,7 @@ export interface RecentArgs {
   until?: Date | null | undefined;
 }
 
-export function recentQuery(args: RecentArgs): RecentQuery {
+export function recentQuery(account: string, args: RecentArgs): RecentQuery {
   const first = args.first ?? DEFAULT_RECENT_PAGE;
   if (first < 0 || first > MAX_RECENT_PAGE) throw badUserInput(`first must be from 0 to ${MAX_RECENT_PAGE}, got ${first}`);
   const statuses = [...new Set(args.status ?? [])];
@@ -53,7 +59,7 @@ export function recentQuery(args: RecentArgs): RecentQuery {
   const since = time(args.since, 'since') ?? 0;
   const until = time(args.until, 'until') ?? Number.MAX_SAFE_INTEGER;
   if (since >= until) throw badUserInput('since must be before until');
-  return { first, after: args.after ? decodeRecentCursor(args.after) : undefined, statuses, since, until };
+  return { account, first, after: args.after ? decodeRecentCursor(args.after) : undefined, statuses, since, until };
 }
 
 export interface StatsArgs {
@@ -66,7 +72,7 @@ export interface StatsArgs {
  * The range aligned outwards to whole intervals (UTC): `since` down, `until`
  * up; by default the last DEFAULT_INTERVALS intervals up to now.
  */
-export function statsQuery(args: StatsArgs, now: number): StatsQuery {
+export function statsQuery(account: string, args: StatsArgs, now: number): StatsQuery {
   const interval = args.interval ?? 'MINUTE';
   const width = INTERVAL_MS[interval];
   const givenUntil = time(args.until, 'until');
@@ -79,5 +85,5 @@ export function statsQuery(args: StatsArgs, now: number): StatsQuery {
   if (count > MAX_INTERVALS) {
     throw badUserInput(`since–until covers ${count} intervals of ${interval.toLowerCase()}; at most ${MAX_INTERVALS}: narrow the range or widen the interval`);
   }
-  return { since, until, interval };
+  return { account, since, until, interval };
 }

@@ -1,15 +1,31 @@
 import DataLoader from 'dataloader';
+import type { Credential } from '../backends/backend.js';
 import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
 import type { HistoryRecord } from './history-record.js';
 import type { HistoryStore } from './history-store.js';
 
+/** Which account's history a credential reads (src/auth/account-access.ts says it for every surface). */
+export interface HistoryAccounts {
+  historyAccount(credential: Credential): Promise<string>;
+  /** Whether each transaction of `account` is judged on its own: its lists and sums are nobody's to read. */
+  judgesEachTransaction(account: string): boolean;
+}
+
 /**
- * One operation's view of the history: `Transaction.history` on many
- * transactions is one store read. Made for every operation, so the loader is
- * made only when first asked.
+ * One operation's view of the history: one account's, the one its caller
+ * reads (asked once per operation: in forward mode the service may be asked),
+ * and `Transaction.history` on many transactions is one store read. Made for
+ * every operation, so the account and the loader are made only when first asked.
  */
 export interface HistoryReader {
   store: HistoryStore;
+  /** The account whose history the operation reads. */
+  account(): Promise<string>;
+  /**
+   * The account whose lists and statistics the operation reads; refused where the gateway cannot tell
+   * whose each transaction is (forward mode, webhooks of `POST /webhooks`).
+   */
+  listedAccount(): Promise<string>;
   record(transactionId: string): Promise<HistoryRecord | undefined>;
 }
 
@@ -22,13 +38,27 @@ export function historyUnavailable(error: unknown): never {
   throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'The transaction history cannot be read right now (its store does not answer); retry later', { cause: error });
 }
 
-export function createHistoryReader(store: HistoryStore): HistoryReader {
+const unlisted = () =>
+  new GatewayError(
+    ErrorCode.FORBIDDEN,
+    'This key reads no account whose webhooks come to a path of its own: the webhooks of POST /webhooks may be several accounts\' (the service judges each key), so their history is listed and summed for nobody. Have each account send its webhooks to POST /webhooks/{account}.',
+  );
+
+export function createHistoryReader(store: HistoryStore, credential: Credential, accounts: HistoryAccounts): HistoryReader {
+  let account: Promise<string> | undefined;
   let loader: DataLoader<string, HistoryRecord | undefined> | undefined;
-  return {
+  const reader: HistoryReader = {
     store,
+    account: () => (account ??= accounts.historyAccount(credential)),
+    async listedAccount() {
+      const listed = await reader.account();
+      if (accounts.judgesEachTransaction(listed)) throw unlisted();
+      return listed;
+    },
     record(transactionId) {
-      loader ??= new DataLoader((ids) => store.records(ids).catch(historyUnavailable));
+      loader ??= new DataLoader(async (ids) => store.records(await reader.account(), ids).catch(historyUnavailable));
       return loader.load(transactionId);
     },
   };
+  return reader;
 }

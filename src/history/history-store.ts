@@ -8,6 +8,11 @@ import type { Interval, TransactionStats } from './history-stats.js';
  * list. Fed by every distinct published event, once (in the event log's own
  * append step), and by payment updates made through the gateway; read by
  * GraphQL. In process (bounded), or in PostgreSQL (shared by every instance).
+ *
+ * Each account's history is apart (contract/accounts.ts): an event goes to
+ * the history of its account (`event.account`, absent: the default account),
+ * every read and write names the account it is for, and two accounts sending
+ * one transaction id keep two records that know nothing of each other.
  */
 
 /** Where a page of the recent list ends: the last update and id of its last transaction. */
@@ -17,6 +22,8 @@ export interface RecentCursor {
 }
 
 export interface RecentQuery {
+  /** The account whose history is read (a cursor is a position in it, never in another's). */
+  account: string;
   first: number;
   after: RecentCursor | undefined;
   /** Only these statuses; empty: every status. */
@@ -35,6 +42,8 @@ export interface RecentPage {
 }
 
 export interface StatsQuery {
+  /** The account whose history is read. */
+  account: string;
   /** Aligned to the interval. */
   since: number;
   until: number;
@@ -42,6 +51,8 @@ export interface StatsQuery {
 }
 
 export interface PaymentNote {
+  /** The account whose record of the transaction the update goes to. */
+  account: string;
   transactionId: string;
   /** Names of the fields the update set (their values stay upstream). */
   fields: string[];
@@ -50,8 +61,9 @@ export interface PaymentNote {
 
 export interface HistoryStore {
   /**
-   * Applies an event the log just admitted: at once in process, in a database transaction for
-   * PostgreSQL (which may fail: the caller tries again; applying twice changes nothing).
+   * Applies an event the log just admitted to its account's history: at once in process, in a
+   * database transaction for PostgreSQL (which may fail: the caller tries again; applying twice
+   * changes nothing).
    */
   apply?(event: TransactionUpdateEvent): void | Promise<void>;
   /**
@@ -61,21 +73,22 @@ export interface HistoryStore {
   notePayment(note: PaymentNote, readBack?: { status: string; products: ProductLine[] } & Record<string, unknown>): Promise<boolean>;
   recent(query: RecentQuery): Promise<RecentPage>;
   stats(query: StatsQuery): Promise<TransactionStats>;
-  /** The records of these transactions, in order; undefined where there is none. */
-  records(ids: readonly string[]): Promise<Array<HistoryRecord | undefined>>;
+  /** The account's records of these transactions, in order; undefined where there is none. */
+  records(account: string, ids: readonly string[]): Promise<Array<HistoryRecord | undefined>>;
   /**
-   * From when (epoch ms) the store holds every transaction updated since: the
-   * latest of when it started holding events, now − retention, and just after
-   * the last update of any transaction it dropped to stay within its count.
-   * A range starting earlier is answered from a part of it only.
+   * From when (epoch ms) the store holds every transaction of the account
+   * updated since: the latest of when it started holding events, now −
+   * retention, and just after the last update of any transaction of the
+   * account it dropped to stay within its count. A range starting earlier is
+   * answered from a part of it only.
    */
-  coveredSince(): Promise<number>;
+  coveredSince(account: string): Promise<number>;
   /** Stops what the store runs by itself (timers); in process only. */
   close?(): void;
 }
 
 export interface HistoryOptions {
-  /** Most transactions kept; the least recently updated go first. */
+  /** Most transactions kept per account; the least recently updated of the account go first. */
   maxTransactions: number;
   /** A transaction not updated for this long is forgotten (ms). */
   retentionMs: number;

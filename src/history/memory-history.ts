@@ -1,150 +1,77 @@
-import { eventTime } from '../events/event-time.js';
-import { applyEvent, applyPayment, contributionOf, type Applied, type HistoryRecord } from './history-record.js';
+import { DEFAULT_ACCOUNT } from '../contract/accounts.js';
+import type { TransactionUpdateEvent } from '../events/normalize.js';
+import { createAccountHistory, type AccountHistory } from './account-history.js';
 import { INTERVAL_MS } from './history-stats.js';
-import { createMemoryBuckets } from './memory-buckets.js';
-import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from './history-store.js';
-import { compareKeyed, SortedIndex, type Keyed } from './sorted-index.js';
+import type { HistoryOptions, HistoryStore } from './history-store.js';
 
 /*
- * The history in process: records by id, an index by last update (all, and
- * per status), running sums per minute, hour and day. Bounded by count
- * (HISTORY_MAX_TRANSACTIONS, least recently updated out first) and by
- * retention (HISTORY_RETENTION after the gateway last changed a record).
+ * The history in process: one history per account (account-history.ts), each
+ * bounded by HISTORY_MAX_TRANSACTIONS on its own and with its own coverage, so
+ * that one account's traffic never pushes another's transactions out. An
+ * account's history is made when its first event (or a payment read back for
+ * it) arrives, and goes once retention has emptied it; an account that has
+ * none reads as empty. The default account's is made at the start and reached
+ * without a lookup: a gateway of one account costs what it did before accounts.
  */
 
-/** How often days of sums past retention are looked for (a look reads one entry per day kept). */
+/** How often records and days of sums past retention are looked for (a look reads one entry per day kept, per account). */
 const SWEEP_EVERY_MS = INTERVAL_MS.MINUTE;
 
-export function createMemoryHistory(options: HistoryOptions): HistoryStore & { size(): number; bucketCount(): number } {
+export interface MemoryHistory extends HistoryStore {
+  apply(event: TransactionUpdateEvent): void;
+  /** Transactions the account's history holds (default: the default account's). */
+  size(account?: string): number;
+  /** Buckets of sums the account's history holds (default: the default account's). */
+  bucketCount(account?: string): number;
+  /** Accounts with a history of their own, the default account's included. */
+  accountCount(): number;
+  close(): void;
+}
+
+export function createMemoryHistory(options: HistoryOptions): MemoryHistory {
   const now = options.now ?? Date.now;
-  const sold = new Set(options.soldStatuses);
-  const records = new Map<string, HistoryRecord>();
-  // The indexes hold the records themselves: a record never changes (a change makes a new one, indexed in its place).
-  const all = new SortedIndex<HistoryRecord>();
-  const byStatus = new Map<string, SortedIndex<HistoryRecord>>();
-  const buckets = createMemoryBuckets();
-  /** When the gateway last changed each record (retention counts from it). */
-  const touched = new Map<string, number>();
-  let seq = 0;
+  // Every account's coverage starts here: an account whose history is made later sent nothing before.
   const startedAt = now();
-  /** Just after the last update of the latest-updated transaction dropped by the count bound. */
-  let evictedUntil = 0;
+  const main = createAccountHistory(options, startedAt);
+  const others = new Map<string, AccountHistory>();
+  /** What an account that has no history reads: nothing, covered from the start. Never written (see `writing`). */
+  const none = createAccountHistory(options, startedAt);
 
-  const statusIndex = (status: string) => {
-    let index = byStatus.get(status);
-    if (!index) byStatus.set(status, (index = new SortedIndex<HistoryRecord>()));
-    return index;
-  };
+  const reading = (account: string): AccountHistory => (account === DEFAULT_ACCOUNT ? main : (others.get(account) ?? none));
 
-  function contribute(record: HistoryRecord, sign: 1 | -1): void {
-    // Made again each time rather than kept: a record's contribution depends only on its status and products.
-    buckets.contribute(record.lastUpdated, contributionOf(record.status, record.products, sold), sign, now());
-  }
-
-  function unindex(record: HistoryRecord): void {
-    all.remove(record);
-    const index = byStatus.get(record.status);
-    index?.remove(record);
-    if (index?.size === 0) byStatus.delete(record.status);
-    contribute(record, -1);
-  }
-
-  function index(record: HistoryRecord): void {
-    all.insert(record);
-    statusIndex(record.status).insert(record);
-    contribute(record, 1);
-  }
-
-  function store(applied: Applied): boolean {
-    if (!applied.changed) return false;
-    if (applied.previous) unindex(applied.previous);
-    records.set(applied.record.transactionId, applied.record);
-    touched.delete(applied.record.transactionId);
-    touched.set(applied.record.transactionId, now());
-    index(applied.record);
-    trim();
-    return true;
-  }
-
-  /**
-   * Drops the least recently updated past the count, and the records the
-   * gateway has not changed for the retention: O(1) amortised, since each
-   * record leaves once. Retention runs from when the gateway last changed a
-   * record or bucket, not from the events' own times, which a sender may set
-   * anywhere in the past. Buckets are swept by a timer (`sweep`), off the
-   * event and request path: one past retention is empty by then (its records
-   * left first, taking their sums back), so when it goes changes no count or
-   * sum; only a product name it last held may go with it.
-   */
-  function trim(): void {
-    while (all.size > options.maxTransactions) {
-      const oldest = all.first()!;
-      evictedUntil = Math.max(evictedUntil, oldest.lastUpdated + 1);
-      drop(oldest.transactionId);
-    }
-    const horizon = now() - options.retentionMs;
-    // Oldest change first (each change moves its record to the end): nothing to do costs one look.
-    for (const [id, at] of touched) {
-      if (at >= horizon) break;
-      drop(id);
-    }
+  function writing(account: string): AccountHistory {
+    if (account === DEFAULT_ACCOUNT) return main;
+    let history = others.get(account);
+    if (!history) others.set(account, (history = createAccountHistory(options, startedAt)));
+    return history;
   }
 
   function sweep(): void {
-    // Records first: a bucket past retention is then empty (its records took their sums back).
-    trim();
-    buckets.sweep(now() - options.retentionMs);
+    main.sweep();
+    for (const [account, history] of others) {
+      history.sweep();
+      // Emptied by retention, it reads as no history does, unless it dropped a transaction for the count not long ago.
+      if (history.size() === 0 && history.bucketCount() === 0 && history.coveredSince() <= none.coveredSince()) others.delete(account);
+    }
   }
   const sweeper = setInterval(sweep, SWEEP_EVERY_MS);
   // A store left unclosed (a test, a script) must not keep the process alive.
   sweeper.unref();
 
-  function drop(transactionId: string): void {
-    const record = records.get(transactionId);
-    if (record) unindex(record);
-    records.delete(transactionId);
-    touched.delete(transactionId);
-  }
-
-  function recent(query: RecentQuery): RecentPage {
-    const indexes = query.statuses.length === 0 ? [all] : query.statuses.flatMap((status) => byStatus.get(status) ?? []);
-    trim();
-    const upper: Keyed = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
-    // One walk per index, down from the upper bound; the newest of their heads goes next.
-    const walks = indexes.map((index) => index.below(upper));
-    const heads = walks.map((walk) => walk.next().value);
-    const picked: HistoryRecord[] = [];
-    while (picked.length <= query.first) {
-      let best = -1;
-      for (let i = 0; i < heads.length; i += 1) {
-        const item = heads[i];
-        if (item === undefined || item.lastUpdated < query.since) continue;
-        if (best < 0 || compareKeyed(item, heads[best]!) > 0) best = i;
-      }
-      if (best < 0) break;
-      picked.push(heads[best]!);
-      heads[best] = walks[best]!.next().value;
-    }
-    return {
-      records: picked.slice(0, query.first),
-      hasNextPage: picked.length > query.first,
-      totalCount: indexes.reduce((sum, index) => sum + index.countBetween(query.since, query.until), 0),
-    };
-  }
-
   return {
-    apply(event) {
-      store(applyEvent(records.get(event.transactionId), event, eventTime(event), ++seq));
+    apply: (event) => writing(event.account ?? DEFAULT_ACCOUNT).apply(event),
+    // Without a read-back no record can be made, so an account that has no history gets none for it.
+    notePayment: async (note, readBack) => (readBack ? writing(note.account) : reading(note.account)).notePayment(note, readBack),
+    recent: async (query) => reading(query.account).recent(query),
+    stats: async (query) => reading(query.account).stats(query),
+    async records(account, ids) {
+      const history = reading(account);
+      return ids.map((id) => history.record(id));
     },
-    async notePayment(note, readBack) {
-      return store(applyPayment(records.get(note.transactionId), note.transactionId, note.at, ++seq, note.fields, readBack));
-    },
-    recent: async (query) => recent(query),
-    stats: async (query) => buckets.stats(query.since, query.until, query.interval),
-    records: async (ids) => ids.map((id) => records.get(id)),
-    coveredSince: async () => Math.max(startedAt, now() - options.retentionMs, evictedUntil),
-    size: () => records.size,
-    bucketCount: () => buckets.count(),
+    coveredSince: async (account) => reading(account).coveredSince(),
+    size: (account = DEFAULT_ACCOUNT) => reading(account).size(),
+    bucketCount: (account = DEFAULT_ACCOUNT) => reading(account).bucketCount(),
+    accountCount: () => 1 + others.size,
     close: () => clearInterval(sweeper),
   };
 }

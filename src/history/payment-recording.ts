@@ -1,4 +1,4 @@
-import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
+import { SYSTEM_IDENTITY, type Backend, type Credential } from '../backends/backend.js';
 import type { Logger } from '../logging/logger.js';
 import type { HistoryStore } from './history-store.js';
 
@@ -10,25 +10,29 @@ import type { HistoryStore } from './history-store.js';
  */
 
 /**
- * The backend with each successful payment update recorded. A transaction the
+ * The backend with each successful payment update recorded, in the history of
+ * the caller's account (the history its reads show it). A transaction the
  * history has no record of is read back once (the gateway's own read, with the caller's key) to start
  * one. Recording never fails the update the service already took: a failure
  * is logged.
  */
-export function recordingPayments(inner: Backend, history: HistoryStore, logger: Logger): Backend {
+export function recordingPayments(inner: Backend, history: HistoryStore, accountOf: (credential: Credential) => Promise<string>, logger: Logger): Backend {
   return {
     ...inner,
     async updatePayment(id, payment, credential, scope) {
       const answer = await inner.updatePayment(id, payment, credential, scope);
-      const note = { transactionId: id, fields: Object.keys(payment).sort(), at: Date.now() };
+      const at = Date.now();
+      let account: string | undefined;
       try {
+        account = await accountOf(credential);
+        const note = { account, transactionId: id, fields: Object.keys(payment).sort(), at };
         if (!(await history.notePayment(note))) {
           // The gateway's own read, for its history; with the caller's key, which the service answers (forward mode has no other).
           const transaction = await inner.getTransaction(id, { authorization: credential.authorization, identity: SYSTEM_IDENTITY }, scope);
           await history.notePayment(note, transaction);
         }
       } catch (error) {
-        logger.warn({ err: error, transactionId: id }, 'a payment update could not be recorded in the history');
+        logger.warn({ err: error, transactionId: id, account }, 'a payment update could not be recorded in the history');
       }
       return answer;
     },

@@ -11,11 +11,12 @@ import type { StatsQuery } from '../history/history-store.js';
  * and products are apart, so a range's intervals never read its products, and
  * a range's products are summed from the coarsest buckets that cover it (whole
  * days, then hours, then minutes at its ends): a week of hours reads about
- * nine buckets per product, not 168.
+ * nine buckets per product, not 168. Every row is one account's, and every
+ * statement names the account it reads or writes (keys lead with it).
  */
 
-type Total = [level: string, start: number, field: string, by: number];
-type ProductChange = [level: string, start: number, productId: string, quantity: number, amount: number, name: string | null, nameSeq: number | null];
+type Total = [account: string, level: string, start: number, field: string, by: number];
+type ProductChange = [account: string, level: string, start: number, productId: string, quantity: number, amount: number, name: string | null, nameSeq: number | null];
 
 /** Rows of both tables, summed per row. */
 interface RowSums {
@@ -25,32 +26,35 @@ interface RowSums {
 
 const rowSums = (): RowSums => ({ totals: new Map(), products: new Map() });
 
-/** Adds what `record` adds to (sign 1) or takes back from (sign −1) the minute, hour and day of its last update; `seq` orders the names it writes. */
-function addChanges(into: RowSums, record: HistoryRecord, sign: 1 | -1, sold: SoldStatuses, seq: number): void {
+/**
+ * Adds what the account's `record` adds to (sign 1) or takes back from (sign −1) the minute, hour and day of its last
+ * update; `seq` orders the names it writes. Keys join their parts with NUL, which no account name holds.
+ */
+function addChanges(into: RowSums, account: string, record: HistoryRecord, sign: 1 | -1, sold: SoldStatuses, seq: number): void {
   const contribution = contributionOf(record.status, record.products, sold);
   for (const [level, width] of LEVELS) {
     const start = bucketStart(record.lastUpdated, width);
     const product = (productId: string) => {
-      const key = `${level}\u0000${start}\u0000${productId}`;
+      const key = `${account}\u0000${level}\u0000${start}\u0000${productId}`;
       let row = into.products.get(key);
-      if (!row) into.products.set(key, (row = [level, start, productId, 0, 0, null, null]));
+      if (!row) into.products.set(key, (row = [account, level, start, productId, 0, 0, null, null]));
       return row;
     };
     for (const [field, by] of increments(contribution, sign)) {
-      if (field.startsWith('q:')) product(field.slice(2))[3] += by;
-      else if (field.startsWith('a:')) product(field.slice(2))[4] += by;
+      if (field.startsWith('q:')) product(field.slice(2))[4] += by;
+      else if (field.startsWith('a:')) product(field.slice(2))[5] += by;
       else {
-        const key = `${level}\u0000${start}\u0000${field}`;
+        const key = `${account}\u0000${level}\u0000${start}\u0000${field}`;
         const row = into.totals.get(key);
-        if (row) row[3] += by;
-        else into.totals.set(key, [level, start, field, by]);
+        if (row) row[4] += by;
+        else into.totals.set(key, [account, level, start, field, by]);
       }
     }
     // As in process: a sold contribution names its products (the p: fields); of two names, the later change's (within one, the last line's).
     if (sign > 0 && contribution.sold) {
       for (const [productId, name] of contribution.products) {
         const row = product(productId);
-        if (row[6] === null || seq >= row[6]) [row[5], row[6]] = [name, seq];
+        if (row[7] === null || seq >= row[7]) [row[6], row[7]] = [name, seq];
       }
     }
   }
@@ -58,7 +62,8 @@ function addChanges(into: RowSums, record: HistoryRecord, sign: 1 | -1, sold: So
 
 /** In key order, so that concurrent writers lock rows in one order. */
 const sorted = <T>(map: Map<string, T>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
-const column = <T extends unknown[], K extends number>(rows: T[], index: K) => rows.map((row) => row[index]);
+/** The rows' first `count` fields as arrays, one per field: a statement's `unnest` parameters. */
+const columns = <T extends unknown[]>(rows: T[], count: number) => Array.from({ length: count }, (_, index) => rows.map((row) => row[index]));
 
 /**
  * What one database transaction's changes of records do to the bucket rows, gathered and then
@@ -68,8 +73,8 @@ const column = <T extends unknown[], K extends number>(rows: T[], index: K) => r
  * as if each change had been written on its own.
  */
 export interface BucketChanges {
-  /** `previous` taken back (`stored`: as read from the table, else made by an earlier change here), `record` added. */
-  change(previous: HistoryRecord | undefined, record: HistoryRecord | undefined, seq: number, stored: boolean): void;
+  /** Of the account's records, `previous` taken back (`stored`: as read from the table, else made by an earlier change here), `record` added. */
+  change(account: string, previous: HistoryRecord | undefined, record: HistoryRecord | undefined, seq: number, stored: boolean): void;
   /** Writes the gathered rows, marked as changed at `at` (retention counts from it). */
   write(client: PoolClient, at: number): Promise<void>;
 }
@@ -78,61 +83,62 @@ export function bucketChanges(sold: SoldStatuses): BucketChanges {
   const takenBack = rowSums();
   const added = rowSums();
   return {
-    change(previous, record, seq, stored) {
-      if (previous) addChanges(stored ? takenBack : added, previous, -1, sold, seq);
-      if (record) addChanges(added, record, 1, sold, seq);
+    change(account, previous, record, seq, stored) {
+      if (previous) addChanges(stored ? takenBack : added, account, previous, -1, sold, seq);
+      if (record) addChanges(added, account, record, 1, sold, seq);
     },
     async write(client, at) {
       const back = { totals: sorted(takenBack.totals), products: sorted(takenBack.products) };
       if (back.totals.length > 0) {
         await client.query(
-          `UPDATE history_bucket_totals b SET value = b.value + u.by, touched_at = $5
-             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(level, start, field, by)
-            WHERE b.level = u.level AND b.start = u.start AND b.field = u.field`,
-          [column(back.totals, 0), column(back.totals, 1), column(back.totals, 2), column(back.totals, 3), at],
+          `UPDATE history_bucket_totals b SET value = b.value + u.by, touched_at = $6
+             FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) AS u(account, level, start, field, by)
+            WHERE b.account = u.account AND b.level = u.level AND b.start = u.start AND b.field = u.field`,
+          [...columns(back.totals, 5), at],
         );
       }
       if (back.products.length > 0) {
         await client.query(
-          `UPDATE history_bucket_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $6
-             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[]) AS u(level, start, product_id, quantity, amount)
-            WHERE b.level = u.level AND b.start = u.start AND b.product_id = u.product_id`,
-          [column(back.products, 0), column(back.products, 1), column(back.products, 2), column(back.products, 3), column(back.products, 4), at],
+          `UPDATE history_bucket_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $7
+             FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) AS u(account, level, start, product_id, quantity, amount)
+            WHERE b.account = u.account AND b.level = u.level AND b.start = u.start AND b.product_id = u.product_id`,
+          [...columns(back.products, 6), at],
         );
       }
       const totals = sorted(added.totals);
       if (totals.length > 0) {
         await client.query(
-          `INSERT INTO history_bucket_totals (level, start, field, value, touched_at)
-             SELECT u.level, u.start, u.field, u.by, $5 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(level, start, field, by)
-             ON CONFLICT (level, start, field) DO UPDATE SET value = history_bucket_totals.value + excluded.value, touched_at = excluded.touched_at`,
-          [column(totals, 0), column(totals, 1), column(totals, 2), column(totals, 3), at],
+          `INSERT INTO history_bucket_totals (account, level, start, field, value, touched_at)
+             SELECT u.account, u.level, u.start, u.field, u.by, $6 FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) AS u(account, level, start, field, by)
+             ON CONFLICT (account, level, start, field) DO UPDATE SET value = history_bucket_totals.value + excluded.value, touched_at = excluded.touched_at`,
+          [...columns(totals, 5), at],
         );
       }
       const products = sorted(added.products);
       if (products.length === 0) return;
       await client.query(
-        `INSERT INTO history_bucket_products (level, start, product_id, quantity, amount, name, name_seq, touched_at)
-           SELECT u.level, u.start, u.product_id, u.quantity, u.amount, u.name, u.name_seq, $8
-             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[]) AS u(level, start, product_id, quantity, amount, name, name_seq)
-           ON CONFLICT (level, start, product_id) DO UPDATE
+        `INSERT INTO history_bucket_products (account, level, start, product_id, quantity, amount, name, name_seq, touched_at)
+           SELECT u.account, u.level, u.start, u.product_id, u.quantity, u.amount, u.name, u.name_seq, $9
+             FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[]) AS u(account, level, start, product_id, quantity, amount, name, name_seq)
+           ON CONFLICT (account, level, start, product_id) DO UPDATE
              SET quantity = history_bucket_products.quantity + excluded.quantity,
                  amount = history_bucket_products.amount + excluded.amount,
                  name = CASE WHEN excluded.name_seq > coalesce(history_bucket_products.name_seq, -1) THEN excluded.name ELSE history_bucket_products.name END,
                  name_seq = greatest(excluded.name_seq, history_bucket_products.name_seq),
                  touched_at = excluded.touched_at`,
-        [column(products, 0), column(products, 1), column(products, 2), column(products, 3), column(products, 4), column(products, 5), column(products, 6), at],
+        [...columns(products, 8), at],
       );
     },
   };
 }
 
 /**
- * The rows of one covering bucket range `c`, read by the primary key. `OFFSET 0` keeps the planner
- * from joining the ranges to the whole table (a hash join over a scan of every row: 90 ms at a
- * week of 2,000 products, against 27 ms for three index ranges).
+ * The account's rows of one covering bucket range `c`, read by the primary key (`account`: how the statement names
+ * the account's parameter). `OFFSET 0` keeps the planner from joining the ranges to the whole table (a hash join over
+ * a scan of every row: 90 ms at a week of 2,000 products, against 27 ms for three index ranges).
  */
-const perBucket = (table: string, columns: string) => `SELECT ${columns} FROM ${table} x WHERE x.level = c.level AND x.start >= c.since AND x.start < c.until OFFSET 0`;
+const perBucket = (table: string, fields: string, account: string) =>
+  `SELECT ${fields} FROM ${table} x WHERE x.account = ${account} AND x.level = c.level AND x.start >= c.since AND x.start < c.until OFFSET 0`;
 
 /** How many of a range's newest buckets are read whole for the products' names (one probe each for products not sold in them). */
 const NAMED_FROM_LAST = 3;
@@ -175,32 +181,32 @@ export function coveringBuckets(since: number, until: number, now = Number.POSIT
   return out;
 }
 
-/** The statistics of a range: its intervals from per-status rows, its products from the buckets that cover it. */
+/** The statistics of a range of the query's account: its intervals from per-status rows, its products from the buckets that cover it. */
 export async function readStats(pool: Pool, query: StatsQuery, now: number): Promise<TransactionStats> {
   const width = INTERVAL_MS[query.interval];
   const level = LEVEL_OF[query.interval];
   const covering = coveringBuckets(query.since, query.until, now);
   const [totals, sums] = await Promise.all([
     pool.query<{ start: string; field: string; value: string }>(
-      'SELECT start, field, value FROM history_bucket_totals WHERE level = $1 AND start >= $2 AND start < $3 AND value <> 0',
-      [level, query.since, query.until],
+      'SELECT start, field, value FROM history_bucket_totals WHERE account = $1 AND level = $2 AND start >= $3 AND start < $4 AND value <> 0',
+      [query.account, level, query.since, query.until],
     ),
     pool.query<{ product_id: string; quantity: string; amount: string; name: string | null }>(
       `WITH sums AS (
          SELECT p.product_id, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
            FROM unnest($1::text[], $2::bigint[], $3::bigint[], $8::int[]) AS c(level, since, until, sign)
-           CROSS JOIN LATERAL (${perBucket('history_bucket_products', 'product_id, quantity, amount')}) p
+           CROSS JOIN LATERAL (${perBucket('history_bucket_products', 'product_id, quantity, amount', '$9')}) p
           GROUP BY p.product_id HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0)
        , newest AS (
          SELECT DISTINCT ON (product_id) product_id, name FROM history_bucket_products
-          WHERE level = $4 AND start >= greatest($5::bigint, $7::bigint) AND start < $6 AND name IS NOT NULL
+          WHERE account = $9 AND level = $4 AND start >= greatest($5::bigint, $7::bigint) AND start < $6 AND name IS NOT NULL
           ORDER BY product_id, start DESC)
        SELECT s.product_id, s.quantity, s.amount,
               coalesce(n.name, (SELECT x.name FROM history_bucket_products x
-                                 WHERE x.level = $4 AND x.product_id = s.product_id AND x.start >= $5 AND x.start < $6 AND x.name IS NOT NULL
+                                 WHERE x.account = $9 AND x.level = $4 AND x.product_id = s.product_id AND x.start >= $5 AND x.start < $6 AND x.name IS NOT NULL
                                  ORDER BY x.start DESC LIMIT 1)) AS name
          FROM sums s LEFT JOIN newest n ON n.product_id = s.product_id`,
-      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), level, query.since, query.until, query.until - NAMED_FROM_LAST * width, covering.map((c) => c[3])],
+      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), level, query.since, query.until, query.until - NAMED_FROM_LAST * width, covering.map((c) => c[3]), query.account],
     ),
   ]);
   const buckets: BucketFields[] = Array.from({ length: (query.until - query.since) / width }, () => ({}));
@@ -221,20 +227,21 @@ export type Parameter = (value: unknown) => string;
 /**
  * A scalar subquery: transactions whose last update is in `since`–`until` (aligned to a minute), of these statuses
  * (null: all), as the buckets count them; part of a larger statement, so that a page and its count are one round trip.
+ * `account`: how the statement names the account's parameter.
  */
-export function countInBucketsSql(parameter: Parameter, since: number, until: number, now: number, statuses: readonly string[] | null): string {
+export function countInBucketsSql(parameter: Parameter, account: string, since: number, until: number, now: number, statuses: readonly string[] | null): string {
   const covering = coveringBuckets(since, until, now);
   const fields = statuses && statuses.map((status) => `n:${status}`);
   const column = (k: number) => parameter(covering.map((c) => c[k]));
   return `(SELECT coalesce(sum(c.sign * t.value), 0) FROM unnest(${column(0)}::text[], ${column(1)}::bigint[], ${column(2)}::bigint[], ${column(3)}::int[]) AS c(level, since, until, sign)
-       CROSS JOIN LATERAL (${perBucket('history_bucket_totals', 'field, value')}) t
+       CROSS JOIN LATERAL (${perBucket('history_bucket_totals', 'field, value', account)}) t
       WHERE ${fields ? `t.field = ANY(${parameter(fields)}::text[])` : "t.field LIKE 'n:%'"})`;
 }
 
 /** Rows deleted per statement, so that a sweep after a long pause never runs into the statement timeout. */
 const SWEEP_ROWS = 5_000;
 
-/** Deletes bucket rows nothing changed since `horizon` (their records went before them). */
+/** Deletes bucket rows nothing changed since `horizon`, of every account (their records went before them). */
 export async function sweepBuckets(pool: Pool, horizon: number): Promise<void> {
   for (const table of ['history_bucket_totals', 'history_bucket_products']) {
     const batch = `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE touched_at < $1 LIMIT ${SWEEP_ROWS})`;

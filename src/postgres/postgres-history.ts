@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { DEFAULT_ACCOUNT } from '../contract/accounts.js';
 import { eventTime } from '../events/event-time.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { applyEvent, applyPayment, type Applied, type HistoryRecord } from '../history/history-record.js';
@@ -15,6 +16,12 @@ import { bucketChanges, countInBucketsSql, readStats, sweepBuckets, type Paramet
  * events of one transaction at once therefore take turns on the row, and an
  * event id the record already holds changes nothing, so applying an event
  * again is harmless.
+ *
+ * Every row is an account's (its key leads with the account: two accounts
+ * sending one transaction id have two rows), and every statement names the
+ * account it reads or writes, but for retention's sweeps, which go through
+ * every account at once. The history's start ('started') is the database's,
+ * so every account is covered from it.
  *
  * Bounded by HISTORY_RETENTION only (no count bound: the database holds an
  * operator's week); retention is a delete by an index on the last change,
@@ -35,8 +42,8 @@ export interface PostgresHistory extends HistoryStore {
   applyAll(events: readonly TransactionUpdateEvent[]): Promise<void>;
   /** Notes when this database's history started holding events, unless an instance noted it before. */
   start(): Promise<void>;
-  /** Epoch ms from which the history holds every transaction updated since. */
-  coveredSince(): Promise<number>;
+  /** Epoch ms from which the history holds every transaction of the account updated since (the same for every account). */
+  coveredSince(account: string): Promise<number>;
   /** Deletes what is past retention now (the timer calls it); resolves how many records went. */
   sweep(): Promise<number>;
   /** Stops the sweep timer (the pool is its owner's to end). */
@@ -53,13 +60,17 @@ const RETRY_CODES = new Set(['23505', '40P01', '40001']);
 const ATTEMPTS = 5;
 const MINUTE = 60_000;
 
-/** A change of one transaction's record: the rule given the record (undefined: none yet) and the change's seq. */
+/** A change of one transaction's record in an account's history: the rule given the record (undefined: none yet) and the change's seq. */
 interface Step {
+  account: string;
   transactionId: string;
   rule: (record: HistoryRecord | undefined, seq: number) => Applied;
 }
 
 const codeOf = (error: unknown): string | undefined => (error as { code?: unknown } | null)?.code as string | undefined;
+
+/** A record's key in a batch: its account and transaction id, joined by NUL, which no account name holds. */
+const keyOf = (account: string, transactionId: string) => `${account}\u0000${transactionId}`;
 
 export function createPostgresHistory(pool: Pool, options: PostgresHistoryOptions): PostgresHistory {
   const now = options.now ?? Date.now;
@@ -91,50 +102,59 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   }
 
   /**
-   * Applies each step's rule, in order, to its transaction's record under the records' row locks,
-   * all in one database transaction (a step sees the record the steps before it made); resolves
-   * which steps changed anything. The records are written in two statements and the bucket rows
-   * in four, however many steps: applying a backlog in batches costs a round trip per batch, not
-   * several per event.
+   * Applies each step's rule, in order, to its record (by account and transaction id) under the
+   * records' row locks, all in one database transaction (a step sees the record the steps before it
+   * made); resolves which steps changed anything. The records are written in two statements and the
+   * bucket rows in four, however many steps and accounts: applying a backlog in batches costs a
+   * round trip per batch, not several per event.
    */
   async function changeAll(steps: readonly Step[]): Promise<boolean[]> {
     return inTransaction(async (client) => {
-      const ids = [...new Set(steps.map((step) => step.transactionId))];
-      const found = await client.query<{ record: HistoryRecord }>('SELECT record FROM history_transactions WHERE transaction_id = ANY($1::text[]) ORDER BY transaction_id FOR UPDATE', [ids]);
+      const keys = new Map(steps.map(({ account, transactionId }) => [keyOf(account, transactionId), [account, transactionId] as const]));
+      const found = await client.query<{ account: string; record: HistoryRecord }>(
+        `SELECT t.account, t.record FROM history_transactions t JOIN unnest($1::text[], $2::text[]) AS k(account, id) ON t.account = k.account AND t.transaction_id = k.id
+          ORDER BY t.account, t.transaction_id FOR UPDATE OF t`,
+        [[...keys.values()].map(([account]) => account), [...keys.values()].map(([, id]) => id)],
+      );
       const seqs = await client.query<{ seq: string }>("SELECT nextval('history_seq') AS seq FROM generate_series(1, $1::int)", [steps.length]);
-      const stored = new Map(found.rows.map(({ record }) => [record.transactionId, record]));
+      const stored = new Map(found.rows.map(({ account, record }) => [keyOf(account, record.transactionId), record]));
       const current = new Map(stored);
       const changed = new Set<string>();
       const buckets = bucketChanges(sold);
-      const outcomes = steps.map(({ transactionId, rule }, k) => {
+      const outcomes = steps.map(({ account, transactionId, rule }, k) => {
+        const key = keyOf(account, transactionId);
         const seq = Number(seqs.rows[k]!.seq);
-        const applied = rule(current.get(transactionId), seq);
+        const applied = rule(current.get(key), seq);
         if (!applied.changed) return false;
-        buckets.change(applied.previous, applied.record, seq, !changed.has(transactionId));
-        current.set(transactionId, applied.record);
-        changed.add(transactionId);
+        buckets.change(account, applied.previous, applied.record, seq, !changed.has(key));
+        current.set(key, applied.record);
+        changed.add(key);
         return true;
       });
       if (changed.size === 0) return outcomes;
       const at = now();
-      const rows = (inserted: boolean) => [...changed].filter((id) => stored.has(id) !== inserted).map((id) => current.get(id)!);
-      const columns = (records: HistoryRecord[]) => [records.map((r) => r.transactionId), records.map((r) => r.status), records.map((r) => r.lastUpdated), at, records.map((r) => JSON.stringify(r))];
+      const rows = (inserted: boolean) => [...changed].filter((key) => stored.has(key) !== inserted);
+      const columns = (changes: string[]) => {
+        const records = changes.map((key) => current.get(key)!);
+        return [changes.map((key) => keys.get(key)![0]), records.map((r) => r.transactionId), records.map((r) => r.status), records.map((r) => r.lastUpdated), at, records.map((r) => JSON.stringify(r))];
+      };
       // Rows nobody had: a plain INSERT, so that another instance inserting one meanwhile makes this
       // transaction fail (unique_violation) and run again, this time waiting on the row it wrote.
       const fresh = rows(true);
       if (fresh.length > 0) {
         await client.query(
-          `INSERT INTO history_transactions (transaction_id, status, last_updated, touched_at, record)
-             SELECT u.id, u.status, u.last_updated, $4, u.record FROM unnest($1::text[], $2::text[], $3::bigint[], $5::json[]) AS u(id, status, last_updated, record)`,
+          `INSERT INTO history_transactions (account, transaction_id, status, last_updated, touched_at, record)
+             SELECT u.account, u.id, u.status, u.last_updated, $5, u.record
+               FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::json[]) AS u(account, id, status, last_updated, record)`,
           columns(fresh),
         );
       }
       const known = rows(false);
       if (known.length > 0) {
         await client.query(
-          `UPDATE history_transactions t SET status = u.status, last_updated = u.last_updated, touched_at = $4, record = u.record
-             FROM unnest($1::text[], $2::text[], $3::bigint[], $5::json[]) AS u(id, status, last_updated, record)
-            WHERE t.transaction_id = u.id`,
+          `UPDATE history_transactions t SET status = u.status, last_updated = u.last_updated, touched_at = $5, record = u.record
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::json[]) AS u(account, id, status, last_updated, record)
+            WHERE t.account = u.account AND t.transaction_id = u.id`,
           columns(known),
         );
       }
@@ -144,20 +164,30 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   }
 
   async function applyAll(events: readonly TransactionUpdateEvent[]): Promise<void> {
-    await changeAll(events.map((event) => ({ transactionId: event.transactionId, rule: (record, seq) => applyEvent(record, event, eventTime(event), seq) })));
+    await changeAll(
+      events.map((event) => ({
+        account: event.account ?? DEFAULT_ACCOUNT,
+        transactionId: event.transactionId,
+        rule: (record, seq) => applyEvent(record, event, eventTime(event), seq),
+      })),
+    );
   }
 
   async function sweepRecords(): Promise<number> {
     return inTransaction(async (client) => {
-      const { rows } = await client.query<{ record: HistoryRecord }>(
-        'SELECT record FROM history_transactions WHERE touched_at < $1 ORDER BY touched_at LIMIT $2 FOR UPDATE SKIP LOCKED',
+      // Every account's at once: retention is the same for all.
+      const { rows } = await client.query<{ account: string; record: HistoryRecord }>(
+        'SELECT account, record FROM history_transactions WHERE touched_at < $1 ORDER BY touched_at LIMIT $2 FOR UPDATE SKIP LOCKED',
         [horizon(), SWEEP_BATCH],
       );
       if (rows.length === 0) return 0;
       const buckets = bucketChanges(sold);
-      for (const { record } of rows) buckets.change(record, undefined, 0, true);
+      for (const { account, record } of rows) buckets.change(account, record, undefined, 0, true);
       await buckets.write(client, now());
-      await client.query('DELETE FROM history_transactions WHERE transaction_id = ANY($1)', [rows.map(({ record }) => record.transactionId)]);
+      await client.query(
+        'DELETE FROM history_transactions t USING unnest($1::text[], $2::text[]) AS k(account, id) WHERE t.account = k.account AND t.transaction_id = k.id',
+        [rows.map(({ account }) => account), rows.map(({ record }) => record.transactionId)],
+      );
       return rows.length;
     });
   }
@@ -175,20 +205,22 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   }, options.sweepEveryMs);
   timer.unref();
 
-  /** A page and its total count in one statement: a round trip is most of a read's cost. */
+  /** A page of the account's records and their total count in one statement: a round trip is most of a read's cost. */
   async function recent(query: RecentQuery): Promise<RecentPage> {
     // As in process: a cursor at or past `until` pages from `until` down.
     const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
     const values: unknown[] = [];
     const parameter: Parameter = (value) => `$${values.push(value)}`;
+    const account = parameter(query.account);
     const statuses = parameter(query.statuses.length === 0 ? null : query.statuses);
     const horizonAt = parameter(horizon());
-    const ofStatus = `(${statuses}::text[] IS NULL OR status = ANY(${statuses}::text[]))`;
+    // Every row counted or paged is the account's: the cursor positions a page within its history only.
+    const matching = `account = ${account} AND (${statuses}::text[] IS NULL OR status = ANY(${statuses}::text[]))`;
     const page = `SELECT record FROM history_transactions
-        WHERE touched_at >= ${horizonAt} AND last_updated >= ${parameter(query.since)} AND ${ofStatus}
+        WHERE touched_at >= ${horizonAt} AND last_updated >= ${parameter(query.since)} AND ${matching}
           AND (last_updated, transaction_id) < (${parameter(upper.lastUpdated)}, ${parameter(upper.transactionId)}::text COLLATE "C")
         ORDER BY last_updated DESC, transaction_id DESC LIMIT ${parameter(query.first + 1)}`;
-    const count = countRecentSql(parameter, horizonAt, ofStatus, query.since, query.until, query.statuses.length === 0 ? null : query.statuses);
+    const count = countRecentSql(parameter, account, horizonAt, matching, query.since, query.until, query.statuses.length === 0 ? null : query.statuses);
     const { rows } = await pool.query<{ records: HistoryRecord[] | null; n: string }>(
       `SELECT (SELECT json_agg(p.record) FROM (${page}) p) AS records, ${count} AS n`,
       values,
@@ -198,18 +230,18 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   }
 
   /**
-   * Records last updated in `since`–`until` (of these statuses), within retention, without
-   * counting rows: the whole minutes of the range from the buckets' per-status counts (which
+   * The account's records last updated in `since`–`until` (of these statuses: `matching` says both),
+   * within retention, without counting rows: the whole minutes of the range from the buckets' per-status counts (which
    * count each record in the minute, hour and day of its last update), less the records past
    * retention not swept yet (found by the index on the last change), plus the records of the
    * range's partial minutes at its ends, counted by the index on the last update.
    */
-  function countRecentSql(parameter: Parameter, horizonAt: string, ofStatus: string, since: number, until: number, statuses: readonly string[] | null): string {
+  function countRecentSql(parameter: Parameter, account: string, horizonAt: string, matching: string, since: number, until: number, statuses: readonly string[] | null): string {
     const [from, to] = [Math.ceil(since / MINUTE) * MINUTE, Math.floor(until / MINUTE) * MINUTE];
-    const rows = (where: string) => `(SELECT count(*) FROM history_transactions WHERE ${where} AND ${ofStatus})`;
+    const rows = (where: string) => `(SELECT count(*) FROM history_transactions WHERE ${where} AND ${matching})`;
     const between = (a: number, b: number) => `(last_updated >= ${parameter(a)} AND last_updated < ${parameter(b)})`;
     if (from >= to) return rows(`touched_at >= ${horizonAt} AND ${between(since, until)}`);
-    return `(${countInBucketsSql(parameter, from, to, now(), statuses)}
+    return `(${countInBucketsSql(parameter, account, from, to, now(), statuses)}
       - ${rows(`touched_at < ${horizonAt} AND ${between(from, to)}`)}
       + ${rows(`touched_at >= ${horizonAt} AND (${between(since, from)} OR ${between(to, until)})`)})`;
   }
@@ -217,16 +249,18 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   return {
     apply: (event) => applyAll([event]),
     applyAll,
-    notePayment: async (note, readBack) => (await changeAll([{ transactionId: note.transactionId, rule: (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack) }]))[0]!,
+    notePayment: async (note, readBack) =>
+      (await changeAll([{ account: note.account, transactionId: note.transactionId, rule: (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack) }]))[0]!,
     recent,
     stats: (query) => readStats(pool, query, now()),
-    async records(ids) {
+    async records(account, ids) {
       if (ids.length === 0) return [];
-      const { rows } = await pool.query<{ record: HistoryRecord }>('SELECT record FROM history_transactions WHERE transaction_id = ANY($1::text[])', [ids]);
+      const { rows } = await pool.query<{ record: HistoryRecord }>('SELECT record FROM history_transactions WHERE account = $1 AND transaction_id = ANY($2::text[])', [account, ids]);
       const byId = new Map(rows.map(({ record }) => [record.transactionId, record]));
       return ids.map((id) => byId.get(id));
     },
     async coveredSince() {
+      // The database's start, whatever the account: an account that sent its first event later sent nothing before.
       const { rows } = await pool.query<{ value: string }>("SELECT value FROM history_meta WHERE key = 'started'");
       // Not started yet: it holds nothing, so it covers from now.
       return Math.max(rows[0] ? Number(rows[0].value) : now(), horizon());

@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT } from '../../src/contract/accounts.js';
 import { describe, expect, it } from 'vitest';
 import { BATCH, createHistoryFeed } from '../../src/history/history-feed.js';
 import { recentQuery } from '../../src/history/history-queries.js';
@@ -35,8 +36,8 @@ describe('the history feed in batches', () => {
       // A NUL character: PostgreSQL's text cannot hold it (22021), whatever is tried again.
       for (let i = 0; i < count; i += 1) feed.push(event(i === 150 ? 'bad\u0000id' : `t${i}`, i % 3 ? 'completed' : 'pending', T0 + i * 1_000, `e${i}`));
       await feed.close(10_000);
-      expect((await history.recent(recentQuery({ first: 1 }))).totalCount).toBe(count - 1);
-      const records = await history.records(Array.from({ length: count }, (_, i) => `t${i}`));
+      expect((await history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 1 }))).totalCount).toBe(count - 1);
+      const records = await history.records(DEFAULT_ACCOUNT, Array.from({ length: count }, (_, i) => `t${i}`));
       expect(records.map((r, i) => (r ? i : -1)).filter((i) => i < 0)).toEqual([-1]);
       expect(records[150]).toBeUndefined();
       // The first push starts a batch of one; the rest wait and go by BATCH, the refused batch once more event by event.

@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT } from '../../src/contract/accounts.js';
 import { describe, expect, it } from 'vitest';
 import { historyEvent as event } from '../helpers/history-events.js';
 import { postgresHistoryDeployment } from '../helpers/postgres.js';
@@ -39,7 +40,7 @@ describe('PostgreSQL history, a connection broken under an apply', () => {
       holder.release();
       // Applied when asked again, on a new connection.
       await history.apply(event('held', 'completed', T0 + 1_000, 'e2'));
-      expect((await history.records(['held']))[0]?.status).toBe('completed');
+      expect((await history.records(DEFAULT_ACCOUNT, ['held']))[0]?.status).toBe('completed');
     } finally {
       await deployment.close();
     }

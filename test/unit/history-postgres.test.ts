@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT } from '../../src/contract/accounts.js';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { statusChanges, type HistoryRecord } from '../../src/history/history-record.js';
 import { encodeRecentCursor, recentQuery, statsQuery } from '../../src/history/history-queries.js';
@@ -17,7 +18,7 @@ import { postgresHistoryDeployment, testDatabase } from '../helpers/postgres.js'
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 const WEEK = 7 * 86_400_000;
-const all = (args = {}) => recentQuery({ first: 100, ...args });
+const all = (args = {}) => recentQuery(DEFAULT_ACCOUNT, { first: 100, ...args });
 
 async function start(ctx: TestContext, now = () => T0 + 60_000) {
   const deployment = await postgresHistoryDeployment();
@@ -34,7 +35,7 @@ describe.concurrent('PostgreSQL history', () => {
     const database = await testDatabase();
     ctx.onTestFinished(() => database.drop());
     const logger = createLogger('silent');
-    expect(await migrate(database.url, logger)).toEqual(['1764000000000_history']);
+    expect(await migrate(database.url, logger)).toEqual(['1764000000000_history', '1795723200000_history-accounts']);
     expect(await migrate(database.url, logger)).toEqual([]);
   });
 
@@ -44,11 +45,11 @@ describe.concurrent('PostgreSQL history', () => {
     await history.apply(event('t1', 'completed', T0 + 2_000, 'e3'));
     await history.apply(event('t1', 'pending', T0, 'e1')); // redelivered
     await history.apply(event('t1', 'active', T0 + 1_000, 'e2')); // late
-    const [record] = await history.records(['t1']);
+    const [record] = await history.records(DEFAULT_ACCOUNT, ['t1']);
     expect(record?.status).toBe('completed');
     expect(statusChanges(record!.entries).map((c) => c.status)).toEqual(['pending', 'active', 'completed']);
     expect([record?.firstSeen, record?.lastUpdated]).toEqual([T0, T0 + 2_000]);
-    const stats = await history.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 60_000) }, T0));
+    const stats = await history.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 60_000) }, T0));
     expect(stats.byStatus).toEqual([{ status: 'completed', count: 1, total: 2 }]);
     expect(stats.totalSold).toBe(2);
   });
@@ -75,11 +76,11 @@ describe.concurrent('PostgreSQL history', () => {
   it('records payment updates, and starts a record from a read-back transaction', async (ctx) => {
     const { history } = await start(ctx);
     await history.apply(event('t1', 'pending', T0, 'e1'));
-    expect(await history.notePayment({ transactionId: 't1', fields: ['status'], at: T0 + 5_000 })).toBe(true);
-    expect(await history.notePayment({ transactionId: 't2', fields: ['status'], at: T0 + 5_000 })).toBe(false);
+    expect(await history.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't1', fields: ['status'], at: T0 + 5_000 })).toBe(true);
+    expect(await history.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't2', fields: ['status'], at: T0 + 5_000 })).toBe(false);
     const products = [{ productId: 'p1', productPrice: 1, quantity: 2 }];
-    expect(await history.notePayment({ transactionId: 't2', fields: ['status'], at: T0 + 6_000 }, { transactionId: 't2', status: 'paid', products })).toBe(true);
-    const [t1, t2] = await history.records(['t1', 't2']);
+    expect(await history.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't2', fields: ['status'], at: T0 + 6_000 }, { transactionId: 't2', status: 'paid', products })).toBe(true);
+    const [t1, t2] = await history.records(DEFAULT_ACCOUNT, ['t1', 't2']);
     expect(t1?.payments).toEqual([[T0 + 5_000, ['status']]]);
     expect(statusChanges(t2!.entries)).toEqual([{ status: 'paid', at: T0 + 6_000, eventId: null }]);
   });
@@ -101,7 +102,7 @@ describe.concurrent('PostgreSQL history', () => {
     await history.apply(event('a', 'completed', T0 + 10_000, 'a1', 1.1, 3));
     await history.apply(event('b', 'completed', T0 + 70_000, 'b1', 2.2, 1));
     await history.apply(event('c', 'failed', T0 + 75_000, 'c1', 5, 1));
-    const stats = await history.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 120_000), interval: 'MINUTE' }, T0));
+    const stats = await history.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 120_000), interval: 'MINUTE' }, T0));
     expect(stats.buckets.map((b) => [b.count, b.totalSold])).toEqual([[1, 3.3], [2, 7.2]]);
     expect(stats.totalSold).toBe(10.5);
     expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 5, amount: 10.5 }]);
@@ -116,12 +117,12 @@ describe.concurrent('PostgreSQL history', () => {
       memory.apply!(e);
     }
     for (let i = 0; i < 25; i += 1) {
-      const note = { transactionId: 't1', fields: [`f${i}`], at: T0 + ((i * 11) % 30) * 1_000 };
+      const note = { account: DEFAULT_ACCOUNT, transactionId: 't1', fields: [`f${i}`], at: T0 + ((i * 11) % 30) * 1_000 };
       expect(await history.notePayment(note)).toBe(await memory.notePayment(note));
     }
-    const [stored] = await history.records(['t1']);
+    const [stored] = await history.records(DEFAULT_ACCOUNT, ['t1']);
     expect(stored!.entries).toHaveLength(100);
-    expect(withoutSeq(stored)).toEqual(withoutSeq((await memory.records(['t1']))[0]));
+    expect(withoutSeq(stored)).toEqual(withoutSeq((await memory.records(DEFAULT_ACCOUNT, ['t1']))[0]));
   });
 
   it('serializes instances applying events of one transaction at once: every event counted once', async (ctx) => {
@@ -130,14 +131,14 @@ describe.concurrent('PostgreSQL history', () => {
     const events = Array.from({ length: 30 }, (_, i) => event('t1', `s${i % 4}`, T0 + i * 10, `e${i}`));
     // Each event twice, once by each instance, all at the same moment.
     await Promise.all(events.flatMap((e, i) => (i % 2 ? [history.apply(e), other.apply(e)] : [other.apply(e), history.apply(e)])));
-    const [record] = await history.records(['t1']);
+    const [record] = await history.records(DEFAULT_ACCOUNT, ['t1']);
     expect(record!.entries.map((entry) => entry[3])).toEqual(events.map((e) => e.eventId));
     expect(record!.status).toBe('s1');
-    const stats = await other.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 60_000) }, T0));
+    const stats = await other.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 60_000) }, T0));
     expect(stats.byStatus).toEqual([{ status: 's1', count: 1, total: 2 }]);
     // New transactions raced too: the row one instance inserts, the other waits for.
     await Promise.all(['n1', 'n2', 'n3'].flatMap((id) => [history.apply(event(id, 'a', T0, `${id}-1`)), other.apply(event(id, 'b', T0 + 1, `${id}-2`))]));
-    expect((await history.records(['n1', 'n2', 'n3'])).map((r) => r?.entries.length)).toEqual([2, 2, 2]);
+    expect((await history.records(DEFAULT_ACCOUNT, ['n1', 'n2', 'n3'])).map((r) => r?.entries.length)).toEqual([2, 2, 2]);
   });
 
   it('forgets a record HISTORY_RETENTION after the gateway last changed it, in a sweep off the event path', async (ctx) => {
@@ -152,8 +153,8 @@ describe.concurrent('PostgreSQL history', () => {
     expect(page.records.map((r) => r.transactionId)).toEqual(['new']);
     expect(page.totalCount).toBe(1);
     expect(await history.sweep()).toBe(1);
-    expect((await history.records(['old', 'new'])).map((r) => r?.transactionId)).toEqual([undefined, 'new']);
-    const stats = await history.stats(statsQuery({ since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now));
+    expect((await history.records(DEFAULT_ACCOUNT, ['old', 'new'])).map((r) => r?.transactionId)).toEqual([undefined, 'new']);
+    const stats = await history.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now));
     expect(stats.count).toBe(1);
     const { rows } = await deployment.admin.query<{ n: string }>(
       'SELECT (SELECT count(*) FROM history_bucket_totals WHERE value < 0) + (SELECT count(*) FROM history_bucket_products WHERE quantity < 0 OR amount < 0) AS n',
@@ -164,20 +165,20 @@ describe.concurrent('PostgreSQL history', () => {
   it('says from when it covers: when it started holding events, at most HISTORY_RETENTION ago', async (ctx) => {
     let now = T0;
     const { history } = await start(ctx, () => now);
-    expect(await history.coveredSince()).toBe(T0);
+    expect(await history.coveredSince(DEFAULT_ACCOUNT)).toBe(T0);
     now += 2 * WEEK;
-    expect(await history.coveredSince()).toBe(now - WEEK);
+    expect(await history.coveredSince(DEFAULT_ACCOUNT)).toBe(now - WEEK);
   });
 
   it('reads after a restart what the instance before it wrote', async (ctx) => {
     const { history, deployment, options } = await start(ctx);
     await history.apply(event('t1', 'completed', T0, 'e1'));
-    await history.notePayment({ transactionId: 't1', fields: ['status'], at: T0 + 1_000 });
-    const [before] = await history.records(['t1']);
+    await history.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't1', fields: ['status'], at: T0 + 1_000 });
+    const [before] = await history.records(DEFAULT_ACCOUNT, ['t1']);
     const restarted = await deployment.instance({ ...options, now: () => T0 + 120_000 });
-    expect(await restarted.records(['t1'])).toEqual([before]);
+    expect(await restarted.records(DEFAULT_ACCOUNT, ['t1'])).toEqual([before]);
     expect((await restarted.recent(all())).records).toEqual([before]);
-    expect((await restarted.stats(statsQuery({ since: new Date(T0), until: new Date(T0 + 60_000) }, T0))).count).toBe(1);
-    expect(await restarted.coveredSince()).toBe(T0 + 60_000);
+    expect((await restarted.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 60_000) }, T0))).count).toBe(1);
+    expect(await restarted.coveredSince(DEFAULT_ACCOUNT)).toBe(T0 + 60_000);
   });
 });

@@ -1,7 +1,5 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
-import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
-import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import { createAuthenticator, requestGuard, type Authenticator } from '../../auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier } from '../../auth/jwt-verifier.js';
 import { createKeyStore, type KeyStore } from '../../auth/key-store.js';
@@ -15,8 +13,6 @@ import type { Logger } from '../../logging/logger.js';
  * Who may ask: the gateway's keys (API_KEYS and the watched key file), JWTs,
  * or in forward mode the service's verdict on each client's own key; then
  * the rate limit per identity. Routes that need a key take `auth.guard`.
- * Which account's transactions an identity may receive is `accountAccess`'s
- * to say (in forward mode the service's verdicts again).
  */
 
 export interface Auth {
@@ -31,8 +27,6 @@ export interface Auth {
 declare module 'fastify' {
   interface FastifyInstance {
     auth: Auth;
-    /** Which account's transactions a credential may receive (src/auth/account-access.ts). */
-    accountAccess: AccountAccess;
   }
 }
 
@@ -48,9 +42,7 @@ function keyStoreOf(config: Config, logger: Logger): KeyStore {
 export const authPlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const logger = app.log as Logger;
-    // Forward mode's key checks leave the instance within a per-second limit, so that made-up keys are not a flood
-    // upstream. Account verdicts have a limit of their own: asked for keys the service accepted, they must not use up
-    // the checks that let a new key in.
+    // Forward mode's key checks leave the instance within a per-second limit, so that made-up keys are not a flood upstream.
     const checkLimit = config.upstream && createCheckLimit(config.upstream.keyCheck.checksPerSecond);
     const keyCheck = createForwardKeyCheck(config, app.upstream, checkLimit);
     // In forward mode the service judges each client's own key: the gateway keeps none.
@@ -67,15 +59,10 @@ export const authPlugin = fp<{ config: Config }>(
         jwt?.reload();
       },
     } satisfies Auth);
-    const accountAccess = createGatewayAccountAccess(config, app.upstream);
-    app.decorate('accountAccess', accountAccess);
-    // Which transactions came in on each account's path: a key's account is asked about with one of them.
-    const unlisten = app.bus.onEvent((event) => accountAccess.note(event.account ?? DEFAULT_ACCOUNT, event.transactionId));
     app.addHook('preClose', async () => {
-      unlisten();
       keyCheck?.close();
       keys?.close();
     });
   },
-  { name: 'auth', dependencies: ['events', 'backend', 'redis'] },
+  { name: 'auth', dependencies: ['backend', 'redis'] },
 );

@@ -5,7 +5,9 @@ import { createCoalescingBackend } from '../../backends/coalescing-backend.js';
 import { createMemoryBackend } from '../../backends/memory/memory-backend.js';
 import { createSimulatorControl, startSimulator } from '../../backends/memory/simulator.js';
 import { createRestBackend, type UpstreamCall } from '../../backends/rest/rest-backend.js';
+import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
 import type { Config } from '../../config/index.js';
+import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import { eventTime } from '../../events/event-time.js';
 import { serviceEventFor } from '../../events/service-events.js';
 import { recordingPayments } from '../../history/payment-recording.js';
@@ -32,6 +34,12 @@ declare module 'fastify' {
     onTransactionForgotten(listener: (transactionId: string) => void): void;
     /** Runs the memory backend's demo simulator while a dashboard asks (SIMULATOR=auto). */
     demo: (() => () => void) | undefined;
+    /**
+     * Which account's transactions a credential may receive (src/auth/account-access.ts): in forward mode
+     * asked of the service through `upstream`, with a limit of its own so that it never uses up the checks
+     * that let a new key in.
+     */
+    accountAccess: AccountAccess;
   }
 }
 
@@ -91,10 +99,15 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     // Reads shared while in flight (outermost, so a cache miss is read once), then the cache.
     const cached = cacheTtlMs > 0 ? createCachingBackend(base, { ttlMs: cacheTtlMs, onForget: (id) => forgotten.forEach((listener) => listener(id)) }) : base;
     const served = (deps.fastPaths?.coalesce ?? true) ? createCoalescingBackend(cached) : cached;
-    const backend = app.history ? recordingPayments(served, app.history, logger) : served;
+    const accountAccess = createGatewayAccountAccess(config, base);
+    // Which transactions came in on each account's path: a key's account is asked about with one of them.
+    const unnote = app.bus.onEvent((event) => accountAccess.note(event.account ?? DEFAULT_ACCOUNT, event.transactionId));
+    // A payment goes to the history the caller reads.
+    const backend = app.history ? recordingPayments(served, app.history, (credential) => accountAccess.historyAccount(credential), logger) : served;
 
     app.decorate('backend', backend);
     app.decorate('upstream', base as Backend);
+    app.decorate('accountAccess', accountAccess);
     app.decorate('onTransactionForgotten', (listener: (transactionId: string) => void) => void forgotten.add(listener));
     app.decorate('demo', 'demo' in picked ? picked.demo : undefined);
     if (base.upstreamState) {
@@ -120,6 +133,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       if ('stop' in picked) picked.stop?.();
     });
     app.addHook('onClose', async () => {
+      unnote();
       stopWatching?.();
       stopRefreshing();
       await backend.close();

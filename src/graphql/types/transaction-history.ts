@@ -107,7 +107,10 @@ const coveredSinceField = {
   type: 'DateTime' as const,
   description:
     'From when the history holds every transaction updated since: the latest of when its store started holding events, now − HISTORY_RETENTION, and just after the last update of any transaction dropped to stay within HISTORY_MAX_TRANSACTIONS. A range starting earlier is answered from this part of it only.',
-  resolve: async (_parent: unknown, _args: unknown, ctx: GatewayContext) => new Date(await historyOf(ctx).store.coveredSince().catch(historyUnavailable)),
+  resolve: async (_parent: unknown, _args: unknown, ctx: GatewayContext) => {
+    const history = historyOf(ctx);
+    return new Date(await history.store.coveredSince(await history.account()).catch(historyUnavailable));
+  },
 };
 
 interface Connection {
@@ -234,8 +237,9 @@ builder.queryFields((t) =>
       until: t.arg({ type: 'DateTime', description: 'Only transactions last updated before this time.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const query = recentQuery(args);
-      const page = await historyOf(ctx).store.recent(query).catch(historyUnavailable);
+      const history = historyOf(ctx);
+      const query = recentQuery(await history.listedAccount(), args);
+      const page = await history.store.recent(query).catch(historyUnavailable);
       const [first, last] = [page.records[0], page.records.at(-1)];
       return {
         records: page.records,
@@ -257,6 +261,9 @@ builder.queryFields((t) =>
       until: t.arg({ type: 'DateTime', description: 'End of the range (aligned up to the interval); default now.' }),
       interval: t.arg({ type: StatsIntervalRef, defaultValue: 'MINUTE', description: 'Width of each interval.' }),
     },
-    resolve: async (_root, args, ctx) => historyOf(ctx).store.stats(statsQuery(args, Date.now())).catch(historyUnavailable),
+    resolve: async (_root, args, ctx) => {
+      const history = historyOf(ctx);
+      return history.store.stats(statsQuery(await history.listedAccount(), args, Date.now())).catch(historyUnavailable);
+    },
   }),
 }));
