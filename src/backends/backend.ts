@@ -119,10 +119,11 @@ export interface Backend {
    * Told of a transaction the service reported changed (a webhook), so
    * whatever the backend holds of it is refreshed. `at` is when the change
    * happened: a backend that stores the update ignores one older than what
-   * it has (webhooks can arrive out of order). Backends that hold nothing
-   * leave it out.
+   * it has (webhooks can arrive out of order). `account` is the account
+   * whose path the webhook came in on (contract/accounts.ts). Backends that
+   * hold nothing leave it out.
    */
-  noteTransactionUpdate?(transaction: Transaction, at?: number): void;
+  noteTransactionUpdate?(transaction: Transaction, at?: number, account?: string): void;
   /**
    * For backends that are the service themselves (memory): calls `listener`
    * with each transaction they change, as the service's webhook would.

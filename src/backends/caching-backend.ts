@@ -58,9 +58,9 @@ export function createCachingBackend(inner: Backend, options: CachingOptions): B
         forgetTransaction(id);
       }
     },
-    noteTransactionUpdate(transaction, at) {
+    noteTransactionUpdate(transaction, at, account) {
       forgetTransaction(transaction.transactionId);
-      inner.noteTransactionUpdate?.(transaction, at);
+      inner.noteTransactionUpdate?.(transaction, at, account);
     },
     watchTransactionChanges: inner.watchTransactionChanges?.bind(inner),
     close: () => inner.close(),

@@ -77,9 +77,9 @@ export function createCoalescingBackend(inner: Backend): Backend {
     getVending: (id, query, credential, scope) => share('vending', [id, query.products], credential, scope, (own) => inner.getVending(id, query, credential, own)),
     listVendings: (query, credential, scope) => share('vendings', [query.products], credential, scope, (own) => inner.listVendings(query, credential, own)),
     updatePayment: (id, payment, credential, scope) => inner.updatePayment(id, payment, credential, scope),
-    noteTransactionUpdate(transaction, at) {
+    noteTransactionUpdate(transaction, at, account) {
       forgetTransactionReads(inFlight, transaction.transactionId);
-      inner.noteTransactionUpdate?.(transaction, at);
+      inner.noteTransactionUpdate?.(transaction, at, account);
     },
     watchTransactionChanges: inner.watchTransactionChanges?.bind(inner),
     close: () => inner.close(),

@@ -125,7 +125,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     });
     // Every event, from any instance, refreshes what this one holds of its transaction.
     const stopRefreshing = bus.onEvent((event) =>
-      backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event)),
+      backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event), event.account ?? DEFAULT_ACCOUNT),
     );
     // The simulator stops before the drain; what a request in flight changes is still published while
     // the drain waits for it, so the watch and the refresh end only once the drain is over.

@@ -1,3 +1,4 @@
+import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import type { PaymentUpdate, Transaction, Vending } from '../../contract/index.js';
 import { badUserInput, notFound } from '../../errors.js';
 import type { Backend, VendingQuery } from '../backend.js';
@@ -77,10 +78,13 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
       transaction.status = status;
       return changed(transaction);
     },
-    noteTransactionUpdate(update, at = Date.now()) {
+    noteTransactionUpdate(update, at = Date.now(), account = DEFAULT_ACCOUNT) {
       // The memory backend plays the service: a webhook about a transaction is
       // the service's word on it, so it is stored (added when new), quietly,
-      // unless the service already said something later.
+      // unless the service already said something later. It plays one
+      // account's service, the default one: another account's webhooks tell it
+      // nothing, and its keys read none of that account's transactions.
+      if (account !== DEFAULT_ACCOUNT) return;
       if (at < (changedAt.get(update.transactionId) ?? Number.NEGATIVE_INFINITY)) return;
       changedAt.set(update.transactionId, at);
       const current = transactions.get(update.transactionId);
