@@ -1,6 +1,7 @@
 import { SYSTEM_IDENTITY, type Backend, type Credential } from '../backends/backend.js';
 import { boundedCache } from '../backends/bounded-cache.js';
 import type { Config } from '../config/index.js';
+import type { Logger } from '../logging/logger.js';
 import { DEFAULT_ACCOUNT } from '../contract/accounts.js';
 import { ErrorCode, isGatewayError } from '../errors.js';
 import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './upstream-verdicts.js';
@@ -26,6 +27,14 @@ import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './
  * a bound, one call for concurrent asks, the per-second limit; an ask that
  * gets no verdict (timeout, 5xx, the limit) denies for now and is asked
  * again next time.
+ *
+ * A service may also send several accounts' webhooks to one account's path
+ * (misconfigured). Each renewal of a key's verdict on an account asks about
+ * that account's latest transaction, not the first: a key the service lets
+ * read one transaction of the path and not another (404, not a refused key)
+ * shows the path carries several accounts. From then on that path is judged
+ * transaction by transaction, as the default one is, and its lists and sums
+ * are nobody's (logged once, naming the path).
  */
 
 export interface ForwardAccountOptions {
@@ -48,6 +57,8 @@ export interface AccountAccessOptions {
   forward?: ForwardAccountOptions | undefined;
   /** Most accounts whose latest transaction is remembered (forward mode); past it the least recently noted is forgotten. @default 1000 */
   maxAccounts?: number | undefined;
+  /** Told once of each account's path found to carry several accounts' webhooks. */
+  onMixedPath?: ((account: string) => void) | undefined;
 }
 
 export interface AccountAccess {
@@ -59,9 +70,15 @@ export interface AccountAccess {
   mayRead(credential: Credential, account: string, transactionId: string): Promise<boolean>;
   /** The account whose history and statistics `credential` reads. Never throws. */
   historyAccount(credential: Credential): Promise<string>;
-  /** Whether each transaction of `account` is judged on its own (forward mode, the default account): lists are filtered per transaction, and sums cannot be shown. */
+  /**
+   * Whether each transaction of `account` is judged on its own (forward mode: the default account, and a path found
+   * to carry several accounts' webhooks): its lists and sums are nobody's.
+   */
   judgesEachTransaction(account: string): boolean;
 }
+
+/** What a key's last verdict on an account's path said: it could read the transaction, or it was not found. */
+type Said = 'yes' | 'not-found';
 
 /** What the service answers a key that may not read a transaction: a verdict ("no"), unlike a failure. */
 const NO_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.UNAUTHENTICATED, ErrorCode.FORBIDDEN]);
@@ -85,8 +102,12 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
   // Each account's latest transaction, by account name.
   const noted = boundedCache<string>({ max: options.maxAccounts ?? 1_000 });
 
+  // What each key's last verdict on an account said, beyond the verdicts' period: the next one is compared with it.
+  const lastSaid = boundedCache<Said>({ max: maxEntries });
+  const mixed = new Set<string>();
+
   /** Whether the key may read `transactionId`, remembered under `slot` (an account, or the transaction itself). */
-  async function verdict(authorization: string, slot: string, transactionId: string): Promise<boolean> {
+  async function verdict(authorization: string, slot: string, transactionId: string, account?: string): Promise<boolean> {
     const key = `${keyDigest(authorization)}${slot}`;
     const known = verdicts.get(key);
     if (known !== undefined) return known;
@@ -94,15 +115,31 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
       probe(authorization, transactionId).then(
         () => true,
         (error: unknown) => {
-          if (isGatewayError(error) && NO_CODES.has(error.code)) return false;
+          if (isGatewayError(error) && NO_CODES.has(error.code)) {
+            // A 404 says "not yours"; a refused key says nothing of the path.
+            if (account !== undefined && error.code === ErrorCode.NOT_FOUND) compare(key, account, 'not-found');
+            return false;
+          }
           throw error;
         },
-      );
+      ).then((yes) => {
+        if (yes && account !== undefined) compare(key, account, 'yes');
+        return yes;
+      });
     try {
       return await verdicts.ask(key, judge, true);
     } catch {
       return false; // No verdict: denied for now, and asked again next time.
     }
+  }
+
+  /** One key told yes for one transaction of a path and "not found" for another: the path carries several accounts. */
+  function compare(key: string, account: string, said: Said): void {
+    const before = lastSaid.get(key);
+    lastSaid.set(key, said);
+    if (before === undefined || before === said || mixed.has(account)) return;
+    mixed.add(account);
+    options.onMixedPath?.(account);
   }
 
   // A digest is base64 (no `@` or `#`): an account's slot and a transaction's never meet.
@@ -114,17 +151,17 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
       if (account !== DEFAULT_ACCOUNT) noted.set(account, transactionId);
     },
     mayRead(credential, account, transactionId) {
-      const slot = account === DEFAULT_ACCOUNT ? `#${transactionId}` : accountSlot(account);
-      return verdict(credential.authorization, slot, transactionId);
+      if (account === DEFAULT_ACCOUNT || mixed.has(account)) return verdict(credential.authorization, `#${transactionId}`, transactionId);
+      return verdict(credential.authorization, accountSlot(account), transactionId, account);
     },
     async historyAccount(credential) {
       for (const account of [...noted.keys()].sort()) {
         const transactionId = noted.peek(account);
-        if (transactionId !== undefined && (await verdict(credential.authorization, accountSlot(account), transactionId))) return account;
+        if (transactionId !== undefined && (await verdict(credential.authorization, accountSlot(account), transactionId, account))) return account;
       }
       return DEFAULT_ACCOUNT;
     },
-    judgesEachTransaction: (account) => account === DEFAULT_ACCOUNT,
+    judgesEachTransaction: (account) => account === DEFAULT_ACCOUNT || mixed.has(account),
   };
 }
 
@@ -134,7 +171,7 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
  * itself (breaker, concurrency limit, metrics), not the entity cache, which
  * could answer for a key the service no longer lets read the transaction.
  */
-export function createGatewayAccountAccess(config: Config, backend: Backend, limit?: CheckLimit): AccountAccess {
+export function createGatewayAccountAccess(config: Config, backend: Backend, logger: Logger, limit?: CheckLimit): AccountAccess {
   if (!config.forwardMode || !config.upstream) return createAccountAccess();
   return createAccountAccess({
     forward: {
@@ -142,5 +179,10 @@ export function createGatewayAccountAccess(config: Config, backend: Backend, lim
       limit,
       probe: (authorization, transactionId) => backend.getTransaction(transactionId, { authorization, identity: SYSTEM_IDENTITY }),
     },
+    onMixedPath: (account) =>
+      logger.error(
+        { account },
+        `POST /webhooks/${account} carries the webhooks of several accounts of the service (a key may read some of its transactions and not others): each is now shown only to keys the service lets read it, and its history is listed and summed for nobody; have each account send its webhooks to a path of its own`,
+      ),
   });
 }

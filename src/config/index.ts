@@ -2,7 +2,7 @@ import type { Env } from './kinds.js';
 import { readSettings } from './read.js';
 import { isForwardMode, isProduction } from './requirements.js';
 import { parseKeyEntry, type KeyEntry } from './key-entries.js';
-import { accountSecrets } from './webhook-secrets.js';
+import { webhookSecrets } from './webhook-secrets.js';
 import { fixed } from './fixed.js';
 import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 
@@ -16,7 +16,7 @@ import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 export { ConfigError, type Env } from './kinds.js';
 export { DEVELOPMENT_API_KEY } from './spec.js';
 export { PERMISSIONS, parseKeyEntry, parseKeyFile, type KeyEntry, type Permission } from './key-entries.js';
-export { parseAccountSecret, type AccountSecret } from './webhook-secrets.js';
+export { parseSecretEntry } from './webhook-secrets.js';
 
 export type Config = ReturnType<typeof shape>;
 export type BackendKind = Config['backend'];
@@ -72,10 +72,10 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     jwt: checksKeys ? jwt(v) : undefined,
     /** The development key when no key or token is configured outside production; printed on start. */
     devApiKey: checksKeys && !given.has('API_KEYS') && !hasOtherIdentities && !production ? DEVELOPMENT_API_KEY : undefined,
-    /** Several while one is rotated out; empty: unsigned webhooks are accepted. */
-    webhookSecrets: v.WEBHOOK_SECRET,
+    /** Several while one is rotated out; empty: unsigned webhooks are accepted (on `/webhooks`, and on accounts' paths without their own). */
+    webhookSecrets: webhookSecrets(v.WEBHOOK_SECRET).plain,
     /** The secrets of accounts that sign their webhooks (`POST /webhooks/{account}`) with their own: only these check them. */
-    webhookAccountSecrets: accountSecrets(v.WEBHOOK_ACCOUNT_SECRETS),
+    webhookAccountSecrets: webhookSecrets(v.WEBHOOK_SECRET).byAccount,
     simulator: { mode: v.SIMULATOR, intervalMs: fixed.simulatorIntervalMs },
     redisUrl: v.REDIS_URL,
     databaseUrl: v.DATABASE_URL,
@@ -99,7 +99,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
       maxTokens: v.MAX_TOKENS,
       maxDirectives: v.MAX_DIRECTIVES,
       introspection: v.INTROSPECTION,
-      fieldSuggestions: v.FIELD_SUGGESTIONS,
+      // Hints name parts of the schema as introspection does: one switch for both.
+      fieldSuggestions: v.INTROSPECTION,
       trustedDocuments: v.TRUSTED_DOCUMENTS,
     },
     websocket: {

@@ -1,3 +1,4 @@
+import { webhookSecrets } from './webhook-secrets.js';
 import type { Values, VariableName } from './spec.js';
 
 /*
@@ -49,12 +50,12 @@ export const requirements: readonly Requirement[] = [
   // Unsigned webhooks let anyone publish events to every subscriber: in production only on request.
   {
     variable: 'WEBHOOK_SECRET',
-    when: 'when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)',
-    missing: (values, given) => isProduction(values) && !given.has('WEBHOOK_UNSIGNED') && values.WEBHOOK_SECRET.length === 0,
+    when: 'with a secret alone (not an account=secret entry) when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)',
+    missing: (values, given) => isProduction(values) && !given.has('WEBHOOK_UNSIGNED') && webhookSecrets(values.WEBHOOK_SECRET).plain.length === 0,
   },
   {
     variable: 'WEBHOOK_SECRET',
-    when: 'when WEBHOOK_UNSIGNED=refuse',
-    missing: (values) => values.WEBHOOK_UNSIGNED === 'refuse' && values.WEBHOOK_SECRET.length === 0,
+    when: 'with a secret alone when WEBHOOK_UNSIGNED=refuse',
+    missing: (values) => values.WEBHOOK_UNSIGNED === 'refuse' && webhookSecrets(values.WEBHOOK_SECRET).plain.length === 0,
   },
 ];

@@ -1,5 +1,5 @@
 import { parseKeyEntry } from './key-entries.js';
-import { parseAccountSecret, WEBHOOK_SECRET_PATTERN } from './webhook-secrets.js';
+import { parseSecretEntry } from './webhook-secrets.js';
 import { duration, httpUrl, inProduction, integer, list, onOff, oneOf, postgresUrl, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
 
 /*
@@ -79,21 +79,16 @@ const upstream = {
 const events = {
   WEBHOOK_SECRET: list({
     secret: true,
-    item: { pattern: WEBHOOK_SECRET_PATTERN, accepts: 'Standard Webhooks secrets (whsec_ followed by base64), comma-separated' },
-    doc: 'Standard Webhooks secret(s) the service signs webhooks with, comma-separated while one is rotated out (old and new both); when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start); it checks `/webhooks`, and `/webhooks/{account}` for every account not in `WEBHOOK_ACCOUNT_SECRETS`',
-  }),
-  WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without `WEBHOOK_SECRET`: `allow` takes unsigned webhooks, `refuse` stops the gateway from starting; `allow` in production only where nobody but the service can reach `/webhooks` (and the paths of accounts not in `WEBHOOK_ACCOUNT_SECRETS`); no effect when `WEBHOOK_SECRET` is set' }),
-  WEBHOOK_ACCOUNT_SECRETS: list({
-    secret: true,
     item: {
       problem: (entry) => {
-        const parsed = parseAccountSecret(entry);
+        const parsed = parseSecretEntry(entry);
         return typeof parsed === 'string' ? parsed : undefined;
       },
-      accepts: 'comma-separated account=secret entries (an account name of letters, digits, ".", "_" and "-", at most 64 characters; a Standard Webhooks secret, whsec_ followed by base64)',
+      accepts: 'comma-separated Standard Webhooks secrets (whsec_ followed by base64), each alone or as account=secret (an account name of letters, digits, ".", "_" and "-", at most 64 characters)',
     },
-    doc: 'set it when accounts of the service send their webhooks to `/webhooks/{account}` signed with secrets of their own: `account=whsec_…` entries, comma-separated, several for one account while its secret is rotated out; a listed account\'s webhooks are checked with its own secrets only (unsigned or badly signed: 401), any other account\'s with `WEBHOOK_SECRET` as `/webhooks` is, so it does not replace `WEBHOOK_SECRET` in production',
+    doc: 'Standard Webhooks secret(s) the service signs webhooks with, comma-separated while one is rotated out (old and new both); when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start). A secret alone checks `/webhooks`, and `/webhooks/{account}` for every account without secrets of its own; `account=whsec_…` is that account\'s own (its path is then checked with its own secrets only), for accounts of the service that sign their webhooks with secrets of their own. An `account=` entry does not stand for a secret alone in production',
   }),
+  WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without a secret alone in `WEBHOOK_SECRET`: `allow` takes unsigned webhooks on `/webhooks` (and on the paths of accounts without secrets of their own), `refuse` stops the gateway from starting; `allow` in production only where nobody but the service can reach those paths; no effect when `WEBHOOK_SECRET` holds a secret alone' }),
   REDIS_URL: redisUrl({ doc: 'set it when more than one instance runs: events, webhook dedupe, the replay log and rate limits are shared by every instance through this Redis (each instance keeps its own history, fed from the shared log, unless `DATABASE_URL` is set) (a command unanswered for 1 s counts Redis as away: webhooks get 503, rate limits fail open, readiness says 503)' }),
   REDIS_PREFIX: text({ default: 'vending-gateway:', doc: 'prefix of every Redis key; the instances of one deployment share it; give each deployment its own when several share one Redis' }),
   EVENT_LOG_SIZE: integer({ min: 1, max: 1_000_000, default: 1_000, doc: 'events kept for resuming subscribers (`after`, `Last-Event-ID`); raise it when clients are disconnected for longer than this many events take to arrive (they then get `EVENTS_EXPIRED`). Without `REDIS_URL` the in-process log also keeps at most 64 MiB of events (their JSON) per thousand of this size, the oldest going first (with Redis the log is in Redis: bound it there with `maxmemory`)' }),
@@ -118,8 +113,7 @@ const graphql = {
   MAX_COST: integer({ min: 1, max: 10_000_000, default: 5_000, doc: `highest cost of one operation, in GraphQL Armor's units (a leaf 1, an object 2, ×1.5 per level), where a list argument multiplies its field's cost by its length, variables included; ${raiseWhen}, lower it to refuse expensive operations sooner` }),
   MAX_TOKENS: integer({ min: 10, max: 10_000_000, default: 5_000, doc: `most tokens in one document; ${raiseWhen}` }),
   MAX_DIRECTIVES: integer({ min: 0, max: 100_000, default: 50, doc: `most directives in one operation; ${raiseWhen}` }),
-  INTROSPECTION: onOff({ default: inProduction(false, true), doc: 'whether the schema may be introspected; on in production only where the schema is no secret (a public API, a staging instance)' }),
-  FIELD_SUGGESTIONS: onOff({ default: inProduction(false, true), doc: 'whether errors carry "Did you mean …?" hints (fields, arguments, types, enum values, input fields; in documents and in variables); on in production only where the schema is no secret' }),
+  INTROSPECTION: onOff({ default: inProduction(false, true), doc: 'whether the schema may be introspected, and errors carry "Did you mean …?" hints (fields, arguments, types, enum values, input fields; in documents and in variables), which tell as much of it; on in production only where the schema is no secret (a public API, a staging instance)' }),
   GRAPHIQL: onOff({ default: inProduction(false, true), doc: 'whether a browser opening `/graphql` gets GraphiQL, served from the gateway itself (nothing loaded from the internet; strict Content-Security-Policy); on in production for a staging instance people explore; never with `TRUSTED_DOCUMENTS=only`; with `INTROSPECTION=off` it runs what is typed but cannot complete or document it' }),
   TRUSTED_DOCUMENTS: oneOf(['any', 'only'], { default: 'any', doc: '`only`: accept just the operations of `schema/operations/`, by hash; for a deployment whose every client is built from those operations, so no other query can be run' }),
 };

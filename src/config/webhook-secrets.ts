@@ -1,26 +1,22 @@
 import { accountProblem } from '../contract/accounts.js';
 
 /*
- * Webhook signing secrets as the configuration writes them: WEBHOOK_SECRET's
- * (the default account's, and every account's without secrets of its own) and
- * WEBHOOK_ACCOUNT_SECRETS' `account=whsec_…` entries. Pure: the config reader
- * uses it, and no problem it words ever repeats any part of an entry, since a
- * secret pasted in the wrong place would otherwise reach the start-up log.
+ * Webhook signing secrets as WEBHOOK_SECRET writes them: `whsec_…` entries
+ * (checking `/webhooks`, and every account's path without secrets of its own)
+ * and `account=whsec_…` entries (that account's path only). Pure: the config
+ * reader uses it, and no problem it words ever repeats any part of an entry,
+ * since a secret pasted in the wrong place would otherwise reach the start-up
+ * log.
  */
 
 /** A Standard Webhooks secret: `whsec_` followed by base64. */
 export const WEBHOOK_SECRET_PATTERN = /^whsec_[A-Za-z0-9+/=]+$/;
 
-export interface AccountSecret {
-  account: string;
-  secret: string;
-}
-
-/** The entry `account=whsec_…`, or what is wrong with it, in words that quote none of it. */
-export function parseAccountSecret(entry: string): AccountSecret | string {
-  // Account names hold no "=", base64 may end with some: the first one separates the two.
-  const at = entry.indexOf('=');
-  if (at < 0) return 'no "=" between the account and its secret';
+/** The entry `whsec_…` (no account) or `account=whsec_…`, or what is wrong with it, in words that quote none of it. */
+export function parseSecretEntry(entry: string): { account: string | undefined; secret: string } | string {
+  // A secret starts with whsec_; account names hold no "=", base64 may end with some: the first one separates the two.
+  const at = entry.startsWith('whsec_') ? -1 : entry.indexOf('=');
+  if (at < 0) return WEBHOOK_SECRET_PATTERN.test(entry.trim()) ? { account: undefined, secret: entry.trim() } : 'a secret must be whsec_ followed by base64, alone or after an account name and "="';
   const account = entry.slice(0, at).trim();
   const secret = entry.slice(at + 1).trim();
   const problem = accountProblem(account);
@@ -29,13 +25,18 @@ export function parseAccountSecret(entry: string): AccountSecret | string {
   return { account, secret };
 }
 
-/** Each account's secrets, in the order given (several while one is rotated out); the entries were checked when read. */
-export function accountSecrets(entries: readonly string[]): ReadonlyMap<string, readonly string[]> {
-  const secrets = new Map<string, string[]>();
+/**
+ * The secrets of `/webhooks` (and of accounts without their own), and each account's own, in the order given
+ * (several while one is rotated out); the entries were checked when read.
+ */
+export function webhookSecrets(entries: readonly string[]): { plain: string[]; byAccount: ReadonlyMap<string, readonly string[]> } {
+  const plain: string[] = [];
+  const byAccount = new Map<string, string[]>();
   for (const entry of entries) {
-    const parsed = parseAccountSecret(entry);
-    if (typeof parsed === 'string') throw new Error('WEBHOOK_ACCOUNT_SECRETS was read without its entries checked');
-    secrets.set(parsed.account, [...(secrets.get(parsed.account) ?? []), parsed.secret]);
+    const parsed = parseSecretEntry(entry);
+    if (typeof parsed === 'string') throw new Error('WEBHOOK_SECRET was read without its entries checked');
+    if (parsed.account === undefined) plain.push(parsed.secret);
+    else byAccount.set(parsed.account, [...(byAccount.get(parsed.account) ?? []), parsed.secret]);
   }
-  return secrets;
+  return { plain, byAccount };
 }

@@ -28,7 +28,7 @@ export const OPERATION_RULES = [
   'max-cost',
   /** INTROSPECTION=off. */
   'introspection',
-  /** A code on every error, quotes cut short, FIELD_SUGGESTIONS=off's hints taken out. */
+  /** A code on every error, quotes cut short, INTROSPECTION=off's hints taken out. */
   'error-codes',
   /** TRUSTED_DOCUMENTS=only (trusted-documents.ts). */
   'trusted-documents',

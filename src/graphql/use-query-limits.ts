@@ -153,7 +153,7 @@ function nestingProblem(params: { query?: unknown; variables?: unknown; extensio
 
 /** The rules of query limits, by name (operation-rules.ts puts them in order). */
 export function queryLimitRules(limits: QueryLimits): Pick<OperationRules, 'document-nesting' | 'query-limits' | 'max-cost' | 'introspection' | 'error-codes'> {
-  // One shaping of every error a client gets (FIELD_SUGGESTIONS=off adds taking out the hints), in one hook per stage.
+  // One shaping of every error a client gets (INTROSPECTION=off adds taking out the hints), in one hook per stage.
   const shape: Shape = limits.fieldSuggestions ? forClient : (error) => forClient(withoutSuggestion(error));
   const reported = reportedAs(shape);
   return {

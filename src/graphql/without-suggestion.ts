@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 
 /*
- * FIELD_SUGGESTIONS=off (the production default): no error names a part of
+ * INTROSPECTION=off (the production default): no error names a part of
  * the schema the client did not. graphql-js ends such messages with "Did you
  * mean …?" for fields, arguments and types while validating, and for enum
  * values and input fields both while validating literals and while coercing
@@ -16,7 +16,7 @@ const HINT = 'Did you mean';
 /** graphql-js's `didYouMean`: names are GraphQL names, so a suggestion holds no `?` of its own. */
 const SUGGESTION = /\s*Did you mean [^?]*\?/g;
 
-/** The error without graphql-js's "Did you mean …?" (FIELD_SUGGESTIONS=off). */
+/** The error without graphql-js's "Did you mean …?" (INTROSPECTION=off). */
 export function withoutSuggestion<E extends Error>(error: E): E | GraphQLError {
   if (!(error instanceof GraphQLError) || !error.message.includes(HINT)) return error;
   return new GraphQLError(error.message.replace(SUGGESTION, ''), {

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Credential } from '../backends/backend.js';
+import { DEFAULT_ACCOUNT } from '../contract/accounts.js';
 import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
 import type { HistoryRecord } from './history-record.js';
 import type { HistoryStore } from './history-store.js';
@@ -38,10 +39,10 @@ export function historyUnavailable(error: unknown): never {
   throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'The transaction history cannot be read right now (its store does not answer); retry later', { cause: error });
 }
 
-const unlisted = () =>
+const unlisted = (account: string) =>
   new GatewayError(
     ErrorCode.FORBIDDEN,
-    'This key reads no account whose webhooks come to a path of its own: the webhooks of POST /webhooks may be several accounts\' (the service judges each key), so their history is listed and summed for nobody. Have each account send its webhooks to POST /webhooks/{account}.',
+    `This key's transactions come to ${account === DEFAULT_ACCOUNT ? 'POST /webhooks' : `POST /webhooks/${account}`}, which may carry several accounts' webhooks (the service judges each key transaction by transaction), so that history is listed and summed for nobody. Have each account send its webhooks to a path of its own, POST /webhooks/{account}.`,
   );
 
 export function createHistoryReader(store: HistoryStore, credential: Credential, accounts: HistoryAccounts): HistoryReader {
@@ -52,7 +53,7 @@ export function createHistoryReader(store: HistoryStore, credential: Credential,
     account: () => (account ??= accounts.historyAccount(credential)),
     async listedAccount() {
       const listed = await reader.account();
-      if (accounts.judgesEachTransaction(listed)) throw unlisted();
+      if (accounts.judgesEachTransaction(listed)) throw unlisted(listed);
       return listed;
     },
     record(transactionId) {

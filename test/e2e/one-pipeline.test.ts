@@ -121,7 +121,7 @@ const CASES: Record<OperationRuleName, Case> = {
     refusals: [{ operation: { query: '{ __schema { queryType { name } } }' }, code: 'BAD_USER_INPUT', message: /introspection/i }],
   },
   'error-codes': {
-    env: () => ({ FIELD_SUGGESTIONS: 'off' }),
+    env: () => ({ INTROSPECTION: 'off' }),
     refusals: [{ operation: { query: '{ vending(id: "x") { vendingI } }' }, code: 'BAD_USER_INPUT', message: /^Cannot query field "vendingI" on type "Vending"\.$/ }],
   },
   'trusted-documents': {

@@ -109,7 +109,7 @@ describe('webhooks per account, signed', () => {
   const [A_OLD, A_NEW, B] = [newSecret(), newSecret(), newSecret()];
   let gw: Gateway;
   beforeAll(async () => {
-    gw = await accountsGateway({ WEBHOOK_SECRET: DEFAULT, WEBHOOK_ACCOUNT_SECRETS: `acct-a=${A_OLD}, acct-b=${B}, acct-a=${A_NEW}` }, ['acct-a', 'acct-b', '']);
+    gw = await accountsGateway({ WEBHOOK_SECRET: `${DEFAULT},acct-a=${A_OLD}, acct-b=${B}, acct-a=${A_NEW}` }, ['acct-a', 'acct-b', '']);
   });
   afterAll(() => gw.close());
   const sentinel = (transaction: ReturnType<typeof txn>) => buildWebhookRequest({ form: 'legacy', transaction, secret: DEFAULT });
@@ -271,11 +271,11 @@ describe('webhooks per account, signed', () => {
   });
 });
 
-describe('webhooks per account, without WEBHOOK_SECRET', () => {
+describe('webhooks per account, without a secret alone in WEBHOOK_SECRET', () => {
   const A = newSecret();
   let gw: Gateway;
   beforeAll(async () => {
-    gw = await accountsGateway({ WEBHOOK_ACCOUNT_SECRETS: `acct-a=${A}` }, []);
+    gw = await accountsGateway({ WEBHOOK_SECRET: `acct-a=${A}` }, []);
   });
   afterAll(() => gw.close());
   const sentinel = (transaction: ReturnType<typeof txn>) => buildWebhookRequest({ form: 'legacy', transaction });

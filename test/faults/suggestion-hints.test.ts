@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
- * In production (or FIELD_SUGGESTIONS=off) no error hints at the schema
+ * In production (or INTROSPECTION=off) no error hints at the schema
  * (they would let a stranger map it): not for fields, and not for enum values and input
  * fields either, which graphql-js names while validating literals and
  * while coercing variables (at execution, past GraphQL Armor's filter).
@@ -44,7 +44,7 @@ async function messages(running: RunningGateway, { query, variables }: Case): Pr
 describe('error hints at the schema', () => {
   it.each([
     ['NODE_ENV=production', { NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow' }],
-    ['FIELD_SUGGESTIONS=off', { FIELD_SUGGESTIONS: 'off' }],
+    ['INTROSPECTION=off', { INTROSPECTION: 'off' }],
   ])('are never given with %s', async (_name, env: Record<string, string>) => {
     const running = await startGateway(env);
     try {

@@ -99,7 +99,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     // Reads shared while in flight (outermost, so a cache miss is read once), then the cache.
     const cached = cacheTtlMs > 0 ? createCachingBackend(base, { ttlMs: cacheTtlMs, onForget: (id) => forgotten.forEach((listener) => listener(id)) }) : base;
     const served = (deps.fastPaths?.coalesce ?? true) ? createCoalescingBackend(cached) : cached;
-    const accountAccess = createGatewayAccountAccess(config, base);
+    const accountAccess = createGatewayAccountAccess(config, base, logger);
     // Which transactions came in on each account's path: a key's account is asked about with one of them.
     const unnote = app.bus.onEvent((event) => accountAccess.note(event.account ?? DEFAULT_ACCOUNT, event.transactionId));
     // A payment goes to the history the caller reads.

@@ -26,7 +26,7 @@ export const webhooksPlugin = fp<{ config: Config }>(
     const { bus, metrics, shutdown } = app;
     const accounts = config.webhookAccountSecrets;
     if (config.webhookSecrets.length === 0) {
-      const except = accounts.size > 0 ? ` (except on the paths of the ${accounts.size} account(s) in WEBHOOK_ACCOUNT_SECRETS)` : '';
+      const except = accounts.size > 0 ? ` (except on the paths of the ${accounts.size} account(s) with secrets of their own)` : '';
       logger.warn(`WEBHOOK_SECRET is not set: webhooks are accepted without a signature${except}`);
     }
     registerRoutes(
