@@ -47,15 +47,16 @@ export const requirements: readonly Requirement[] = [
     when: 'when JWT_JWKS_URL is set',
     missing: (values) => values.JWT_JWKS_URL !== undefined && values.JWT_AUDIENCE.length === 0,
   },
-  // Unsigned webhooks let anyone publish events to every subscriber: in production only on request.
+  // Unsigned webhooks let anyone publish events to every subscriber: in production only on request. A secret alone
+  // counts (an account's own checks only its path).
   {
     variable: 'WEBHOOK_SECRET',
-    when: 'with a secret alone (not an account=secret entry) when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)',
+    when: 'when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)',
     missing: (values, given) => isProduction(values) && !given.has('WEBHOOK_UNSIGNED') && webhookSecrets(values.WEBHOOK_SECRET).plain.length === 0,
   },
   {
     variable: 'WEBHOOK_SECRET',
-    when: 'with a secret alone when WEBHOOK_UNSIGNED=refuse',
+    when: 'when WEBHOOK_UNSIGNED=refuse',
     missing: (values) => values.WEBHOOK_UNSIGNED === 'refuse' && webhookSecrets(values.WEBHOOK_SECRET).plain.length === 0,
   },
 ];

@@ -76,7 +76,7 @@ describe.concurrent('loadConfig', () => {
     [{ BACKEND: 'rest' }, /^UPSTREAM_URL must be set when BACKEND=rest$/],
     [{ BACKEND: 'rest', UPSTREAM_URL: 'ftp://x' }, /^UPSTREAM_URL must be an http/],
     [{ BACKEND: 'rest', UPSTREAM_URL: 'not a url' }, /^UPSTREAM_URL must be an http/],
-    [{ WEBHOOK_SECRET: 'plain' }, /^WEBHOOK_SECRET must be Standard Webhooks secrets/],
+    [{ WEBHOOK_SECRET: 'plain' }, /^WEBHOOK_SECRET must be comma-separated Standard Webhooks secrets/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
     [{ WEBHOOK_UNSIGNED: 'yes' }, /^WEBHOOK_UNSIGNED must be one of allow, refuse, got "yes"$/],
   ])('rejects %o with one line naming the variable', (env, message) => {
