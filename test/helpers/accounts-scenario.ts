@@ -115,13 +115,47 @@ async function receivedUntil(watcher: Watcher, last: string | undefined): Promis
   return { ws: await read((ms) => watcher.ws.next(ms)), sse: await read((ms) => watcher.sse.next(ms)) };
 }
 
-/** Checks each watcher's live events, then each key's list, count, statistics and reads. */
+const RESUMED = 'subscription($after: ID) { transactionUpdated(after: $after) { transactionId } }';
+
+/** What a key gets when it resumes `after` a position of the log: the replay, then live events, until `last` (or a while). */
+async function resumed(url: string, key: string, after: string, last: string | undefined): Promise<string[]> {
+  const client = wsClient(url, key);
+  const sub = subscribe(client, RESUMED, { after });
+  try {
+    const ids: string[] = [];
+    for (;;) {
+      let next;
+      try {
+        next = await sub.next(last === undefined ? 1_500 : 10_000);
+      } catch (error) {
+        if (last === undefined) return ids;
+        throw error;
+      }
+      expect(next.errors, `${key} resumes`).toBeUndefined();
+      ids.push(next.data?.transactionUpdated.transactionId);
+      if (ids.at(-1) === last) return ids;
+    }
+  } finally {
+    sub.unsubscribe();
+    await client.dispose();
+  }
+}
+
+/** Checks each watcher's live events, each key's replay from the series' first event, then each key's list, count, statistics and reads. */
 export async function checkAccounts(world: AccountsWorld, watchers: Watcher[], series: Series, expected: Expected): Promise<void> {
   for (const watcher of watchers) {
     const owed = expected.live[watcher.key] ?? [];
     const got = await receivedUntil(watcher, owed.at(-1));
     expect(got.ws, `${watcher.key} over graphql-ws`).toEqual(owed);
     expect(got.sse, `${watcher.key} over SSE`).toEqual(owed);
+  }
+  // The position of the series' first event (A's first webhook), as the first watcher's SSE stream wrote it.
+  const first = /^id: ?(.+)$/m.exec(watchers[0]!.sse.raw())?.[1];
+  expect(first, 'the first SSE frame has an id').toBeDefined();
+  for (const watcher of watchers) {
+    const owed = expected.live[watcher.key] ?? [];
+    const replayed = owed[0] === series.ids.a1 ? owed.slice(1) : owed;
+    expect(await resumed(world.url(1), watcher.key, first!, replayed.at(-1)), `${watcher.key} resumed after the first event`).toEqual(replayed);
   }
   const all = Object.values(series.ids);
   await world.settle?.();
