@@ -64,7 +64,8 @@ function givenProducts(text: string): unknown[] {
 /** The transaction's products as the gateway at `webhookUrl` has them now. */
 async function currentProducts(webhookUrl: string, key: string): Promise<unknown[]> {
   const url = new URL(webhookUrl);
-  url.pathname = `${url.pathname.replace(/webhooks\/?$/, '')}transactions/${encodeURIComponent(transactionId)}`;
+  // `/webhooks` or an account's `/webhooks/{account}`: the REST paths are beside them, at the gateway's root.
+  url.pathname = `${url.pathname.replace(/webhooks(\/[^/]+)?\/?$/, '')}transactions/${encodeURIComponent(transactionId)}`;
   url.search = '';
   const instead = `or pass --products '[…]' to send a product list of your own`;
   let response: Response;

@@ -76,6 +76,16 @@ describe('npm run webhook', () => {
     expect(after.products).toEqual(before.products);
   });
 
+  it("--url an account's path: reads the products from the gateway's root, posts to that path", async () => {
+    const id = DEMO[0]!;
+    const before = await readTransaction(gw.url, id);
+    const outcome = await sendWebhook(['--transaction', id, '--status', 'paid', '--url', `${gw.url}/webhooks/acct-a`], { API_KEYS: TEST_KEY });
+    expect(outcome, outcome.stderr).toMatchObject({ code: 0 });
+    expect(outcome.stdout).toMatch(/^200\b/m);
+    // Another account's webhook: the gateway's demo service (the default account's) keeps its own word.
+    expect((await readTransaction(gw.url, id)).products).toEqual(before.products);
+  });
+
   it('--key chooses the key; a key the gateway refuses stops the script with advice, sending nothing', async () => {
     const id = DEMO[0]!;
     const before = await readTransaction(gw.url, id);
