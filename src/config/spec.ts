@@ -34,7 +34,13 @@ const clients = {
   API_KEYS: list({
     default: inProduction([], [DEVELOPMENT_API_KEY]),
     secret: true,
-    item: { valid: (entry) => typeof parseKeyEntry(entry) !== 'string', accepts: 'comma-separated keys, each alone (every permission) or as key:permissions (read, subscribe, pay joined by +), optionally followed by @account' },
+    item: {
+      problem: (entry) => {
+        const parsed = parseKeyEntry(entry);
+        return typeof parsed === 'string' ? parsed : undefined;
+      },
+      accepts: 'comma-separated keys, each alone (every permission) or as key:permissions (read, subscribe, pay joined by +), optionally followed by @account',
+    },
     doc: 'keys accepted from clients in `Authorization`, comma-separated: `key` has every permission, `key:read+subscribe` only those listed (`read`: queries and REST GETs; `subscribe`: live events; `pay`: the payment mutation and REST PUT); give each client its own key with only the permissions it needs (a dashboard: `read+subscribe`). When one gateway serves several accounts, `key:read+subscribe@acct-a` makes the key one of account `acct-a`: it sees only the events, history and statistics of `POST /webhooks/acct-a` (a key naming none is of the default account, `POST /webhooks`); not used in forward mode',
   }),
   API_KEYS_FILE: text({ doc: 'a file of more keys, one entry per line as in `API_KEYS` (`#` comments and blank lines allowed); use it when keys change while the gateway runs or come from a mounted secret: watched, and re-read on SIGHUP, so added keys work and removed ones stop (their open subscriptions end) without a restart' }),

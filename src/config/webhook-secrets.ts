@@ -9,8 +9,11 @@ import { accountProblem } from '../contract/accounts.js';
  * log.
  */
 
-/** A Standard Webhooks secret: `whsec_` followed by base64. */
-export const WEBHOOK_SECRET_PATTERN = /^whsec_[A-Za-z0-9+/=]+$/;
+/**
+ * A Standard Webhooks secret: `whsec_` followed by base64, padded as base64 is (the library refuses any other
+ * length or a character past the padding, and would end the start with a stack trace).
+ */
+export const WEBHOOK_SECRET_PATTERN = /^whsec_(?=[A-Za-z0-9+/])(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** The entry `whsec_…` (no account) or `account=whsec_…`, or what is wrong with it, in words that quote none of it. */
 export function parseSecretEntry(entry: string): { account: string | undefined; secret: string } | string {

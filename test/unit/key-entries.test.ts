@@ -42,7 +42,7 @@ describe.concurrent('key entries', () => {
       { key: 'k1', permissions: ['read', 'subscribe'], account: 'acct-a' },
       { key: 'k2', permissions: ['read', 'subscribe', 'pay'] },
     ]);
-    expect(() => loadConfig({ API_KEYS: 'k2,sekrit:read@a/b' })).toThrow(/^API_KEYS must be .*@account$/);
+    expect(() => loadConfig({ API_KEYS: 'k2,sekrit:read@a/b' })).toThrow(/^API_KEYS must be .*@account; entry 2 of 2: the account after/);
     expect(() => loadConfig({ API_KEYS: 'k2,sekrit:read@a/b' })).not.toThrow(/sekrit/);
   });
 
@@ -57,5 +57,20 @@ describe.concurrent('key entries', () => {
       'line 5: permissions after the last ":" must be read, subscribe, pay joined by "+"',
       'line 8: the account after the permissions\' "@" must be letters, digits, ".", "_" and "-", starting with a letter or digit',
     ]);
+  });
+
+  it('say in API_KEYS which entry is wrong and why, never the key', () => {
+    const refusal = (value: string) => {
+      try {
+        loadConfig({ API_KEYS: value });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refusal('ok-key,sekrit-key:read@-bad')).toMatch(/; entry 2 of 2: the account after the permissions' "@" must be letters, digits/);
+    expect(refusal('sekrit-key:read@')).toMatch(/; entry 1 of 1: the account after the permissions' "@" must not be empty$/);
+    expect(refusal('sekrit-key:reed')).toMatch(/; entry 1 of 1: permissions after the last ":" must be read, subscribe, pay/);
+    for (const value of ['ok-key,sekrit-key:read@-bad', 'sekrit-key:reed']) expect(refusal(value)).not.toMatch(/sekrit|ok-key/);
   });
 });

@@ -46,6 +46,9 @@ describe.concurrent("WEBHOOK_SECRET's entries of accounts", () => {
       ['acct-a=sekrit-not-whsec', 'the secret must be whsec_ followed by base64'],
       ['acct-a=whsec_', 'the secret must be whsec_ followed by base64'],
       ['acct-a=whsec_sekrit!', 'the secret must be whsec_ followed by base64'],
+      // Base64 that the signature library refuses: a character past the padding, a length base64 never has.
+      [`acct-a=${secret(6)}x`, 'the secret must be whsec_ followed by base64'],
+      ['acct-a=whsec_abc', 'the secret must be whsec_ followed by base64'],
       // A secret cut short, with its padding read as the separator: still quoted nowhere.
       [`${secret(5).slice(6, -1)}=`, 'the secret must be whsec_ followed by base64'],
     ];
