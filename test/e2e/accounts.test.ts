@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startForwardGateway, type RunningGateway } from '../helpers/gateway.js';
+import { postGraphQL } from '../helpers/graphql-client.js';
 import { accountsSeries, checkAccounts, postSeries, secretOf, watch, type Watcher } from '../helpers/accounts-scenario.js';
 import { testDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
@@ -90,5 +91,17 @@ describe('two accounts with static keys, two instances sharing Redis and Postgre
         [KEYS.d]: { ids: [ids.aPlain, ids.bPlain], products: [secretOf('a'), secretOf('b')] },
       },
     });
+  });
+  it("serves the demo service's transactions (the default account's) to the default account's keys alone", async () => {
+    const DEMO = 'e96a1bb8-6da9-49e4-9881-15f7e15d33a3';
+    const read = `{ transaction(id: "${DEMO}") { transactionId } }`;
+    const pay = `mutation { updateTransactionPayment(transactionId: "${DEMO}", payment: { paymentStatus: "captured" }) { transaction { transactionId } } }`;
+    const PAYING = { a: 'paying-key-a', d: 'paying-key-default' };
+    const [instance] = await deployments.start(1, { API_KEYS: `${PAYING.a}:read+pay@acct-a,${PAYING.d}:read+pay` });
+    expect((await postGraphQL(instance!.url, read, { key: PAYING.d })).body.data).toEqual({ transaction: { transactionId: DEMO } });
+    for (const query of [read, pay]) {
+      const answer = await postGraphQL(instance!.url, query, { key: PAYING.a });
+      expect(answer.body.errors?.[0]?.extensions?.code, query).toBe('NOT_FOUND');
+    }
   });
 });

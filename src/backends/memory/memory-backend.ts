@@ -1,7 +1,7 @@
 import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import type { PaymentUpdate, Transaction, Vending } from '../../contract/index.js';
 import { badUserInput, notFound } from '../../errors.js';
-import type { Backend, VendingQuery } from '../backend.js';
+import type { Backend, Credential, VendingQuery } from '../backend.js';
 import { createDemoData, type DemoData, type DemoVending } from './demo-data.js';
 import { renderVending, type ProductsShape } from './vending-views.js';
 
@@ -38,9 +38,14 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
     );
   }
 
-  function transactionOrThrow(id: string): Transaction {
+  /**
+   * The transaction, as the default account's service shows it to `credential`: a key or token of another
+   * account reads none of them, as the real service lets a key read its own account's transactions only.
+   */
+  function transactionOrThrow(id: string, credential?: Credential): Transaction {
     const found = transactions.get(id);
-    if (!found) throw notFound('transaction', id);
+    const ofAnother = (credential?.identity?.account ?? DEFAULT_ACCOUNT) !== DEFAULT_ACCOUNT;
+    if (!found || ofAnother) throw notFound('transaction', id);
     return found;
   }
 
@@ -54,8 +59,8 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
   }
 
   return {
-    async getTransaction(id) {
-      return structuredClone(transactionOrThrow(id));
+    async getTransaction(id, credential) {
+      return structuredClone(transactionOrThrow(id, credential));
     },
     async getVending(id, query) {
       const shape = shapeOf(query);
@@ -67,8 +72,8 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
       const shape = shapeOf(query);
       return [...vendings.values()].map((machine) => renderVending(machine, shape));
     },
-    async updatePayment(id, payment: PaymentUpdate) {
-      const transaction = transactionOrThrow(id);
+    async updatePayment(id, payment: PaymentUpdate, credential) {
+      const transaction = transactionOrThrow(id, credential);
       transaction.payment = structuredClone(payment);
       changed(transaction);
       return {};
