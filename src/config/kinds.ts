@@ -182,6 +182,14 @@ interface ListItem {
   accepts: string;
 }
 
+/** An item's `problem` from a parser that answers the item or a sentence saying what is wrong with it. */
+export const problemOf =
+  <T>(parse: (entry: string) => T | string) =>
+  (entry: string): string | undefined => {
+    const parsed = parse(entry);
+    return typeof parsed === 'string' ? parsed : undefined;
+  };
+
 /** Comma-separated items, trimmed, empty ones dropped; a list of none counts as unset. */
 export function list(options: Doc & { default?: string[] | ModeDefault<string[]>; item?: ListItem; secret?: boolean }): Setting<string[]> {
   const { item } = options;

@@ -1,6 +1,6 @@
 import { parseKeyEntry } from './key-entries.js';
 import { parseSecretEntry } from './webhook-secrets.js';
-import { duration, httpUrl, inProduction, integer, list, onOff, oneOf, postgresUrl, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
+import { duration, httpUrl, inProduction, integer, list, onOff, oneOf, postgresUrl, problemOf, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
 
 /*
  * Every environment variable the gateway reads, declared once: its kind and
@@ -35,10 +35,7 @@ const clients = {
     default: inProduction([], [DEVELOPMENT_API_KEY]),
     secret: true,
     item: {
-      problem: (entry) => {
-        const parsed = parseKeyEntry(entry);
-        return typeof parsed === 'string' ? parsed : undefined;
-      },
+      problem: problemOf(parseKeyEntry),
       accepts: 'comma-separated keys, each alone (every permission) or as key:permissions (read, subscribe, pay joined by +), optionally followed by @account',
     },
     doc: 'keys accepted from clients in `Authorization`, comma-separated: `key` has every permission, `key:read+subscribe` only those listed (`read`: queries and REST GETs; `subscribe`: live events; `pay`: the payment mutation and REST PUT); give each client its own key with only the permissions it needs (a dashboard: `read+subscribe`). When one gateway serves several accounts, `key:read+subscribe@acct-a` makes the key one of account `acct-a`: it sees only the events, history and statistics of `POST /webhooks/acct-a` (a key naming none is of the default account, `POST /webhooks`); not used in forward mode',
@@ -86,10 +83,7 @@ const events = {
   WEBHOOK_SECRET: list({
     secret: true,
     item: {
-      problem: (entry) => {
-        const parsed = parseSecretEntry(entry);
-        return typeof parsed === 'string' ? parsed : undefined;
-      },
+      problem: problemOf(parseSecretEntry),
       accepts: 'comma-separated Standard Webhooks secrets (whsec_ followed by base64), each alone or as account=secret (an account name of letters, digits, ".", "_" and "-", at most 64 characters)',
     },
     doc: 'Standard Webhooks secret(s) the service signs webhooks with, comma-separated while one is rotated out (old and new both); when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start). A secret alone checks `/webhooks`, and `/webhooks/{account}` for every account without secrets of its own; `account=whsec_…` is that account\'s own (its path is then checked with its own secrets only), for accounts of the service that sign their webhooks with secrets of their own. An `account=` entry does not stand for a secret alone in production',
