@@ -111,21 +111,20 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
     const key = `${keyDigest(authorization)}${slot}`;
     const known = verdicts.get(key);
     if (known !== undefined) return known;
-    const judge = () =>
-      probe(authorization, transactionId).then(
-        () => true,
-        (error: unknown) => {
-          if (isGatewayError(error) && NO_CODES.has(error.code)) {
-            // A 404 says "not yours"; a refused key says nothing of the path.
-            if (account !== undefined && error.code === ErrorCode.NOT_FOUND) compare(key, account, 'not-found');
-            return false;
-          }
-          throw error;
-        },
-      ).then((yes) => {
-        if (yes && account !== undefined) compare(key, account, 'yes');
-        return yes;
-      });
+    const judge = async (): Promise<boolean> => {
+      let said: Said;
+      try {
+        await probe(authorization, transactionId);
+        said = 'yes';
+      } catch (error) {
+        if (!isGatewayError(error) || !NO_CODES.has(error.code)) throw error;
+        // A 404 says "not yours"; a refused key says nothing of the path.
+        if (error.code !== ErrorCode.NOT_FOUND) return false;
+        said = 'not-found';
+      }
+      if (account !== undefined) compare(key, account, said);
+      return said === 'yes';
+    };
     try {
       return await verdicts.ask(key, judge, true);
     } catch {
@@ -171,12 +170,11 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
  * itself (breaker, concurrency limit, metrics), not the entity cache, which
  * could answer for a key the service no longer lets read the transaction.
  */
-export function createGatewayAccountAccess(config: Config, backend: Backend, logger: Logger, limit?: CheckLimit): AccountAccess {
+export function createGatewayAccountAccess(config: Config, backend: Backend, logger: Logger): AccountAccess {
   if (!config.forwardMode || !config.upstream) return createAccountAccess();
   return createAccountAccess({
     forward: {
       ...config.upstream.keyCheck,
-      limit,
       probe: (authorization, transactionId) => backend.getTransaction(transactionId, { authorization, identity: SYSTEM_IDENTITY }),
     },
     onMixedPath: (account) =>

@@ -157,11 +157,10 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
  * so any key the upstream accepts may make it. `backend` is the REST backend
  * itself (breaker, concurrency limit, metrics), not the entity cache, which
  * could answer for a key revoked since; concurrent checks of a key are
- * shared here. `limit`: the instance's check limit, when the account
- * verdicts count against it too.
+ * shared here.
  */
-export function createForwardKeyCheck(config: Config, backend: Backend, limit?: CheckLimit): UpstreamKeyCheck | undefined {
+export function createForwardKeyCheck(config: Config, backend: Backend): UpstreamKeyCheck | undefined {
   if (!config.forwardMode || !config.upstream) return undefined;
   const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
-  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, limit, probe: (authorization) => backend.listVendings({ products }, { authorization, identity: SYSTEM_IDENTITY }) });
+  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization, identity: SYSTEM_IDENTITY }) });
 }

@@ -4,7 +4,6 @@ import { createAuthenticator, requestGuard, type Authenticator } from '../../aut
 import { createJwtVerifier, type JwtVerifier } from '../../auth/jwt-verifier.js';
 import { createKeyStore, type KeyStore } from '../../auth/key-store.js';
 import { createForwardKeyCheck } from '../../auth/upstream-key-check.js';
-import { createCheckLimit } from '../../auth/upstream-verdicts.js';
 import { ConfigError, type Config } from '../../config/index.js';
 import { createRateLimiter, type RateLimiter } from '../../http/rate-limit.js';
 import type { Logger } from '../../logging/logger.js';
@@ -42,9 +41,7 @@ function keyStoreOf(config: Config, logger: Logger): KeyStore {
 export const authPlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const logger = app.log as Logger;
-    // Forward mode's key checks leave the instance within a per-second limit, so that made-up keys are not a flood upstream.
-    const checkLimit = config.upstream && createCheckLimit(config.upstream.keyCheck.checksPerSecond);
-    const keyCheck = createForwardKeyCheck(config, app.upstream, checkLimit);
+    const keyCheck = createForwardKeyCheck(config, app.upstream);
     // In forward mode the service judges each client's own key: the gateway keeps none.
     const keys = config.forwardMode ? undefined : keyStoreOf(config, logger);
     const jwt: JwtVerifier | undefined = config.jwt && createJwtVerifier(config.jwt);
