@@ -2,7 +2,7 @@ import { SYSTEM_IDENTITY, type Backend, type Credential } from '../backends/back
 import { boundedCache } from '../backends/bounded-cache.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../logging/logger.js';
-import { DEFAULT_ACCOUNT } from '../contract/accounts.js';
+import { accountOf, DEFAULT_ACCOUNT } from '../contract/accounts.js';
 import { ErrorCode, isGatewayError } from '../errors.js';
 import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './upstream-verdicts.js';
 
@@ -84,7 +84,7 @@ type Said = 'yes' | 'not-found';
 const NO_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.UNAUTHENTICATED, ErrorCode.FORBIDDEN]);
 
 /** The account a credential names itself: with the gateway's own keys and tokens. */
-const namedAccount = (credential: Credential): string => credential.identity?.account ?? DEFAULT_ACCOUNT;
+const namedAccount = (credential: Credential): string => accountOf(credential.identity);
 
 const NAMED: AccountAccess = {
   asksTheService: false,

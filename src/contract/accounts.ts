@@ -23,5 +23,8 @@ export function accountProblem(name: string): string | undefined {
   return undefined;
 }
 
+/** The account of an event or an identity: the one it names, else the default account. */
+export const accountOf = (owner: { account?: string | undefined } | undefined): string => owner?.account ?? DEFAULT_ACCOUNT;
+
 /** How logs and messages name an account. */
 export const accountName = (account: string): string => (account === DEFAULT_ACCOUNT ? 'the default account (POST /webhooks)' : `account "${account}"`);

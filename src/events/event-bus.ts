@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT } from '../contract/index.js';
+import { accountOf, DEFAULT_ACCOUNT } from '../contract/index.js';
 import { comparePositions, type DedupeBy, type EventLog, type LoggedEvent } from './event-log.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
@@ -62,7 +62,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
     let done = false;
     let finishing = false;
     let last: string | undefined;
-    const ofAccount = (logged: LoggedEvent) => account === undefined || (logged.event.account ?? DEFAULT_ACCOUNT) === account;
+    const ofAccount = (logged: LoggedEvent) => account === undefined || accountOf(logged.event) === account;
 
     // Listen before reading the log, so nothing published meanwhile is missed;
     // positions then drop what both the replay and the live feed carry.

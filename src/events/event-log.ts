@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { DEFAULT_ACCOUNT } from '../contract/index.js';
+import { accountOf, DEFAULT_ACCOUNT } from '../contract/index.js';
 import { createRecentEvents, type RecentEventsOptions } from './recent-events.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { ErrorCode } from '../errors.js';
@@ -119,7 +119,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       const index = ring.length - 1 - (sequence - Number(match[2]));
       if (ring[index]?.position === cursor) return index;
     }
-    return ring.findLastIndex(({ event }) => event.eventId === cursor && (event.account ?? DEFAULT_ACCOUNT) === account);
+    return ring.findLastIndex(({ event }) => event.eventId === cursor && accountOf(event) === account);
   }
 
   return {

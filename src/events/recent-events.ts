@@ -1,4 +1,5 @@
 import { boundedCache } from '../backends/bounded-cache.js';
+import { accountOf } from '../contract/accounts.js';
 import type { DedupeBy } from './event-log.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { transactionDigest } from './transaction-digest.js';
@@ -42,7 +43,7 @@ export interface RecentEvents {
  * account name holds, so no account's id can be taken for another's (the
  * default account's name is empty).
  */
-const scoped = (event: TransactionUpdateEvent, id: string): string => `${event.account ?? ''}:${id}`;
+const scoped = (event: TransactionUpdateEvent, id: string): string => `${accountOf(event)}:${id}`;
 
 export function createRecentEvents(options: RecentEventsOptions = {}): RecentEvents {
   const ttlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;

@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT } from '../contract/accounts.js';
+import { accountOf, DEFAULT_ACCOUNT } from '../contract/accounts.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { createAccountHistory, type AccountHistory } from './account-history.js';
 import { INTERVAL_MS } from './history-stats.js';
@@ -59,7 +59,7 @@ export function createMemoryHistory(options: HistoryOptions): MemoryHistory {
   sweeper.unref();
 
   return {
-    apply: (event) => writing(event.account ?? DEFAULT_ACCOUNT).apply(event),
+    apply: (event) => writing(accountOf(event)).apply(event),
     // Without a read-back no record can be made, so an account that has no history gets none for it.
     notePayment: async (note, readBack) => (readBack ? writing(note.account) : reading(note.account)).notePayment(note, readBack),
     recent: async (query) => reading(query.account).recent(query),

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { DEFAULT_ACCOUNT } from '../contract/accounts.js';
+import { accountOf } from '../contract/accounts.js';
 import { eventTime } from '../events/event-time.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { applyEvent, applyPayment, type Applied, type HistoryRecord } from '../history/history-record.js';
@@ -166,7 +166,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   async function applyAll(events: readonly TransactionUpdateEvent[]): Promise<void> {
     await changeAll(
       events.map((event) => ({
-        account: event.account ?? DEFAULT_ACCOUNT,
+        account: accountOf(event),
         transactionId: event.transactionId,
         rule: (record, seq) => applyEvent(record, event, eventTime(event), seq),
       })),

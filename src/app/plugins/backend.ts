@@ -7,7 +7,7 @@ import { createSimulatorControl, startSimulator } from '../../backends/memory/si
 import { createRestBackend, type UpstreamCall } from '../../backends/rest/rest-backend.js';
 import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
 import type { Config } from '../../config/index.js';
-import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
+import { accountOf } from '../../contract/accounts.js';
 import { eventTime } from '../../events/event-time.js';
 import { serviceEventFor } from '../../events/service-events.js';
 import { recordingPayments } from '../../history/payment-recording.js';
@@ -101,7 +101,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const served = (deps.fastPaths?.coalesce ?? true) ? createCoalescingBackend(cached) : cached;
     const accountAccess = createGatewayAccountAccess(config, base, logger);
     // Which transactions came in on each account's path: a key's account is asked about with one of them.
-    const unnote = app.bus.onEvent((event) => accountAccess.note(event.account ?? DEFAULT_ACCOUNT, event.transactionId));
+    const unnote = app.bus.onEvent((event) => accountAccess.note(accountOf(event), event.transactionId));
     // A payment goes to the history the caller reads.
     const backend = app.history ? recordingPayments(served, app.history, (credential) => accountAccess.historyAccount(credential), logger) : served;
 
@@ -125,7 +125,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     });
     // Every event, from any instance, refreshes what this one holds of its transaction.
     const stopRefreshing = bus.onEvent((event) =>
-      backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event), event.account ?? DEFAULT_ACCOUNT),
+      backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event), accountOf(event)),
     );
     // The simulator stops before the drain; what a request in flight changes is still published while
     // the drain waits for it, so the watch and the refresh end only once the drain is over.

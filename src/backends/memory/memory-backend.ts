@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
+import { accountOf, DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import type { PaymentUpdate, Transaction, Vending } from '../../contract/index.js';
 import { badUserInput, notFound } from '../../errors.js';
 import type { Backend, Credential, VendingQuery } from '../backend.js';
@@ -44,7 +44,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
    */
   function transactionOrThrow(id: string, credential?: Credential): Transaction {
     const found = transactions.get(id);
-    const ofAnother = (credential?.identity?.account ?? DEFAULT_ACCOUNT) !== DEFAULT_ACCOUNT;
+    const ofAnother = accountOf(credential?.identity) !== DEFAULT_ACCOUNT;
     if (!found || ofAnother) throw notFound('transaction', id);
     return found;
   }

@@ -1,4 +1,4 @@
-import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
+import { accountOf } from '../../contract/accounts.js';
 import type { LoggedEvent } from '../../events/event-log.js';
 import { readableEvents } from '../../events/readable-events.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
@@ -66,7 +66,7 @@ builder.subscriptionFields((t) =>
       const account = await accountAccess.historyAccount(credential);
       if (!accountAccess.asksTheService) return ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId, account });
       const events = await ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId, afterAccount: account });
-      return readableEvents(events, ({ event }) => accountAccess.mayRead(credential, event.account ?? DEFAULT_ACCOUNT, event.transactionId));
+      return readableEvents(events, ({ event }) => accountAccess.mayRead(credential, accountOf(event), event.transactionId));
     },
     resolve: ({ event, position }: LoggedEvent, _args, ctx) => {
       // The subscription's context outlives one event: nothing read for an earlier one may answer this one.
