@@ -61,11 +61,12 @@ builder.subscriptionFields((t) =>
       if (transactionId !== null && transactionId !== undefined) requireId(transactionId, 'transactionId');
       if (after !== null && after !== undefined && after !== '') requireId(after, 'after');
       const { credential, accountAccess } = ctx;
+      const from = after ?? ctx.lastEventId;
       // Replayed and live alike, only what the key's account may read: the account a key or token names, or in forward
-      // mode what the service says, event by event (an event id in `after` is one of the key's own account).
-      const account = await accountAccess.historyAccount(credential);
-      if (!accountAccess.asksTheService) return ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId, account });
-      const events = await ctx.bus.subscribe({ transactionId, after: after ?? ctx.lastEventId, afterAccount: account });
+      // mode what the service says, event by event (an event id in `after` is one of the key's own account, asked only then).
+      if (!accountAccess.asksTheService) return ctx.bus.subscribe({ transactionId, after: from, account: await accountAccess.historyAccount(credential) });
+      const afterAccount = from ? await accountAccess.historyAccount(credential) : undefined;
+      const events = await ctx.bus.subscribe({ transactionId, after: from, afterAccount });
       return readableEvents(events, ({ event }) => accountAccess.mayRead(credential, accountOf(event), event.transactionId));
     },
     resolve: ({ event, position }: LoggedEvent, _args, ctx) => {
