@@ -76,7 +76,7 @@ export function createOutageAwareApply(options: Pick<HistoryFeedOptions, 'apply'
       return 'skipped';
     }
   };
-  return (events, pending) => attempt(events, pending);
+  return attempt;
 }
 
 export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): void } {
