@@ -55,7 +55,11 @@ export const MAX_PAYMENTS = 20;
 
 const MICRO = 1_000_000;
 export const toMicro = (value: number): number => Math.round(value * MICRO);
-export const fromMicro = (micro: number): number => Number((micro / MICRO).toFixed(6));
+/**
+ * Millionths back to units. Sums of millionths are whole numbers (toMicro rounds), and dividing one is rounded once to
+ * the nearest double, exactly as reading its six-decimal text would be; only a fraction goes through the text.
+ */
+export const fromMicro = (micro: number): number => (Number.isSafeInteger(micro) ? micro / MICRO : Number((micro / MICRO).toFixed(6)));
 
 /** Which statuses count as sold; empty: all of them. */
 export type SoldStatuses = ReadonlySet<string>;

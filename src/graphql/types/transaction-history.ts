@@ -4,7 +4,7 @@ import { badUserInput } from '../../errors.js';
 import { statusChanges, type HistoryRecord, type StatusChange } from '../../history/history-record.js';
 import { encodeRecentCursor, MAX_RECENT_PAGE, MAX_TOP_PRODUCTS, recentQuery, statsQuery, MAX_INTERVALS, MAX_STATUS_FILTER } from '../../history/history-queries.js';
 import { historyUnavailable, type HistoryReader } from '../../history/history-reader.js';
-import type { ProductTotal, StatusTotal, StatsBucket, TransactionStats } from '../../history/history-stats.js';
+import { topProducts, type ProductTotal, type StatusTotal, type StatsBucket, type TransactionStats } from '../../history/history-stats.js';
 import { builder } from '../builder.js';
 import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { TransactionRef } from '../refs.js';
@@ -193,8 +193,7 @@ const topArgs = (t: { arg: { int: (options: object) => unknown } }) => ({
 function top(stats: TransactionStats, first: number | null | undefined, by: 'quantity' | 'amount'): ProductTotal[] {
   const count = first ?? 10;
   if (count < 0 || count > MAX_TOP_PRODUCTS) throw badUserInput(`first must be from 0 to ${MAX_TOP_PRODUCTS}, got ${count}`);
-  const other = by === 'quantity' ? 'amount' : 'quantity';
-  return [...stats.products].sort((a, b) => b[by] - a[by] || b[other] - a[other] || (a.productId < b.productId ? -1 : 1)).slice(0, count);
+  return topProducts(stats.products, count, by);
 }
 
 const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStats').implement({
