@@ -93,6 +93,9 @@ async function firstSchemaDatabase(ctx: TestContext) {
   return { database, logger, pool };
 }
 
+/** The migrations after the first schema, in order. */
+const LATER = ['1795723200000_history-accounts', '1795900000000_history-sums-in-keys'];
+
 describe('PostgreSQL history migrations on a database holding a history', () => {
   it('moves every row of the first schema to the default account, and reads and applies on as the in-process store does', async (ctx) => {
     const { database, logger, pool } = await firstSchemaDatabase(ctx);
@@ -104,7 +107,7 @@ describe('PostgreSQL history migrations on a database holding a history', () => 
     const records = (await memory.records(DEFAULT_ACCOUNT, ids)).filter((r): r is HistoryRecord => r !== undefined);
     await writeFirstSchema(pool, records, T0);
 
-    expect(await migrate(database.url, logger)).toEqual(['1795723200000_history-accounts']);
+    expect(await migrate(database.url, logger)).toEqual(LATER);
     const store = createPostgresHistory(pool, { ...options, sweepEveryMs: 3_600_000 });
     ctx.onTestFinished(() => store.close());
     await expectAlike(store, memory, DEFAULT_ACCOUNT, now);
@@ -134,17 +137,17 @@ describe('PostgreSQL history migrations on a database holding a history', () => 
     const memory = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: SOLD, now: () => T0 });
     memory.apply(event('t1', 'completed', T0, 'e1'));
     await writeFirstSchema(pool, (await memory.records(DEFAULT_ACCOUNT, ['t1'])) as HistoryRecord[], T0);
-    expect(await migrate(database.url, logger)).toEqual(['1795723200000_history-accounts']);
+    expect(await migrate(database.url, logger)).toEqual(LATER);
     const store = createPostgresHistory(pool, { retentionMs: WEEK, soldStatuses: SOLD, now: () => T0, sweepEveryMs: 3_600_000 });
     ctx.onTestFinished(() => store.close());
     await store.apply({ ...event('t1', 'completed', T0, 'e1'), account: 'acme' });
 
-    expect((await migrateBy(database.url, 'down', 1)).map((m) => m.name)).toEqual(['1795723200000_history-accounts']);
+    expect((await migrateBy(database.url, 'down', LATER.length)).map((m) => m.name)).toEqual([...LATER].reverse());
     const { rows } = await pool.query<{ transaction_id: string }>('SELECT transaction_id FROM history_transactions');
     expect(rows).toEqual([{ transaction_id: 't1' }]);
     const columns = await pool.query("SELECT table_name FROM information_schema.columns WHERE column_name = 'account' AND table_name LIKE 'history\\_%'");
     expect(columns.rows).toEqual([]);
-    expect(await migrate(database.url, logger)).toEqual(['1795723200000_history-accounts']);
+    expect(await migrate(database.url, logger)).toEqual(LATER);
     expect((await store.records(DEFAULT_ACCOUNT, ['t1']))[0]?.status).toBe('completed');
   });
 });
