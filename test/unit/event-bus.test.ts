@@ -77,7 +77,7 @@ describe('in-process event log', () => {
       await log.append({ ...event(1), eventId: id }, 'id');
       now += 86_400_001;
     }
-    expect((await log.readAfter('a')).map((logged) => logged.event.eventId)).toEqual(['c']);
+    expect((await log.readAfter('a')).events.map((logged) => logged.event.eventId)).toEqual(['c']);
   });
 
   it('keeps at most maxBytes of events, the oldest going first (700 KB webhooks once took a gateway to 2 GB)', async () => {
@@ -86,10 +86,10 @@ describe('in-process event log', () => {
     for (let n = 1; n <= 10; n++) await log.append(big(n), 'id');
     // Two events fit in the bound: evt-9 and evt-10.
     await expect(log.readAfter('evt-8')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
-    expect((await log.readAfter('evt-9')).map((logged) => logged.event.eventId)).toEqual(['evt-10']);
+    expect((await log.readAfter('evt-9')).events.map((logged) => logged.event.eventId)).toEqual(['evt-10']);
     // The newest is always kept, however large.
     await log.append({ ...event(11), raw: { blob: 'y'.repeat(400_000) } }, 'id');
     await expect(log.readAfter('evt-10')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
-    expect(await log.readAfter('evt-11')).toEqual([]);
+    expect((await log.readAfter('evt-11')).events).toEqual([]);
   });
 });
