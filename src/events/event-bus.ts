@@ -56,6 +56,8 @@ export interface EventBusOptions {
 /** A replay the log cannot serve now is asked again after this long, doubling up to `RETRY_MOST_MS` (plus up to half again, so hundreds waiting do not ask together). */
 const RETRY_FIRST_MS = 100;
 const RETRY_MOST_MS = 2_000;
+/** Events a subscriber takes from what is already there before the event loop gets a turn. */
+const TAKEN_PER_TURN = 50;
 const retryDelay = (attempt: number) => Math.min(RETRY_FIRST_MS * 2 ** attempt, RETRY_MOST_MS) * (1 + Math.random() / 2);
 
 export function createEventBus(options: EventBusOptions): EventBus {
@@ -79,6 +81,8 @@ export function createEventBus(options: EventBusOptions): EventBus {
     let done = false;
     let finishing = false;
     let last: string | undefined;
+    /** Events taken without waiting, since the subscriber last had to wait. */
+    let inARow = 0;
     const ofAccount = (logged: LoggedEvent) => account === undefined || accountOf(logged.event) === account;
 
     // Listen before reading the log, so nothing published meanwhile is missed;
@@ -196,7 +200,12 @@ export function createEventBus(options: EventBusOptions): EventBus {
         if (failure) return Promise.reject(failure);
         if (done) return Promise.resolve({ done: true, value: undefined });
         const event = take();
-        if (event !== undefined) return Promise.resolve({ done: false, value: event });
+        if (event !== undefined) {
+          // A backlog (a replay's page) is taken in turns: each event answered at once would run them all before any I/O.
+          if (++inARow % TAKEN_PER_TURN !== 0) return Promise.resolve({ done: false, value: event });
+          return new Promise((resolve) => setImmediate(resolve, { done: false, value: event }));
+        }
+        inARow = 0;
         if (finishing) {
           stream.end();
           return Promise.resolve({ done: true, value: undefined });

@@ -145,7 +145,7 @@ describe('resuming over Redis', () => {
   it('a restarted instance with hundreds of resuming subscribers goes on answering /readyz while it replays', async () => {
     const prefix = `resume-${randomUUID()}:`;
     const { gateways: [before] } = await deployment(1, prefix);
-    const ids = range(0, 400, 'many');
+    const ids = range(0, 1_000, 'many');
     await publish(before!, ids);
     await before!.close();
     const { gateways: [restarted] } = await deployment(1, prefix);
