@@ -76,7 +76,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
     let reading = false;
     /** Set when the subscription is finished during its replay: live events come after a gap, and never go out. */
     let liveCut = false;
-    let waiting: ((result: IteratorResult<LoggedEvent>) => void) | undefined;
+    let waiting: { resolve(result: IteratorResult<LoggedEvent>): void; reject(error: Error): void } | undefined;
     let failure: Error | undefined;
     let done = false;
     let finishing = false;
@@ -150,7 +150,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
         if (finishing && !reading) stream.end();
         return;
       }
-      const resolve = waiting;
+      const { resolve } = waiting;
       waiting = undefined;
       resolve({ done: false, value: event });
     }
@@ -164,9 +164,13 @@ export function createEventBus(options: EventBusOptions): EventBus {
         streams.delete(stream);
         queue.length = 0;
         replayed.length = 0;
-        const resolve = waiting;
+        const waiter = waiting;
         waiting = undefined;
-        resolve?.({ done: true, value: undefined });
+        // A subscriber waiting for its next event is told why it ended (it would else take the end for a completion).
+        if (waiter && error) {
+          failure = undefined;
+          waiter.reject(error);
+        } else waiter?.resolve({ done: true, value: undefined });
       },
       /** Ends once every event already queued has been taken; a replay under way stops where it is, so nothing after its gap goes out. */
       finish() {
@@ -210,7 +214,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
           stream.end();
           return Promise.resolve({ done: true, value: undefined });
         }
-        return new Promise((resolve) => (waiting = resolve));
+        return new Promise((resolve, reject) => (waiting = { resolve, reject }));
       },
       async return() {
         stream.end();

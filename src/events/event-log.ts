@@ -112,8 +112,8 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
   maxBytes: number;
   /** What is kept below `capacity`; @default everything */
   keep?: LogKeep;
-  /** Most events one `readAfter` returns. @default 200 */
-  pageEvents?: number;
+  /** Most events one `readAfter` returns. */
+  pageEvents: number;
   /**
    * Told of each event as it is admitted, before `append` resolves: a read
    * model fed here (the history) has it by the time the webhook is answered.
@@ -131,7 +131,7 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
 export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   const { capacity, maxBytes } = options;
   const { spanMs, leastEvents } = options.keep ?? { spanMs: Number.POSITIVE_INFINITY, leastEvents: capacity };
-  const pageEvents = options.pageEvents ?? 200;
+  const { pageEvents } = options;
   const now = options.now ?? Date.now;
   /** JSON size of each event of the ring, in the same order, and their sum; and when each was appended. */
   const sizes: number[] = [];

@@ -21,8 +21,8 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
   capacity: number;
   /** What is kept below `capacity` (older entries are trimmed by id, stream ids being times). @default everything */
   keep?: LogKeep;
-  /** Most entries one read of the stream returns. @default 200 */
-  pageEvents?: number;
+  /** Most entries one read of the stream returns. */
+  pageEvents: number;
   /** How long an event id can be looked up for `after`. @default 86400 (s) */
   positionTtlSeconds?: number;
   /** Told when the live feed is interrupted (Redis away); it resumes by itself. */
@@ -124,7 +124,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
     }
   }
 
-  const pageEvents = options.pageEvents ?? 200;
+  const { pageEvents } = options;
   const keep = options.keep ?? { spanMs: Number.MAX_SAFE_INTEGER, leastEvents: options.capacity };
   /** At most `count` entries from `from` on: every read of the stream is bounded, so none holds Redis for long. */
   const range = async (from: string, count: number) => ((await commands.xrange(stream, from, '+', 'COUNT', count)) as StreamEntries);

@@ -108,6 +108,22 @@ describe('resuming over Redis', () => {
     expect(await pendingAfter(resumed.ended, 10)).toBe(true);
   }, 60_000);
 
+  it('graphql-ws: a resume waiting for a Redis that comes back empty ends with EVENTS_EXPIRED (its position is gone), never "Unexpected error."', async () => {
+    if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot stop Redis');
+    const { gateways: [a] } = await deployment(1);
+    await publish(a!, range(0, 3, 'lost'));
+    await deployments.redis.stop();
+    expect(await waitFor(() => !a!.gateway.ready(), 5_000)).toBe(true);
+    const resumed = subscribe<Update>(client(a!), resumeDocument('lost-1'));
+    expect(await pendingAfter(resumed.ended, 1_500)).toBe(true);
+    // Without persistence: it restarts with nothing.
+    await deployments.redis.start();
+    const ended = (await Promise.race([resumed.ended, new Promise((resolve) => setTimeout(resolve, 15_000, 'still open'))])) as Array<{ message: string; extensions?: { code?: string } }>;
+    expect(Array.isArray(ended), JSON.stringify(ended)).toBe(true);
+    expect(ended[0]?.extensions?.code).toBe('EVENTS_EXPIRED');
+    expect(resumed.received).toEqual([]);
+  }, 60_000);
+
   it('SSE with Last-Event-ID while Redis does not answer: 200, no `complete`, and the gap once Redis answers, each event once', async () => {
     if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot pause Redis');
     const { gateways: [a], prefix } = await deployment(1);

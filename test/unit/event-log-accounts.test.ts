@@ -51,7 +51,7 @@ interface Logs {
 }
 
 function memoryLogs(): Logs {
-  const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576 });
+  const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, pageEvents: 200 });
   return { prefix: '', open: async () => log };
 }
 
@@ -61,7 +61,7 @@ function redisLogs(ctx: TestContext): Logs {
     prefix,
     async open() {
       const clients = createRedisClients(redis.url, { commandTimeoutMs: 1_000 });
-      const log = createRedisEventLog(clients, { prefix, capacity: 1_000, historyQueue: `${prefix}history-queue` });
+      const log = createRedisEventLog(clients, { prefix, capacity: 1_000, pageEvents: 200, historyQueue: `${prefix}history-queue` });
       ctx.onTestFinished(async () => {
         await log.close();
         await clients.close();
