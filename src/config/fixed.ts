@@ -87,11 +87,30 @@ export const fixed = {
   redisCommandTimeoutMs: SECOND,
   /**
    * Without Redis, the in-process event log keeps at most 64 MiB of events
-   * (their JSON) per thousand of EVENT_LOG_SIZE, about 64 KiB an event: room
-   * for ordinary events, while a count alone let large webhooks fill the
-   * process (a thousand of 700 KB took one to 2 GB).
+   * (their JSON) per thousand of EVENT_LOG_SIZE, about 64 KiB an event, and
+   * never more than `eventLogMostBytes`: room for ordinary events, while a
+   * count alone let large webhooks fill the process (a thousand of 700 KB
+   * took one to 2 GB).
    */
   eventLogBytesPerThousand: 64 * MIB,
+  eventLogMostBytes: 256 * MIB,
+  /**
+   * What the event log keeps below its ceiling (EVENT_LOG_SIZE): every event
+   * of the last 15 minutes (a client away that long, a deploy, a network
+   * outage, resumes without reloading), and the newest 1,000 whatever their
+   * age, so a quiet deployment reaches as far back as a count alone did.
+   * Events older than both go: memory follows the traffic of the span.
+   */
+  eventLogKeep: { spanMs: 15 * 60 * SECOND, leastEvents: 1_000 },
+  /**
+   * A resume reads the log in pages of 200 events: one Redis command of well
+   * under a millisecond at any log size (one unbounded read of 300,000 took
+   * Redis a second, every instance waiting behind it). At most 8 pages are
+   * read at once per instance, the next page of a replay once its subscriber
+   * took the last one, so hundreds resuming together share the event loop
+   * with everything else (probes, webhooks) instead of filling it.
+   */
+  replay: { pageEvents: 200, pagesAtOnce: 8 },
   /** Time a WebSocket client has to send `connection_init` (graphql-ws's own default): clients send it as soon as the socket opens. */
   wsInitTimeoutMs: 3 * SECOND,
   /**

@@ -83,8 +83,12 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     redisPrefix: v.REDIS_PREFIX,
     redisCommandTimeoutMs: fixed.redisCommandTimeoutMs,
     eventLogSize: v.EVENT_LOG_SIZE,
-    /** The in-process log's bound in bytes grows with its bound in events. */
-    eventLogMaxBytes: Math.ceil((v.EVENT_LOG_SIZE * fixed.eventLogBytesPerThousand) / 1_000),
+    /** The in-process log's bound in bytes grows with its bound in events, up to a ceiling. */
+    eventLogMaxBytes: Math.min(Math.ceil((v.EVENT_LOG_SIZE * fixed.eventLogBytesPerThousand) / 1_000), fixed.eventLogMostBytes),
+    /** What the log keeps below EVENT_LOG_SIZE: the last span of time, and the newest few whatever their age. */
+    eventLogKeep: { spanMs: fixed.eventLogKeep.spanMs, leastEvents: Math.min(fixed.eventLogKeep.leastEvents, v.EVENT_LOG_SIZE) },
+    /** How resumes read the log: in pages, a few at once. */
+    replay: fixed.replay,
     /** The transaction history's bounds; undefined when HISTORY=off. */
     history: v.HISTORY ? { maxTransactions: v.HISTORY_MAX_TRANSACTIONS, retentionMs: v.HISTORY_RETENTION, soldStatuses: v.HISTORY_SOLD_STATUSES } : undefined,
     /** Upstream values of the `products` query parameter; an empty value means "send none". */

@@ -1,5 +1,6 @@
 import { accountOf, DEFAULT_ACCOUNT } from '../contract/index.js';
-import { comparePositions, type DedupeBy, type EventLog, type LoggedEvent } from './event-log.js';
+import { comparePositions, isEventsExpired, type DedupeBy, type EventLog, type LoggedEvent, type ReplayPage } from './event-log.js';
+import { createReplayPacer } from './replay-pacer.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
@@ -48,20 +49,40 @@ export interface EventBusOptions {
   log: EventLog;
   /** Events held for one subscriber that reads too slowly before it is ended. @default 10000 */
   maxQueuedPerSubscriber?: number;
+  /** Pages of replays read at once (replay-pacer.ts). @default 8 */
+  pagesAtOnce?: number;
 }
+
+/** A replay the log cannot serve now is asked again after this long, doubling up to `RETRY_MOST_MS` (plus up to half again, so hundreds waiting do not ask together). */
+const RETRY_FIRST_MS = 100;
+const RETRY_MOST_MS = 2_000;
+/** Events a subscriber takes from what is already there before the event loop gets a turn. */
+const TAKEN_PER_TURN = 50;
+const retryDelay = (attempt: number) => Math.min(RETRY_FIRST_MS * 2 ** attempt, RETRY_MOST_MS) * (1 + Math.random() / 2);
 
 export function createEventBus(options: EventBusOptions): EventBus {
   const { log } = options;
   const maxQueued = options.maxQueuedPerSubscriber ?? 10_000;
+  const pacer = createReplayPacer(options.pagesAtOnce ?? 8);
   const streams = new Set<{ end(error?: Error): void; finish(): void }>();
 
   async function subscribe({ transactionId, after, account, afterAccount }: SubscribeOptions = {}): Promise<AsyncIterableIterator<LoggedEvent>> {
+    /** Live events, in log order; while a replay is under way, those it has not reached yet. */
     const queue: LoggedEvent[] = [];
-    let waiting: ((result: IteratorResult<LoggedEvent>) => void) | undefined;
+    /** The replay's page being taken. */
+    const replayed: LoggedEvent[] = [];
+    /** Where the replay's next page starts; undefined once it reached the newest event (or there is none). */
+    let replayFrom: string | undefined = after || undefined;
+    let reading = false;
+    /** Set when the subscription is finished during its replay: live events come after a gap, and never go out. */
+    let liveCut = false;
+    let waiting: { resolve(result: IteratorResult<LoggedEvent>): void; reject(error: Error): void } | undefined;
     let failure: Error | undefined;
     let done = false;
     let finishing = false;
     let last: string | undefined;
+    /** Events taken without waiting, since the subscriber last had to wait. */
+    let inARow = 0;
     const ofAccount = (logged: LoggedEvent) => account === undefined || accountOf(logged.event) === account;
 
     // Listen before reading the log, so nothing published meanwhile is missed;
@@ -75,23 +96,61 @@ export function createEventBus(options: EventBusOptions): EventBus {
     });
 
     function take(): LoggedEvent | undefined {
-      while (queue.length > 0) {
-        const logged = queue.shift() as LoggedEvent;
+      // Live events wait for the replay: they come after everything it has still to read.
+      const source = replayed.length > 0 || replayFrom !== undefined || liveCut ? replayed : queue;
+      while (source.length > 0) {
+        const logged = source.shift() as LoggedEvent;
         if (last !== undefined && comparePositions(logged.position, last) <= 0) continue;
         last = logged.position;
         if (!transactionId || logged.event.transactionId === transactionId) return logged;
       }
+      if (source === queue || liveCut) return undefined;
+      if (replayFrom !== undefined) void readPage();
+      else return take();
       return undefined;
+    }
+
+    /** Puts a page of the replay in line; the first page is read before subscribe resolves (so EVENTS_EXPIRED refuses the subscription), the others as the subscriber takes them. */
+    function accept(page: ReplayPage): void {
+      replayed.push(...(account === undefined ? page.events : page.events.filter(ofAccount)));
+      replayFrom = finishing ? undefined : page.next;
+    }
+
+    /**
+     * Reads the replay's next page. A read the log cannot serve now (Redis
+     * away, a command timed out) ends nothing: it is asked again, for as long
+     * as the subscription lasts, and the gap is filled once the log answers.
+     * Only a position the log no longer reaches ends the subscription, with
+     * EVENTS_EXPIRED, as it would have refused it at the start.
+     */
+    async function readPage(): Promise<void> {
+      if (reading) return;
+      reading = true;
+      try {
+        for (let attempt = 0; replayFrom !== undefined && !done && !finishing; attempt++) {
+          const from = replayFrom;
+          try {
+            accept(await pacer.run(() => log.readAfter(from, account ?? afterAccount)));
+            break;
+          } catch (error) {
+            if (isEventsExpired(error)) return stream.end(error as Error);
+            await new Promise((resolve) => setTimeout(resolve, retryDelay(attempt)));
+          }
+        }
+      } finally {
+        reading = false;
+      }
+      flush();
     }
 
     function flush(): void {
       if (!waiting) return;
       const event = take();
       if (event === undefined) {
-        if (finishing) stream.end();
+        if (finishing && !reading) stream.end();
         return;
       }
-      const resolve = waiting;
+      const { resolve } = waiting;
       waiting = undefined;
       resolve({ done: false, value: event });
     }
@@ -104,27 +163,39 @@ export function createEventBus(options: EventBusOptions): EventBus {
         unlisten();
         streams.delete(stream);
         queue.length = 0;
-        waiting?.({ done: true, value: undefined });
+        replayed.length = 0;
+        const waiter = waiting;
         waiting = undefined;
+        // A subscriber waiting for its next event is told why it ended (it would else take the end for a completion).
+        if (waiter && error) {
+          failure = undefined;
+          waiter.reject(error);
+        } else waiter?.resolve({ done: true, value: undefined });
       },
-      /** Ends once every event already queued has been taken. */
+      /** Ends once every event already queued has been taken; a replay under way stops where it is, so nothing after its gap goes out. */
       finish() {
         finishing = true;
-        if (queue.length === 0 || waiting) flush();
-        if (queue.length === 0) stream.end();
+        if (replayFrom !== undefined) {
+          replayFrom = undefined;
+          liveCut = true;
+          queue.length = 0;
+        }
+        if (waiting) flush();
+        if (replayed.length === 0 && queue.length === 0) stream.end();
       },
     };
 
-    if (after) {
+    if (replayFrom !== undefined) {
       try {
-        const replay = await log.readAfter(after, account ?? afterAccount);
-        queue.push(...(account === undefined ? replay : replay.filter(ofAccount)));
+        accept(await pacer.run(() => log.readAfter(replayFrom!, account ?? afterAccount)));
       } catch (error) {
-        unlisten();
-        throw error;
+        // Not reached any more: refused now. Not readable now: the subscription starts, and its
+        // replay is read (readPage) once it can be, as its subscriber asks for events.
+        if (isEventsExpired(error)) {
+          unlisten();
+          throw error;
+        }
       }
-      // Live events that arrived during the read sort after the replay.
-      queue.sort((a, b) => comparePositions(a.position, b.position));
     }
     streams.add(stream);
 
@@ -133,12 +204,17 @@ export function createEventBus(options: EventBusOptions): EventBus {
         if (failure) return Promise.reject(failure);
         if (done) return Promise.resolve({ done: true, value: undefined });
         const event = take();
-        if (event !== undefined) return Promise.resolve({ done: false, value: event });
+        if (event !== undefined) {
+          // A backlog (a replay's page) is taken in turns: each event answered at once would run them all before any I/O.
+          if (++inARow % TAKEN_PER_TURN !== 0) return Promise.resolve({ done: false, value: event });
+          return new Promise((resolve) => setImmediate(resolve, { done: false, value: event }));
+        }
+        inARow = 0;
         if (finishing) {
           stream.end();
           return Promise.resolve({ done: true, value: undefined });
         }
-        return new Promise((resolve) => (waiting = resolve));
+        return new Promise((resolve, reject) => (waiting = { resolve, reject }));
       },
       async return() {
         stream.end();

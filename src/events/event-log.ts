@@ -21,6 +21,23 @@ export interface LoggedEvent {
   event: TransactionUpdateEvent;
 }
 
+/** Part of a replay: the log is read a page at a time, so no read holds the log (or Redis) for long. */
+export interface ReplayPage {
+  /** Oldest first, whatever their account. */
+  events: LoggedEvent[];
+  /** Where the next page starts (`readAfter(next)`); undefined once this page reached the newest event. */
+  next: string | undefined;
+}
+
+/**
+ * What a log keeps below its count (EVENT_LOG_SIZE): every event younger than
+ * `spanMs`, and the newest `leastEvents` whatever their age; older events go.
+ */
+export interface LogKeep {
+  spanMs: number;
+  leastEvents: number;
+}
+
 /**
  * How an event is told from a redelivery: `id`, by its event id (the sender
  * gave one); `content`, by its transaction being the same as in the last
@@ -37,12 +54,13 @@ export interface EventLog {
    */
   append(event: TransactionUpdateEvent, dedupeBy: DedupeBy): Promise<LoggedEvent | undefined>;
   /**
-   * The events after `cursor` (a position this log wrote, or an event id of
-   * `account`: its newest copy), oldest first, whatever their account. Throws
-   * `EVENTS_EXPIRED` when the log no longer reaches it (or never held it).
+   * The first page of the events after `cursor` (a position this log wrote,
+   * or an event id of `account`: its newest copy). Throws `EVENTS_EXPIRED`
+   * when the log no longer reaches it (or never held it); any other failure
+   * means it cannot be read now (Redis away), and may be asked again.
    * @param account whose event id `cursor` may be (ids are an account's own); @default DEFAULT_ACCOUNT
    */
-  readAfter(cursor: string, account?: string): Promise<LoggedEvent[]>;
+  readAfter(cursor: string, account?: string): Promise<ReplayPage>;
   /** Calls `listener` with every event appended from now on, on any instance, in log order. */
   onAppend(listener: (logged: LoggedEvent) => void): () => void;
   /** Whether appends can succeed now. */
@@ -75,6 +93,11 @@ export function isPosition(text: string): boolean {
   return POSITION.test(text);
 }
 
+/** Whether `error` is the log's "no longer reaches it" (any other failure of a read is one of now). */
+export function isEventsExpired(error: unknown): boolean {
+  return error instanceof GraphQLError && error.extensions.code === ErrorCode.EVENTS_EXPIRED;
+}
+
 /** Orders two positions ("<ms>-<seq>"). */
 export function comparePositions(a: string, b: string): number {
   const [, am = '0', as = '0'] = POSITION.exec(a) ?? [];
@@ -87,6 +110,10 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
   capacity: number;
   /** Most bytes of events kept (their JSON), the newest always (the configuration's `eventLogMaxBytes`). */
   maxBytes: number;
+  /** What is kept below `capacity`; @default everything */
+  keep?: LogKeep;
+  /** Most events one `readAfter` returns. */
+  pageEvents: number;
   /**
    * Told of each event as it is admitted, before `append` resolves: a read
    * model fed here (the history) has it by the time the webhook is answered.
@@ -97,14 +124,18 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
 /**
  * The in-process log: a ring of the last `capacity` events, and no more than
  * `maxBytes` of them: a count alone let large webhooks fill the process (a
- * thousand of 700 KB took one to 2 GB). Positions start
- * with the time the log was made, so a position from an earlier process is
- * never mistaken for one of this one.
+ * thousand of 700 KB took one to 2 GB); below those, what `keep` says.
+ * Positions start with the time the log was made, so a position from an
+ * earlier process is never mistaken for one of this one.
  */
 export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   const { capacity, maxBytes } = options;
-  /** JSON size of each event of the ring, in the same order, and their sum. */
+  const { spanMs, leastEvents } = options.keep ?? { spanMs: Number.POSITIVE_INFINITY, leastEvents: capacity };
+  const { pageEvents } = options;
+  const now = options.now ?? Date.now;
+  /** JSON size of each event of the ring, in the same order, and their sum; and when each was appended. */
   const sizes: number[] = [];
+  const times: number[] = [];
   let bytes = 0;
   const epoch = Date.now();
   const recent = createRecentEvents(options);
@@ -128,11 +159,15 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       options.onAdmitted?.(event);
       const logged = { position: `${epoch}-${++sequence}`, event };
       const size = JSON.stringify(event).length;
+      const at = now();
       ring.push(logged);
       sizes.push(size);
+      times.push(at);
       bytes += size;
-      while (ring.length > capacity || (bytes > maxBytes && ring.length > 1)) {
+      const expired = () => ring.length > leastEvents && (times[0] ?? at) < at - spanMs;
+      while (ring.length > capacity || (bytes > maxBytes && ring.length > 1) || expired()) {
         ring.shift();
+        times.shift();
         bytes -= sizes.shift() ?? 0;
       }
       // Fan-out after the caller's answer: listeners are subscriber work.
@@ -142,10 +177,11 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       return logged;
     },
     async readAfter(cursor, account = DEFAULT_ACCOUNT) {
-      if (cursor === current()) return [];
+      if (cursor === current()) return { events: [], next: undefined };
       const index = indexOf(cursor, account);
       if (index < 0) throw eventsExpired(cursor, current());
-      return ring.slice(index + 1);
+      const events = ring.slice(index + 1, index + 1 + pageEvents);
+      return { events, next: index + 1 + pageEvents < ring.length ? events.at(-1)?.position : undefined };
     },
     onAppend(listener) {
       listeners.add(listener);

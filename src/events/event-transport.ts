@@ -1,5 +1,5 @@
 import { createEventBus, type EventBus } from './event-bus.js';
-import { createMemoryEventLog, type MemoryEventLogOptions } from './event-log.js';
+import { createMemoryEventLog, type LogKeep, type MemoryEventLogOptions } from './event-log.js';
 
 /** The event bus with what starts and stops it: in process here, shared through Redis in redis/. */
 export interface EventTransport {
@@ -9,8 +9,17 @@ export interface EventTransport {
   close(): Promise<void>;
 }
 
-/** One instance's events: an in-process log of the last `eventLogSize` events, at most `eventLogMaxBytes` of them. */
-export function createMemoryEventTransport(eventLogSize: number, eventLogMaxBytes: number, onAdmitted?: MemoryEventLogOptions['onAdmitted']): EventTransport {
-  const bus = createEventBus({ log: createMemoryEventLog({ capacity: eventLogSize, maxBytes: eventLogMaxBytes, onAdmitted }) });
+/** The configuration's say on the in-process log. */
+export interface MemoryEventLogConfig {
+  eventLogSize: number;
+  eventLogMaxBytes: number;
+  eventLogKeep: LogKeep;
+  replay: { pageEvents: number; pagesAtOnce: number };
+}
+
+/** One instance's events: an in-process log of at most `eventLogSize` events and `eventLogMaxBytes` of them, keeping what `eventLogKeep` says. */
+export function createMemoryEventTransport(config: MemoryEventLogConfig, onAdmitted?: MemoryEventLogOptions['onAdmitted']): EventTransport {
+  const log = createMemoryEventLog({ capacity: config.eventLogSize, maxBytes: config.eventLogMaxBytes, keep: config.eventLogKeep, pageEvents: config.replay.pageEvents, onAdmitted });
+  const bus = createEventBus({ log, pagesAtOnce: config.replay.pagesAtOnce });
   return { bus, connect: async () => true, close: () => bus.close() };
 }

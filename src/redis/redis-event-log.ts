@@ -1,4 +1,4 @@
-import { comparePositions, eventsExpired, isPosition, type EventLog, type LoggedEvent } from '../events/event-log.js';
+import { comparePositions, eventsExpired, isPosition, type EventLog, type LogKeep, type LoggedEvent, type ReplayPage } from '../events/event-log.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../events/recent-events.js';
 import { transactionDigest } from '../events/transaction-digest.js';
@@ -17,8 +17,12 @@ import type { RedisClients } from './redis-clients.js';
 export interface RedisEventLogOptions extends RecentEventsOptions {
   /** Key prefix shared by the instances of one deployment. */
   prefix: string;
-  /** Events kept for replay (the stream is trimmed to exactly this many). */
+  /** Most events kept for replay (the stream is trimmed to exactly this many). */
   capacity: number;
+  /** What is kept below `capacity` (older entries are trimmed by id, stream ids being times). @default everything */
+  keep?: LogKeep;
+  /** Most entries one read of the stream returns. */
+  pageEvents: number;
   /** How long an event id can be looked up for `after`. @default 86400 (s) */
   positionTtlSeconds?: number;
   /** Told when the live feed is interrupted (Redis away); it resumes by itself. */
@@ -37,7 +41,9 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
  *       script made with QUEUE_FOR_HISTORY).
  * ARGV: capacity, event JSON, position TTL (s), dedupe TTL (ms), digest, 'id' | 'content',
  *       the digest this instance remembers for the transaction ('' when none: used only when
- *       Redis has none, e.g. after it restarted empty), channel.
+ *       Redis has none, e.g. after it restarted empty), channel, span kept (ms), least entries kept.
+ * Trimming: exactly `capacity` at most (MAXLEN), then entries older than the span beyond the
+ * least kept (MINID, by whole stream nodes (`~`), LIMIT never taking the stream below the least).
  */
 const APPEND_BODY = `
 if ARGV[6] == 'id' then
@@ -47,6 +53,11 @@ elseif (redis.call('GET', KEYS[4]) or ARGV[7]) == ARGV[5] then
 end
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[4])
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'event', ARGV[2])
+local beyond = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[10])
+if beyond > 0 then
+  local oldest = math.max(0, tonumber(string.match(id, '^%d+')) - tonumber(ARGV[9]))
+  redis.call('XTRIM', KEYS[1], 'MINID', '~', string.format('%d', oldest), 'LIMIT', beyond)
+end
 redis.call('SET', KEYS[2], id, 'EX', ARGV[3])
 redis.call('PUBLISH', ARGV[8], id .. ' ' .. ARGV[2])`;
 const QUEUE_FOR_HISTORY = `redis.call('XADD', KEYS[5], '*', 'event', ARGV[2])`;
@@ -113,7 +124,10 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
     }
   }
 
-  const range = async (from: string) => ((await commands.xrange(stream, from, '+')) as StreamEntries);
+  const { pageEvents } = options;
+  const keep = options.keep ?? { spanMs: Number.MAX_SAFE_INTEGER, leastEvents: options.capacity };
+  /** At most `count` entries from `from` on: every read of the stream is bounded, so none holds Redis for long. */
+  const range = async (from: string, count: number) => ((await commands.xrange(stream, from, '+', 'COUNT', count)) as StreamEntries);
 
   function deliver(logged: LoggedEvent | undefined): void {
     if (!logged || (delivered !== undefined && comparePositions(logged.position, delivered) <= 0)) return;
@@ -148,7 +162,13 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       try {
         delivered ??= await newest();
         await tail.subscribe(channel);
-        for (const entry of await range(`(${delivered}`)) deliver(fromEntry(entry));
+        // Page by page up to the newest; an entry trimmed meanwhile was never the listeners' to miss.
+        for (let from = delivered; ; ) {
+          const entries = await range(`(${from}`, pageEvents);
+          for (const entry of entries) deliver(fromEntry(entry));
+          if (entries.length < pageEvents) break;
+          from = entries.at(-1)![0];
+        }
         break;
       } catch (error) {
         if (closed) return;
@@ -165,12 +185,13 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   tail.on('ready', onReady);
   if (tail.status === 'ready') onReady();
 
-  /** The stream's entries after the one at `position`, or undefined when the stream no longer holds it. */
-  async function after(position: string | null): Promise<LoggedEvent[] | undefined> {
+  /** A page of the stream's entries after the one at `position`, or undefined when the stream no longer holds it. */
+  async function after(position: string | null): Promise<ReplayPage | undefined> {
     if (position === null) return undefined;
-    const entries = await range(position);
+    const entries = await range(position, pageEvents + 1);
     if (entries[0]?.[0] !== position) return undefined;
-    return entries.slice(1).map(fromEntry).filter((logged): logged is LoggedEvent => logged !== undefined);
+    const events = entries.slice(1).map(fromEntry).filter((logged): logged is LoggedEvent => logged !== undefined);
+    return { events, next: entries.length > pageEvents ? entries.at(-1)?.[0] : undefined };
   }
 
   return {
@@ -179,7 +200,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       const digest = transactionDigest(event.transaction);
       const { account } = event;
       const keys = [stream, key('event-position', event.eventId, account), key('dedupe', event.eventId, account), key('last-digest', event.transactionId, account), options.historyQueue ?? `${options.prefix}history-queue`];
-      const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event) ?? '', channel];
+      const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event) ?? '', channel, keep.spanMs, keep.leastEvents];
       const position = await commands.vendingGatewayAppendEvent(...keys, ...args);
       return position === null ? undefined : { position, event };
     },
@@ -188,8 +209,8 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       if (isPosition(cursor)) {
         const replay = await after(cursor);
         if (replay) return replay;
-        // The position of a log that holds nothing yet.
-        if (cursor === (await newest())) return [];
+        // The position of a log that holds nothing yet, or whose entries are all older than it keeps.
+        if (cursor === (await newest())) return { events: [], next: undefined };
       }
       const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(key('event-position', cursor, account)) : null;
       const replay = await after(position);

@@ -1,4 +1,5 @@
 import { createEventBus } from '../events/event-bus.js';
+import type { LogKeep } from '../events/event-log.js';
 import type { EventTransport } from '../events/event-transport.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClients } from './redis-clients.js';
@@ -7,6 +8,9 @@ import { createRedisEventLog } from './redis-event-log.js';
 export interface RedisEventTransportOptions {
   redisPrefix: string;
   eventLogSize: number;
+  eventLogKeep: LogKeep;
+  /** Events in one page of a replay, and pages read at once by this instance. */
+  replay: { pageEvents: number; pagesAtOnce: number };
   logger: Logger;
   /** The key of the history's queue, when the history is kept elsewhere (redis-event-log.ts). */
   historyQueue?: string;
@@ -18,6 +22,8 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
   const log = createRedisEventLog(clients, {
     prefix: options.redisPrefix,
     capacity: options.eventLogSize,
+    keep: options.eventLogKeep,
+    pageEvents: options.replay.pageEvents,
     historyQueue: options.historyQueue,
     onTailError(error) {
       // Once per outage, not once per retry.
@@ -27,7 +33,7 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
   });
   // redis-clients.ts says when Redis answers again.
   clients.commands.on('ready', () => (tailFailing = false));
-  const bus = createEventBus({ log });
+  const bus = createEventBus({ log, pagesAtOnce: options.replay.pagesAtOnce });
   return {
     bus,
     // Ready once commands work and live events flow: an event appended before then would reach no subscriber here.

@@ -24,8 +24,10 @@ interface Member {
   /** When set, results go straight to the client and the iterator only reports the end. */
   send: DirectSend | undefined;
   queue: ExecutionResult[];
-  waiting: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
+  waiting: { resolve(result: IteratorResult<ExecutionResult>): void; reject(error: unknown): void } | undefined;
   done: boolean;
+  /** Why its source failed (e.g. a replay that no longer reaches its position): the member's iterator throws it. */
+  failure?: unknown;
 }
 
 interface Group {
@@ -50,9 +52,12 @@ export function createSharedSubscriptions(): SharedSubscriptions {
 
   function deliver(member: Member, result: IteratorResult<ExecutionResult>): void {
     if (member.waiting) {
-      const resolve = member.waiting;
+      const { resolve, reject } = member.waiting;
       member.waiting = undefined;
-      resolve(result);
+      const failure = result.done ? member.failure : undefined;
+      member.failure = undefined;
+      if (failure !== undefined) reject(failure);
+      else resolve(result);
     } else if (!result.done) member.queue.push(result.value);
   }
 
@@ -68,6 +73,9 @@ export function createSharedSubscriptions(): SharedSubscriptions {
           if (++served % MEMBERS_PER_TURN === 0) await nextTurn();
         }
       }
+    } catch (error) {
+      // The members' transport reports it (graphql-ws: an `error` message), not an unhandled rejection.
+      for (const member of group.members) member.failure = error;
     } finally {
       if (groups.get(key) === group) groups.delete(key);
       for (const member of group.members) end(member);
@@ -90,8 +98,13 @@ export function createSharedSubscriptions(): SharedSubscriptions {
       next() {
         const queued = member.queue.shift();
         if (queued) return Promise.resolve({ done: false, value: queued });
+        if (member.failure !== undefined) {
+          const failure = member.failure;
+          member.failure = undefined;
+          return Promise.reject(failure);
+        }
         if (member.done) return Promise.resolve({ done: true, value: undefined });
-        return new Promise((resolve) => (member.waiting = resolve));
+        return new Promise((resolve, reject) => (member.waiting = { resolve, reject }));
       },
       async return() {
         group.members.delete(member);

@@ -1,4 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
@@ -14,6 +17,8 @@ export interface TestRedis {
   restartable: boolean;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Writes the data to disk (SAVE): the next `start()` loads it, as a Redis with persistence would. */
+  save(): Promise<void>;
   /** Freezes the server (SIGSTOP): connections stay open and nothing answers, a stalled Redis. */
   pause(): void;
   /** Lets a paused server go on (SIGCONT). */
@@ -62,13 +67,15 @@ export async function startTestRedis(): Promise<TestRedis> {
     const refuse = () => {
       throw new Error('this Redis is not the test\'s own: it cannot be paused');
     };
-    return { url, restartable: false, stop: unsupported, start: unsupported, pause: refuse, resume: refuse, close: async () => {} };
+    return { url, restartable: false, stop: unsupported, start: unsupported, save: unsupported, pause: refuse, resume: refuse, close: async () => {} };
   }
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
+  // Its own directory: a `save()` there is what the next start loads, and nothing is left behind.
+  const dir = mkdtempSync(join(tmpdir(), 'test-redis-'));
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
     if (!(await answers(url, 5_000))) throw new Error(`redis-server did not start on ${port}`);
   };
   const signal = (name: NodeJS.Signals) => {
@@ -87,5 +94,17 @@ export async function startTestRedis(): Promise<TestRedis> {
     });
   };
   await start();
-  return { url, restartable: true, start, stop, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT'), close: stop };
+  const save = async () => {
+    const client = new Redis(url, { maxRetriesPerRequest: 0 });
+    try {
+      await client.save();
+    } finally {
+      client.disconnect();
+    }
+  };
+  const close = async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { url, restartable: true, start, stop, save, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT'), close };
 }

@@ -16,7 +16,7 @@ import { createSharedSubscriptions } from '../../src/subscriptions/shared-subscr
  */
 
 /** A bus over an in-process log of 1 000 events (and 1 MiB). */
-const memoryBus = (options: Omit<EventBusOptions, 'log'> = {}) => createEventBus({ log: createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576 }), ...options });
+const memoryBus = (options: Omit<EventBusOptions, 'log'> = {}) => createEventBus({ log: createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, pageEvents: 200 }), ...options });
 
 const event = (n: number): TransactionUpdateEvent => ({
   eventId: `evt-${n}`, type: 'transaction.update', format: 'ENVELOPED', receivedAt: new Date(0).toISOString(), occurredAt: undefined,

@@ -97,7 +97,7 @@ describe.concurrent('the configuration spec', () => {
   it('derives what follows from a variable, with the values they had as variables at the defaults', () => {
     const MIB = 1_048_576;
     const defaults = loadConfig({});
-    expect(defaults).toMatchObject({ maxUnsentBytes: 4 * MIB, eventLogMaxBytes: 64 * MIB, websocket: { maxMessageBytes: 65_536 }, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
+    expect(defaults).toMatchObject({ maxUnsentBytes: 4 * MIB, eventLogMaxBytes: 256 * MIB, websocket: { maxMessageBytes: 65_536 }, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
     expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k' }).upstream).toMatchObject({ maxConcurrent: 100, maxQueued: 1_000, retries: 2, connections: 50 });
     expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k', UPSTREAM_MAX_CONCURRENT: '7' }).upstream).toMatchObject({ maxConcurrent: 7, maxQueued: 70, connections: 4 });
     // A WebSocket message is at most a request body; what a slow client may leave unread, a few of them.

@@ -10,7 +10,7 @@ const event = (n: number, transactionId = `tx-${n % 3}`): TransactionUpdateEvent
 });
 
 /** A bus over an in-process log of 1 000 events (and 1 MiB). */
-const memoryBus = () => createEventBus({ log: createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576 }) });
+const memoryBus = () => createEventBus({ log: createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, pageEvents: 200 }) });
 
 async function take(iterator: AsyncIterator<LoggedEvent>, count: number): Promise<string[]> {
   const ids: string[] = [];
@@ -45,7 +45,7 @@ describe.concurrent('in-process event bus', () => {
   });
 
   it('rejects an `after` older than the log with EVENTS_EXPIRED, and counts no subscription for it', async () => {
-    const bus = createEventBus({ log: createMemoryEventLog({ capacity: 3, maxBytes: 1_048_576 }) });
+    const bus = createEventBus({ log: createMemoryEventLog({ capacity: 3, maxBytes: 1_048_576, pageEvents: 200 }) });
     for (let n = 1; n <= 5; n++) await bus.publish(event(n));
     await expect(bus.subscribe({ after: 'evt-1' })).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
     await expect(bus.subscribe({ after: 'unknown' })).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
@@ -69,27 +69,55 @@ describe.concurrent('in-process event bus', () => {
 });
 
 describe('in-process event log', () => {
+  it('replays in pages, and the bus joins the pages and the live events without gap or repeat', async () => {
+    const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, pageEvents: 3 });
+    for (let n = 1; n <= 10; n++) await log.append(event(n), 'id');
+    const first = await log.readAfter('evt-1');
+    expect(first.events.map((logged) => logged.event.eventId)).toEqual(['evt-2', 'evt-3', 'evt-4']);
+    expect(first.next).toBe(first.events[2]!.position);
+    const last = await log.readAfter((await log.readAfter(first.next!)).next!);
+    expect(last.events.map((logged) => logged.event.eventId)).toEqual(['evt-8', 'evt-9', 'evt-10']);
+    expect(last.next).toBeUndefined();
+    const bus = createEventBus({ log });
+    const resumed = await bus.subscribe({ after: 'evt-1' });
+    await bus.publish(event(11));
+    expect(await take(resumed, 10)).toEqual(Array.from({ length: 10 }, (_, n) => `evt-${n + 2}`));
+  });
+
+  it('keeps the span and the least count, and lets older events go', async () => {
+    let now = 0;
+    const log = createMemoryEventLog({ capacity: 100, maxBytes: 1_048_576, pageEvents: 200, keep: { spanMs: 1_000, leastEvents: 2 }, now: () => now });
+    for (let n = 1; n <= 5; n++) await log.append(event(n), 'id');
+    // All within the span: all kept.
+    expect((await log.readAfter('evt-1')).events).toHaveLength(4);
+    now = 2_000;
+    await log.append(event(6), 'id');
+    // Older than the span: gone, but for the newest two.
+    await expect(log.readAfter('evt-4')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
+    expect((await log.readAfter('evt-5')).events.map((logged) => logged.event.eventId)).toEqual(['evt-6']);
+  });
+
   it('resolves an event id that appears twice to its newest copy', async () => {
     // Past the dedupe memory (a day), a sender may reuse an id.
     let now = 0;
-    const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, now: () => now });
+    const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, pageEvents: 200, now: () => now });
     for (const id of ['a', 'b', 'a', 'c']) {
       await log.append({ ...event(1), eventId: id }, 'id');
       now += 86_400_001;
     }
-    expect((await log.readAfter('a')).map((logged) => logged.event.eventId)).toEqual(['c']);
+    expect((await log.readAfter('a')).events.map((logged) => logged.event.eventId)).toEqual(['c']);
   });
 
   it('keeps at most maxBytes of events, the oldest going first (700 KB webhooks once took a gateway to 2 GB)', async () => {
-    const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 250_000 });
+    const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 250_000, pageEvents: 200 });
     const big = (n: number) => ({ ...event(n), raw: { blob: 'x'.repeat(100_000) } });
     for (let n = 1; n <= 10; n++) await log.append(big(n), 'id');
     // Two events fit in the bound: evt-9 and evt-10.
     await expect(log.readAfter('evt-8')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
-    expect((await log.readAfter('evt-9')).map((logged) => logged.event.eventId)).toEqual(['evt-10']);
+    expect((await log.readAfter('evt-9')).events.map((logged) => logged.event.eventId)).toEqual(['evt-10']);
     // The newest is always kept, however large.
     await log.append({ ...event(11), raw: { blob: 'y'.repeat(400_000) } }, 'id');
     await expect(log.readAfter('evt-10')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
-    expect(await log.readAfter('evt-11')).toEqual([]);
+    expect((await log.readAfter('evt-11')).events).toEqual([]);
   });
 });

@@ -51,7 +51,7 @@ interface Logs {
 }
 
 function memoryLogs(): Logs {
-  const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576 });
+  const log = createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, pageEvents: 200 });
   return { prefix: '', open: async () => log };
 }
 
@@ -61,7 +61,7 @@ function redisLogs(ctx: TestContext): Logs {
     prefix,
     async open() {
       const clients = createRedisClients(redis.url, { commandTimeoutMs: 1_000 });
-      const log = createRedisEventLog(clients, { prefix, capacity: 1_000, historyQueue: `${prefix}history-queue` });
+      const log = createRedisEventLog(clients, { prefix, capacity: 1_000, pageEvents: 200, historyQueue: `${prefix}history-queue` });
       ctx.onTestFinished(async () => {
         await log.close();
         await clients.close();
@@ -108,10 +108,10 @@ for (const [name, logsFor] of kinds) describe.concurrent(`the event log ${name},
     await log.append(event(id, 'acct-b'), 'id');
     await log.append(event('e6', 'acct-a'), 'id');
     // The account's event carries its name back out of the log (Redis: the stream's JSON).
-    expect(named(await log.readAfter(id, 'acct-a'))).toEqual(['acct-b/e2', `/${id}`, '/e4', `acct-b/${id}`, 'acct-a/e6']);
-    expect(named(await log.readAfter(id))).toEqual(['/e4', `acct-b/${id}`, 'acct-a/e6']);
-    expect(named(await log.readAfter(id, ''))).toEqual(['/e4', `acct-b/${id}`, 'acct-a/e6']);
-    expect(named(await log.readAfter(id, 'acct-b'))).toEqual(['acct-a/e6']);
+    expect(named((await log.readAfter(id, 'acct-a')).events)).toEqual(['acct-b/e2', `/${id}`, '/e4', `acct-b/${id}`, 'acct-a/e6']);
+    expect(named((await log.readAfter(id)).events)).toEqual(['/e4', `acct-b/${id}`, 'acct-a/e6']);
+    expect(named((await log.readAfter(id, '')).events)).toEqual(['/e4', `acct-b/${id}`, 'acct-a/e6']);
+    expect(named((await log.readAfter(id, 'acct-b')).events)).toEqual(['acct-a/e6']);
     // An id only another account sent names nothing here.
     await expect(log.readAfter('e2', 'acct-a')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
     await expect(log.readAfter('e2')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
@@ -183,7 +183,7 @@ describe.concurrent('the Redis event log\'s keys per account', () => {
     expect(queued.map((e) => e.account)).toEqual(['acct-a', undefined]);
     // The other instance resumes after the account's id too.
     await one.append(event('m1', 'acct-b'), 'id');
-    expect(named(await other.readAfter('m1', 'acct-a'))).toEqual(['/m2', 'acct-b/m1']);
+    expect(named((await other.readAfter('m1', 'acct-a')).events)).toEqual(['/m2', 'acct-b/m1']);
   });
 
   it('drops a redelivery its own Redis forgot, per account, from what the instance remembers', async (ctx) => {

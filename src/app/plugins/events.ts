@@ -63,7 +63,7 @@ export const eventsPlugin = fp<{ config: Config }>(
 
     const events: EventTransport = redis
       ? createRedisEventTransport(redis, { ...config, logger, historyQueue })
-      : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, feed ? (event) => feed.push(event) : applyInProcess);
+      : createMemoryEventTransport(config, feed ? (event) => feed.push(event) : applyInProcess);
     const queue = applyShared && redis && historyQueue
       ? createRedisHistoryQueue(redis.commands, { key: historyQueue, apply: applyShared, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs })
       : undefined;
