@@ -86,6 +86,14 @@ export const fixed = {
    */
   redisCommandTimeoutMs: SECOND,
   /**
+   * Longest wait for a replica to hold an appended event (WAIT), when the
+   * master has replicas; past it the webhook gets 503 and its sender retries.
+   * Half of `redisCommandTimeoutMs`: a replica on the same network answers in
+   * milliseconds, and the WAIT's own answer comes before the command would be
+   * given up, so the 503 says why.
+   */
+  redisReplicaWaitMs: SECOND / 2,
+  /**
    * Without Redis, the in-process event log keeps at most 64 MiB of events
    * (their JSON) per thousand of EVENT_LOG_SIZE, about 64 KiB an event: room
    * for ordinary events, while a count alone let large webhooks fill the

@@ -8,8 +8,10 @@ export interface RedisEventTransportOptions {
   redisPrefix: string;
   eventLogSize: number;
   logger: Logger;
-  /** The key of the history's queue, when the history is kept elsewhere (redis-event-log.ts). */
-  historyQueue?: string;
+  /** The history's consumer group on the log, when the history is kept elsewhere (redis-event-log.ts). */
+  historyGroup?: string | undefined;
+  /** Longest wait for a replica to hold an appended event (replica-wait.ts). */
+  redisReplicaWaitMs: number;
 }
 
 /** Events shared by every instance of a deployment through one Redis (redis-event-log.ts). */
@@ -18,7 +20,8 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
   const log = createRedisEventLog(clients, {
     prefix: options.redisPrefix,
     capacity: options.eventLogSize,
-    historyQueue: options.historyQueue,
+    historyGroup: options.historyGroup,
+    replicaWaitMs: options.redisReplicaWaitMs,
     onTailError(error) {
       // Once per outage, not once per retry.
       if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');

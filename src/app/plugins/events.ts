@@ -11,15 +11,18 @@ import type { Logger } from '../../logging/logger.js';
 import { isTransientPostgresError, type Database } from '../../postgres/postgres-database.js';
 import { createPostgresHistory, type PostgresHistory } from '../../postgres/postgres-history.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
-import { createRedisHistoryQueue } from '../../redis/redis-history-queue.js';
+import { eventStreamKey } from '../../redis/redis-event-log.js';
+import { createRedisHistoryReader, HISTORY_GROUP, type RedisHistoryReaderOptions } from '../../redis/redis-history-reader.js';
+import type { Redis } from 'ioredis';
 
 /*
  * The event log and bus, and the transaction history they feed, each
  * distinct event once:
  * - DATABASE_URL: the history is PostgreSQL's, shared. Without Redis the
  *   instance's own log feeds it (in process, retried while the database is
- *   away); with Redis, a queue the log's append script writes and every
- *   instance reads, so an event survives the instance that admitted it.
+ *   away); with Redis, the log's own stream, which every instance reads
+ *   through one consumer group and which is never trimmed past what that
+ *   group has not applied, so an event survives the instance that admitted it.
  * - otherwise it is in process: without Redis fed by the ring's append; with
  *   Redis each instance keeps its own, fed from the shared log in log order
  *   (every instance hears every event), so instances agree on events.
@@ -58,15 +61,15 @@ export const eventsPlugin = fp<{ config: Config }>(
     });
     const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
     const feed = applyShared && !redis ? createHistoryFeed({ apply: applyShared, transient: isTransientPostgresError, logger, retryMs, maxQueued }) : undefined;
-    const historyQueue = applyShared && redis ? `${config.redisPrefix}history-queue` : undefined;
+    const historyGroup = applyShared && redis ? HISTORY_GROUP : undefined;
     const applyInProcess = inProcess && feedHistory((event) => inProcess.apply!(event), logger);
 
     const events: EventTransport = redis
-      ? createRedisEventTransport(redis, { ...config, logger, historyQueue })
+      ? createRedisEventTransport(redis, { ...config, logger, historyGroup })
       : createMemoryEventTransport(config.eventLogSize, config.eventLogMaxBytes, feed ? (event) => feed.push(event) : applyInProcess);
-    const queue = applyShared && redis && historyQueue
-      ? createRedisHistoryQueue(redis.commands, { key: historyQueue, apply: applyShared, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs })
-      : undefined;
+    const readerOptions = applyShared && { apply: applyShared, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs, maxBehind: maxQueued };
+    const queue = redis && readerOptions ? createRedisHistoryReader(redis.commands, { ...readerOptions, key: eventStreamKey(config.redisPrefix) }) : undefined;
+    if (redis && readerOptions) drainEarlierQueue(redis.commands, `${config.redisPrefix}history-queue`, readerOptions, app);
     // Every instance hears every append, in log order: the queue's readers look at once; an in-process history takes it.
     if (queue) events.bus.onEvent(() => queue.wake());
     else if (redis && applyInProcess) events.bus.onEvent(applyInProcess);
@@ -86,6 +89,23 @@ export const eventsPlugin = fp<{ config: Config }>(
   },
   { name: 'events', dependencies: ['redis', 'postgres'] },
 );
+
+/**
+ * An earlier version copied each event into a queue of the history's own: what it still holds
+ * (the database was behind at the upgrade) is applied, then the queue is deleted.
+ */
+function drainEarlierQueue(commands: Redis, key: string, options: Omit<RedisHistoryReaderOptions, 'key'>, app: FastifyInstance): void {
+  let reader: HistoryFeed | undefined;
+  commands
+    .exists(key)
+    .then((found) => {
+      if (found > 0) reader = createRedisHistoryReader(commands, { ...options, key, drain: true });
+    })
+    .catch(() => {
+      // Redis away at start: the next start looks again.
+    });
+  app.addHook('onClose', async () => reader?.close(options.pollMs * 2));
+}
 
 function startShared(app: FastifyInstance, postgres: Database, shared: PostgresHistory, feed: HistoryFeed | undefined, retryMs: number, logger: Logger): void {
   // Named, not required: without its database the instance still serves all but the history's fields.
