@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config, HistoryConfig } from '../../config/index.js';
+import { ConfigError, type Config, type HistoryConfig } from '../../config/index.js';
 import type { EventBus } from '../../events/event-bus.js';
 import { createMemoryEventTransport, type EventTransport } from '../../events/event-transport.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
@@ -11,6 +11,7 @@ import type { Logger } from '../../logging/logger.js';
 import { isTransientPostgresError, type Database } from '../../postgres/postgres-database.js';
 import { createPostgresHistory, type PostgresHistory } from '../../postgres/postgres-history.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
+import { evictionOf } from '../../redis/eviction-policy.js';
 import { eventStreamKey } from '../../redis/redis-event-log.js';
 import { createRedisHistoryReader, HISTORY_GROUP, type RedisHistoryReaderOptions } from '../../redis/redis-history-reader.js';
 import type { Redis } from 'ioredis';
@@ -81,6 +82,7 @@ export const eventsPlugin = fp<{ config: Config }>(
     app.readiness.add('events', () => events.bus.ready());
     if (postgres && shared) startShared(app, postgres, shared, historyFeed, retryMs, logger);
     if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
+    else if (redis) await refuseEvictingRedis(redis.commands, logger);
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
     app.addHook('onClose', () => {
       inProcess?.close?.();
@@ -89,6 +91,16 @@ export const eventsPlugin = fp<{ config: Config }>(
   },
   { name: 'events', dependencies: ['redis', 'postgres'] },
 );
+
+/** A Redis that evicts keys when full would silently forget what dedupe and resume need (eviction-policy.ts): the gateway does not start on one. */
+async function refuseEvictingRedis(commands: Redis, logger: Logger): Promise<void> {
+  const eviction = await evictionOf(commands);
+  if ('unknown' in eviction) logger.warn({ reason: eviction.unknown }, 'the Redis eviction policy cannot be read (CONFIG GET refused, as managed services may): make sure it is noeviction, or dedupe and resume may forget events when Redis is full');
+  else if (eviction.evicts) {
+    const got = `maxmemory ${eviction.maxmemory}, maxmemory-policy ${eviction.policy}`;
+    throw new ConfigError('REDIS_URL', 'a Redis that never evicts keys (maxmemory-policy noeviction, or maxmemory 0)', undefined, `it has ${got}, so webhook dedupe and resume would silently forget events`);
+  }
+}
 
 /**
  * An earlier version copied each event into a queue of the history's own: what it still holds
