@@ -129,7 +129,8 @@ export const fixed = {
    * is nothing, and reads skip what waits for the sweep. `retryMs`: how long
    * an event waits before it is tried again while the database is away (and
    * migrations before they are). `maxQueued`: events an instance holds for
-   * the history while it cannot apply them, about an hour of an operator's
+   * the history while it cannot apply them (with Redis: events the shared log
+   * keeps that the history has not applied yet), about an hour of an operator's
    * webhooks (10,000 machines, a million a day) at a few hundred bytes each.
    * `claimIdleMs` (with Redis): how long an event an instance read from the
    * history's queue may stay unapplied before another instance takes it
