@@ -38,7 +38,7 @@ const inspect = new Redis(url);
 const used = async () => Number(/used_memory:(\d+)/.exec(await inspect.info('memory'))?.[1]);
 const prefix = `measure-${randomUUID().slice(0, 8)}:`;
 const clients = createRedisClients(url, { commandTimeoutMs: 5_000 });
-const log = createRedisEventLog(clients, { prefix, capacity: count, historyGroup: 'history' });
+const log = createRedisEventLog(clients, { prefix, capacity: count, historyGroup: 'history', replicaWaitMs: 500 });
 await log.whenLive();
 const first = webhookEvent(0);
 const before = await used();

@@ -30,8 +30,8 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
    * whichever instance received it and whatever becomes of that instance.
    */
   historyGroup?: string;
-  /** Longest wait for a replica to hold an appended event when the master has replicas (replica-wait.ts). @default 500 */
-  replicaWaitMs?: number;
+  /** Longest wait for a replica to hold an appended event when the master has replicas (replica-wait.ts; the configuration's `redisReplicaWaitMs`). */
+  replicaWaitMs: number;
 }
 
 /*
@@ -163,7 +163,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   const confirmed = createRecentEvents(options);
   /** Events handed to listeners: one appended again (its webhook retried after a failover lost it) is not handed twice. */
   const handed = createRecentEvents(options);
-  const replicas = createReplicaWait(appends, { boundMs: options.replicaWaitMs ?? 500 });
+  const replicas = createReplicaWait(appends, { boundMs: options.replicaWaitMs });
   appends.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 4, lua: APPEND_SCRIPT });
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let closed = false;

@@ -17,11 +17,16 @@ import type { Redis } from 'ioredis';
  * is out shares the next.
  */
 
+/**
+ * How long the master's count of replicas (ROLE) is trusted before it is asked
+ * again (ms): a replica that joins is waited for within a second, for one
+ * ROLE a second at most, whatever the rate of webhooks.
+ */
+const ROLE_REFRESH_MS = 1_000;
+
 export interface ReplicaWaitOptions {
   /** Longest wait for a replica (ms); past it the append is not confirmed. */
   boundMs: number;
-  /** How long the master's count of replicas (ROLE) is trusted before it is asked again (ms). @default 1000 */
-  refreshMs?: number;
   /** @default Date.now */
   now?: () => number;
 }
@@ -40,7 +45,6 @@ export interface ReplicaWait {
 }
 
 export function createReplicaWait(connection: Redis, options: ReplicaWaitOptions): ReplicaWait {
-  const refreshMs = options.refreshMs ?? 1_000;
   const now = options.now ?? Date.now;
   let replicas = 0;
   let askedAt = -Infinity;
@@ -49,7 +53,7 @@ export function createReplicaWait(connection: Redis, options: ReplicaWaitOptions
   connection.on('ready', () => (askedAt = -Infinity));
 
   async function replicaCount(): Promise<number> {
-    if (now() - askedAt < refreshMs) return replicas;
+    if (now() - askedAt < ROLE_REFRESH_MS) return replicas;
     asking ??= connection
       .role()
       .then((role) => {

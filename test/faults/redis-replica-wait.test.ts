@@ -18,7 +18,6 @@ import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-clie
  */
 
 const GIVE_UP_MS = 20_000;
-const BOUND_MS = 300;
 
 const opened: Array<{ close(): unknown }> = [];
 afterEach(async () => {
@@ -45,7 +44,7 @@ async function pair(): Promise<{ master: TestRedis; replica: TestRedis; onMaster
 
 async function gatewayOn(redisUrl: string): Promise<{ gateway: RunningGateway; prefix: string }> {
   const prefix = `wait-${randomUUID().slice(0, 8)}:`;
-  const gateway = await startGateway({ REDIS_URL: redisUrl, REDIS_PREFIX: prefix }, {}, (config) => ({ ...config, redisReplicaWaitMs: BOUND_MS }));
+  const gateway = await startGateway({ REDIS_URL: redisUrl, REDIS_PREFIX: prefix });
   opened.push(gateway);
   return { gateway, prefix };
 }
@@ -90,7 +89,8 @@ describe.skipIf(!redisServerOnPath())('with a replica, a webhook answered 200 on
     const { master, replica, onReplica } = await pair();
     const { gateway, prefix } = await gatewayOn(master.url);
     const sub = await subscriber(gateway);
-    expect((await post(gateway, 'first')).status).toBe(200);
+    // A 503 is allowed whenever the replica is slow (a busy machine): the sender retries; a 200 means the replica holds it.
+    expect(await postUntilAccepted(gateway, 'first')).toBe(200);
     // Answered 200: the replica holds it already.
     expect(await idsIn(onReplica, `${prefix}events`)).toEqual(['first']);
 
@@ -105,7 +105,7 @@ describe.skipIf(!redisServerOnPath())('with a replica, a webhook answered 200 on
 
     expect(await postUntilAccepted(gateway, 'second')).toBe(200);
     expect(await idsIn(onReplica, `${prefix}events`)).toEqual(['first', 'second']);
-    expect((await post(gateway, 'third')).status).toBe(200);
+    expect(await postUntilAccepted(gateway, 'third')).toBe(200);
     expect(await receivedUntil(sub, 'third')).toEqual(['first', 'second', 'third']);
   }, 60_000);
 
@@ -115,7 +115,7 @@ describe.skipIf(!redisServerOnPath())('with a replica, a webhook answered 200 on
     opened.push(proxy);
     const { gateway, prefix } = await gatewayOn(proxy.url.replace(/^http:/, 'redis:'));
     const sub = await subscriber(gateway);
-    expect((await post(gateway, 'before')).status).toBe(200);
+    expect(await postUntilAccepted(gateway, 'before')).toBe(200);
 
     replica.pause();
     expect((await post(gateway, 'lost')).status).toBe(503);

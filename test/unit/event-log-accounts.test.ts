@@ -61,7 +61,7 @@ function redisLogs(ctx: TestContext): Logs {
     prefix,
     async open() {
       const clients = createRedisClients(redis.url, { commandTimeoutMs: 1_000 });
-      const log = createRedisEventLog(clients, { prefix, capacity: 1_000, historyGroup: 'history' });
+      const log = createRedisEventLog(clients, { prefix, capacity: 1_000, historyGroup: 'history', replicaWaitMs: 500 });
       ctx.onTestFinished(async () => {
         await log.close();
         await clients.close();

@@ -41,7 +41,7 @@ afterAll(async () => {
 async function openLog(ctx: TestContext, capacity: number): Promise<{ log: EventLog; stream: string; prefix: string }> {
   const prefix = `trim-${randomUUID()}:`;
   const clients = createRedisClients(redis.url, { commandTimeoutMs: 1_000 });
-  const log = createRedisEventLog(clients, { prefix, capacity, historyGroup: 'history' });
+  const log = createRedisEventLog(clients, { prefix, capacity, historyGroup: 'history', replicaWaitMs: 500 });
   ctx.onTestFinished(async () => {
     await log.close();
     await clients.close();
