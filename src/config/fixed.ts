@@ -86,6 +86,14 @@ export const fixed = {
    */
   redisCommandTimeoutMs: SECOND,
   /**
+   * Longest wait for a replica to hold an appended event (WAIT), when the
+   * master has replicas; past it the webhook gets 503 and its sender retries.
+   * Half of `redisCommandTimeoutMs`: a replica on the same network answers in
+   * milliseconds, and the WAIT's own answer comes before the command would be
+   * given up, so the 503 says why.
+   */
+  redisReplicaWaitMs: SECOND / 2,
+  /**
    * Without Redis, the in-process event log keeps at most 64 MiB of events
    * (their JSON) per thousand of EVENT_LOG_SIZE, about 64 KiB an event, and
    * never more than `eventLogMostBytes`: room for ordinary events, while a
@@ -140,7 +148,8 @@ export const fixed = {
    * is nothing, and reads skip what waits for the sweep. `retryMs`: how long
    * an event waits before it is tried again while the database is away (and
    * migrations before they are). `maxQueued`: events an instance holds for
-   * the history while it cannot apply them, about an hour of an operator's
+   * the history while it cannot apply them (with Redis: events the shared log
+   * keeps that the history has not applied yet), about an hour of an operator's
    * webhooks (10,000 machines, a million a day) at a few hundred bytes each.
    * `claimIdleMs` (with Redis): how long an event an instance read from the
    * history's queue may stay unapplied before another instance takes it

@@ -82,6 +82,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     postgresHistory: fixed.postgresHistory,
     redisPrefix: v.REDIS_PREFIX,
     redisCommandTimeoutMs: fixed.redisCommandTimeoutMs,
+    redisReplicaWaitMs: Math.min(fixed.redisReplicaWaitMs, fixed.redisCommandTimeoutMs / 2),
     eventLogSize: v.EVENT_LOG_SIZE,
     /** The in-process log's bound in bytes grows with its bound in events, up to a ceiling. */
     eventLogMaxBytes: Math.min(Math.ceil((v.EVENT_LOG_SIZE * fixed.eventLogBytesPerThousand) / 1_000), fixed.eventLogMostBytes),

@@ -8,8 +8,14 @@ import { transactionDigest } from './transaction-digest.js';
  * What this process remembers of published events, to tell a redelivery from
  * a new event: the event ids published lately, and the content of
  * the last event of each transaction. The in-process log decides with it
- * alone; the Redis log asks it first, so that a redelivery is still caught
- * after a Redis without persistence restarted and forgot its own keys.
+ * alone. The Redis log keeps two: one of the events it knows are safe (its
+ * own appends, confirmed by a replica when there are replicas), asked before
+ * Redis so that a redelivery is still caught after a Redis without
+ * persistence restarted and forgot its own keys; and one of the events it
+ * handed to its listeners, so that an event appended again after a failover
+ * lost it (its webhook was answered 503 and retried) reaches them once. An
+ * event not confirmed is never in the first: its retry must reach Redis,
+ * which appends it again if a failover lost it.
  *
  * Both are remembered per account: two accounts may well send the same event
  * id, or name the same transaction id, and each account's event is its own.
@@ -30,8 +36,10 @@ export interface RecentEventsOptions {
 export interface RecentEvents {
   /** Whether the event is new by `dedupeBy`; if so it is remembered as published. */
   admit(event: TransactionUpdateEvent, dedupeBy: DedupeBy): boolean;
-  /** Remembers an event published elsewhere (another instance). */
+  /** Remembers an event as published (confirmed, or handed to listeners). */
   note(event: TransactionUpdateEvent): void;
+  /** Another event of the transaction was published: a different content remembered for it is no longer the last one, and is forgotten. */
+  supersede(event: TransactionUpdateEvent): void;
   /** Whether an event of the same account with the same id was published lately. */
   hasId(event: TransactionUpdateEvent): boolean;
   /** The digest of the last event of the same account's transaction, when remembered. */
@@ -65,6 +73,11 @@ export function createRecentEvents(options: RecentEventsOptions = {}): RecentEve
       return true;
     },
     note: (event) => note(event),
+    supersede(event) {
+      const key = scoped(event, event.transactionId);
+      const remembered = digests.get(key);
+      if (remembered !== undefined && remembered !== transactionDigest(event.transaction)) digests.delete(key);
+    },
     hasId: (event) => ids.get(scoped(event, event.eventId)) === true,
     lastDigest: (event) => digests.get(scoped(event, event.transactionId)),
   };

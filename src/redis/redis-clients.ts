@@ -2,10 +2,13 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logging/logger.js';
 
 /*
- * Two connections per instance: one for commands, which fails fast while
+ * Three connections per instance: one for commands, which fails fast while
  * Redis is away (a webhook then answers 503 and its sender retries, rather
- * than waiting on a queue nobody can see), and one subscribed to the live
- * event channel, which waits out reconnections.
+ * than waiting on a queue nobody can see); one like it for the event log's
+ * appends, each followed by a WAIT for a replica that holds its connection
+ * until a replica answers (replica-wait.ts), so no other command waits
+ * behind it; and one subscribed to the live event channel, which waits out
+ * reconnections.
  *
  * A Redis that stops answering without closing its connections (paused,
  * overloaded, a network that drops packets) would otherwise hold every caller
@@ -26,6 +29,8 @@ export interface RedisClientsOptions {
 
 export interface RedisClients {
   commands: Redis;
+  /** The event log's appends and their WAITs alone (WAIT counts its own connection's writes, and holds it). */
+  appends: Redis;
   tail: Redis;
   /** Resolves when the command connection is ready, or after `timeoutMs`. */
   connected(timeoutMs: number): Promise<boolean>;
@@ -47,11 +52,14 @@ export function createRedisClients(url: string, options: RedisClientsOptions): R
   const timeoutMs = options.commandTimeoutMs;
   const bounded: RedisOptions = { commandTimeout: timeoutMs, socketTimeout: timeoutMs, retryStrategy: reconnect };
   // A command whose caller was already told it failed (a webhook answered 503) is not sent again on the next connection.
-  const commands = new Redis(url, { ...bounded, enableOfflineQueue: false, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false });
+  const failFast: RedisOptions = { ...bounded, enableOfflineQueue: false, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false };
+  const commands = new Redis(url, failFast);
+  const appends = new Redis(url, failFast);
   // The event log subscribes again itself on every reconnection, and then reads what went by meanwhile.
   const tail = new Redis(url, { ...bounded, maxRetriesPerRequest: null, autoResubscribe: false });
   // Connection errors are reported through readiness; unhandled 'error' events would crash the process.
   commands.on('error', () => {});
+  appends.on('error', () => {});
   tail.on('error', () => {});
   let away = false;
   let closing = false;
@@ -65,9 +73,10 @@ export function createRedisClients(url: string, options: RedisClientsOptions): R
     away = false;
     options.logger?.info('Redis answers again');
   });
-  const timers = [heartbeat(commands, timeoutMs), heartbeat(tail, timeoutMs)];
+  const timers = [heartbeat(commands, timeoutMs), heartbeat(appends, timeoutMs), heartbeat(tail, timeoutMs)];
   return {
     commands,
+    appends,
     tail,
     connected: (waitMs) =>
       new Promise((resolve) => {
@@ -82,6 +91,7 @@ export function createRedisClients(url: string, options: RedisClientsOptions): R
       closing = true;
       for (const timer of timers) clearInterval(timer);
       commands.disconnect();
+      appends.disconnect();
       tail.disconnect();
     },
   };

@@ -4,6 +4,7 @@ import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../
 import { transactionDigest } from '../events/transaction-digest.js';
 import type { Result } from 'ioredis';
 import type { RedisClients } from './redis-clients.js';
+import { createReplicaWait } from './replica-wait.js';
 
 /*
  * The event log shared by every instance through Redis. One script decides
@@ -17,58 +18,122 @@ import type { RedisClients } from './redis-clients.js';
 export interface RedisEventLogOptions extends RecentEventsOptions {
   /** Key prefix shared by the instances of one deployment. */
   prefix: string;
-  /** Most events kept for replay (the stream is trimmed to exactly this many). */
+  /** Most events kept for replay (the stream is trimmed to this many, never past what `historyGroup` has not acknowledged). */
   capacity: number;
   /** What is kept below `capacity` (older entries are trimmed by id, stream ids being times). @default everything */
   keep?: LogKeep;
   /** Most entries one read of the stream returns. */
   pageEvents: number;
-  /** How long an event id can be looked up for `after`. @default 86400 (s) */
-  positionTtlSeconds?: number;
   /** Told when the live feed is interrupted (Redis away); it resumes by itself. */
   onTailError?: (error: unknown) => void;
   /**
-   * The key of the history's queue (a stream, uncapped): the append script adds every event it
-   * admits to it, in the same step, so an event is never admitted without being queued for a history
-   * kept elsewhere (PostgreSQL), whichever instance received it and whatever becomes of that instance.
+   * The consumer group through which a history kept elsewhere (PostgreSQL)
+   * reads this log's stream itself (redis-history-reader.ts): each event is
+   * stored once, and trimming never passes an entry the group has not
+   * acknowledged, so an admitted event waits in the log for the history
+   * whichever instance received it and whatever becomes of that instance.
    */
-  historyQueue?: string;
+  historyGroup?: string;
+  /** Longest wait for a replica to hold an appended event when the master has replicas (replica-wait.ts; the configuration's `redisReplicaWaitMs`). */
+  replicaWaitMs: number;
 }
 
 /*
  * KEYS: stream, event id → position, event id claim, transaction → digest of its last event
- *       (those three of the event's account), the history's queue (written only by the
- *       script made with QUEUE_FOR_HISTORY).
- * ARGV: capacity, event JSON, position TTL (s), dedupe TTL (ms), digest, 'id' | 'content',
+ *       (those three of the event's account).
+ * ARGV: capacity, event JSON, longest life of the keys (ms), digest, 'id' | 'content',
  *       the digest this instance remembers for the transaction ('' when none: used only when
- *       Redis has none, e.g. after it restarted empty), channel, span kept (ms), least entries kept.
- * Trimming: exactly `capacity` at most (MAXLEN), then entries older than the span beyond the
- * least kept (MINID, by whole stream nodes (`~`), LIMIT never taking the stream below the least).
+ *       Redis has none, e.g. after it restarted empty), channel, the history's group ('' when
+ *       none), the shortest life of the keys (ms), span kept (ms), least entries kept.
+ *
+ * A redelivery is answered after a write that changes nothing (a key's own expiry set
+ * again): the replicas reach its replication offset only after whatever wrote that key,
+ * so the WAIT that follows confirms the event the redelivery repeats.
+ *
+ * Trimming, never past an entry the history's group has not acknowledged (pending, or not
+ * read yet: with a history its group's reading is what bounds the log):
+ *  - the oldest entries past the capacity go, at most TRIM_STEP per append (a log that grew
+ *    while the history was behind shrinks back over the appends that follow, never in one
+ *    long step);
+ *  - then entries older than the span kept, beyond the least kept (MINID by whole stream
+ *    nodes (`~`), LIMIT never taking the stream below the least).
+ *
+ * The per-event keys live as long as the log reaches back (twice the time its oldest
+ * entry has been in it, within the shortest and longest life).
  */
-const APPEND_BODY = `
-if ARGV[6] == 'id' then
-  if not redis.call('SET', KEYS[3], '1', 'PX', ARGV[4], 'NX') then return false end
-elseif (redis.call('GET', KEYS[4]) or ARGV[7]) == ARGV[5] then
-  return false
+const TRIM_STEP = 100;
+const APPEND_SCRIPT = `
+local stream, capacity, longest, shortest = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[9])
+local function touch(key)
+  local at = redis.call('PEXPIRETIME', key)
+  if at > 0 then redis.call('PEXPIREAT', key, at) end
 end
-redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[4])
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'event', ARGV[2])
-local beyond = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[10])
+local function parts(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(seq)
+end
+local function before(a, b)
+  local am, as = parts(a)
+  local bm, bs = parts(b)
+  return am < bm or (am == bm and as < bs)
+end
+-- The first entry the history's group still needs (nil: it needs none, or there is no group yet).
+local function needed()
+  if ARGV[8] == '' then return nil end
+  for _, group in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+    local info = {}
+    for i = 1, #group, 2 do info[group[i]] = group[i + 1] end
+    if info['name'] == ARGV[8] then
+      if tonumber(info['pending']) > 0 then return redis.call('XPENDING', stream, ARGV[8], '-', '+', 1)[1][1] end
+      local ms, seq = parts(info['last-delivered-id'])
+      return ms .. '-' .. (seq + 1)
+    end
+  end
+  return nil
+end
+if ARGV[5] == 'id' then
+  if redis.call('EXISTS', KEYS[3]) == 1 then touch(KEYS[3]) return false end
+else
+  local last = redis.call('GET', KEYS[4])
+  if (last or ARGV[6]) == ARGV[4] then
+    if last then touch(KEYS[4]) end
+    return false
+  end
+end
+local id = redis.call('XADD', stream, '*', 'event', ARGV[2])
+local floor = false
+local function spare(cut)
+  if floor == false then floor = needed() end
+  if floor and before(floor, cut) then return floor end
+  return cut
+end
+local excess = redis.call('XLEN', stream) - capacity
+if excess > 0 then
+  local oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', math.min(excess, ${TRIM_STEP}) + 1)
+  redis.call('XTRIM', stream, 'MINID', spare(oldest[#oldest][1]))
+end
+local beyond = redis.call('XLEN', stream) - tonumber(ARGV[11])
 if beyond > 0 then
-  local oldest = math.max(0, tonumber(string.match(id, '^%d+')) - tonumber(ARGV[9]))
-  redis.call('XTRIM', KEYS[1], 'MINID', '~', string.format('%d', oldest), 'LIMIT', beyond)
+  local old = string.format('%d', math.max(0, parts(id) - tonumber(ARGV[10]))) .. '-0'
+  redis.call('XTRIM', stream, 'MINID', '~', spare(old), 'LIMIT', beyond)
 end
-redis.call('SET', KEYS[2], id, 'EX', ARGV[3])
-redis.call('PUBLISH', ARGV[8], id .. ' ' .. ARGV[2])`;
-const QUEUE_FOR_HISTORY = `redis.call('XADD', KEYS[5], '*', 'event', ARGV[2])`;
-const appendScript = (queue: boolean) => `${APPEND_BODY}${queue ? `\n${QUEUE_FOR_HISTORY}` : ''}\nreturn id`;
+local first = parts(redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1][1])
+local life = math.max(shortest, math.min(longest, 2 * (parts(id) - first)))
+if ARGV[5] == 'id' then redis.call('SET', KEYS[3], '1', 'PX', life) end
+redis.call('SET', KEYS[4], ARGV[4], 'PX', life)
+redis.call('SET', KEYS[2], id, 'PX', life)
+redis.call('PUBLISH', ARGV[7], id .. ' ' .. ARGV[2])
+return id`;
 
-// The append script, registered on the command connection by name (ioredis `defineCommand`):
+/** The shortest life of an event's keys: a sender's prompt retry (Retry-After is seconds) is always caught, however fast the log turns over. */
+const SHORTEST_KEY_LIFE_MS = 60_000;
+
+// The append script, registered on the appends connection by name (ioredis `defineCommand`):
 // ioredis sends it whole once per connection, then by its SHA1, and whole again should Redis
 // answer NOSCRIPT (its script cache emptied), which means nothing ran.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** KEYS and ARGV as APPEND_BODY says. */
+    /** KEYS and ARGV as APPEND_SCRIPT says. */
     vendingGatewayAppendEvent(...keysThenArgs: Array<string | number>): Result<string | null, Context>;
   }
 }
@@ -91,9 +156,12 @@ function fromMessage(message: string): LoggedEvent {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The key of the log's stream, which the history's reader reads too. */
+export const eventStreamKey = (prefix: string): string => `${prefix}events`;
+
 export function createRedisEventLog(clients: RedisClients, options: RedisEventLogOptions): EventLog {
-  const { commands, tail } = clients;
-  const stream = `${options.prefix}events`;
+  const { commands, appends, tail } = clients;
+  const stream = eventStreamKey(options.prefix);
   const channel = `${options.prefix}events:live`;
   /**
    * The key of an event id or a transaction: `<prefix><kind>:<id>` for the
@@ -104,9 +172,12 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   const key = (kind: string, id: string, account: string | undefined) =>
     account ? `${options.prefix}${kind}@${account}:${id}` : `${options.prefix}${kind}:${id}`;
   const dedupeTtlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
-  const positionTtl = options.positionTtlSeconds ?? 86_400;
-  const recent = createRecentEvents(options);
-  commands.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 5, lua: appendScript(options.historyQueue !== undefined) });
+  /** Events this instance appended (or found already there) and a replica confirmed: a redelivery of one is answered without Redis. */
+  const confirmed = createRecentEvents(options);
+  /** Events handed to listeners: one appended again (its webhook retried after a failover lost it) is not handed twice. */
+  const handed = createRecentEvents(options);
+  const replicas = createReplicaWait(appends, { boundMs: options.replicaWaitMs });
+  appends.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 4, lua: APPEND_SCRIPT });
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let closed = false;
   /** Position of the last event handed to listeners; undefined until the first connection. */
@@ -132,7 +203,9 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   function deliver(logged: LoggedEvent | undefined): void {
     if (!logged || (delivered !== undefined && comparePositions(logged.position, delivered) <= 0)) return;
     delivered = logged.position;
-    recent.note(logged.event);
+    confirmed.supersede(logged.event);
+    if (handed.hasId(logged.event)) return;
+    handed.note(logged.event);
     for (const listener of listeners) listener(logged);
   }
 
@@ -196,12 +269,15 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
 
   return {
     async append(event, dedupeBy) {
-      if (dedupeBy === 'id' && recent.hasId(event)) return undefined;
+      if (dedupeBy === 'id' && confirmed.hasId(event)) return undefined;
       const digest = transactionDigest(event.transaction);
       const { account } = event;
-      const keys = [stream, key('event-position', event.eventId, account), key('dedupe', event.eventId, account), key('last-digest', event.transactionId, account), options.historyQueue ?? `${options.prefix}history-queue`];
-      const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event) ?? '', channel, keep.spanMs, keep.leastEvents];
-      const position = await commands.vendingGatewayAppendEvent(...keys, ...args);
+      const keys = [stream, key('event-position', event.eventId, account), key('dedupe', event.eventId, account), key('last-digest', event.transactionId, account)];
+      const args = [options.capacity, JSON.stringify(event), dedupeTtlMs, digest, dedupeBy, confirmed.lastDigest(event) ?? '', channel, options.historyGroup ?? '', SHORTEST_KEY_LIFE_MS, keep.spanMs, keep.leastEvents];
+      const position = await appends.vendingGatewayAppendEvent(...keys, ...args);
+      // A new event and a redelivery alike: 200 only once a replica holds what the answer stands on.
+      await replicas.confirm();
+      confirmed.note(event);
       return position === null ? undefined : { position, event };
     },
     async readAfter(cursor, account) {
@@ -221,7 +297,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-    ready: () => commands.status === 'ready',
+    ready: () => commands.status === 'ready' && appends.status === 'ready',
     whenLive: () => live,
     async close() {
       closed = true;

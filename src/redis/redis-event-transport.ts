@@ -12,8 +12,10 @@ export interface RedisEventTransportOptions {
   /** Events in one page of a replay, and pages read at once by this instance. */
   replay: { pageEvents: number; pagesAtOnce: number };
   logger: Logger;
-  /** The key of the history's queue, when the history is kept elsewhere (redis-event-log.ts). */
-  historyQueue?: string;
+  /** The history's consumer group on the log, when the history is kept elsewhere (redis-event-log.ts). */
+  historyGroup?: string | undefined;
+  /** Longest wait for a replica to hold an appended event (replica-wait.ts). */
+  redisReplicaWaitMs: number;
 }
 
 /** Events shared by every instance of a deployment through one Redis (redis-event-log.ts). */
@@ -24,7 +26,8 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
     capacity: options.eventLogSize,
     keep: options.eventLogKeep,
     pageEvents: options.replay.pageEvents,
-    historyQueue: options.historyQueue,
+    historyGroup: options.historyGroup,
+    replicaWaitMs: options.redisReplicaWaitMs,
     onTailError(error) {
       // Once per outage, not once per retry.
       if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');

@@ -57,9 +57,11 @@ async function answers(url: string, timeoutMs: number): Promise<boolean> {
 /** Whether a test can run its own redis-server (and so restart or pause it). */
 export const redisServerOnPath = (): boolean => spawnSync('redis-server', ['--version']).status === 0;
 
-export async function startTestRedis(): Promise<TestRedis> {
+/** `args`: more redis-server arguments (e.g. `--replicaof 127.0.0.1 <port>`, `--maxmemory-policy …`); only for a server of the test's own. */
+export async function startTestRedis(args: readonly string[] = []): Promise<TestRedis> {
   if (!redisServerOnPath()) {
     const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    if (args.length > 0) throw new Error('a test that starts redis-server with arguments needs the binary on PATH');
     if (!(await answers(url, 2_000))) throw new Error(`no redis-server on PATH and none answering at ${url}`);
     const unsupported = async () => {
       throw new Error('this Redis is not the test\'s own: it cannot be restarted');
@@ -75,7 +77,7 @@ export async function startTestRedis(): Promise<TestRedis> {
   // Its own directory: a `save()` there is what the next start loads, and nothing is left behind.
   const dir = mkdtempSync(join(tmpdir(), 'test-redis-'));
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], { stdio: 'ignore' });
     if (!(await answers(url, 5_000))) throw new Error(`redis-server did not start on ${port}`);
   };
   const signal = (name: NodeJS.Signals) => {

@@ -13,7 +13,7 @@ import { waitFor } from '../helpers/wait-for.js';
  * The event log per account, in process and in Redis alike: an event id and a
  * transaction's last content are remembered per account, an event id given to
  * resume is looked up in its account, and the event's account survives the
- * log (Redis: its stream, its live channel, the history's queue). Then what
+ * log (Redis: its stream, which the history reads too, and its live channel). Then what
  * only Redis has: the keys, the default account's exactly as before accounts.
  */
 
@@ -61,7 +61,7 @@ function redisLogs(ctx: TestContext): Logs {
     prefix,
     async open() {
       const clients = createRedisClients(redis.url, { commandTimeoutMs: 1_000 });
-      const log = createRedisEventLog(clients, { prefix, capacity: 1_000, pageEvents: 200, historyQueue: `${prefix}history-queue` });
+      const log = createRedisEventLog(clients, { prefix, capacity: 1_000, pageEvents: 200, historyGroup: 'history', replicaWaitMs: 500 });
       ctx.onTestFinished(async () => {
         await log.close();
         await clients.close();
@@ -162,14 +162,13 @@ describe.concurrent('the Redis event log\'s keys per account', () => {
       'event-position@acct-a:m1',
       'event-position@acct-b.x:gw_1',
       'events',
-      'history-queue',
       'last-digest:tx-9',
       'last-digest@acct-a:tx-9',
       'last-digest@acct-b.x:tx-9',
     ]);
   });
 
-  it('carries the account to every instance, live, and into the history\'s queue', async (ctx) => {
+  it('carries the account to every instance, live, and in the stream the history reads', async (ctx) => {
     const logs = redisLogs(ctx);
     const [one, other] = [await logs.open(), await logs.open()];
     const heard: LoggedEvent[] = [];
@@ -179,7 +178,7 @@ describe.concurrent('the Redis event log\'s keys per account', () => {
     expect(await waitFor(() => heard.length === 2)).toBe(true);
     expect(named(heard)).toEqual(['acct-a/m1', '/m2']);
     expect(heard.map(({ event: e }) => 'account' in e)).toEqual([true, false]);
-    const queued = (await inspect.xrange(`${logs.prefix}history-queue`, '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as TransactionUpdateEvent);
+    const queued = (await inspect.xrange(`${logs.prefix}events`, '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as TransactionUpdateEvent);
     expect(queued.map((e) => e.account)).toEqual(['acct-a', undefined]);
     // The other instance resumes after the account's id too.
     await one.append(event('m1', 'acct-b'), 'id');

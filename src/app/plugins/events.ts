@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config, HistoryConfig } from '../../config/index.js';
+import { ConfigError, type Config, type HistoryConfig } from '../../config/index.js';
 import type { EventBus } from '../../events/event-bus.js';
 import { createMemoryEventTransport, type EventTransport } from '../../events/event-transport.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
@@ -11,15 +11,19 @@ import type { Logger } from '../../logging/logger.js';
 import { isTransientPostgresError, type Database } from '../../postgres/postgres-database.js';
 import { createPostgresHistory, type PostgresHistory } from '../../postgres/postgres-history.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
-import { createRedisHistoryQueue } from '../../redis/redis-history-queue.js';
+import { evictionOf } from '../../redis/eviction-policy.js';
+import { eventStreamKey } from '../../redis/redis-event-log.js';
+import { createRedisHistoryReader, HISTORY_GROUP, type RedisHistoryReaderOptions } from '../../redis/redis-history-reader.js';
+import type { Redis } from 'ioredis';
 
 /*
  * The event log and bus, and the transaction history they feed, each
  * distinct event once:
  * - DATABASE_URL: the history is PostgreSQL's, shared. Without Redis the
  *   instance's own log feeds it (in process, retried while the database is
- *   away); with Redis, a queue the log's append script writes and every
- *   instance reads, so an event survives the instance that admitted it.
+ *   away); with Redis, the log's own stream, which every instance reads
+ *   through one consumer group and which is never trimmed past what that
+ *   group has not applied, so an event survives the instance that admitted it.
  * - otherwise it is in process: without Redis fed by the ring's append; with
  *   Redis each instance keeps its own, fed from the shared log in log order
  *   (every instance hears every event), so instances agree on events.
@@ -58,15 +62,15 @@ export const eventsPlugin = fp<{ config: Config }>(
     });
     const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
     const feed = applyShared && !redis ? createHistoryFeed({ apply: applyShared, transient: isTransientPostgresError, logger, retryMs, maxQueued }) : undefined;
-    const historyQueue = applyShared && redis ? `${config.redisPrefix}history-queue` : undefined;
+    const historyGroup = applyShared && redis ? HISTORY_GROUP : undefined;
     const applyInProcess = inProcess && feedHistory((event) => inProcess.apply!(event), logger);
 
     const events: EventTransport = redis
-      ? createRedisEventTransport(redis, { ...config, logger, historyQueue })
+      ? createRedisEventTransport(redis, { ...config, logger, historyGroup })
       : createMemoryEventTransport(config, feed ? (event) => feed.push(event) : applyInProcess);
-    const queue = applyShared && redis && historyQueue
-      ? createRedisHistoryQueue(redis.commands, { key: historyQueue, apply: applyShared, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs })
-      : undefined;
+    const readerOptions = applyShared && { apply: applyShared, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs, maxBehind: maxQueued };
+    const queue = redis && readerOptions ? createRedisHistoryReader(redis.commands, { ...readerOptions, key: eventStreamKey(config.redisPrefix) }) : undefined;
+    if (redis && readerOptions) drainEarlierQueue(redis.commands, `${config.redisPrefix}history-queue`, readerOptions, app);
     // Every instance hears every append, in log order: the queue's readers look at once; an in-process history takes it.
     if (queue) events.bus.onEvent(() => queue.wake());
     else if (redis && applyInProcess) events.bus.onEvent(applyInProcess);
@@ -78,6 +82,7 @@ export const eventsPlugin = fp<{ config: Config }>(
     app.readiness.add('events', () => events.bus.ready());
     if (postgres && shared) startShared(app, postgres, shared, historyFeed, retryMs, logger);
     if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
+    else if (redis) await refuseEvictingRedis(redis.commands, logger);
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
     app.addHook('onClose', () => {
       inProcess?.close?.();
@@ -86,6 +91,33 @@ export const eventsPlugin = fp<{ config: Config }>(
   },
   { name: 'events', dependencies: ['redis', 'postgres'] },
 );
+
+/** A Redis that evicts keys when full would silently forget what dedupe and resume need (eviction-policy.ts): the gateway does not start on one. */
+async function refuseEvictingRedis(commands: Redis, logger: Logger): Promise<void> {
+  const eviction = await evictionOf(commands);
+  if ('unknown' in eviction) logger.warn({ reason: eviction.unknown }, 'the Redis eviction policy cannot be read (CONFIG GET refused, as managed services may): make sure it is noeviction, or dedupe and resume may forget events when Redis is full');
+  else if (eviction.evicts) {
+    const got = `maxmemory ${eviction.maxmemory}, maxmemory-policy ${eviction.policy}`;
+    throw new ConfigError('REDIS_URL', 'a Redis that never evicts keys (maxmemory-policy noeviction, or maxmemory 0)', undefined, `it has ${got}, so webhook dedupe and resume would silently forget events`);
+  }
+}
+
+/**
+ * An earlier version copied each event into a queue of the history's own: what it still holds
+ * (the database was behind at the upgrade) is applied, then the queue is deleted.
+ */
+function drainEarlierQueue(commands: Redis, key: string, options: Omit<RedisHistoryReaderOptions, 'key'>, app: FastifyInstance): void {
+  let reader: HistoryFeed | undefined;
+  commands
+    .exists(key)
+    .then((found) => {
+      if (found > 0) reader = createRedisHistoryReader(commands, { ...options, key, drain: true });
+    })
+    .catch(() => {
+      // Redis away at start: the next start looks again.
+    });
+  app.addHook('onClose', async () => reader?.close(options.pollMs * 2));
+}
 
 function startShared(app: FastifyInstance, postgres: Database, shared: PostgresHistory, feed: HistoryFeed | undefined, retryMs: number, logger: Logger): void {
   // Named, not required: without its database the instance still serves all but the history's fields.

@@ -6,20 +6,32 @@ import { BATCH, createOutageAwareApply, type HistoryFeed } from '../history/hist
 import type { Logger } from '../logging/logger.js';
 
 /*
- * The history's queue in Redis, for a history kept elsewhere (PostgreSQL)
- * while the event log is in Redis: the log's append script adds each event it
- * admits to this stream in the same step (redis-event-log.ts `historyQueue`),
- * and every instance reads it through one consumer group, so each entry goes
- * to one instance, which applies it, then acknowledges and deletes it. An
- * entry an instance read and never acknowledged (it died, or the database
- * did not answer it) is claimed by another after `claimIdleMs` (XAUTOCLAIM)
- * and applied again: applying an event twice changes nothing, so nothing is
- * lost and nothing counted twice, whichever instance dies when.
+ * The history's reading of the event log in Redis, for a history kept
+ * elsewhere (PostgreSQL) while the log is in Redis: every instance reads the
+ * log's own stream through one consumer group, so each entry goes to one
+ * instance, which applies it, then acknowledges it. The event is stored once:
+ * the log's trimming never passes an entry the group has not acknowledged
+ * (redis-event-log.ts `historyGroup`), so while the database is away the log
+ * keeps what the history still needs, and grows; `full()` says so once it
+ * holds `maxBehind` events the history has not applied, and webhooks are then
+ * answered 503 (their senders retry) rather than letting it grow without
+ * bound. An entry an instance read and never acknowledged (it died, or the
+ * database did not answer it) is claimed by another after `claimIdleMs`
+ * (XAUTOCLAIM) and applied again: applying an event twice changes nothing, so
+ * nothing is lost and nothing counted twice, whichever instance dies when.
+ *
+ * `drain`: the stream is the separate queue of an earlier version (each
+ * event copied into it): what it holds is applied and deleted, and the queue
+ * itself once empty; then this reader stops.
  */
 
-export interface RedisHistoryQueueOptions {
-  /** The stream's key (the same the event log writes). */
+export interface RedisHistoryReaderOptions {
+  /** The stream's key (the event log's). */
   key: string;
+  /** Events the history may have left to apply before `full()` says so. */
+  maxBehind: number;
+  /** The stream is an earlier version's queue, emptied and then deleted. @default false */
+  drain?: boolean;
   /** Applies events in the order given, all or none. */
   apply(events: readonly TransactionUpdateEvent[]): Promise<void>;
   /** Whether an apply error may pass when tried again (else the entry is logged and dropped). */
@@ -31,11 +43,13 @@ export interface RedisHistoryQueueOptions {
   claimIdleMs: number;
 }
 
-const GROUP = 'history';
+/** The history's consumer group on the log's stream. */
+export const HISTORY_GROUP = 'history';
+const GROUP = HISTORY_GROUP;
 
 type Entries = Array<[id: string, fields: string[] | null]>;
 
-export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQueueOptions): HistoryFeed & { wake(): void } {
+export function createRedisHistoryReader(commands: Redis, options: RedisHistoryReaderOptions): HistoryFeed & { wake(): void } {
   const consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   let closed = false;
   const applyBatch = createOutageAwareApply(options, 'in Redis');
@@ -75,12 +89,32 @@ export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQu
       if (failing) return false;
     }
     const ids = entries.map(([id]) => id);
-    await commands.multi().xack(options.key, GROUP, ...ids).xdel(options.key, ...ids).exec();
+    if (options.drain) await commands.multi().xack(options.key, GROUP, ...ids).xdel(options.key, ...ids).exec();
+    else await commands.xack(options.key, GROUP, ...ids);
     return true;
   }
 
+  /** Events the history has left to apply: read and not acknowledged, and not read yet. */
+  async function behind(): Promise<number> {
+    const groups = (await commands.xinfo('GROUPS', options.key)) as unknown[][];
+    for (const group of groups) {
+      const field = (name: string) => group[group.indexOf(name) + 1];
+      // `lag` is unknown to Redis for a while after entries were deleted out of order: then the stream's length bounds it.
+      if (field('name') === GROUP) return Number(field('pending')) + Number(field('lag') ?? (await commands.xlen(options.key)));
+    }
+    return Number(await commands.xlen(options.key));
+  }
+  let full = false;
+  async function measure(): Promise<void> {
+    const was = full;
+    full = (await behind()) >= options.maxBehind;
+    if (full && !was) options.logger.warn({ maxBehind: options.maxBehind }, 'the history is as far behind the event log as it may be: webhooks get 503 until it catches up');
+  }
+
   async function pump(claim: boolean): Promise<void> {
+    if (options.drain && Number(await commands.exists(options.key)) === 0) return void stop();
     await ensureGroup();
+    if (claim && !options.drain) await measure();
     if (claim) await commands.xautoclaim(options.key, GROUP, consumer, options.claimIdleMs, '0-0', 'COUNT', BATCH);
     // This instance's own pending entries first (claimed, or left by a failure), then new ones.
     for (const from of ['0', '>'] as const) {
@@ -89,6 +123,11 @@ export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQu
         // Entries left pending but not applied would be read again from '0' for ever: leave them to the next pump.
         if (from === '0' && entries.length < BATCH) break;
       }
+    }
+    // An earlier version's queue, emptied: nothing is left to claim in it.
+    if (options.drain && !closed && Number(await commands.xlen(options.key)) === 0) {
+      await commands.del(options.key);
+      stop();
     }
   }
 
@@ -113,13 +152,16 @@ export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQu
 
   const timer = setInterval(() => wake(true), options.pollMs);
   timer.unref();
+  function stop(): void {
+    clearInterval(timer);
+    closed = true;
+  }
   wake(true);
 
   return {
     wake: () => wake(),
-    pending: async () => Number(await commands.xlen(options.key)),
-    // Held by Redis, bounded by its memory, not by this instance's.
-    full: () => false,
+    pending: behind,
+    full: () => full,
     async close(timeoutMs) {
       clearInterval(timer);
       // What this instance read and did not apply is claimed by another one (or by this deployment's next start).
