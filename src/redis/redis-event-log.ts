@@ -59,7 +59,8 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
  *    nodes (`~`), LIMIT never taking the stream below the least).
  *
  * The per-event keys live as long as the log reaches back (twice the time its oldest
- * entry has been in it, within the shortest and longest life).
+ * entry has been in it, within the shortest and longest life); while the log holds fewer
+ * than the least it keeps, nothing has left it yet, so they live the longest life.
  */
 const TRIM_STEP = 100;
 const APPEND_SCRIPT = `
@@ -117,8 +118,11 @@ if beyond > 0 then
   local old = string.format('%d', math.max(0, parts(id) - tonumber(ARGV[10]))) .. '-0'
   redis.call('XTRIM', stream, 'MINID', '~', spare(old), 'LIMIT', beyond)
 end
-local first = parts(redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1][1])
-local life = math.max(shortest, math.min(longest, 2 * (parts(id) - first)))
+local life = longest
+if redis.call('XLEN', stream) >= tonumber(ARGV[11]) then
+  local first = parts(redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1][1])
+  life = math.max(shortest, math.min(longest, 2 * (parts(id) - first)))
+end
 if ARGV[5] == 'id' then redis.call('SET', KEYS[3], '1', 'PX', life) end
 redis.call('SET', KEYS[4], ARGV[4], 'PX', life)
 redis.call('SET', KEYS[2], id, 'PX', life)
