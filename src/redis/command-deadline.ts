@@ -1,18 +1,16 @@
-import type { Command, Redis } from 'ioredis';
+import type { Cluster, Command, Redis } from 'ioredis';
 
 /*
  * A late event loop is not a dead Redis. Node runs the timers that are due
- * before it reads the sockets (the timers phase comes before the poll phase),
- * and starts a timer's clock at the time the loop last noted, not when the
- * timer is set. So after the loop was busy for longer than a bound (CPU
- * contention, a long callback, a paused process), a plain timer, such as
- * ioredis' own `commandTimeout` and `socketTimeout`, declares a command timed
- * out while Redis's answer sits unread in the socket, and a command written at
- * the end of a long callback is given less than the bound. Here a command has
- * timed out only when Redis truly did not answer within the bound:
+ * before it reads the sockets (the timers phase comes before the poll phase).
+ * So after the loop was busy for longer than a bound (CPU contention, a long
+ * callback, a paused process), a plain timer, such as ioredis' own
+ * `commandTimeout` and `socketTimeout`, declares a command timed out while
+ * Redis's answer sits unread in the socket. Here a command has timed out only
+ * when Redis truly did not answer within the bound:
  *
- * - the bound is counted from when the command was handed to the socket
- *   (a timer that fires early by that measure is set again for the rest);
+ * - the bound is counted from when the command was sent (written to the
+ *   socket, or queued while the connection is made);
  * - when the timer fires, the decision waits for the poll phase that follows
  *   (setImmediate), so an answer that arrived meanwhile is read first;
  * - a timer that fired well past its time says the loop was away around the
@@ -46,8 +44,8 @@ export function startDeadline(boundMs: number, answered: () => boolean, expire: 
     timer = undefined;
     if (answered()) return;
     const lateMs = performance.now() - due;
-    if (lateMs < -1) return arm(-lateMs);
-    immediate = setImmediate(() => decide(lateMs)).unref();
+    // Not unref'd: a pending immediate makes that poll phase look without waiting; an unref'd one waits for the next I/O or timer.
+    immediate = setImmediate(() => decide(lateMs));
   };
   const decide = (lateMs: number): void => {
     immediate = undefined;
@@ -75,12 +73,12 @@ interface Written {
   bytesRead: number;
 }
 
-/** One deadline per command, however many connections it is sent on (a Cluster redirects): counted from its first write, as ioredis' own timer is. */
+/** One deadline per command, however many connections it is sent on (a Cluster redirects): counted from when it was first sent, as ioredis' own timer is. */
 const pending = new WeakMap<Command, { written: Written | undefined }>();
 const bounded = new WeakSet<Redis>();
 
 /**
- * Bounds every command sent on `connection`: one Redis does not answer within
+ * Bounds every command sent on `connection`: one that Redis does not answer within
  * `boundMs` (judged as startDeadline does) is rejected ("Command timed out"),
  * and when the socket it was written to has read nothing since, Redis is not
  * answering on that connection: the socket is destroyed, so the connection
@@ -115,6 +113,16 @@ export function boundCommands(connection: Redis, boundMs: number): void {
     startDeadline(boundMs, () => command.isResolved, () => expire(command, entry.written, boundMs));
     return sent;
   };
+}
+
+/**
+ * Bounds the commands of every node connection of `cluster`, those it holds
+ * and those it makes later (ioredis announces each with `+node`): a Cluster
+ * sends each command on one of them.
+ */
+export function boundClusterCommands(cluster: Cluster, boundMs: number): void {
+  for (const node of cluster.nodes('all')) boundCommands(node, boundMs);
+  cluster.on('+node', (node: Redis) => boundCommands(node, boundMs));
 }
 
 function expire(command: Command, written: Written | undefined, boundMs: number): void {
