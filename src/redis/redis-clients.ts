@@ -36,7 +36,7 @@ export interface RedisClients {
 
 const reconnect: RedisOptions['retryStrategy'] = (attempt) => Math.min(50 * 2 ** attempt, 2_000);
 
-/** Asks every `everyMs` while the connection is up; an unanswered PING ends the connection through `socketTimeout`. */
+/** Asks every `everyMs` while the connection is up; an unanswered PING ends the connection (command-deadline.ts). */
 function heartbeat(connection: Redis, everyMs: number): NodeJS.Timeout {
   const timer = setInterval(() => {
     if (connection.status === 'ready') connection.ping().catch(() => {});
