@@ -130,6 +130,7 @@ function expire(command: Command, written: Written | undefined, boundMs: number)
   command.reject(new Error('Command timed out'));
   if (!written) return;
   const { connection, stream, bytesRead } = written;
-  if (connection.stream !== stream || stream.destroyed || stream.bytesRead !== bytesRead) return;
+  // Dropped only while an answer is awaited on that very socket and nothing came since: a command refused before it was written (a subscribed connection refuses most) proves no silence.
+  if (connection.stream !== stream || stream.destroyed || stream.bytesRead !== bytesRead || connection.commandQueue.length === 0) return;
   stream.destroy(new Error(`Socket timeout: Redis answered nothing in ${boundMs} ms`));
 }

@@ -158,6 +158,18 @@ describe.skipIf(!redisServerOnPath())('boundCommands on an ioredis connection', 
     expect(closed).toBe(0);
   });
 
+  it('keeps a quiet subscribed connection whose command was refused before it was written', async () => {
+    const subscribed = open(true);
+    expect(await ready(subscribed)).toBe(true);
+    await subscribed.subscribe('quiet');
+    let closed = 0;
+    subscribed.on('close', () => closed++);
+    await expect(subscribed.get('not-in-subscriber-mode')).rejects.toThrow(/subscriber mode/);
+    await sleep(3 * BOUND_MS);
+    expect(closed).toBe(0);
+    expect(subscribed.status).toBe('ready');
+  });
+
   it('rejects commands of a Redis that stopped answering, drops the connection, and works again once it answers', async () => {
     const connection = open(true);
     expect(await ready(connection)).toBe(true);
