@@ -82,7 +82,8 @@ export const fixed = {
    * Longest wait for a Redis answer, and how often an idle connection is asked
    * whether Redis still answers: a Redis on the same network answers in
    * milliseconds, so silence this long means it is away, and a webhook
-   * sender gets its 503 long before its own timeout.
+   * sender gets its 503 long before its own timeout. Counted as Redis's
+   * silence, never as the event loop's lateness (src/redis/command-deadline.ts).
    */
   redisCommandTimeoutMs: SECOND,
   /**

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logging/logger.js';
+import { boundCommands } from './command-deadline.js';
 
 /*
  * Three connections per instance: one for commands, which fails fast while
@@ -14,10 +15,11 @@ import type { Logger } from '../logging/logger.js';
  * overloaded, a network that drops packets) would otherwise hold every caller
  * for as long as it lasts: every command gives up after `commandTimeoutMs`,
  * and a connection that receives nothing that long after a command is
- * dropped and made again (ioredis `socketTimeout`), so the instance reads as
- * away (not ready, commands refused at once) until Redis answers again. A
- * PING every `commandTimeoutMs` asks on each connection even when nothing
- * else does, so an idle stall is noticed too.
+ * dropped and made again, so the instance reads as away (not ready, commands
+ * refused at once) until Redis answers again. A PING every `commandTimeoutMs`
+ * asks on each connection even when nothing else does, so an idle stall is
+ * noticed too. Both bounds are judged by command-deadline.ts, never by a late
+ * event loop: ioredis' own `commandTimeout` and `socketTimeout` stay unset.
  */
 
 export interface RedisClientsOptions {
@@ -39,7 +41,7 @@ export interface RedisClients {
 
 const reconnect: RedisOptions['retryStrategy'] = (attempt) => Math.min(50 * 2 ** attempt, 2_000);
 
-/** Asks every `everyMs` while the connection is up; an unanswered PING ends the connection through `socketTimeout`. */
+/** Asks every `everyMs` while the connection is up; an unanswered PING ends the connection (command-deadline.ts). */
 function heartbeat(connection: Redis, everyMs: number): NodeJS.Timeout {
   const timer = setInterval(() => {
     if (connection.status === 'ready') connection.ping().catch(() => {});
@@ -50,13 +52,15 @@ function heartbeat(connection: Redis, everyMs: number): NodeJS.Timeout {
 
 export function createRedisClients(url: string, options: RedisClientsOptions): RedisClients {
   const timeoutMs = options.commandTimeoutMs;
-  const bounded: RedisOptions = { commandTimeout: timeoutMs, socketTimeout: timeoutMs, retryStrategy: reconnect };
+  const bounded: RedisOptions = { retryStrategy: reconnect };
   // A command whose caller was already told it failed (a webhook answered 503) is not sent again on the next connection.
   const failFast: RedisOptions = { ...bounded, enableOfflineQueue: false, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false };
   const commands = new Redis(url, failFast);
   const appends = new Redis(url, failFast);
   // The event log subscribes again itself on every reconnection, and then reads what went by meanwhile.
   const tail = new Redis(url, { ...bounded, maxRetriesPerRequest: null, autoResubscribe: false });
+  boundCommands(commands, timeoutMs);
+  boundCommands(tail, timeoutMs);
   // Connection errors are reported through readiness; unhandled 'error' events would crash the process.
   commands.on('error', () => {});
   appends.on('error', () => {});
