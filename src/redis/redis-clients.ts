@@ -59,8 +59,7 @@ export function createRedisClients(url: string, options: RedisClientsOptions): R
   const appends = new Redis(url, failFast);
   // The event log subscribes again itself on every reconnection, and then reads what went by meanwhile.
   const tail = new Redis(url, { ...bounded, maxRetriesPerRequest: null, autoResubscribe: false });
-  boundCommands(commands, timeoutMs);
-  boundCommands(tail, timeoutMs);
+  for (const connection of [commands, appends, tail]) boundCommands(connection, timeoutMs);
   // Connection errors are reported through readiness; unhandled 'error' events would crash the process.
   commands.on('error', () => {});
   appends.on('error', () => {});
