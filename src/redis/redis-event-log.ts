@@ -4,6 +4,7 @@ import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../
 import { transactionDigest } from '../events/transaction-digest.js';
 import type { Result } from 'ioredis';
 import type { RedisClients } from './redis-clients.js';
+import { redisKeys } from './redis-keys.js';
 
 /*
  * The event log shared by every instance through Redis. One script decides
@@ -15,7 +16,7 @@ import type { RedisClients } from './redis-clients.js';
  */
 
 export interface RedisEventLogOptions extends RecentEventsOptions {
-  /** Key prefix shared by the instances of one deployment. */
+  /** Key prefix shared by the instances of one deployment (redis-keys.ts names the keys under it). */
   prefix: string;
   /** Events kept for replay (the stream is trimmed to exactly this many). */
   capacity: number;
@@ -82,16 +83,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createRedisEventLog(clients: RedisClients, options: RedisEventLogOptions): EventLog {
   const { commands, tail } = clients;
-  const stream = `${options.prefix}events`;
-  const channel = `${options.prefix}events:live`;
-  /**
-   * The key of an event id or a transaction: `<prefix><kind>:<id>` for the
-   * default account (the keys a deployment had before accounts, kept), and
-   * `<prefix><kind>@<account>:<id>` for another; no account name holds ":",
-   * so no account's key can be another's.
-   */
-  const key = (kind: string, id: string, account: string | undefined) =>
-    account ? `${options.prefix}${kind}@${account}:${id}` : `${options.prefix}${kind}:${id}`;
+  const keys = redisKeys(options.prefix);
+  const { stream, channel } = keys;
   const dedupeTtlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
   const positionTtl = options.positionTtlSeconds ?? 86_400;
   const recent = createRecentEvents(options);
@@ -178,9 +171,9 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       if (dedupeBy === 'id' && recent.hasId(event)) return undefined;
       const digest = transactionDigest(event.transaction);
       const { account } = event;
-      const keys = [stream, key('event-position', event.eventId, account), key('dedupe', event.eventId, account), key('last-digest', event.transactionId, account), options.historyQueue ?? `${options.prefix}history-queue`];
+      const scriptKeys = [stream, keys.eventPosition(event.eventId, account), keys.dedupe(event.eventId, account), keys.lastDigest(event.transactionId, account), options.historyQueue ?? keys.historyQueue];
       const args = [options.capacity, JSON.stringify(event), positionTtl, dedupeTtlMs, digest, dedupeBy, recent.lastDigest(event) ?? '', channel];
-      const position = await commands.vendingGatewayAppendEvent(...keys, ...args);
+      const position = await commands.vendingGatewayAppendEvent(...scriptKeys, ...args);
       return position === null ? undefined : { position, event };
     },
     async readAfter(cursor, account) {
@@ -191,7 +184,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
         // The position of a log that holds nothing yet.
         if (cursor === (await newest())) return [];
       }
-      const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(key('event-position', cursor, account)) : null;
+      const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(keys.eventPosition(cursor, account)) : null;
       const replay = await after(position);
       if (!replay) throw eventsExpired(cursor, await newest());
       return replay;

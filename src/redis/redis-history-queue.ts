@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { BATCH, createOutageAwareApply, type HistoryFeed } from '../history/history-feed.js';
 import type { Logger } from '../logging/logger.js';
@@ -35,7 +35,7 @@ const GROUP = 'history';
 
 type Entries = Array<[id: string, fields: string[] | null]>;
 
-export function createRedisHistoryQueue(commands: Redis, options: RedisHistoryQueueOptions): HistoryFeed & { wake(): void } {
+export function createRedisHistoryQueue(commands: Redis | Cluster, options: RedisHistoryQueueOptions): HistoryFeed & { wake(): void } {
   const consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   let closed = false;
   const applyBatch = createOutageAwareApply(options, 'in Redis');

@@ -12,6 +12,7 @@ import { isTransientPostgresError, type Database } from '../../postgres/postgres
 import { createPostgresHistory, type PostgresHistory } from '../../postgres/postgres-history.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
 import { createRedisHistoryQueue } from '../../redis/redis-history-queue.js';
+import { redisKeys } from '../../redis/redis-keys.js';
 
 /*
  * The event log and bus, and the transaction history they feed, each
@@ -58,7 +59,7 @@ export const eventsPlugin = fp<{ config: Config }>(
     });
     const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
     const feed = applyShared && !redis ? createHistoryFeed({ apply: applyShared, transient: isTransientPostgresError, logger, retryMs, maxQueued }) : undefined;
-    const historyQueue = applyShared && redis ? `${config.redisPrefix}history-queue` : undefined;
+    const historyQueue = applyShared && redis ? redisKeys(config.redisPrefix).historyQueue : undefined;
     const applyInProcess = inProcess && feedHistory((event) => inProcess.apply!(event), logger);
 
     const events: EventTransport = redis
