@@ -64,8 +64,8 @@ export interface WebhookSender {
   stop(): Promise<void>;
 }
 
-/** Sends webhooks one after another, to the gateways in turn, until stopped. */
-export function keepSending(gateways: readonly RunningGateway[], label: string): WebhookSender {
+/** Sends webhooks one after another, to the gateways in turn, `paceMs` apart, until stopped. */
+export function keepSending(gateways: readonly RunningGateway[], label: string, paceMs = 20): WebhookSender {
   const sender: WebhookSender = { accepted: [], refused: 0, stop: async () => {} };
   let stopped = false;
   const running = (async () => {
@@ -76,6 +76,7 @@ export function keepSending(gateways: readonly RunningGateway[], label: string):
       sender.refused += retryAfter.length;
       if (status !== 200) throw new Error(`webhook answered ${status}`);
       sender.accepted.push(id);
+      await new Promise((resolve) => setTimeout(resolve, paceMs));
     }
   })();
   sender.stop = async () => {
