@@ -84,7 +84,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
     // Every slot's master is a live node, as every live node sees it.
     const livePorts = new Set(live.map((node) => node.port));
     for (const node of live) {
-      const slots = (await ask(node.port, (client) => client.cluster('SLOTS'))) as Array<[number, number, [string, number]]>;
+      const slots = (await ask(node.port, (client) => client.cluster('SLOTS'))) as unknown as Array<[number, number, [string, number]]>;
       if (slots.some(([, , [, port]]) => !livePorts.has(port))) return false;
     }
     return true;
@@ -96,7 +96,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
     async masterOf(key) {
       const live = nodes.find((node) => node.running())!;
       const slot = await ask(live.port, (client) => client.cluster('KEYSLOT', key));
-      const slots = (await ask(live.port, (client) => client.cluster('SLOTS'))) as Array<[number, number, [string, number]]>;
+      const slots = (await ask(live.port, (client) => client.cluster('SLOTS'))) as unknown as Array<[number, number, [string, number]]>;
       const owner = slots.find(([from, to]) => slot >= from && slot <= to);
       const node = nodes.find((candidate) => candidate.port === owner?.[2][1]);
       if (!node) throw new Error(`no node holds slot ${slot}`);
