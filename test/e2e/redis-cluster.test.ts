@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { redisKeys } from '../../src/redis/redis-keys.js';
 import { OTHER_KEY, startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { keepSending, liveSubscriber, receivedExactlyOnce, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
+import { keepSending, liveSubscriber, receivedExactlyOnce, stopWatching, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
 import { startTestRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.js';
 import { deliverWebhook } from '../helpers/redis-deployment.js';
 import { redisServerOnPath } from '../helpers/redis-server.js';
@@ -26,6 +26,7 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     cluster = await startTestRedisCluster();
   }, 60_000);
   afterAll(async () => {
+    await stopWatching();
     await Promise.all(gateways.map((gateway) => gateway.close()));
     await cluster?.close();
   }, 30_000);
@@ -85,11 +86,12 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
     const sentBy = sender.accepted.length;
     expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000)).toBe(true);
-    expect(await waitFor(() => readiness.every((watch) => wentDownAndUp(watch.seen)), 15_000)).toBe(true);
+    // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are ready again.
+    expect(await waitFor(() => readiness.some((watch) => wentDownAndUp(watch.seen)) && readiness.every((watch) => watch.last() === 200), 15_000)).toBe(true);
     await sender.stop();
     for (const watch of readiness) watch.stop();
 
-    console.info('cluster failover: webhooks answered 503 (and sent again):', sender.refused, 'of', sender.accepted.length);
+    console.info('cluster failover: webhooks answered 503 (and sent again):', sender.refused, 'of', sender.accepted.length, '; readiness 503 seen:', readiness.map((watch) => watch.seen.filter((status) => status === 503).length));
     expect(sender.refused).toBeGreaterThan(0);
     expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
     // Each on the connection it started with.

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/redis/redis-keys.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { keepSending, liveSubscriber, receivedExactlyOnce, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
+import { keepSending, liveSubscriber, receivedExactlyOnce, stopWatching, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
 import { waitForAsync } from '../helpers/redis-process.js';
 import { redisServerOnPath } from '../helpers/redis-server.js';
 import { startTestRedisSentinel, type TestRedisSentinel } from '../helpers/redis-sentinel.js';
@@ -27,6 +27,7 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     group = await startTestRedisSentinel();
   }, 60_000);
   afterAll(async () => {
+    await stopWatching();
     await Promise.all(gateways.map((gateway) => gateway.close()));
     await group?.close();
   }, 30_000);

@@ -12,10 +12,23 @@ import { subscribe, wsClient, type QueuedSubscription } from './ws-client.js';
  * does) and remembers which ones were answered 200.
  */
 
+/** What watchReadiness and keepSending started and a test has not stopped yet (a failed test leaves them running). */
+const running = new Set<() => Promise<void> | void>();
+
+/** Stops every watcher and sender still running: for afterAll, before the gateways close. */
+export async function stopWatching(): Promise<void> {
+  await Promise.all([...running].map((stop) => Promise.resolve(stop()).catch(() => {})));
+}
+
 /** Polls /readyz every `everyMs` and keeps every answer (0: no answer). */
 export function watchReadiness(gateway: RunningGateway, everyMs = 50): { seen: number[]; last(): number | undefined; stop(): void } {
   const seen: number[] = [];
   let stopped = false;
+  const stop = () => {
+    stopped = true;
+    running.delete(stop);
+  };
+  running.add(stop);
   void (async () => {
     while (!stopped) {
       const status = await fetch(`${gateway.url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
@@ -26,7 +39,7 @@ export function watchReadiness(gateway: RunningGateway, everyMs = 50): { seen: n
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
   })();
-  return { seen, last: () => seen.at(-1), stop: () => void (stopped = true) };
+  return { seen, last: () => seen.at(-1), stop };
 }
 
 /** Whether `seen` went to 503 at some point and is 200 again at its end. */
@@ -68,7 +81,7 @@ export interface WebhookSender {
 export function keepSending(gateways: readonly RunningGateway[], label: string, paceMs = 20): WebhookSender {
   const sender: WebhookSender = { accepted: [], refused: 0, stop: async () => {} };
   let stopped = false;
-  const running = (async () => {
+  const loop = (async () => {
     for (let n = 0; !stopped; n++) {
       const id = `${label}-${n}-${randomUUID()}`;
       const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: `tx-${label}-${n}`, status: 'completed', products: [] } });
@@ -79,10 +92,14 @@ export function keepSending(gateways: readonly RunningGateway[], label: string, 
       await new Promise((resolve) => setTimeout(resolve, paceMs));
     }
   })();
+  // Held until stop() (which throws what failed): a test that fails first must not leave an unhandled rejection behind.
+  loop.catch(() => {});
   sender.stop = async () => {
     stopped = true;
-    await running;
+    running.delete(sender.stop);
+    await loop;
   };
+  running.add(sender.stop);
   return sender;
 }
 
