@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { Redis } from 'ioredis';
 
 /*
@@ -68,7 +69,7 @@ export async function startTestRedis(): Promise<TestRedis> {
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()], { stdio: 'ignore' });
     if (!(await answers(url, 5_000))) throw new Error(`redis-server did not start on ${port}`);
   };
   const signal = (name: NodeJS.Signals) => {
