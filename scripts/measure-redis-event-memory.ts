@@ -4,6 +4,7 @@ import { parseWebhookText } from '../src/events/normalize.js';
 import { buildWebhookRequest } from '../src/events/webhook-request.js';
 import { createRedisClients } from '../src/redis/redis-clients.js';
 import { createRedisEventLog } from '../src/redis/redis-event-log.js';
+import { redisKeys } from '../src/redis/redis-keys.js';
 
 /*
  * `tsx scripts/measure-redis-event-memory.ts <redis url> [events]`: what one event costs in Redis
@@ -37,7 +38,7 @@ function webhookEvent(n: number) {
 const inspect = new Redis(url);
 const used = async () => Number(/used_memory:(\d+)/.exec(await inspect.info('memory'))?.[1]);
 const prefix = `measure-${randomUUID().slice(0, 8)}:`;
-const clients = createRedisClients(url, { commandTimeoutMs: 5_000 });
+const clients = createRedisClients({ kind: 'standalone', url }, { commandTimeoutMs: 5_000, probeKey: redisKeys(prefix).writeProbe });
 const log = createRedisEventLog(clients, { prefix, capacity: count, pageEvents: 200, historyGroup: 'history', replicaWaitMs: 500 });
 await log.whenLive();
 const first = webhookEvent(0);
@@ -49,7 +50,7 @@ console.log(`events: ${count}, JSON of one: ${JSON.stringify(first).length} byte
 console.log(`used_memory per event: ${Math.round((after - before) / count)} bytes`);
 console.log(`keys: ${keys.length} (${(keys.length / count).toFixed(2)} per event)`);
 for (const kind of ['dedupe', 'event-position', 'last-digest']) {
-  const one = keys.find((key) => key.startsWith(`${prefix}${kind}:`));
+  const one = keys.find((key) => key.includes(`:${kind}:`));
   if (one) console.log(`MEMORY USAGE ${kind}: ${await inspect.memory('USAGE', one)} bytes`);
 }
 for (const key of keys.filter((key) => !/:(dedupe|event-position|last-digest):/.test(key))) {

@@ -36,6 +36,9 @@ gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on 
 if (config.unknownNodeEnv !== undefined) {
   gateway.logger.warn({ nodeEnv: config.unknownNodeEnv }, `NODE_ENV=${config.unknownNodeEnv} is not "production": running with the development defaults (the development key, introspection, GraphiQL, field suggestions)`);
 }
+for (const { name, instead } of config.retiredVariables) {
+  gateway.logger.warn({ variable: name }, `${name} is no longer read and is ignored: ${instead}`);
+}
 if (config.devApiKey) {
   gateway.logger.warn({ devApiKey: config.devApiKey }, `development API key: ${config.devApiKey} (set API_KEYS to choose your own)`);
 }

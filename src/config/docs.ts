@@ -15,7 +15,7 @@ const entries = () =>
 
 /** The doc line, then each requirement on the variable. */
 const meaning = (name: string, setting: AnySetting, required: string): string =>
-  [setting.doc, ...requirements.filter((requirement) => requirement.variable === name).map((requirement) => `${required} ${requirement.when}`)].join('; ');
+  [setting.doc, ...requirements.filter((requirement) => requirement.variable === name).map((requirement) => `${requirement.unset ? 'must be unset' : required} ${requirement.when}`)].join('; ');
 
 /** The default in words, `markup` wrapping each value (backticks for Markdown). */
 function defaultText(setting: AnySetting, markup: (value: string) => string): string {

@@ -38,6 +38,14 @@ export const fixed = {
    * this much longer.
    */
   jwtClockSkewS: 30,
+  /**
+   * GraphQL Armor's bounds on one document besides its depth and cost
+   * (MAX_DEPTH, MAX_COST): no dashboard operation comes near them, and what
+   * an operation costs is bounded by MAX_COST whatever these allow. Tokens
+   * also bound the parser's work before cost is known (its recursion grows
+   * with nesting).
+   */
+  graphqlLimits: { maxAliases: 50, maxTokens: 5_000, maxDirectives: 50 },
   /** The demo simulator changes a transaction this often: visible on a dashboard, never a flood. */
   simulatorIntervalMs: 3 * SECOND,
   /**
@@ -130,7 +138,7 @@ export const fixed = {
   wsKeepAliveMs: 12 * SECOND,
   /**
    * Largest WebSocket message, at most MAX_BODY_BYTES: one message is one
-   * operation, which GraphQL's limits (MAX_TOKENS) keep far smaller.
+   * operation, which GraphQL's limits (graphqlLimits.maxTokens) keep far smaller.
    */
   wsMaxMessageBytes: 64 * KIB,
   /**

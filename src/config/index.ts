@@ -4,6 +4,7 @@ import { isForwardMode, isProduction } from './requirements.js';
 import { parseKeyEntry, type KeyEntry } from './key-entries.js';
 import { webhookSecrets } from './webhook-secrets.js';
 import { fixed } from './fixed.js';
+import { redisTarget } from './redis-target.js';
 import { DEVELOPMENT_API_KEY, type Values, type VariableName } from './spec.js';
 
 /*
@@ -17,6 +18,7 @@ export { ConfigError, type Env } from './kinds.js';
 export { DEVELOPMENT_API_KEY } from './spec.js';
 export { PERMISSIONS, parseKeyEntry, parseKeyFile, type KeyEntry, type Permission } from './key-entries.js';
 export { parseSecretEntry } from './webhook-secrets.js';
+export { hashTagOf, type RedisAccess, type RedisTarget } from './redis-target.js';
 
 export type Config = ReturnType<typeof shape>;
 export type BackendKind = Config['backend'];
@@ -39,11 +41,11 @@ export type TracingConfig = NonNullable<Config['tracing']>;
 
 /** Throws a one-line ConfigError naming the first variable that is wrong or missing. */
 export function loadConfig(env: Env): Config {
-  const { values, given } = readSettings(env);
-  return shape(values, given);
+  const { values, given, retiredGiven } = readSettings(env);
+  return shape(values, given, retiredGiven);
 }
 
-function shape(v: Values, given: ReadonlySet<VariableName>) {
+function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: ReadonlyArray<{ name: string; instead: string }> = []) {
   const production = isProduction(v);
   const forwardMode = isForwardMode(v);
   const checksKeys = !forwardMode;
@@ -54,6 +56,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     host: v.HOST,
     production,
     /** NODE_ENV when it is set to something other than production, development or test (a typo such as `prod`): the gateway then runs with the development defaults, and says so on start. */
+    /** Retired variables still set, each with what holds instead: said at start, never silently ignored. */
+    retiredVariables: retiredGiven,
     unknownNodeEnv: v.NODE_ENV !== undefined && !['production', 'development', 'test'].includes(v.NODE_ENV) ? v.NODE_ENV : undefined,
     backend: v.BACKEND,
     upstream: upstream(v),
@@ -77,7 +81,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     /** The secrets of accounts that sign their webhooks (`POST /webhooks/{account}`) with their own: only these check them. */
     webhookAccountSecrets: webhookSecrets(v.WEBHOOK_SECRET).byAccount,
     simulator: { mode: v.SIMULATOR, intervalMs: fixed.simulatorIntervalMs },
-    redisUrl: v.REDIS_URL,
+    /** The Redis every instance of the deployment shares (one server, a cluster or a Sentinel group); undefined: everything in process. */
+    redis: redisTarget(v),
     databaseUrl: v.DATABASE_URL,
     postgresHistory: fixed.postgresHistory,
     redisPrefix: v.REDIS_PREFIX,
@@ -99,10 +104,10 @@ function shape(v: Values, given: ReadonlySet<VariableName>) {
     maxUnsentBytes: Math.max(fixed.unsent.bodies * v.MAX_BODY_BYTES, fixed.unsent.leastBytes),
     limits: {
       maxDepth: v.MAX_DEPTH,
-      maxAliases: v.MAX_ALIASES,
+      maxAliases: fixed.graphqlLimits.maxAliases,
       maxCost: v.MAX_COST,
-      maxTokens: v.MAX_TOKENS,
-      maxDirectives: v.MAX_DIRECTIVES,
+      maxTokens: fixed.graphqlLimits.maxTokens,
+      maxDirectives: fixed.graphqlLimits.maxDirectives,
       introspection: v.INTROSPECTION,
       // Hints name parts of the schema as introspection does: one switch for both.
       fieldSuggestions: v.INTROSPECTION,

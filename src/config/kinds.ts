@@ -101,7 +101,13 @@ export function onOff(options: Doc & { default: boolean | ModeDefault<boolean> }
   };
 }
 
-type TextOptions = Doc & { secret?: boolean; emptyIsValue?: boolean };
+type TextOptions = Doc & {
+  secret?: boolean;
+  emptyIsValue?: boolean;
+  /** What is wrong with a value (undefined: nothing), in words that quote none of it; `accepts` says what is. */
+  problem?: (value: string) => string | undefined;
+  accepts?: string;
+};
 
 /** Free text; without a default the variable is optional. */
 export function text(options: TextOptions & { default: string }): Setting<string>;
@@ -109,11 +115,14 @@ export function text(options: TextOptions): Setting<string | undefined>;
 export function text(options: TextOptions & { default?: string }): Setting<string | undefined> {
   return {
     doc: options.doc,
-    accepts: 'any text',
+    accepts: options.accepts ?? 'any text',
     fallback: options.default,
     secret: options.secret ?? false,
     emptyIsValue: options.emptyIsValue ?? false,
-    read: (raw) => raw,
+    read(raw) {
+      const problem = options.problem?.(raw);
+      return problem === undefined ? raw : new Rejected(problem);
+    },
     show: (value) => value,
   };
 }
@@ -191,7 +200,13 @@ export const problemOf =
   };
 
 /** Comma-separated items, trimmed, empty ones dropped; a list of none counts as unset. */
-export function list(options: Doc & { default?: string[] | ModeDefault<string[]>; item?: ListItem; secret?: boolean }): Setting<string[]> {
+export function list(options: Doc & {
+  default?: string[] | ModeDefault<string[]>;
+  item?: ListItem;
+  secret?: boolean;
+  /** What is wrong with the entries taken together (undefined: nothing), in words that quote none of them. */
+  together?: (items: string[]) => string | undefined;
+}): Setting<string[]> {
   const { item } = options;
   return {
     doc: options.doc,
@@ -208,7 +223,8 @@ export function list(options: Doc & { default?: string[] | ModeDefault<string[]>
         const problem = item?.problem?.(entry);
         if (problem !== undefined) return new Rejected(`entry ${index + 1} of ${items.length}: ${problem}`);
       }
-      return items;
+      const problem = options.together?.(items);
+      return problem === undefined ? items : new Rejected(problem);
     },
     show: (value) => value.join(','),
   };

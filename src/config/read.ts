@@ -1,11 +1,13 @@
 import { ConfigError, ModeDefault, REJECTED, Rejected, UNSET, type AnySetting, type Env } from './kinds.js';
 import { requirements } from './requirements.js';
-import { spec, type Values, type VariableName } from './spec.js';
+import { retired, spec, type Values, type VariableName } from './spec.js';
 
 /** The variables' values, defaults applied, and which of them the environment set. */
 export interface ReadSettings {
   values: Values;
   given: ReadonlySet<VariableName>;
+  /** Retired variables the environment still sets, each with what holds instead (said at start). */
+  retiredGiven: Array<{ name: string; instead: string }>;
 }
 
 /**
@@ -34,6 +36,9 @@ export function readSettings(env: Env): ReadSettings {
   ) as Values;
   const given: ReadonlySet<VariableName> = new Set(read.keys());
   const unmet = requirements.find((requirement) => requirement.missing(values, given));
-  if (unmet) throw new ConfigError(unmet.variable, `set ${unmet.when}`, undefined);
-  return { values, given };
+  if (unmet) throw new ConfigError(unmet.variable, `${unmet.unset ? 'unset' : 'set'} ${unmet.when}`, undefined);
+  const retiredGiven = Object.entries(retired)
+    .filter(([name]) => env[name] !== undefined)
+    .map(([name, instead]) => ({ name, instead }));
+  return { values, given, retiredGiven };
 }

@@ -13,8 +13,10 @@ export const isForwardMode = (values: Values): boolean => values.BACKEND === 're
 
 export interface Requirement {
   variable: VariableName;
-  /** Completes "<variable> must be set …". */
+  /** Completes "<variable> must be set …" (or "must be unset …" with `unset`). */
   when: string;
+  /** The variable must be unset, not set, when the requirement holds. */
+  unset?: boolean;
   /** True when the variable is missing although it is required; `given` names the variables set in the environment. */
   missing(values: Values, given: ReadonlySet<VariableName>): boolean;
 }
@@ -58,5 +60,28 @@ export const requirements: readonly Requirement[] = [
     variable: 'WEBHOOK_SECRET',
     when: 'when WEBHOOK_UNSIGNED=refuse',
     missing: (values) => values.WEBHOOK_UNSIGNED === 'refuse' && webhookSecrets(values.WEBHOOK_SECRET).plain.length === 0,
+  },
+  // One Redis deployment is shared: two named would leave it to chance which one the instances agree on.
+  {
+    variable: 'REDIS_CLUSTER_NODES',
+    when: 'when REDIS_URL is set (name one Redis: REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS)',
+    unset: true,
+    missing: (values) => values.REDIS_URL !== undefined && values.REDIS_CLUSTER_NODES.length > 0,
+  },
+  {
+    variable: 'REDIS_SENTINELS',
+    when: 'when REDIS_URL or REDIS_CLUSTER_NODES is set (name one Redis: REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS)',
+    unset: true,
+    missing: (values) => (values.REDIS_URL !== undefined || values.REDIS_CLUSTER_NODES.length > 0) && values.REDIS_SENTINELS.length > 0,
+  },
+  {
+    variable: 'REDIS_SENTINEL_MASTER',
+    when: 'when REDIS_SENTINELS is set',
+    missing: (values) => values.REDIS_SENTINELS.length > 0 && values.REDIS_SENTINEL_MASTER === undefined,
+  },
+  {
+    variable: 'REDIS_SENTINELS',
+    when: 'when REDIS_SENTINEL_MASTER is set',
+    missing: (values) => values.REDIS_SENTINEL_MASTER !== undefined && values.REDIS_SENTINELS.length === 0,
   },
 ];

@@ -1,4 +1,5 @@
 import { parseKeyEntry } from './key-entries.js';
+import { nodesProblem, parseRedisNode, parseSentinelMaster, prefixProblem } from './redis-target.js';
 import { parseSecretEntry } from './webhook-secrets.js';
 import { duration, httpUrl, inProduction, integer, list, onOff, oneOf, postgresUrl, problemOf, ratio, redisUrl, text, type AnySetting, type Setting } from './kinds.js';
 
@@ -89,8 +90,29 @@ const events = {
     doc: 'Standard Webhooks secret(s) the service signs webhooks with, comma-separated while one is rotated out (old and new both); when set, unsigned or badly signed webhooks get 401; when unset, webhooks are accepted unsigned (a warning at start). A secret alone checks `/webhooks`, and `/webhooks/{account}` for every account without secrets of its own; `account=whsec_…` is that account\'s own (its path is then checked with its own secrets only), for accounts of the service that sign their webhooks with secrets of their own. An `account=` entry does not stand for a secret alone in production',
   }),
   WEBHOOK_UNSIGNED: oneOf(['allow', 'refuse'], { default: inProduction('refuse', 'allow'), doc: 'without a secret alone in `WEBHOOK_SECRET`: `allow` takes unsigned webhooks on `/webhooks` (and on the paths of accounts without secrets of their own), `refuse` stops the gateway from starting; `allow` in production only where nobody but the service can reach those paths; no effect when `WEBHOOK_SECRET` holds a secret alone' }),
-  REDIS_URL: redisUrl({ doc: 'set it when more than one instance runs: events, webhook dedupe, the replay log and rate limits are shared by every instance through this Redis (each instance keeps its own history, fed from the shared log, unless `DATABASE_URL` is set) (a command unanswered for 1 s counts Redis as away: webhooks get 503, rate limits fail open, readiness says 503)' }),
-  REDIS_PREFIX: text({ default: 'vending-gateway:', doc: 'prefix of every Redis key; the instances of one deployment share it; give each deployment its own when several share one Redis' }),
+  REDIS_URL: redisUrl({ doc: 'set it when more than one instance runs and they share one Redis server: events, webhook dedupe, the replay log and rate limits are shared by every instance through it (each instance keeps its own history, fed from the shared log, unless `DATABASE_URL` is set) (a command unanswered for 1 s counts Redis as away: webhooks get 503, rate limits fail open, readiness says 503); set at most one of `REDIS_URL`, `REDIS_CLUSTER_NODES`, `REDIS_SENTINELS`' }),
+  REDIS_CLUSTER_NODES: list({
+    secret: true,
+    item: { problem: problemOf(parseRedisNode), accepts: 'comma-separated cluster nodes, each host:port or redis://[user:password@]host:port (rediss:// for TLS)' },
+    together: nodesProblem,
+    doc: 'instead of `REDIS_URL`, for a Redis Cluster: a few of its nodes (any, masters or replicas), from which the gateway learns the rest and follows failovers; credentials and TLS as `redis://user:password@host:port` or `rediss://…` in any entry (every node gets them)',
+  }),
+  REDIS_SENTINELS: list({
+    secret: true,
+    item: { problem: problemOf(parseRedisNode), accepts: 'comma-separated Sentinels, each host:port or redis://[user:password@]host:port (rediss:// for TLS)' },
+    together: nodesProblem,
+    doc: "instead of `REDIS_URL`, for a Redis kept by Sentinel: the Sentinels' addresses; the gateway asks them for the master and follows its failovers (never writing to a node that is no longer the master); the Sentinels' own password as `redis://:password@host:port` in any entry",
+  }),
+  REDIS_SENTINEL_MASTER: text({
+    secret: true,
+    accepts: "the master's name (as the Sentinels know it), alone or as redis://[user:password@]name (rediss:// for TLS)",
+    problem: (value) => {
+      const master = parseSentinelMaster(value);
+      return typeof master === 'string' ? master : undefined;
+    },
+    doc: "the name the Sentinels know the master by (`mymaster`); the data nodes' credentials and TLS as `redis://user:password@mymaster` (`rediss://` for TLS)",
+  }),
+  REDIS_PREFIX: text({ default: 'vending-gateway:', problem: prefixProblem, doc: 'prefix of every Redis key; the instances of one deployment share it; give each deployment its own when several share one Redis; a `{tag}` in it puts every key in one cluster slot (without one, the event log\'s keys share the slot of `{events}` and rate-limit keys spread)' }),
   EVENT_LOG_SIZE: integer({ min: 1, max: 1_000_000, default: 50_000, doc: 'most events kept for resuming subscribers (`after`, `Last-Event-ID`), and so most a resume replays: below it the log keeps every event of the last 15 minutes and the newest 1,000 whatever their age; a client away longer than what the log reaches gets `EVENTS_EXPIRED`. Size it as your peak webhooks per second × 900 (the default covers 15 minutes at 55 a second); it bounds memory: at most this many events (each about its webhook body twice: body and parsed fields) in Redis with `REDIS_URL`, else in process, where at most 64 MiB of events (their JSON) per thousand of this size, 256 MiB in all, are kept, the oldest going first' }),
 };
 
@@ -109,10 +131,7 @@ const raiseWhen = 'raise it only when a legitimate operation of your clients is 
 
 const graphql = {
   MAX_DEPTH: integer({ min: 1, max: 1_000, default: 10, doc: `deepest selection in one operation (GraphQL Armor); ${raiseWhen}` }),
-  MAX_ALIASES: integer({ min: 0, max: 100_000, default: 50, doc: `most aliases in one operation; ${raiseWhen}` }),
   MAX_COST: integer({ min: 1, max: 10_000_000, default: 5_000, doc: `highest cost of one operation, in GraphQL Armor's units (a leaf 1, an object 2, ×1.5 per level), where a list argument multiplies its field's cost by its length, variables included; ${raiseWhen}, lower it to refuse expensive operations sooner` }),
-  MAX_TOKENS: integer({ min: 10, max: 10_000_000, default: 5_000, doc: `most tokens in one document; ${raiseWhen}` }),
-  MAX_DIRECTIVES: integer({ min: 0, max: 100_000, default: 50, doc: `most directives in one operation; ${raiseWhen}` }),
   INTROSPECTION: onOff({ default: inProduction(false, true), doc: 'whether the schema may be introspected, and errors carry "Did you mean …?" hints (fields, arguments, types, enum values, input fields; in documents and in variables), which tell as much of it; on in production only where the schema is no secret (a public API, a staging instance)' }),
   GRAPHIQL: onOff({ default: inProduction(false, true), doc: 'whether a browser opening `/graphql` gets GraphiQL, served from the gateway itself (nothing loaded from the internet; strict Content-Security-Policy); on in production for a staging instance people explore; never with `TRUSTED_DOCUMENTS=only`; with `INTROSPECTION=off` it runs what is typed but cannot complete or document it' }),
   TRUSTED_DOCUMENTS: oneOf(['any', 'only'], { default: 'any', doc: '`only`: accept just the operations of `schema/operations/`, by hash; for a deployment whose every client is built from those operations, so no other query can be run' }),
@@ -138,6 +157,17 @@ const tracing = {
     doc: 'which traces are kept, as the OpenTelemetry SDK reads it: `parentbased_*` follows an incoming `traceparent`\'s sampled flag, `*traceidratio` keeps `OTEL_TRACES_SAMPLER_ARG` of the traces it starts; choose `parentbased_traceidratio` when keeping every trace costs too much',
   }),
   OTEL_TRACES_SAMPLER_ARG: ratio({ default: 1, doc: 'the ratio of the `traceidratio` samplers, e.g. `0.1` to keep one trace in ten' }),
+};
+
+/**
+ * Variables the gateway read once and reads no more, each with what holds
+ * instead: one still set is said at start (a warning naming it), never
+ * silently ignored.
+ */
+export const retired: Record<string, string> = {
+  MAX_ALIASES: 'the aliases of one operation are bounded at 50, and each costs its share of MAX_COST',
+  MAX_TOKENS: 'the tokens of one document are bounded at 5000 (MAX_COST and MAX_BODY_BYTES bound what a document asks)',
+  MAX_DIRECTIVES: 'the directives of one operation are bounded at 50',
 };
 
 /** The settings by section, in the order the docs list them. */

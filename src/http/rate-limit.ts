@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Credential } from '../backends/backend.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
@@ -21,9 +21,9 @@ export interface RateLimiter {
 
 export interface RateLimiterOptions {
   perSecond: number;
-  /** Shares counts through this Redis when given. */
-  redis?: Redis | undefined;
-  /** Starts every key in Redis (REDIS_PREFIX). */
+  /** Shares counts through this Redis when given: one server, or a cluster (each identity's count is one key, on the shard of its slot). */
+  redis?: Redis | Cluster | undefined;
+  /** Starts every key in Redis (redis-keys.ts `rateLimitPrefix`). */
   prefix: string;
   /** Told when the limit starts failing open, and when the shared count is back. */
   logger?: Logger;
@@ -37,10 +37,10 @@ const keyOf = (credential: Credential): string =>
 type Count = (key: string) => Promise<unknown>;
 
 /** The shared count; admits everything while it cannot be had. */
-function sharedOrOpen(redis: Redis, options: RateLimiterOptions): Count {
+function sharedOrOpen(redis: Redis | Cluster, options: RateLimiterOptions): Count {
   const shared = new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: `${options.prefix}rate`,
+    keyPrefix: options.prefix,
     points: options.perSecond,
     duration: 1,
     // Not ready (reconnecting after a stall): admitted at once, without a command that would wait.

@@ -1,15 +1,26 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisAccess, RedisTarget } from '../config/index.js';
 import type { Logger } from '../logging/logger.js';
-import { boundCommands } from './command-deadline.js';
+import { boundClusterCommands, boundCommands } from './command-deadline.js';
+import { createWriteHealth } from './write-health.js';
 
 /*
+ * The one place that knows which Redis a deployment shares (one server, a
+ * Redis Cluster or a Sentinel group): everything else receives RedisClients
+ * and runs the same commands on any of them.
+ *
  * Three connections per instance: one for commands, which fails fast while
  * Redis is away (a webhook then answers 503 and its sender retries, rather
  * than waiting on a queue nobody can see); one like it for the event log's
  * appends, each followed by a WAIT for a replica that holds its connection
  * until a replica answers (replica-wait.ts), so no other command waits
  * behind it; and one subscribed to the live event channel, which waits out
- * reconnections.
+ * reconnections. On a cluster the commands go through ioredis' Cluster (each
+ * to the master of its key's slot, following MOVED and failovers); the
+ * appends are one node's connection, to the master of the event log's slot
+ * (WAIT counts the writes of its own connection); the live channel is one
+ * node's connection, any node, since a cluster sends every PUBLISH to every
+ * node, masters and replicas.
  *
  * A Redis that stops answering without closing its connections (paused,
  * overloaded, a network that drops packets) would otherwise hold every caller
@@ -25,24 +36,41 @@ import { boundCommands } from './command-deadline.js';
 export interface RedisClientsOptions {
   /** Longest wait for any answer; also how often each connection is asked whether Redis still answers (the configuration's `redisCommandTimeoutMs`). */
   commandTimeoutMs: number;
-  /** Told once when Redis stops answering (or cannot be reached), and once when it answers again. */
+  /** A key in the event log's slot that the instance writes to learn whether it can (redis-keys.ts `writeProbe`). */
+  probeKey: string;
+  /** Told once when Redis stops taking writes (or cannot be reached), and once when it takes them again. */
   logger?: Logger;
 }
 
 export interface RedisClients {
-  commands: Redis;
-  /** The event log's appends and their WAITs alone (WAIT counts its own connection's writes, and holds it). */
+  /** Which kind of deployment the connections reach. */
+  topology: RedisTarget['kind'];
+  commands: Redis | Cluster;
+  /** The event log's appends and their WAITs alone (WAIT counts its own connection's writes, and holds it); always one node's. */
   appends: Redis;
+  /** The connection subscribed to the live channel; always one node's. */
   tail: Redis;
-  /** Resolves when the command connection is ready, or after `timeoutMs`. */
+  /** Whether the event log can be written now (write-health.ts): readiness and the webhook's answer follow it. */
+  writable(): boolean;
+  /** Told of every append to the event log: succeeded (`true`) or failed (its error). */
+  noteWrite(outcome: true | { error: unknown }): void;
+  /** Resolves true once the event log can be written, false after `timeoutMs`. */
   connected(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
-const reconnect: RedisOptions['retryStrategy'] = (attempt) => Math.min(50 * 2 ** attempt, 2_000);
+const reconnect = (attempt: number) => Math.min(50 * 2 ** attempt, 2_000);
+
+/**
+ * A server that answers READONLY is a replica now (a failover demoted it, or
+ * the address names a replica): the connection is made again, so a Sentinel
+ * group is asked afresh for its master; the command itself fails (its
+ * webhook gets 503 and is sent again), never sent to the replica again.
+ */
+const reconnectOnReadOnly: RedisOptions['reconnectOnError'] = (error) => (error.message.startsWith('READONLY') ? 1 : false);
 
 /** Asks every `everyMs` while the connection is up; an unanswered PING ends the connection (command-deadline.ts). */
-function heartbeat(connection: Redis, everyMs: number): NodeJS.Timeout {
+function heartbeat(connection: Redis | Cluster, everyMs: number): NodeJS.Timeout {
   const timer = setInterval(() => {
     if (connection.status === 'ready') connection.ping().catch(() => {});
   }, everyMs);
@@ -50,48 +78,167 @@ function heartbeat(connection: Redis, everyMs: number): NodeJS.Timeout {
   return timer;
 }
 
-export function createRedisClients(url: string, options: RedisClientsOptions): RedisClients {
+const accessOptions = (access: RedisAccess): RedisOptions => ({
+  ...(access.username !== undefined ? { username: access.username } : {}),
+  ...(access.password !== undefined ? { password: access.password } : {}),
+  ...(access.tls ? { tls: {} } : {}),
+});
+
+// A command whose caller was already told it failed (a webhook answered 503) is not sent again on the next connection.
+const FAIL_FAST: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false };
+// The event log subscribes again itself on every reconnection, and then reads what went by meanwhile.
+const WAIT_OUT: RedisOptions = { maxRetriesPerRequest: null, autoResubscribe: false };
+
+interface Connections<C extends Redis | Cluster> {
+  commands: C;
+  appends: Redis;
+  tail: Redis;
+}
+
+function standalone(url: string, bounded: RedisOptions): Connections<Redis> {
+  return { commands: new Redis(url, { ...bounded, ...FAIL_FAST }), appends: new Redis(url, { ...bounded, ...FAIL_FAST }), tail: new Redis(url, { ...bounded, ...WAIT_OUT }) };
+}
+
+function sentinel(target: Extract<RedisTarget, { kind: 'sentinel' }>, bounded: RedisOptions, timeoutMs: number): Connections<Redis> {
+  const options: RedisOptions = {
+    ...bounded,
+    ...accessOptions(target.access),
+    sentinels: target.sentinels,
+    name: target.name,
+    // ioredis checks the role of the node it reaches (INFO) and asks the Sentinels again when it is not the master.
+    role: 'master',
+    // Subscribed to the Sentinels' +switch-master: a failover ends the connection at once, even one to a master that is still up.
+    failoverDetector: true,
+    enableTLSForSentinelMode: target.access.tls,
+    ...(target.sentinelAccess.username !== undefined ? { sentinelUsername: target.sentinelAccess.username } : {}),
+    ...(target.sentinelAccess.password !== undefined ? { sentinelPassword: target.sentinelAccess.password } : {}),
+    ...(target.sentinelAccess.tls ? { sentinelTLS: {} } : {}),
+    sentinelCommandTimeout: timeoutMs,
+    // While every Sentinel is away, asked again at the pace of a lost server, not given up.
+    sentinelRetryStrategy: reconnect,
+  };
+  return { commands: new Redis({ ...options, ...FAIL_FAST }), appends: new Redis({ ...options, ...FAIL_FAST }), tail: new Redis({ ...options, ...WAIT_OUT }) };
+}
+
+function cluster(target: Extract<RedisTarget, { kind: 'cluster' }>, bounded: RedisOptions, timeoutMs: number, logKey: string): Connections<Cluster> {
+  const access = accessOptions(target.access);
+  const options: ClusterOptions = {
+    // Commands while the cluster is not connected fail at once, as on one server.
+    enableOfflineQueue: false,
+    clusterRetryStrategy: reconnect,
+    // A node that closed (a master killed), MOVED, CLUSTERDOWN or TRYAGAIN: the slots are asked again and the
+    // command tried again shortly, within the command's own deadline; past it the webhook gets 503.
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: timeoutMs,
+    // Asked now and then even when nothing failed, so an idle instance learns of a promoted replica too.
+    slotsRefreshInterval: 5 * timeoutMs,
+    // Each node's connection: ioredis' Cluster chooses its reconnection and offline queue itself.
+    redisOptions: { ...nodeOptions(bounded), ...access, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false },
+  };
+  const commands = new Cluster(target.nodes, options);
+  return {
+    commands,
+    // MOVED too: the slot's master moved, and the connection follows it.
+    appends: clusterAppends(commands, target.nodes, logKey, { ...bounded, ...access, ...FAIL_FAST, reconnectOnError: (error) => (/^(READONLY|MOVED) /.test(error.message) ? 1 : false) }),
+    tail: clusterTail(commands, target.nodes, { ...bounded, ...access, ...WAIT_OUT }),
+  };
+}
+
+function nodeOptions({ retryStrategy: _retry, ...rest }: RedisOptions): NonNullable<ClusterOptions['redisOptions']> {
+  return rest;
+}
+
+/**
+ * The live channel on a cluster: one connection to one node; when it closes
+ * (that node died) the next attempt goes to the next node the cluster knows
+ * (the seeds until it knows any), so the channel comes back whichever node
+ * is lost, and the event log fills the gap as after any reconnection.
+ */
+function clusterTail(commands: Cluster, seeds: ReadonlyArray<{ host: string; port: number }>, options: RedisOptions): Redis {
+  const first = seeds[0]!;
+  const tail = new Redis({ ...options, host: first.host, port: first.port });
+  let turn = 0;
+  tail.on('close', () => {
+    const known = commands
+      .nodes('all')
+      .map(({ options: { host, port } }) => ({ host, port }))
+      .filter((node): node is { host: string; port: number } => node.host !== undefined && node.port !== undefined);
+    const candidates = known.length > 0 ? known : seeds;
+    turn = (turn + 1) % candidates.length;
+    const next = candidates[turn]!;
+    // ioredis reads host and port from its options on every attempt (StandaloneConnector keeps this very object).
+    tail.options.host = next.host;
+    tail.options.port = next.port;
+  });
+  return tail;
+}
+
+/**
+ * The appends on a cluster: one connection, to the master of the event log's
+ * slot (`logKey` is in it). It follows that master: once the cluster knows
+ * its slots, and whenever the connection closes (a failover, or MOVED or
+ * READONLY ended it: reconnectOnError), the next attempt goes to the slot's
+ * master as the cluster knows it then.
+ */
+function clusterAppends(commands: Cluster, seeds: ReadonlyArray<{ host: string; port: number }>, logKey: string, options: RedisOptions): Redis {
+  const first = seeds[0]!;
+  const appends = new Redis({ ...options, host: first.host, port: first.port });
+  let slot: number | undefined;
+  /** Points the next attempt at the slot's master; whether that moved it. */
+  const follow = (): boolean => {
+    const master = slot === undefined ? undefined : commands.slots[slot]?.[0];
+    if (!master) return false;
+    const colon = master.lastIndexOf(':');
+    const [host, port] = [master.slice(0, colon), Number(master.slice(colon + 1))];
+    if (appends.options.host === host && appends.options.port === port) return false;
+    // ioredis reads host and port from its options on every attempt (StandaloneConnector keeps this very object).
+    appends.options.host = host;
+    appends.options.port = port;
+    return true;
+  };
+  commands.on('ready', () => {
+    commands
+      .cluster('KEYSLOT', logKey)
+      .then((answer) => {
+        slot = Number(answer);
+        if (follow()) appends.disconnect(true);
+      })
+      .catch(() => {
+        // Asked again on the cluster's next ready.
+      });
+  });
+  appends.on('close', () => void follow());
+  return appends;
+}
+
+export function createRedisClients(target: RedisTarget, options: RedisClientsOptions): RedisClients {
   const timeoutMs = options.commandTimeoutMs;
-  const bounded: RedisOptions = { retryStrategy: reconnect };
-  // A command whose caller was already told it failed (a webhook answered 503) is not sent again on the next connection.
-  const failFast: RedisOptions = { ...bounded, enableOfflineQueue: false, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false };
-  const commands = new Redis(url, failFast);
-  const appends = new Redis(url, failFast);
-  // The event log subscribes again itself on every reconnection, and then reads what went by meanwhile.
-  const tail = new Redis(url, { ...bounded, maxRetriesPerRequest: null, autoResubscribe: false });
-  for (const connection of [commands, appends, tail]) boundCommands(connection, timeoutMs);
+  // The deadlines are command-deadline.ts's, never ioredis' own `commandTimeout` and `socketTimeout` (a late event loop would trip them).
+  const bounded: RedisOptions = { retryStrategy: reconnect, reconnectOnError: reconnectOnReadOnly };
+  const { commands, appends, tail } =
+    target.kind === 'cluster' ? cluster(target, bounded, timeoutMs, options.probeKey) : target.kind === 'sentinel' ? sentinel(target, bounded, timeoutMs) : standalone(target.url, bounded);
+  for (const connection of [appends, tail]) boundCommands(connection, timeoutMs);
+  if (commands instanceof Cluster) boundClusterCommands(commands, timeoutMs);
+  else boundCommands(commands, timeoutMs);
   // Connection errors are reported through readiness; unhandled 'error' events would crash the process.
   commands.on('error', () => {});
   appends.on('error', () => {});
   tail.on('error', () => {});
-  let away = false;
-  let closing = false;
-  commands.on('close', () => {
-    if (away || closing) return;
-    away = true;
-    options.logger?.warn('Redis is not answering; reconnecting (until then webhooks get 503 and readiness says 503)');
-  });
-  commands.on('ready', () => {
-    if (!away) return;
-    away = false;
-    options.logger?.info('Redis answers again');
-  });
+  // Judged on the connection the event log writes on.
+  const health = createWriteHealth(appends, { probeKey: options.probeKey, everyMs: timeoutMs, logger: options.logger });
   const timers = [heartbeat(commands, timeoutMs), heartbeat(appends, timeoutMs), heartbeat(tail, timeoutMs)];
   return {
+    topology: target.kind,
     commands,
     appends,
     tail,
-    connected: (waitMs) =>
-      new Promise((resolve) => {
-        if (commands.status === 'ready') return resolve(true);
-        const timer = setTimeout(() => resolve(false), waitMs);
-        commands.once('ready', () => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-      }),
+    writable: () => health.writable(),
+    noteWrite: (outcome) => health.noteWrite(outcome),
+    connected: (waitMs) => health.whenWritable(waitMs),
     async close() {
-      closing = true;
+      health.close();
       for (const timer of timers) clearInterval(timer);
       commands.disconnect();
       appends.disconnect();

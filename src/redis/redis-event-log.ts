@@ -5,6 +5,7 @@ import { transactionDigest } from '../events/transaction-digest.js';
 import type { Result } from 'ioredis';
 import type { RedisClients } from './redis-clients.js';
 import { createReplicaWait } from './replica-wait.js';
+import { redisKeys } from './redis-keys.js';
 
 /*
  * The event log shared by every instance through Redis. One script decides
@@ -16,7 +17,7 @@ import { createReplicaWait } from './replica-wait.js';
  */
 
 export interface RedisEventLogOptions extends RecentEventsOptions {
-  /** Key prefix shared by the instances of one deployment. */
+  /** Key prefix shared by the instances of one deployment (redis-keys.ts names the keys under it). */
   prefix: string;
   /** Most events kept for replay (the stream is trimmed to this many, never past what `historyGroup` has not acknowledged). */
   capacity: number;
@@ -160,21 +161,10 @@ function fromMessage(message: string): LoggedEvent {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The key of the log's stream, which the history's reader reads too. */
-export const eventStreamKey = (prefix: string): string => `${prefix}events`;
-
 export function createRedisEventLog(clients: RedisClients, options: RedisEventLogOptions): EventLog {
   const { commands, appends, tail } = clients;
-  const stream = eventStreamKey(options.prefix);
-  const channel = `${options.prefix}events:live`;
-  /**
-   * The key of an event id or a transaction: `<prefix><kind>:<id>` for the
-   * default account (the keys a deployment had before accounts, kept), and
-   * `<prefix><kind>@<account>:<id>` for another; no account name holds ":",
-   * so no account's key can be another's.
-   */
-  const key = (kind: string, id: string, account: string | undefined) =>
-    account ? `${options.prefix}${kind}@${account}:${id}` : `${options.prefix}${kind}:${id}`;
+  const keys = redisKeys(options.prefix);
+  const { stream, channel } = keys;
   const dedupeTtlMs = options.dedupeTtlMs ?? DEDUPE_TTL_MS;
   /** Events this instance appended (or found already there) and a replica confirmed: a redelivery of one is answered without Redis. */
   const confirmed = createRecentEvents(options);
@@ -276,9 +266,9 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       if (dedupeBy === 'id' && confirmed.hasId(event)) return undefined;
       const digest = transactionDigest(event.transaction);
       const { account } = event;
-      const keys = [stream, key('event-position', event.eventId, account), key('dedupe', event.eventId, account), key('last-digest', event.transactionId, account)];
+      const scriptKeys = [stream, keys.eventPosition(event.eventId, account), keys.dedupe(event.eventId, account), keys.lastDigest(event.transactionId, account)];
       const args = [options.capacity, JSON.stringify(event), dedupeTtlMs, digest, dedupeBy, confirmed.lastDigest(event) ?? '', channel, options.historyGroup ?? '', SHORTEST_KEY_LIFE_MS, keep.spanMs, keep.leastEvents];
-      const position = await appends.vendingGatewayAppendEvent(...keys, ...args);
+      const position = await appends.vendingGatewayAppendEvent(...scriptKeys, ...args);
       // A new event and a redelivery alike: 200 only once a replica holds what the answer stands on.
       await replicas.confirm();
       confirmed.note(event);
@@ -292,7 +282,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
         // The position of a log that holds nothing yet, or whose entries are all older than it keeps.
         if (cursor === (await newest())) return { events: [], next: undefined };
       }
-      const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(key('event-position', cursor, account)) : null;
+      const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(keys.eventPosition(cursor, account)) : null;
       const replay = await after(position);
       if (!replay) throw eventsExpired(cursor, await newest());
       return replay;

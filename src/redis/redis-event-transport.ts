@@ -36,10 +36,27 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
   });
   // redis-clients.ts says when Redis answers again.
   clients.commands.on('ready', () => (tailFailing = false));
-  const bus = createEventBus({ log, pagesAtOnce: options.replay.pagesAtOnce });
+  // Every append tells the clients whether the log's slot took it (readiness follows: redis-clients.ts).
+  const bus = createEventBus({
+    log: {
+      ...log,
+      async append(event, dedupeBy) {
+        try {
+          const appended = await log.append(event, dedupeBy);
+          clients.noteWrite(true);
+          return appended;
+        } catch (error) {
+          clients.noteWrite({ error });
+          throw error;
+        }
+      },
+      ready: () => clients.writable(),
+    },
+    pagesAtOnce: options.replay.pagesAtOnce,
+  });
   return {
     bus,
-    // Ready once commands work and live events flow: an event appended before then would reach no subscriber here.
+    // Ready once the log can be written and live events flow: an event appended before then would reach no subscriber here.
     async connect(timeoutMs) {
       const timedOut = new Promise<false>((resolve) => setTimeout(resolve, timeoutMs, false).unref());
       return (await clients.connected(timeoutMs)) && (await Promise.race([log.whenLive().then(() => true), timedOut]));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { BATCH, createOutageAwareApply, type HistoryFeed } from '../history/history-feed.js';
 import type { Logger } from '../logging/logger.js';
@@ -49,7 +49,7 @@ const GROUP = HISTORY_GROUP;
 
 type Entries = Array<[id: string, fields: string[] | null]>;
 
-export function createRedisHistoryReader(commands: Redis, options: RedisHistoryReaderOptions): HistoryFeed & { wake(): void } {
+export function createRedisHistoryReader(commands: Redis | Cluster, options: RedisHistoryReaderOptions): HistoryFeed & { wake(): void } {
   const consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   let closed = false;
   const applyBatch = createOutageAwareApply(options, 'in Redis');

@@ -8,6 +8,7 @@ import { deliverWebhook, redisDeployments, type RedisDeployments } from '../help
 import { sseSubscribe, type SseSubscription } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-client.js';
+import { redisKeys } from '../../src/redis/redis-keys.js';
 
 /*
  * Resuming over Redis: a replay from far back reads the log in pages (no
@@ -130,7 +131,7 @@ describe('resuming over Redis', () => {
     await publish(a!, range(0, 5));
     const inspect = new Redis(deployments.redis.url);
     cleanups.push(() => inspect.disconnect());
-    const positions = (await inspect.xrange(`${prefix}events`, '-', '+')).map(([id]) => id);
+    const positions = (await inspect.xrange(redisKeys(prefix).stream, '-', '+')).map(([id]) => id);
     expect(positions).toHaveLength(5);
 
     // A stalled Redis: every command times out.

@@ -9,6 +9,7 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { testDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
+import { redisKeys } from '../../src/redis/redis-keys.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { runOperation } from '../helpers/typed-client.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -79,9 +80,9 @@ describe('an instance killed between admitting events and applying them to the h
       expect((await fetch(`${url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     }
     // Five events admitted, stored once, in the log the history's group reads; the instance read the first and holds it, unapplied (pending under it in the group).
-    const queue = `${prefix}events`;
+    const queue = redisKeys(prefix).stream;
     expect(Number(await client.xlen(queue))).toBe(5);
-    expect(await client.exists(`${prefix}history-queue`)).toBe(0);
+    expect(await client.exists(redisKeys(prefix).historyQueue)).toBe(0);
     const pending = async () => Number(((await client.xpending(queue, 'history')) as [number])[0]);
     let held = 0;
     for (const deadline = Date.now() + GIVE_UP_MS; held === 0 && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) held = await pending();

@@ -7,6 +7,7 @@ import { redisServerOnPath, startTestRedis, type TestRedis } from '../helpers/re
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-client.js';
+import { redisKeys } from '../../src/redis/redis-keys.js';
 
 /*
  * A webhook is answered 200 only once a replica holds its event: a master and
@@ -92,7 +93,7 @@ describe.skipIf(!redisServerOnPath())('with a replica, a webhook answered 200 on
     // A 503 is allowed whenever the replica is slow (a busy machine): the sender retries; a 200 means the replica holds it.
     expect(await postUntilAccepted(gateway, 'first')).toBe(200);
     // Answered 200: the replica holds it already.
-    expect(await idsIn(onReplica, `${prefix}events`)).toEqual(['first']);
+    expect(await idsIn(onReplica, redisKeys(prefix).stream)).toEqual(['first']);
 
     replica.pause();
     const started = Date.now();
@@ -104,7 +105,7 @@ describe.skipIf(!redisServerOnPath())('with a replica, a webhook answered 200 on
     replica.resume();
 
     expect(await postUntilAccepted(gateway, 'second')).toBe(200);
-    expect(await idsIn(onReplica, `${prefix}events`)).toEqual(['first', 'second']);
+    expect(await idsIn(onReplica, redisKeys(prefix).stream)).toEqual(['first', 'second']);
     expect(await postUntilAccepted(gateway, 'third')).toBe(200);
     expect(await receivedUntil(sub, 'third')).toEqual(['first', 'second', 'third']);
   }, 60_000);
@@ -129,7 +130,7 @@ describe.skipIf(!redisServerOnPath())('with a replica, a webhook answered 200 on
 
     // The instance remembers 'lost' as published, not as confirmed: the retry reaches Redis, which no longer has it.
     expect(await postUntilAccepted(gateway, 'lost')).toBe(200);
-    expect(await idsIn(onReplica, `${prefix}events`)).toEqual(['before', 'lost']);
+    expect(await idsIn(onReplica, redisKeys(prefix).stream)).toEqual(['before', 'lost']);
     expect(await postUntilAccepted(gateway, 'after')).toBe(200);
     expect(await receivedUntil(sub, 'after')).toEqual(['before', 'lost', 'after']);
   }, 60_000);

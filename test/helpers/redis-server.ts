@@ -26,7 +26,7 @@ export interface TestRedis {
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -37,7 +37,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function answers(url: string, timeoutMs: number): Promise<boolean> {
+export async function answers(url: string, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -6,6 +6,7 @@ import { createMemoryEventLog, type EventLog, type LoggedEvent } from '../../src
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { createRedisClients } from '../../src/redis/redis-clients.js';
 import { createRedisEventLog } from '../../src/redis/redis-event-log.js';
+import { redisKeys } from '../../src/redis/redis-keys.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -60,7 +61,7 @@ function redisLogs(ctx: TestContext): Logs {
   return {
     prefix,
     async open() {
-      const clients = createRedisClients(redis.url, { commandTimeoutMs: 1_000 });
+      const clients = createRedisClients({ kind: 'standalone', url: redis.url }, { commandTimeoutMs: 1_000, probeKey: redisKeys(prefix).writeProbe });
       const log = createRedisEventLog(clients, { prefix, capacity: 1_000, pageEvents: 200, historyGroup: 'history', replicaWaitMs: 500 });
       ctx.onTestFinished(async () => {
         await log.close();
@@ -155,16 +156,18 @@ describe.concurrent('the Redis event log\'s keys per account', () => {
     await log.append(event('m1', 'acct-a', 'tx-9'), 'id');
     await log.append(event('gw_1', 'acct-b.x', 'tx-9'), 'content');
     const keys = (await inspect.keys(`${logs.prefix}*`)).map((key) => key.slice(logs.prefix.length)).sort();
+    // Every key of the log in the slot of its `{events}` tag (redis-keys.ts), the instance's write probe too.
     expect(keys).toEqual([
-      'dedupe:m1',
-      'dedupe@acct-a:m1',
-      'event-position:m1',
-      'event-position@acct-a:m1',
-      'event-position@acct-b.x:gw_1',
-      'events',
-      'last-digest:tx-9',
-      'last-digest@acct-a:tx-9',
-      'last-digest@acct-b.x:tx-9',
+      '{events}',
+      '{events}:dedupe:m1',
+      '{events}:dedupe@acct-a:m1',
+      '{events}:event-position:m1',
+      '{events}:event-position@acct-a:m1',
+      '{events}:event-position@acct-b.x:gw_1',
+      '{events}:last-digest:tx-9',
+      '{events}:last-digest@acct-a:tx-9',
+      '{events}:last-digest@acct-b.x:tx-9',
+      '{events}:write-probe',
     ]);
   });
 
@@ -178,7 +181,7 @@ describe.concurrent('the Redis event log\'s keys per account', () => {
     expect(await waitFor(() => heard.length === 2)).toBe(true);
     expect(named(heard)).toEqual(['acct-a/m1', '/m2']);
     expect(heard.map(({ event: e }) => 'account' in e)).toEqual([true, false]);
-    const queued = (await inspect.xrange(`${logs.prefix}events`, '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as TransactionUpdateEvent);
+    const queued = (await inspect.xrange(redisKeys(logs.prefix).stream, '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as TransactionUpdateEvent);
     expect(queued.map((e) => e.account)).toEqual(['acct-a', undefined]);
     // The other instance resumes after the account's id too.
     await one.append(event('m1', 'acct-b'), 'id');
@@ -190,7 +193,7 @@ describe.concurrent('the Redis event log\'s keys per account', () => {
     const log = await logs.open();
     await log.append(event('m1', 'acct-a'), 'id');
     // Redis restarted without persistence: its keys are gone, the instance still knows acct-a's m1 (and only that).
-    await inspect.del(`${logs.prefix}dedupe@acct-a:m1`);
+    await inspect.del(redisKeys(logs.prefix).dedupe('m1', 'acct-a'));
     expect(await log.append(event('m1', 'acct-a'), 'id')).toBeUndefined();
     expect(await log.append(event('m1', 'acct-b'), 'id')).toBeDefined();
   });

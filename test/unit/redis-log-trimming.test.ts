@@ -5,6 +5,7 @@ import type { EventLog } from '../../src/events/event-log.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { createRedisClients } from '../../src/redis/redis-clients.js';
 import { createRedisEventLog } from '../../src/redis/redis-event-log.js';
+import { redisKeys } from '../../src/redis/redis-keys.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 
 /*
@@ -40,14 +41,14 @@ afterAll(async () => {
 
 async function openLog(ctx: TestContext, capacity: number): Promise<{ log: EventLog; stream: string; prefix: string }> {
   const prefix = `trim-${randomUUID()}:`;
-  const clients = createRedisClients(redis.url, { commandTimeoutMs: 1_000 });
+  const clients = createRedisClients({ kind: 'standalone', url: redis.url }, { commandTimeoutMs: 1_000, probeKey: redisKeys(prefix).writeProbe });
   const log = createRedisEventLog(clients, { prefix, capacity, pageEvents: 200, historyGroup: 'history', replicaWaitMs: 500 });
   ctx.onTestFinished(async () => {
     await log.close();
     await clients.close();
   });
   await log.whenLive();
-  return { log, stream: `${prefix}events`, prefix };
+  return { log, stream: redisKeys(prefix).stream, prefix };
 }
 
 const ids = async (stream: string) => (await inspect.xrange(stream, '-', '+')).map(([, fields]) => (JSON.parse(fields[1]!) as TransactionUpdateEvent).eventId);
@@ -82,10 +83,10 @@ describe.concurrent('the Redis log with a history reading it', () => {
     const { log, prefix } = await openLog(ctx, 3);
     await log.append(event(1), 'id');
     const day = 86_400_000;
-    expect(await inspect.pttl(`${prefix}dedupe:e1`)).toBeGreaterThan(day - 60_000);
+    expect(await inspect.pttl(redisKeys(prefix).dedupe('e1', undefined))).toBeGreaterThan(day - 60_000);
     for (let n = 2; n <= 5; n++) await log.append(event(n), 'id');
     // The log turns over in milliseconds here: the keys live the shortest life, a minute, not a day.
-    for (const key of [`${prefix}dedupe:e5`, `${prefix}event-position:e5`, `${prefix}last-digest:tx-5`]) {
+    for (const key of [redisKeys(prefix).dedupe('e5', undefined), redisKeys(prefix).eventPosition('e5', undefined), redisKeys(prefix).lastDigest('tx-5', undefined)]) {
       const life = await inspect.pttl(key);
       expect(life).toBeGreaterThan(0);
       expect(life).toBeLessThanOrEqual(60_000);

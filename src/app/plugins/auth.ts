@@ -7,6 +7,7 @@ import { createForwardKeyCheck } from '../../auth/upstream-key-check.js';
 import { ConfigError, type Config } from '../../config/index.js';
 import { createRateLimiter, type RateLimiter } from '../../http/rate-limit.js';
 import type { Logger } from '../../logging/logger.js';
+import { redisKeys } from '../../redis/redis-keys.js';
 
 /*
  * Who may ask: the gateway's keys (API_KEYS and the watched key file), JWTs,
@@ -46,7 +47,7 @@ export const authPlugin = fp<{ config: Config }>(
     const keys = config.forwardMode ? undefined : keyStoreOf(config, logger);
     const jwt: JwtVerifier | undefined = config.jwt && createJwtVerifier(config.jwt);
     const authenticator = createAuthenticator({ keys, jwt, upstream: keyCheck, keysChange: config.apiKeysFile !== undefined });
-    const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: app.redis?.commands, prefix: config.redisPrefix, logger });
+    const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: app.redis?.commands, prefix: redisKeys(config.redisPrefix).rateLimitPrefix, logger });
     app.decorate('auth', {
       authenticator,
       rateLimiter,

@@ -12,9 +12,9 @@ import { isTransientPostgresError, type Database } from '../../postgres/postgres
 import { createPostgresHistory, type PostgresHistory } from '../../postgres/postgres-history.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
 import { evictionOf } from '../../redis/eviction-policy.js';
-import { eventStreamKey } from '../../redis/redis-event-log.js';
 import { createRedisHistoryReader, HISTORY_GROUP, type RedisHistoryReaderOptions } from '../../redis/redis-history-reader.js';
-import type { Redis } from 'ioredis';
+import { redisKeys } from '../../redis/redis-keys.js';
+import type { Redis, Cluster } from 'ioredis';
 
 /*
  * The event log and bus, and the transaction history they feed, each
@@ -69,8 +69,8 @@ export const eventsPlugin = fp<{ config: Config }>(
       ? createRedisEventTransport(redis, { ...config, logger, historyGroup })
       : createMemoryEventTransport(config, feed ? (event) => feed.push(event) : applyInProcess);
     const readerOptions = applyShared && { apply: applyShared, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs, maxBehind: maxQueued };
-    const queue = redis && readerOptions ? createRedisHistoryReader(redis.commands, { ...readerOptions, key: eventStreamKey(config.redisPrefix) }) : undefined;
-    if (redis && readerOptions) drainEarlierQueue(redis.commands, `${config.redisPrefix}history-queue`, readerOptions, app);
+    const queue = redis && readerOptions ? createRedisHistoryReader(redis.commands, { ...readerOptions, key: redisKeys(config.redisPrefix).stream }) : undefined;
+    if (redis && readerOptions) drainEarlierQueue(redis.commands, redisKeys(config.redisPrefix).historyQueue, readerOptions, app);
     // Every instance hears every append, in log order: the queue's readers look at once; an in-process history takes it.
     if (queue) events.bus.onEvent(() => queue.wake());
     else if (redis && applyInProcess) events.bus.onEvent(applyInProcess);
@@ -82,7 +82,7 @@ export const eventsPlugin = fp<{ config: Config }>(
     app.readiness.add('events', () => events.bus.ready());
     if (postgres && shared) startShared(app, postgres, shared, historyFeed, retryMs, logger);
     if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
-    else if (redis) await refuseEvictingRedis(redis.commands, logger);
+    else if (redis) await refuseEvictingRedis(redis.appends, logger);
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
     app.addHook('onClose', () => {
       inProcess?.close?.();
@@ -106,7 +106,7 @@ async function refuseEvictingRedis(commands: Redis, logger: Logger): Promise<voi
  * An earlier version copied each event into a queue of the history's own: what it still holds
  * (the database was behind at the upgrade) is applied, then the queue is deleted.
  */
-function drainEarlierQueue(commands: Redis, key: string, options: Omit<RedisHistoryReaderOptions, 'key'>, app: FastifyInstance): void {
+function drainEarlierQueue(commands: Redis | Cluster, key: string, options: Omit<RedisHistoryReaderOptions, 'key'>, app: FastifyInstance): void {
   let reader: HistoryFeed | undefined;
   commands
     .exists(key)

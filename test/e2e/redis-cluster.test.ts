@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { redisKeys } from '../../src/redis/redis-keys.js';
+import { OTHER_KEY, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { keepSending, liveSubscriber, receivedExactlyOnce, stopWatching, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
+import { startTestRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.js';
+import { deliverWebhook } from '../helpers/redis-deployment.js';
+import { redisServerOnPath } from '../helpers/redis-server.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+/*
+ * Two instances on a real Redis Cluster (3 masters, a replica each) named by
+ * REDIS_CLUSTER_NODES: every event reaches the subscribers of both once,
+ * rate limits count across instances, and when the master of the event
+ * log's slot is killed its replica takes over: webhooks get 503 meanwhile
+ * (and are sent again), readiness says 503 then 200, subscribers stay on
+ * their connections and miss nothing.
+ */
+
+describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
+  let cluster: TestRedisCluster;
+  const gateways: RunningGateway[] = [];
+
+  beforeAll(async () => {
+    cluster = await startTestRedisCluster();
+  }, 60_000);
+  afterAll(async () => {
+    await stopWatching();
+    await Promise.all(gateways.map((gateway) => gateway.close()));
+    await cluster?.close();
+  }, 30_000);
+
+  async function deployment(env: Record<string, string> = {}): Promise<{ prefix: string; a: RunningGateway; b: RunningGateway }> {
+    const prefix = `cluster-${randomUUID().slice(0, 8)}:`;
+    const started = await Promise.all([0, 1].map(() => startGateway({ REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: prefix, ...env })));
+    gateways.push(...started);
+    for (const gateway of started) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
+    return { prefix, a: started[0]!, b: started[1]! };
+  }
+
+  it('delivers every webhook sent to either instance to the subscribers of both, once, and keeps the log in one slot', async () => {
+    const { prefix, a, b } = await deployment();
+    const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
+    const accepted: string[] = [];
+    for (let n = 0; n < 10; n++) {
+      const id = `both-${n}-${randomUUID()}`;
+      const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: `tx-${n}`, status: 'completed', products: [] } });
+      expect((await deliverWebhook(n % 2 === 0 ? a : b, request)).status).toBe(200);
+      accepted.push(id);
+    }
+    // A redelivery to the other instance is admitted once.
+    const again = buildWebhookRequest({ form: 'enveloped', id: accepted[0]!, transaction: { transactionId: 'tx-0', status: 'completed', products: [] } });
+    expect((await deliverWebhook(b, again)).status).toBe(200);
+    expect(await waitFor(() => receivedExactlyOnce(subscribers, accepted), 10_000)).toBe(true);
+    for (const subscriber of subscribers) expect(subscriber.ids()).toEqual(accepted);
+    // The stream and the per-event keys live on the master of the `{events}` slot.
+    const master = await cluster.masterOf(redisKeys(prefix).stream);
+    const client = cluster.client();
+    expect(Number(await client.xlen(redisKeys(prefix).stream))).toBe(10);
+    expect(await client.exists(redisKeys(prefix).eventPosition(accepted[3]!, undefined))).toBe(1);
+    expect(master.running()).toBe(true);
+    await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
+  });
+
+  it('counts one identity\'s requests across instances', async () => {
+    const { a, b } = await deployment({ RATE_LIMIT_PER_SECOND: '5' });
+    // 4 requests on each instance are 8 for a limit of 5: some are refused only when the instances count together.
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, n) => fetch(`${(n % 2 === 0 ? a : b).url}/vendings`, { headers: { authorization: OTHER_KEY } })));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('follows a failover of the event log\'s master: 503 meanwhile, then 200, readiness truthful, subscribers on their connections miss nothing', async () => {
+    const { prefix, a, b } = await deployment();
+    const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
+    const readiness = [watchReadiness(a), watchReadiness(b)];
+    const sender = keepSending([a, b], 'failover');
+    expect(await waitFor(() => sender.accepted.length >= 5, 10_000)).toBe(true);
+
+    const master = await cluster.masterOf(redisKeys(prefix).stream);
+    await master.kill();
+    // Its replica takes the slots over (cluster-node-timeout 1 s, then an election).
+    await cluster.waitHealthy(30_000);
+    expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
+    const sentBy = sender.accepted.length;
+    expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000)).toBe(true);
+    // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are ready again.
+    expect(await waitFor(() => readiness.some((watch) => wentDownAndUp(watch.seen)) && readiness.every((watch) => watch.last() === 200), 15_000)).toBe(true);
+    await sender.stop();
+    for (const watch of readiness) watch.stop();
+
+    console.info('cluster failover: webhooks answered 503 (and sent again):', sender.refused, 'of', sender.accepted.length, '; readiness 503 seen:', readiness.map((watch) => watch.seen.filter((status) => status === 503).length));
+    expect(sender.refused).toBeGreaterThan(0);
+    expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
+    // Each on the connection it started with.
+    for (const subscriber of subscribers) expect(await Promise.race([subscriber.sub.ended.then(() => 'ended', () => 'ended'), Promise.resolve('open')])).toBe('open');
+    await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
+  }, 60_000);
+});

@@ -1,0 +1,123 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { freePortWith, redisProcess, scratchDirectory, waitForAsync, type RedisProcess } from './redis-process.js';
+
+/*
+ * A real Redis Cluster of the test's own: `masters` masters with
+ * `replicasPerMaster` replicas each (redis-cli --cluster create), on free
+ * ports, no persistence, a short node timeout so that a killed master's
+ * replica takes over within seconds. Stopped (every process killed, its
+ * files removed) by close().
+ */
+
+export interface TestRedisCluster {
+  nodes: RedisProcess[];
+  /** `host:port,…` of every node, as REDIS_CLUSTER_NODES takes them. */
+  seeds: string;
+  /** The node that is master of `key`'s slot now, as the live nodes see it. */
+  masterOf(key: string): Promise<RedisProcess>;
+  /** Resolves once every live node says cluster_state:ok, every slot has a live master and every replica is in sync. */
+  waitHealthy(timeoutMs?: number): Promise<void>;
+  /** A client of the whole cluster (closed by close()). */
+  client(): Cluster;
+  close(): Promise<void>;
+}
+
+type Cluster = import('ioredis').Cluster;
+
+export interface TestRedisClusterOptions {
+  masters?: number;
+  replicasPerMaster?: number;
+  /** cluster-node-timeout: how long a master may be silent before its replica takes over. */
+  nodeTimeoutMs?: number;
+}
+
+async function ask<T>(port: number, run: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 2_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await run(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+const infoField = (info: string, field: string) => new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+
+export async function startTestRedisCluster(options: TestRedisClusterOptions = {}): Promise<TestRedisCluster> {
+  const { masters = 3, replicasPerMaster = 1, nodeTimeoutMs = 1_000 } = options;
+  const scratch = scratchDirectory('cluster');
+  const nodes: RedisProcess[] = [];
+  const clients: Cluster[] = [];
+  const close = async () => {
+    for (const client of clients) client.disconnect();
+    await Promise.all(nodes.map((node) => node.kill()));
+    scratch.remove();
+  };
+  try {
+    for (let index = 0; index < masters * (1 + replicasPerMaster); index++) {
+      const port = await freePortWith(10_000);
+      const args = ['--cluster-enabled', 'yes', '--cluster-config-file', join(scratch.path, `nodes-${port}.conf`), '--cluster-node-timeout', String(nodeTimeoutMs), '--dir', scratch.path];
+      nodes.push(redisProcess(port, args));
+    }
+    await Promise.all(nodes.map((node) => node.start()));
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+
+  async function healthy(): Promise<boolean> {
+    const live = nodes.filter((node) => node.running());
+    for (const node of live) {
+      const ok = await ask(node.port, async (client) => {
+        const info = String(await client.cluster('INFO'));
+        if (infoField(info, 'cluster_state') !== 'ok' || infoField(info, 'cluster_slots_ok') !== '16384') return false;
+        const replication = await client.info('replication');
+        return infoField(replication, 'role') === 'master' || infoField(replication, 'master_link_status') === 'up';
+      });
+      if (!ok) return false;
+    }
+    // Every slot's master is a live node, as every live node sees it.
+    const livePorts = new Set(live.map((node) => node.port));
+    for (const node of live) {
+      const slots = (await ask(node.port, (client) => client.cluster('SLOTS'))) as unknown as Array<[number, number, [string, number]]>;
+      if (slots.some(([, , [, port]]) => !livePorts.has(port))) return false;
+    }
+    return true;
+  }
+
+  const cluster: TestRedisCluster = {
+    nodes,
+    seeds: nodes.map((node) => `127.0.0.1:${node.port}`).join(','),
+    async masterOf(key) {
+      const live = nodes.find((node) => node.running())!;
+      const slot = await ask(live.port, (client) => client.cluster('KEYSLOT', key));
+      const slots = (await ask(live.port, (client) => client.cluster('SLOTS'))) as unknown as Array<[number, number, [string, number]]>;
+      const owner = slots.find(([from, to]) => slot >= from && slot <= to);
+      const node = nodes.find((candidate) => candidate.port === owner?.[2][1]);
+      if (!node) throw new Error(`no node holds slot ${slot}`);
+      return node;
+    },
+    async waitHealthy(timeoutMs = 30_000) {
+      if (!(await waitForAsync(healthy, timeoutMs, 100))) throw new Error('the test cluster did not become healthy');
+    },
+    client() {
+      const client = new Redis.Cluster(nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), { redisOptions: { commandTimeout: 2_000 } });
+      client.on('error', () => {});
+      clients.push(client);
+      return client;
+    },
+    close,
+  };
+  try {
+    await cluster.waitHealthy();
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return cluster;
+}

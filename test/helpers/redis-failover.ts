@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { TEST_KEY, type RunningGateway } from './gateway.js';
+import { deliverWebhook } from './redis-deployment.js';
+import { waitFor } from './wait-for.js';
+import { subscribe, wsClient, type QueuedSubscription } from './ws-client.js';
+
+/*
+ * What a failover test watches from outside the gateway: each instance's
+ * /readyz over time, subscribers that stay on one connection, and a sender
+ * that keeps sending webhooks (each retried on 503 as the contract's service
+ * does) and remembers which ones were answered 200.
+ */
+
+/** What watchReadiness and keepSending started and a test has not stopped yet (a failed test leaves them running). */
+const running = new Set<() => Promise<void> | void>();
+
+/** Stops every watcher and sender still running: for afterAll, before the gateways close. */
+export async function stopWatching(): Promise<void> {
+  await Promise.all([...running].map((stop) => Promise.resolve(stop()).catch(() => {})));
+}
+
+/** Polls /readyz every `everyMs` and keeps every answer (0: no answer). */
+export function watchReadiness(gateway: RunningGateway, everyMs = 50): { seen: number[]; last(): number | undefined; stop(): void } {
+  const seen: number[] = [];
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+    running.delete(stop);
+  };
+  running.add(stop);
+  void (async () => {
+    while (!stopped) {
+      const status = await fetch(`${gateway.url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
+        (response) => response.status,
+        () => 0,
+      );
+      seen.push(status);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return { seen, last: () => seen.at(-1), stop };
+}
+
+/** Whether `seen` went to 503 at some point and is 200 again at its end. */
+export const wentDownAndUp = (seen: readonly number[]): boolean => {
+  const down = seen.indexOf(503);
+  return down >= 0 && seen.at(-1) === 200 && seen.slice(down).includes(200);
+};
+
+export interface LiveSubscriber {
+  sub: QueuedSubscription;
+  /** The event ids received, in order. */
+  ids(): string[];
+  dispose(): Promise<void>;
+}
+
+/** A graphql-ws subscriber on `gateway`, resolved once it is live (a first webhook sent to `via` reached it). */
+export async function liveSubscriber(gateway: RunningGateway): Promise<LiveSubscriber> {
+  const client = wsClient(gateway.url, TEST_KEY);
+  const before = gateway.gateway.activeSubscriptions();
+  const sub = subscribe(client, 'subscription { transactionUpdated { eventId status } }');
+  if (!(await waitFor(() => gateway.gateway.activeSubscriptions() > before, 10_000))) throw new Error('the subscription never started');
+  return {
+    sub,
+    ids: () => sub.received.map((result) => String(result.data?.transactionUpdated?.eventId)),
+    dispose: async () => void (await client.dispose()),
+  };
+}
+
+export interface WebhookSender {
+  /** Event ids answered 200, in the order answered. */
+  accepted: string[];
+  /** Answers 503 met (each retried). */
+  refused: number;
+  /** Stops after the webhook under way; resolves once it is answered. */
+  stop(): Promise<void>;
+}
+
+/** Sends webhooks one after another, to the gateways in turn, `paceMs` apart, until stopped. */
+export function keepSending(gateways: readonly RunningGateway[], label: string, paceMs = 20): WebhookSender {
+  const sender: WebhookSender = { accepted: [], refused: 0, stop: async () => {} };
+  let stopped = false;
+  const loop = (async () => {
+    for (let n = 0; !stopped; n++) {
+      const id = `${label}-${n}-${randomUUID()}`;
+      const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: `tx-${label}-${n}`, status: 'completed', products: [] } });
+      const { status, retryAfter } = await deliverWebhook(gateways[n % gateways.length]!, request);
+      sender.refused += retryAfter.length;
+      if (status !== 200) throw new Error(`webhook answered ${status}`);
+      sender.accepted.push(id);
+      await new Promise((resolve) => setTimeout(resolve, paceMs));
+    }
+  })();
+  // Held until stop() (which throws what failed): a test that fails first must not leave an unhandled rejection behind.
+  loop.catch(() => {});
+  sender.stop = async () => {
+    stopped = true;
+    running.delete(sender.stop);
+    await loop;
+  };
+  running.add(sender.stop);
+  return sender;
+}
+
+/** Whether every subscriber received every accepted id, and nothing twice. */
+export function receivedExactlyOnce(subscribers: readonly LiveSubscriber[], accepted: readonly string[]): boolean {
+  return subscribers.every((subscriber) => {
+    const ids = subscriber.ids();
+    const got = new Set(ids);
+    return got.size === ids.length && accepted.every((id) => got.has(id));
+  });
+}
