@@ -68,6 +68,8 @@ export interface FrontDoorOptions {
   upstreamCallsPerRequest: number;
   /** Longest a client may take to send a request's headers (a WebSocket upgrade's too). */
   headersTimeoutMs: number;
+  /** Longest the gateway's stop may take (the grace period and the drain's deadline). */
+  stopMs: number;
   /** Told of every failure that was masked. */
   onMasked(error: unknown, request: FastifyRequest): void;
   /** The answer to a path no route serves. */
@@ -126,6 +128,9 @@ function tooLarge(envelope: Envelope, limit: number): unknown {
   return envelope === 'graphql' ? { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] } : { errors: { message } };
 }
 
+/** What Fastify's bound on a step leaves beyond the stop's own deadlines. */
+const STOP_MARGIN_MS = 10_000;
+
 export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger,
@@ -138,6 +143,9 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     // and a second. An upgrade's headers are read by the same parser, before ws sees the request.
     http: { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs) },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']),
+    // Fastify bounds each start and close step by this (10 s unless told): the stop's own deadlines decide when it
+    // ends, so the bound sits past them, else a stop that used its whole deadline failed as a step that never ended.
+    pluginTimeout: options.stopMs + STOP_MARGIN_MS,
     // The gateway's shutdown (shutdown.ts) decides what a stopping server answers.
     return503OnClosing: false,
     // Routes judge their own path parameters (an id's bound is 256 bytes, up to 768 characters

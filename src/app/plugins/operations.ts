@@ -27,6 +27,7 @@ export const frontDoorOptions = (config: Config, logger: Logger): FrontDoorOptio
   maxBodyBytes: config.maxBodyBytes,
   requestTimeoutMs: config.requestTimeoutMs,
   headersTimeoutMs: config.headersTimeoutMs,
+  stopMs: config.shutdownGraceMs + config.shutdownTimeoutMs,
   upstreamCallsPerRequest: config.upstreamCallsPerRequest,
   onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
   notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
