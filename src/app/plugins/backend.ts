@@ -5,6 +5,7 @@ import { createCoalescingBackend } from '../../backends/coalescing-backend.js';
 import { createMemoryBackend } from '../../backends/memory/memory-backend.js';
 import { createSimulatorControl, startSimulator } from '../../backends/memory/simulator.js';
 import { createRestBackend, type UpstreamCall } from '../../backends/rest/rest-backend.js';
+import { createDriftReport } from '../../backends/rest/drift-report.js';
 import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
 import type { Config } from '../../config/index.js';
 import { accountOf } from '../../contract/accounts.js';
@@ -80,6 +81,15 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
               ...config.upstream,
               breaker: { ...config.upstream.breaker, onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`) },
               tracing: app.tracing,
+              flatProducts: config.productsValues.flat === '' ? undefined : config.productsValues.flat,
+              onContractDrift: createDriftReport({
+                count: (drift) => metrics.contractDrift(drift),
+                warn: (drift, route) =>
+                  logger.warn(
+                    { upstream: { route }, drift },
+                    `the service sent ${drift.resource}.${drift.field} ${drift.kind === 'missing' ? 'absent' : `as ${drift.sent}`} where the contract shows ${drift.expected}: ${drift.kind === 'converted' ? 'converted' : 'GraphQL answers an error on that field'}, REST passes it through (logged once a minute per resource, field and kind)`,
+                  ),
+              }),
               onUpstreamCall(call, scope) {
                 // A call the breaker or the queue refused never left the gateway.
                 if (call.attempts > 0 && scope) {

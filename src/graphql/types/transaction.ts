@@ -7,6 +7,7 @@ import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
 import { historyFieldsOfTransaction } from './transaction-history.js';
+import { served, servedAmounts, servedOrNull } from '../served-fields.js';
 
 /** Most ids one `transactions` query may ask for. */
 export const MAX_TRANSACTION_IDS = 500;
@@ -22,16 +23,16 @@ TransactionRef.implement({
   description: 'A sale made at a vending machine (contract part 2, "Transaction").',
   fields: (t) =>
     fieldsOf<Sdl.Transaction>()({
-    transactionId: t.id({ description: 'Identifier of the transaction (UUID-shaped string).', resolve: (tx) => tx.transactionId }),
-    customerId: t.id({ nullable: true, description: 'Identifier of the customer, when the service knows one.', resolve: (tx) => tx.customerId ?? null }),
-    products: t.field({ type: [ProductLineRef], description: 'The items of the transaction.', resolve: (tx) => tx.products }),
+    transactionId: t.id({ description: 'Identifier of the transaction (UUID-shaped string).', resolve: (tx) => served(tx, 'transactionId') }),
+    customerId: t.id({ nullable: true, description: 'Identifier of the customer, when the service knows one.', resolve: (tx) => servedOrNull(tx, 'customerId') }),
+    products: t.field({ type: [ProductLineRef], description: 'The items of the transaction.', resolve: (tx) => served(tx, 'products') }),
     status: t.string({
       description: 'State of the transaction as the service reports it. Seen: "active", "pending"; the full list is not shown in the contract.',
-      resolve: (tx) => tx.status,
+      resolve: (tx) => served(tx, 'status'),
     }),
     total: t.float({
       description: 'Computed by the gateway: the sum of the product lines\' lineTotal, in the currency of the vending.',
-      resolve: (tx) => totalOf(tx.products),
+      resolve: (tx) => totalOf(servedAmounts(served(tx, 'products'))),
     }),
     extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),
     ...historyFieldsOfTransaction(t),
