@@ -1,4 +1,4 @@
-import { ContractViolation, parseProductLine, vendingSchema, wasRead, type ProductLine, type Vending } from '../../contract/index.js';
+import { ContractViolation, driftOf, parseProductLine, vendingSchema, wasRead, type ProductLine, type Vending } from '../../contract/index.js';
 import type { GatewayContext } from '../context.js';
 import { ErrorCode, GatewayError } from '../../errors.js';
 import { builder } from '../builder.js';
@@ -34,6 +34,11 @@ function flatProducts({ vending, view }: { vending: Vending; view: ProductsViewV
     throw error;
   }
 }
+
+const unreadableId = (vending: Vending): boolean => {
+  const drift = driftOf(vending, 'vendingId');
+  return drift !== undefined && drift.kind !== 'converted';
+};
 
 const optional = <T>(value: T | null | undefined): T | null => value ?? null;
 
@@ -98,7 +103,9 @@ builder.queryFields((t) =>
     },
     resolve: async (_root, { products, filter, first, after }, ctx) => {
       const all = await ctx.loaders.listVendings(productsParam(ctx, products));
-      const views = all.map((vending) => ({ vending, view: products }));
+      // A vending the service sent without a readable vendingId cannot be a node (its id is non-null and its
+      // cursor), and its error would null the whole connection: it is left out, as its drift is counted and logged.
+      const views = all.filter((vending) => !unreadableId(vending)).map((vending) => ({ vending, view: products }));
       return paginate(views, (filter ?? undefined) as VendingFilterValue | undefined, first ?? undefined, after ?? undefined);
     },
   }),
