@@ -1,5 +1,6 @@
 import { idProblem, transactionSchema } from '../../contract/index.js';
 import { badUserInput } from '../../errors.js';
+import { requirePermission } from '../../auth/permissions.js';
 import { isNotFound } from '../loaders.js';
 import { totalOf } from '../amounts.js';
 import { builder } from '../builder.js';
@@ -71,8 +72,12 @@ const UpdateTransactionPaymentPayload = builder
       transaction: t.field({
         type: TransactionRef,
         nullable: true,
-        description: 'The transaction read back from the service after the update.',
-        resolve: ({ transactionId }, _args, ctx) => ctx.loaders.transactionById.load(transactionId),
+        description: 'The transaction read back from the service after the update; null with a FORBIDDEN error for a key or token without the `read` permission (paying is not reading).',
+        resolve: ({ transactionId }, _args, ctx) => {
+          // The mutation needs `pay` only; what the transaction holds is for identities that may read it.
+          requirePermission(ctx.credential, 'read');
+          return ctx.loaders.transactionById.load(transactionId);
+        },
       }),
     }),
   });
