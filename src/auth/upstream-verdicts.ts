@@ -69,10 +69,16 @@ export interface Verdicts<V extends {}> {
   remainingMs(key: string): number;
 }
 
+/** How long after a failed ask a refusal by the limit is told as the service's failure. */
+const FAILING_FOR_MS = 10_000;
+
 export function createVerdicts<V extends {}>(options: VerdictsOptions): Verdicts<V> {
   const { limit } = options;
+  const now = options.now ?? Date.now;
   const held: LRUCache<string, V> = boundedCache<V>({ max: options.maxEntries, ttlMs: options.ttlMs, now: options.now });
   const inFlight = new Map<string, Promise<V>>();
+  /** When the last ask settled without a verdict (the service failed), while no later ask got one. */
+  let failedAt: number | undefined;
   return {
     get: (key) => held.get(key),
     ask(key, judge, limited) {
@@ -81,13 +87,30 @@ export function createVerdicts<V extends {}>(options: VerdictsOptions): Verdicts
       try {
         if (limited) limit.admit();
       } catch (error) {
+        // Asks that get no verdict spend the limit too; while the service is failing, the truth is its failure,
+        // not "too many checks" (a valid key would be told to slow down for an outage).
+        if (failedAt !== undefined && now() - failedAt < FAILING_FOR_MS) {
+          return Promise.reject(
+            new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'The service is failing; the gateway cannot check API keys with it now; try again shortly', {
+              failsRequest: true,
+              headers: { 'retry-after': '1' },
+            }),
+          );
+        }
         return Promise.reject(error);
       }
       const shared = judge()
-        .then((verdict) => {
-          held.set(key, verdict);
-          return verdict;
-        })
+        .then(
+          (verdict) => {
+            failedAt = undefined;
+            held.set(key, verdict);
+            return verdict;
+          },
+          (error: unknown) => {
+            failedAt = now();
+            throw error;
+          },
+        )
         .finally(() => inFlight.delete(key));
       inFlight.set(key, shared);
       return shared;

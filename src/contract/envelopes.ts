@@ -21,3 +21,20 @@ export function errorMessageOf(body: unknown): string | undefined {
   const { message } = body.errors;
   return typeof message === 'string' ? message : undefined;
 }
+
+/*
+ * REST answers the service's 2xx exactly as it sent it: a resource read from
+ * a success body keeps that body's text, so the REST passthrough serves the
+ * service's own bytes (values, key order, fields unknown or drifted alike)
+ * while GraphQL serves what the tolerant reader made of it.
+ */
+const bodies = new WeakMap<object, string>();
+
+/** Remembers that `resource` (a resource or a list, as read) came from the success body `text`. */
+export function noteSentAs<T extends object>(resource: T, text: string): T {
+  bodies.set(resource, text);
+  return resource;
+}
+
+/** The success body `resource` was read from, when it came from the service. */
+export const sentAs = (resource: object): string | undefined => bodies.get(resource);

@@ -1,4 +1,5 @@
 import { SYSTEM_IDENTITY, type Backend, type Credential } from '../backends/backend.js';
+import { driftsIn } from '../contract/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { HistoryStore } from './history-store.js';
 
@@ -29,7 +30,10 @@ export function recordingPayments(inner: Backend, history: HistoryStore, account
         if (!(await history.notePayment(note))) {
           // The gateway's own read, for its history; with the caller's key, which the service answers (forward mode has no other).
           const transaction = await inner.getTransaction(id, { authorization: credential.authorization, identity: SYSTEM_IDENTITY }, scope);
-          await history.notePayment(note, transaction);
+          // A read-back the service sent with fields the gateway could not read would put made-up values in the history.
+          const unread = driftsIn(transaction).filter((drift) => drift.kind !== 'converted');
+          if (unread.length > 0) logger.warn({ transactionId: id, account, fields: unread.map(({ resource, field }) => `${resource}.${field}`) }, 'a payment update was not recorded in the history: the service\'s transaction has fields the gateway could not read');
+          else await history.notePayment(note, transaction);
         }
       } catch (error) {
         logger.warn({ err: error, transactionId: id, account }, 'a payment update could not be recorded in the history');

@@ -3,6 +3,7 @@ import { scopeOfRequest } from '../http/request-scope.js';
 import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamCall } from '../backends/rest/rest-backend.js';
+import type { Drift } from '../contract/index.js';
 import type { WebhookOutcome } from '../events/webhook-route.js';
 import type { Readiness } from '../http/readiness.js';
 
@@ -12,6 +13,8 @@ export interface GatewayMetrics {
   /** Counts one answered HTTP request (the front door calls it for every route). */
   answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void;
   upstreamCall(call: UpstreamCall): void;
+  /** Counts one field the service sent otherwise than the contract shows (a success answer, read tolerantly). */
+  contractDrift(drift: Drift): void;
   /** `detail` is the sender's type for `ignored` (any text: the label is bounded here). */
   webhook(outcome: WebhookOutcome, detail?: string): void;
   /**
@@ -84,6 +87,13 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     name: `${PREFIX}upstream_request_duration_seconds`,
     help: 'Upstream call duration including retries',
     labelNames: ['route'] as const,
+    registers,
+  });
+  // Its labels are bounded: resources and fields the contract names, three kinds.
+  const contractDrifts = new Counter({
+    name: `${PREFIX}upstream_contract_drift_total`,
+    help: 'Fields of the upstream\'s success answers sent otherwise than the contract shows, by resource, field and kind (missing, wrong_type, converted); the answers themselves count as their status in upstream_requests_total',
+    labelNames: ['resource', 'field', 'kind'] as const,
     registers,
   });
   const webhooksReceived = new Counter({ name: `${PREFIX}webhooks_received_total`, help: 'Webhooks that reached an outcome', registers });
@@ -231,6 +241,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       upstreamRequests.inc({ method: call.method, route: call.route, outcome: String(call.outcome) });
       upstreamDuration.observe({ route: call.route }, call.durationMs / 1000);
     },
+    contractDrift: ({ resource, field, kind }) => contractDrifts.inc({ resource, field, kind }),
     webhook(outcome, detail) {
       webhooksReceived.inc();
       if (outcome === 'published') webhooksPublished.inc();

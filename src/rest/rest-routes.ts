@@ -1,8 +1,8 @@
-import type { FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { requirePermission } from '../auth/permissions.js';
 import type { Backend, Credential } from '../backends/backend.js';
 import type { Permission } from '../config/index.js';
-import { dataEnvelope, idProblem, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
+import { dataEnvelope, idProblem, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH, sentAs } from '../contract/index.js';
 import { badUserInput } from '../errors.js';
 import type { Route } from '../http/front-door.js';
 
@@ -52,6 +52,19 @@ function paymentBody(request: FastifyRequest): Record<string, unknown> {
   return body;
 }
 
+/**
+ * A read's answer: the service's own success body, byte for byte, when the
+ * resource came from it (REST promises the service's answer, drifts from the
+ * contract included); otherwise (the memory backend, a transaction a webhook
+ * refreshed) the contract's envelope around it.
+ */
+function answered(reply: FastifyReply, resource: object): unknown {
+  const text = sentAs(resource);
+  if (text === undefined) return dataEnvelope(resource);
+  void reply.type('application/json; charset=utf-8');
+  return text;
+}
+
 export function restRoutes({ backend, guard }: RestRoutesOptions): Route[] {
   const served: Array<Omit<Route, 'envelope' | 'transport'> & { method: HTTPMethods; permission: Permission }> = [
     {
@@ -59,7 +72,7 @@ export function restRoutes({ backend, guard }: RestRoutesOptions): Route[] {
       permission: 'read',
       url: '/transactions/:id',
       operation: 'GET /transactions/{id}',
-      handler: async (request) => dataEnvelope(await backend.getTransaction(idOf(request), credentialOf(request), request.scope)),
+      handler: async (request, reply) => answered(reply, await backend.getTransaction(idOf(request), credentialOf(request), request.scope)),
     },
     {
       method: 'PUT',
@@ -73,14 +86,14 @@ export function restRoutes({ backend, guard }: RestRoutesOptions): Route[] {
       permission: 'read',
       url: '/vendings',
       operation: 'GET /vendings',
-      handler: async (request) => dataEnvelope(await backend.listVendings(productsOf(request), credentialOf(request), request.scope)),
+      handler: async (request, reply) => answered(reply, await backend.listVendings(productsOf(request), credentialOf(request), request.scope)),
     },
     {
       method: 'GET',
       permission: 'read',
       url: '/vendings/:id',
       operation: 'GET /vendings/{id}',
-      handler: async (request) => dataEnvelope(await backend.getVending(idOf(request), productsOf(request), credentialOf(request), request.scope)),
+      handler: async (request, reply) => answered(reply, await backend.getVending(idOf(request), productsOf(request), credentialOf(request), request.scope)),
     },
   ];
   // Judged with the key, before the body is read: a PUT without `pay` is a 403 whatever it carries.

@@ -69,7 +69,11 @@ describe('keys declared with their permissions (API_KEYS=key:read+subscribe,…)
   });
 
   it('a pay-only key pays over GraphQL and REST, and may neither read nor subscribe (graphql-ws and SSE)', async () => {
-    expect(codesOf(await postGraphQL(running.url, MUTATION, { key: TILL, variables: { id } }))).toEqual([]);
+    // The payment is made; the transaction read back is for keys that may read.
+    const paid = await postGraphQL(running.url, MUTATION, { key: TILL, variables: { id } });
+    expect(codesOf(paid)).toEqual(['FORBIDDEN']);
+    expect(paid.body.data).toEqual({ updateTransactionPayment: { transaction: null } });
+    expect(paid.body.errors?.[0]?.path).toEqual(['updateTransactionPayment', 'transaction']);
     expect((await rest(running.url, TILL, 'PUT', `/transactions/${id}/payment`, '{"status":"paid"}')).status).toBe(200);
     expect(codesOf(await postGraphQL(running.url, QUERY, { key: TILL, variables: { id } }))).toEqual(['FORBIDDEN']);
     expect((await rest(running.url, TILL)).status).toBe(403);

@@ -197,6 +197,8 @@ describe('each default', () => {
       'src/auth/account-access.ts maxEntries=10000',
       'src/auth/upstream-key-check.ts maxEntries=10000',
       'src/backends/caching-backend.ts maxEntries=10000',
+      // How often one kind of contract drift may be logged (once a minute); a test passes its own clock.
+      'src/backends/rest/drift-report.ts everyMs=60000',
       'src/events/event-bus.ts maxQueuedPerSubscriber=10000',
       'src/events/event-transactions.ts maxEntries=10000',
       // How long an event's transaction read is kept: a minute, as the PostgreSQL history's sweep period is.

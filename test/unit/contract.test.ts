@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ContractViolation, parseTransaction, parseVending, unwrapData, errorMessageOf } from '../../src/contract/index.js';
+import { ContractViolation, driftOf, driftsIn, parseTransaction, parseVending, unwrapData, errorMessageOf } from '../../src/contract/index.js';
 
 describe.concurrent('contract parsing', () => {
   const line = { productId: 'p1', productName: 'Cola', productPrice: 1.5, productThumbnail: 'https://x/y.png', productSku: 'C1', quantity: 2 };
@@ -16,10 +16,19 @@ describe.concurrent('contract parsing', () => {
     expect(parseVending({ vendingId: 'v' })).toEqual({ vendingId: 'v' });
   });
 
-  it('names the path and the problem of a value that breaks the contract', () => {
-    expect(() => parseTransaction({ transactionId: 7, status: 's', products: [] })).toThrow(ContractViolation);
-    expect(() => parseTransaction({ transactionId: 't', status: 's', products: [{ ...line, productPrice: '1.50' }] })).toThrow(/products\.0\.productPrice/);
-    expect(() => parseVending({ vendingId: 'v', online: 'yes' })).toThrow(/online/);
+  it('reads a resource that drifted field by field: lossless conversions made, other drifts left out and remembered', () => {
+    const tx = parseTransaction({ transactionId: 7, products: [{ ...line, productPrice: '1.50', quantity: '2' }], status: true, note: 'kept' });
+    expect(tx).toEqual({ transactionId: '7', products: [{ ...line, productPrice: 1.5, quantity: 2 }], note: 'kept' });
+    expect(Object.keys(tx)).toEqual(['transactionId', 'products', 'note']);
+    expect(driftOf(tx, 'status')).toEqual({ resource: 'transaction', field: 'status', kind: 'wrong_type', sent: 'boolean', expected: 'string' });
+    expect(driftsIn(tx).map(({ resource, field, kind }) => `${resource}.${field}:${kind}`)).toEqual([
+      'transaction.transactionId:converted', 'transaction.status:wrong_type', 'product_line.productPrice:converted', 'product_line.quantity:converted',
+    ]);
+    const vending = parseVending({ vendingId: 'v', online: 'yes' });
+    expect(vending).toEqual({ vendingId: 'v' });
+    expect(driftOf(vending, 'online')?.kind).toBe('wrong_type');
+    expect(driftOf(parseTransaction({ transactionId: 't', products: [] }), 'status')?.kind).toBe('missing');
+    expect(() => parseTransaction('a text')).toThrow(ContractViolation);
   });
 
   it('carries any products value on a vending, whatever the view', () => {

@@ -1,10 +1,11 @@
 import fp from 'fastify-plugin';
-import type { Backend, CallScope } from '../../backends/backend.js';
+import { SYSTEM_IDENTITY, type Backend, type CallScope } from '../../backends/backend.js';
 import { createCachingBackend } from '../../backends/caching-backend.js';
 import { createCoalescingBackend } from '../../backends/coalescing-backend.js';
 import { createMemoryBackend } from '../../backends/memory/memory-backend.js';
 import { createSimulatorControl, startSimulator } from '../../backends/memory/simulator.js';
 import { createRestBackend, type UpstreamCall } from '../../backends/rest/rest-backend.js';
+import { createDriftReport } from '../../backends/rest/drift-report.js';
 import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
 import type { Config } from '../../config/index.js';
 import { accountOf } from '../../contract/accounts.js';
@@ -59,6 +60,37 @@ function logUpstreamCall(logger: Logger, call: UpstreamCall, scope: CallScope | 
   }
 }
 
+/** How often, while the service refuses UPSTREAM_API_KEY, the gateway asks it again (no client call may come to tell: readiness sends them elsewhere). */
+const OWN_KEY_RECHECK_MS = 5_000;
+/** An id no transaction has: the service's 404 to it says the key is accepted, without reading anything. */
+const OWN_KEY_PROBE_ID = 'vending-gateway-key-probe';
+
+/**
+ * Whether the service accepts the gateway's own key, as its answers say: a
+ * 401 or 403 to any call makes it refused (readiness fails, naming the key),
+ * any other answer accepted. While refused, it is asked again every few
+ * seconds, so an instance that readiness took out of service comes back once
+ * the service takes the key again.
+ */
+function ownKeyWatch(recheck: () => Promise<unknown>) {
+  let refused = false;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    accepted: () => !refused,
+    noteAnswer(status: number) {
+      refused = status === 401 || status === 403;
+      if (refused && timer === undefined) {
+        timer = setInterval(() => void recheck().catch(() => {}), OWN_KEY_RECHECK_MS);
+        timer.unref();
+      } else if (!refused && timer !== undefined) {
+        clearInterval(timer);
+        timer = undefined;
+      }
+    },
+    close: () => clearInterval(timer),
+  };
+}
+
 /** The memory backend, with its demo simulator run as SIMULATOR says. */
 function memoryBackend(config: Config): { backend: Backend; demo?: () => () => void; stop?: () => void } {
   const memory = createMemoryBackend({ productsValues: config.productsValues });
@@ -72,6 +104,9 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
   async (app, { config, deps }) => {
     const logger = app.log as Logger;
     const { metrics } = app;
+    const ownKey = config.upstream && !config.forwardMode
+      ? ownKeyWatch(() => base.getTransaction(OWN_KEY_PROBE_ID, { authorization: '', identity: SYSTEM_IDENTITY }))
+      : undefined;
     const picked = deps.backend
       ? { backend: deps.backend }
       : config.upstream
@@ -80,6 +115,15 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
               ...config.upstream,
               breaker: { ...config.upstream.breaker, onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`) },
               tracing: app.tracing,
+              flatProducts: config.productsValues.flat === '' ? undefined : config.productsValues.flat,
+              onContractDrift: createDriftReport({
+                count: (drift) => metrics.contractDrift(drift),
+                warn: (drift, route) =>
+                  logger.warn(
+                    { upstream: { route }, drift },
+                    `the service sent ${drift.resource}.${drift.field} ${drift.kind === 'missing' ? 'absent' : `as ${drift.sent}`} where the contract shows ${drift.expected}: ${drift.kind === 'converted' ? 'converted' : 'GraphQL answers an error on that field'}, REST passes it through (logged once a minute per resource, field and kind)`,
+                  ),
+              }),
               onUpstreamCall(call, scope) {
                 // A call the breaker or the queue refused never left the gateway.
                 if (call.attempts > 0 && scope) {
@@ -87,6 +131,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
                   scope.tally.upstreamMs += call.durationMs;
                 }
                 metrics.upstreamCall(call);
+                if (typeof call.outcome === 'number') ownKey?.noteAnswer(call.outcome);
                 logUpstreamCall(logger, call, scope, !config.forwardMode);
               },
             }),
@@ -117,6 +162,8 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     } else {
       app.readiness.add('upstream', () => true);
     }
+    // The service refusing the gateway's own key fails every request: an instance in that state is not ready.
+    if (ownKey) app.readiness.add('upstream_key', ownKey.accepted);
 
     const { bus } = app;
     // A backend that is the service itself also sends the service's events.
@@ -133,6 +180,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       if ('stop' in picked) picked.stop?.();
     });
     app.addHook('onClose', async () => {
+      ownKey?.close();
       unnote();
       stopWatching?.();
       stopRefreshing();

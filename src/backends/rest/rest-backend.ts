@@ -1,10 +1,13 @@
 import {
   ContractViolation,
+  driftsIn,
   isJsonObject,
+  noteSentAs,
   parseTransaction,
   parseVending,
   parseVendingList,
   unwrapData,
+  type Drift,
 } from '../../contract/index.js';
 import { abandoned, ClientGone, ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
 import { spendUpstreamCall, type Backend, type CallScope, type Credential, type VendingQuery } from '../backend.js';
@@ -41,6 +44,13 @@ export interface RestBackendOptions extends UpstreamClientOptions {
   maxConcurrent: number;
   /** Most requests waiting for a slot; beyond it a call fails at once with UPSTREAM_UNAVAILABLE. */
   maxQueued: number;
+  /**
+   * Told of the drifts from the contract in each success body read (the tolerant
+   * reader's: contract/parse.ts), with the contract's path template of the call.
+   */
+  onContractDrift?: (drifts: readonly Drift[], route: string) => void;
+  /** The `products` value of the flat view (PRODUCTS_FLAT): vendings read in it have their product lines read too. @default none */
+  flatProducts?: string | undefined;
   /** With tracing on: a client span per call (its wait for a slot and every attempt), its `traceparent` sent upstream. @default off */
   tracing?: Tracing | undefined;
 }
@@ -99,7 +109,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, owner, options.timeoutMs);
   }
 
-  async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<unknown> {
+  async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<{ body: unknown; text: string }> {
     spendUpstreamCall(scope);
     const started = performance.now();
     const what = route.startsWith('/transactions') ? 'transaction' : 'vending';
@@ -121,9 +131,9 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
         }
         return answer;
       }, owner);
-      if (request.method === 'PUT' && response.text.trim() === '') return {};
+      if (request.method === 'PUT' && response.text.trim() === '') return { body: {}, text: '{}' };
       try {
-        return JSON.parse(response.text) as unknown;
+        return { body: JSON.parse(response.text) as unknown, text: response.text };
       } catch {
         throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `Upstream answered ${response.status} with a body that is not JSON`);
       }
@@ -141,32 +151,43 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     }
   }
 
-  /** Reads `{data}` and checks its shape; a violation is the upstream's fault. */
-  function read<T>(body: unknown, parse: (data: unknown) => T): T {
+  /**
+   * Reads `{data}` with the tolerant reader: a field that drifted is reported,
+   * never a failure of the answer; only a body with no `data`, or a resource
+   * that is not an object, is the upstream's fault. The result keeps the body's
+   * text for the REST passthrough.
+   */
+  function read<T extends object>(route: string, { body, text }: { body: unknown; text: string }, parse: (data: unknown) => T, resources: (read: T) => readonly object[]): T {
+    let result: T;
     try {
-      return parse(unwrapData(body));
+      result = parse(unwrapData(body));
     } catch (error) {
       if (error instanceof ContractViolation) throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `The service's answer is not what the contract shows: ${error.message}`);
       throw error;
     }
+    const drifts = resources(result).flatMap(driftsIn);
+    if (drifts.length > 0) options.onContractDrift?.(drifts, route);
+    return noteSentAs(result, text);
   }
+  const one = <T extends object>(resource: T): readonly object[] => [resource];
+  const vendingsRead = (query: VendingQuery) => ({ flatProducts: query.products !== undefined && query.products === options.flatProducts });
 
   return {
     async getTransaction(id, credential, scope) {
-      const body = await call('/transactions/{id}', { method: 'GET', path: `/transactions/${segment(id)}` }, credential, scope);
-      return read(body, parseTransaction);
+      const answer = await call('/transactions/{id}', { method: 'GET', path: `/transactions/${segment(id)}` }, credential, scope);
+      return read('/transactions/{id}', answer, parseTransaction, one);
     },
     async getVending(id, query, credential, scope) {
-      const body = await call('/vendings/{id}', { method: 'GET', path: `/vendings/${segment(id)}${productsQuery(query)}` }, credential, scope);
-      return read(body, parseVending);
+      const answer = await call('/vendings/{id}', { method: 'GET', path: `/vendings/${segment(id)}${productsQuery(query)}` }, credential, scope);
+      return read('/vendings/{id}', answer, (data) => parseVending(data, vendingsRead(query)), one);
     },
     async listVendings(query, credential, scope) {
-      const body = await call('/vendings', { method: 'GET', path: `/vendings${productsQuery(query)}` }, credential, scope);
-      return read(body, parseVendingList);
+      const answer = await call('/vendings', { method: 'GET', path: `/vendings${productsQuery(query)}` }, credential, scope);
+      return read('/vendings', answer, (data) => parseVendingList(data, vendingsRead(query)), (list) => list);
     },
     async updatePayment(id, payment, credential, scope) {
       const path = `/transactions/${segment(id)}/payment`;
-      const body = await call('/transactions/{id}/payment', { method: 'PUT', path, body: JSON.stringify(payment) }, credential, scope);
+      const { body } = await call('/transactions/{id}/payment', { method: 'PUT', path, body: JSON.stringify(payment) }, credential, scope);
       // The contract shows an empty object; anything else that is an object is carried back as sent.
       return isJsonObject(body) ? body : {};
     },

@@ -330,7 +330,7 @@ export type TransactionUpdateEvent = {
 /** Result of updateTransactionPayment. */
 export type UpdateTransactionPaymentPayload = {
   __typename?: 'UpdateTransactionPaymentPayload';
-  /** The transaction read back from the service after the update. */
+  /** The transaction read back from the service after the update; null with a FORBIDDEN error for a key or token without the `read` permission (paying is not reading). */
   transaction: Maybe<Transaction>;
 };
 

@@ -1,5 +1,6 @@
 import { idProblem, transactionSchema } from '../../contract/index.js';
 import { badUserInput } from '../../errors.js';
+import { requirePermission } from '../../auth/permissions.js';
 import { isNotFound } from '../loaders.js';
 import { totalOf } from '../amounts.js';
 import { builder } from '../builder.js';
@@ -7,6 +8,7 @@ import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
 import { historyFieldsOfTransaction } from './transaction-history.js';
+import { served, servedAmounts, servedOrNull } from '../served-fields.js';
 
 /** Most ids one `transactions` query may ask for. */
 export const MAX_TRANSACTION_IDS = 500;
@@ -22,16 +24,16 @@ TransactionRef.implement({
   description: 'A sale made at a vending machine (contract part 2, "Transaction").',
   fields: (t) =>
     fieldsOf<Sdl.Transaction>()({
-    transactionId: t.id({ description: 'Identifier of the transaction (UUID-shaped string).', resolve: (tx) => tx.transactionId }),
-    customerId: t.id({ nullable: true, description: 'Identifier of the customer, when the service knows one.', resolve: (tx) => tx.customerId ?? null }),
-    products: t.field({ type: [ProductLineRef], description: 'The items of the transaction.', resolve: (tx) => tx.products }),
+    transactionId: t.id({ description: 'Identifier of the transaction (UUID-shaped string).', resolve: (tx) => served(tx, 'transactionId') }),
+    customerId: t.id({ nullable: true, description: 'Identifier of the customer, when the service knows one.', resolve: (tx) => servedOrNull(tx, 'customerId') }),
+    products: t.field({ type: [ProductLineRef], description: 'The items of the transaction.', resolve: (tx) => served(tx, 'products') }),
     status: t.string({
       description: 'State of the transaction as the service reports it. Seen: "active", "pending"; the full list is not shown in the contract.',
-      resolve: (tx) => tx.status,
+      resolve: (tx) => served(tx, 'status'),
     }),
     total: t.float({
       description: 'Computed by the gateway: the sum of the product lines\' lineTotal, in the currency of the vending.',
-      resolve: (tx) => totalOf(tx.products),
+      resolve: (tx) => totalOf(servedAmounts(served(tx, 'products'))),
     }),
     extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),
     ...historyFieldsOfTransaction(t),
@@ -70,8 +72,12 @@ const UpdateTransactionPaymentPayload = builder
       transaction: t.field({
         type: TransactionRef,
         nullable: true,
-        description: 'The transaction read back from the service after the update.',
-        resolve: ({ transactionId }, _args, ctx) => ctx.loaders.transactionById.load(transactionId),
+        description: 'The transaction read back from the service after the update; null with a FORBIDDEN error for a key or token without the `read` permission (paying is not reading).',
+        resolve: ({ transactionId }, _args, ctx) => {
+          // The mutation needs `pay` only; what the transaction holds is for identities that may read it.
+          requirePermission(ctx.credential, 'read');
+          return ctx.loaders.transactionById.load(transactionId);
+        },
       }),
     }),
   });

@@ -1,4 +1,4 @@
-import { ContractViolation, parseProductLine, vendingSchema, type Vending } from '../../contract/index.js';
+import { ContractViolation, driftOf, parseProductLine, vendingSchema, wasRead, type ProductLine, type Vending } from '../../contract/index.js';
 import type { GatewayContext } from '../context.js';
 import { ErrorCode, GatewayError } from '../../errors.js';
 import { builder } from '../builder.js';
@@ -7,6 +7,7 @@ import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, VendingRef, type ProductsViewValue } from '../refs.js';
 import { paginate, VendingConnectionRef, VendingFilterInput, type VendingFilterValue } from './vending-connection.js';
 import { requireId } from './transaction.js';
+import { served, servedOrNull } from '../served-fields.js';
 
 export const ProductsView = builder.enumType('ProductsView', {
   description: 'How a vending\'s products are returned: the `products` query parameter of the contract (part 4).',
@@ -23,14 +24,21 @@ export function productsParam(ctx: GatewayContext, view: ProductsViewValue): str
 }
 
 function flatProducts({ vending, view }: { vending: Vending; view: ProductsViewValue }) {
-  if (view !== 'FLAT' || !Array.isArray(vending.products)) return null;
+  const products = served(vending, 'products');
+  if (view !== 'FLAT' || !Array.isArray(products)) return null;
   try {
-    return vending.products.map(parseProductLine);
+    // Lines the REST backend read already carry their drifts; the memory backend's are read here.
+    return products.map((line) => (typeof line === 'object' && line !== null && wasRead(line) ? (line as ProductLine) : parseProductLine(line)));
   } catch (error) {
     if (error instanceof ContractViolation) throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `vending ${vending.vendingId}: ${error.message}`);
     throw error;
   }
 }
+
+const unreadableId = (vending: Vending): boolean => {
+  const drift = driftOf(vending, 'vendingId');
+  return drift !== undefined && drift.kind !== 'converted';
+};
 
 const optional = <T>(value: T | null | undefined): T | null => value ?? null;
 
@@ -38,16 +46,16 @@ VendingRef.implement({
   description: 'A vending machine (contract part 2, "Vending").',
   fields: (t) =>
     fieldsOf<Sdl.Vending>()({
-    vendingId: t.id({ description: 'Identifier of the vending (UUID-shaped string).', resolve: ({ vending }) => vending.vendingId }),
-    status: t.string({ nullable: true, description: 'State of the machine; the allowed values are not shown in the contract.', resolve: ({ vending }) => optional(vending.status) }),
-    online: t.boolean({ nullable: true, description: 'Whether the machine is connected; independent of `enabled`.', resolve: ({ vending }) => optional(vending.online) }),
-    enabled: t.boolean({ nullable: true, description: 'Whether the machine is enabled for sales; independent of `online`.', resolve: ({ vending }) => optional(vending.enabled) }),
-    address: t.string({ nullable: true, description: 'Street address of the machine.', resolve: ({ vending }) => optional(vending.address) }),
-    building: t.string({ nullable: true, description: 'Building or spot where the machine stands.', resolve: ({ vending }) => optional(vending.building) }),
-    countryCode: t.string({ nullable: true, description: 'Country of the machine, as the service codes it (e.g. "DE").', resolve: ({ vending }) => optional(vending.countryCode) }),
-    currencyCode: t.string({ nullable: true, description: 'Currency of the machine\'s prices (e.g. "EUR").', resolve: ({ vending }) => optional(vending.currencyCode) }),
-    identifier: t.string({ nullable: true, description: 'Operator-facing name of the machine.', resolve: ({ vending }) => optional(vending.identifier) }),
-    posId: t.id({ nullable: true, description: 'Identifier of the machine\'s point of sale (UUID-shaped string).', resolve: ({ vending }) => optional(vending.posId) }),
+    vendingId: t.id({ description: 'Identifier of the vending (UUID-shaped string).', resolve: ({ vending }) => served(vending, 'vendingId') }),
+    status: t.string({ nullable: true, description: 'State of the machine; the allowed values are not shown in the contract.', resolve: ({ vending }) => servedOrNull(vending, 'status') }),
+    online: t.boolean({ nullable: true, description: 'Whether the machine is connected; independent of `enabled`.', resolve: ({ vending }) => servedOrNull(vending, 'online') }),
+    enabled: t.boolean({ nullable: true, description: 'Whether the machine is enabled for sales; independent of `online`.', resolve: ({ vending }) => servedOrNull(vending, 'enabled') }),
+    address: t.string({ nullable: true, description: 'Street address of the machine.', resolve: ({ vending }) => servedOrNull(vending, 'address') }),
+    building: t.string({ nullable: true, description: 'Building or spot where the machine stands.', resolve: ({ vending }) => servedOrNull(vending, 'building') }),
+    countryCode: t.string({ nullable: true, description: 'Country of the machine, as the service codes it (e.g. "DE").', resolve: ({ vending }) => servedOrNull(vending, 'countryCode') }),
+    currencyCode: t.string({ nullable: true, description: 'Currency of the machine\'s prices (e.g. "EUR").', resolve: ({ vending }) => servedOrNull(vending, 'currencyCode') }),
+    identifier: t.string({ nullable: true, description: 'Operator-facing name of the machine.', resolve: ({ vending }) => servedOrNull(vending, 'identifier') }),
+    posId: t.id({ nullable: true, description: 'Identifier of the machine\'s point of sale (UUID-shaped string).', resolve: ({ vending }) => servedOrNull(vending, 'posId') }),
     products: t.field({
       type: [ProductLineRef],
       nullable: true,
@@ -95,7 +103,9 @@ builder.queryFields((t) =>
     },
     resolve: async (_root, { products, filter, first, after }, ctx) => {
       const all = await ctx.loaders.listVendings(productsParam(ctx, products));
-      const views = all.map((vending) => ({ vending, view: products }));
+      // A vending the service sent without a readable vendingId cannot be a node (its id is non-null and its
+      // cursor), and its error would null the whole connection: it is left out, as its drift is counted and logged.
+      const views = all.filter((vending) => !unreadableId(vending)).map((vending) => ({ vending, view: products }));
       return paginate(views, (filter ?? undefined) as VendingFilterValue | undefined, first ?? undefined, after ?? undefined);
     },
   }),
