@@ -3,7 +3,7 @@ import { hashTagOf } from '../config/index.js';
 /*
  * Every Redis key and channel of a deployment, named once. A script may touch
  * only keys of one cluster slot, so the event log's keys (its stream, the
- * per-event keys, the history's queue) carry one hash tag: `{events}` after
+ * per-event keys, an earlier version's history queue) carry one hash tag: `{events}` after
  * REDIS_PREFIX, or the prefix's own `{tag}` when it has one (Redis hashes the
  * first tag of a key, so then every key of the deployment is in that slot).
  * Rate-limit keys carry no tag of ours: each identity's count is one key, and
@@ -15,7 +15,7 @@ export interface RedisKeys {
   stream: string;
   /** The channel live events are published on (a channel has no slot: a cluster sends it to every node). */
   channel: string;
-  /** The history's queue, for a history kept in PostgreSQL. */
+  /** Where an earlier version queued events for a history kept in PostgreSQL (applied, then deleted, at start: events.ts). */
   historyQueue: string;
   /** Written by each instance to learn whether it can write the event log's slot now (readiness). */
   writeProbe: string;
