@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePortWith, redisProcess, scratchDirectory, waitForAsync, type RedisProcess } from './redis-process.js';
+import { ask, freePortWith, infoField, redisProcess, scratchDirectory, waitForAsync, type RedisProcess } from './redis-process.js';
 
 /*
  * A real Redis Cluster of the test's own: `masters` masters with
@@ -32,19 +32,6 @@ export interface TestRedisClusterOptions {
   /** cluster-node-timeout: how long a master may be silent before its replica takes over. */
   nodeTimeoutMs?: number;
 }
-
-async function ask<T>(port: number, run: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 2_000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return await run(client);
-  } finally {
-    client.disconnect();
-  }
-}
-
-const infoField = (info: string, field: string) => new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 
 export async function startTestRedisCluster(options: TestRedisClusterOptions = {}): Promise<TestRedisCluster> {
   const { masters = 3, replicasPerMaster = 1, nodeTimeoutMs = 1_000 } = options;

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { answers, freePort } from './redis-server.js';
 
 /*
@@ -81,3 +82,18 @@ export function redisProcess(port: number, args: string[], configFile?: string):
     },
   };
 }
+
+/** Runs `run` on a short-lived connection to the node at `port` (no retries: a node that is down fails at once). */
+export async function ask<T>(port: number, run: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 2_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await run(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** One field of an INFO answer. */
+export const infoField = (info: string, field: string) => new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();

@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { freePort } from './redis-server.js';
-import { redisProcess, scratchDirectory, waitForAsync, type RedisProcess } from './redis-process.js';
+import { ask, infoField, redisProcess, scratchDirectory, waitForAsync, type RedisProcess } from './redis-process.js';
 
 /*
  * A real Sentinel group of the test's own: a master, `replicas` replicas and
@@ -33,19 +32,6 @@ export interface TestRedisSentinelOptions {
   /** Sentinel down-after-milliseconds. */
   downAfterMs?: number;
 }
-
-async function ask<T>(port: number, run: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 2_000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return await run(client);
-  } finally {
-    client.disconnect();
-  }
-}
-
-const infoField = (info: string, field: string) => new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 
 export async function startTestRedisSentinel(options: TestRedisSentinelOptions = {}): Promise<TestRedisSentinel> {
   const { replicas = 2, sentinels: sentinelCount = 3, downAfterMs = 1_000 } = options;
