@@ -156,6 +156,8 @@ const restRequest = fc.oneof(
   segment.map((id) => ({ method: 'GET', path: `/vendings/${id}` })),
   fc.tuple(segment, fc.constantFrom('/', '//', '/.', '/..', '%2F', '/payment/')).map(([id, tail]) => ({ method: 'GET', path: `/transactions/${id}${tail}` })),
   fc.tuple(fc.constantFrom('flat', 'planogram'), segment).map(([view, id]) => ({ method: 'GET', path: `/vendings/${id}?products=${view}` })),
+  // `products` is passed upstream as given: odd text in it as well.
+  fc.tuple(fc.constantFrom('/vendings', '/vendings/x'), fc.oneof(oddId.map(percentEncodeLoosely), fc.constantFrom(...ODD_SEGMENTS))).map(([path, view]) => ({ method: 'GET', path: `${path}?products=${view}` })),
 );
 
 describe('the REST surface', () => {
