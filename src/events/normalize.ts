@@ -193,10 +193,10 @@ function readId(body: Record<string, unknown>, problems: string[]): string | und
   // An empty id names nothing: the event is told apart by its content, as one without an id.
   if (id === undefined || id === null || id === '') return undefined;
   if (typeof id === 'string') {
-    if (idTooLong(id)) problems.push(tooLong('id'));
     // Not text (a lone surrogate): it could be neither stored as it came nor named again in `after`.
-    else if (id.trim() !== '' && textIdProblem(id) !== undefined) problems.push(`id: ${textIdProblem(id)}`);
-    else return id;
+    const problem = idTooLong(id) ? tooLong('id') : id.trim() === '' ? undefined : textIdProblem(id) && `id: ${textIdProblem(id)}`;
+    if (problem === undefined) return id;
+    problems.push(problem);
     return undefined;
   }
   if (typeof id === 'number' && Number.isFinite(id)) return String(id);

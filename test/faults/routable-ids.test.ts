@@ -114,6 +114,16 @@ describe('the one id rule', () => {
     }
   });
 
+  it('refuses an envelope id that is not text (400), and keeps event ids a path would refuse', async () => {
+    const envelope = (id: string, n: number) => JSON.stringify({ id, type: 'transaction.update', data: { transactionId: `tx-${n}`, status: 'paid', products: [] } });
+    const post = (body: string) => fetch(`${gw.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const refused = await post(envelope('evt-\ud800', 1));
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ errors: { message: expect.stringMatching(/id: .*surrogate/) } });
+    // An event id never goes into a path: a slash in it is the sender's business.
+    expect((await post(envelope('evt/2', 2))).status).toBe(200);
+  });
+
   it('refuses a subscription filtered on such an id', async () => {
     const client = wsClient(gw.url, TEST_KEY);
     try {
