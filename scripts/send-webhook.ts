@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { DEVELOPMENT_API_KEY } from '../src/config/index.js';
+import { DEVELOPMENT_API_KEY, parseKeyEntry, type KeyEntry } from '../src/config/index.js';
 import { buildWebhookRequest, type WebhookForm } from '../src/events/webhook-request.js';
 
 /*
@@ -12,8 +12,20 @@ import { buildWebhookRequest, type WebhookForm } from '../src/events/webhook-req
  * word: without --products the transaction's current products are read from
  * the same gateway (GET /transactions/{id} with --key), so only the status changes.
  */
-const usage =
-  'usage: npm run webhook -- --transaction <id> [--status S] [--form legacy|enveloped] [--url U] [--secret whsec_…] [--id ID] [--products JSON] [--key K]';
+const usage = `usage: npm run webhook -- --transaction <id> [--status S] [--form legacy|enveloped] [--url U] [--secret whsec_…] [--id ID] [--products JSON] [--key K]
+
+Sends one transaction.update webhook to the gateway and prints its answer.
+  --transaction <id>  the transaction the event is about (required)
+  --status S          its new status (default: completed)
+  --form F            legacy or enveloped (default: enveloped)
+  --url U             where to post (default: http://$HOST:$PORT/webhooks)
+  --secret whsec_…    signs the webhook (default: $WEBHOOK_SECRET; unsigned without one)
+  --id ID             the event's id (webhook-id header and envelope id)
+  --products JSON     the product lines to send, as a JSON array; without it they are
+                      read from the same gateway (GET /transactions/{id}), so only the status changes
+  --key K             the key of that read (default: the key of the first API_KEYS entry
+                      with read, else the first entry, else the development key)
+  -h, --help          prints this`;
 
 /** Where `npm start` listens with the same environment (src/config.ts: PORT, HOST). */
 function defaultUrl(): string {
@@ -24,9 +36,14 @@ function defaultUrl(): string {
   return `http://${connectTo.includes(':') ? `[${connectTo}]` : connectTo}:${port}/webhooks`;
 }
 
-/** The key `npm start` accepts with the same environment: the first of API_KEYS, else the development key. */
+/**
+ * A key `npm start` accepts with the same environment: the key part of an
+ * API_KEYS entry (`key:read+subscribe@acct` sends `key`), the first that may
+ * read the products, else the first; the development key without API_KEYS.
+ */
 function defaultKey(): string {
-  return (process.env.API_KEYS ?? '').split(',').map((key) => key.trim()).find((key) => key !== '') ?? DEVELOPMENT_API_KEY;
+  const entries = (process.env.API_KEYS ?? '').split(',').map(parseKeyEntry).filter((entry): entry is KeyEntry => typeof entry !== 'string');
+  return (entries.find((entry) => entry.permissions.includes('read')) ?? entries[0])?.key ?? DEVELOPMENT_API_KEY;
 }
 
 function fail(message: string, code = 1): never {
@@ -34,18 +51,32 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-const { values } = parseArgs({
-  options: {
-    transaction: { type: 'string' },
-    status: { type: 'string', default: 'completed' },
-    form: { type: 'string', default: 'enveloped' },
-    url: { type: 'string', default: defaultUrl() },
-    secret: { type: 'string', default: process.env.WEBHOOK_SECRET },
-    id: { type: 'string' },
-    products: { type: 'string' },
-    key: { type: 'string', default: defaultKey() },
-  },
-});
+const options = {
+  transaction: { type: 'string' },
+  status: { type: 'string', default: 'completed' },
+  form: { type: 'string', default: 'enveloped' },
+  url: { type: 'string', default: defaultUrl() },
+  secret: { type: 'string', default: process.env.WEBHOOK_SECRET },
+  id: { type: 'string' },
+  products: { type: 'string' },
+  key: { type: 'string', default: defaultKey() },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parsedArguments() {
+  try {
+    return parseArgs({ options }).values;
+  } catch (error) {
+    // parseArgs says what is wrong (an unknown option, a missing value); its stack says nothing more.
+    fail(`${(error as Error).message}\n${usage}`, 2);
+  }
+}
+
+const values = parsedArguments();
+if (values.help) {
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
 
 if (!values.transaction || (values.form !== 'legacy' && values.form !== 'enveloped')) fail(usage, 2);
 const transactionId = values.transaction;

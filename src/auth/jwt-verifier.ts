@@ -20,6 +20,9 @@ import { ErrorCode, GatewayError } from '../errors.js';
  * until its `exp`, and at most VERIFIED_TTL_MS, so a key withdrawn from the
  * JWKS stops its tokens within that time (at once after SIGHUP).
  *
+ * A token must carry `exp`: one without it would be a credential forever,
+ * however it leaked, and a verified token is remembered until its `exp`.
+ *
  * With JWT_ACCOUNT_CLAIM a token belongs to the account that claim names,
  * and a token whose claim is missing or names no valid account is refused:
  * a provider that stopped sending the claim must not land its users in the
@@ -66,6 +69,7 @@ function identityOf(token: string, payload: JWTPayload, config: JwtConfig): Iden
 /** What a client is told of a token jose refused: what is wrong, never the token. */
 function refusal(error: unknown): GatewayError {
   if (error instanceof errors.JWTExpired) return refused('it has expired');
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'exp' && error.reason === 'missing') return refused('it carries no "exp" claim, so it would never expire');
   if (error instanceof errors.JWTClaimValidationFailed) return refused(`its "${error.claim}" claim is not what this gateway accepts`);
   if (error instanceof errors.JOSEAlgNotAllowed) return refused('its algorithm is not accepted');
   if (error instanceof errors.JWKSNoMatchingKey) return refused('no key of the key set matches it');
@@ -90,6 +94,8 @@ export function createJwtVerifier(config: JwtConfig): JwtVerifier {
     audience: config.audience,
     clockTolerance: config.clockSkewS,
     algorithms: config.algorithms,
+    // A token without `exp` never expires: a credential forever, whoever holds it. Every identity provider sets one.
+    requiredClaims: ['exp'],
   };
   return {
     async verify(token) {

@@ -51,7 +51,7 @@ const clients = {
 };
 
 const tokens = {
-  JWT_JWKS_URL: httpUrl({ doc: "set it when clients sign in with an identity provider: they may then also send a JWT (`Authorization: Bearer <token>`) signed by a key of this JWKS; keys are fetched and cached by jose's rules (re-fetched for an unknown `kid`, at most every 30 s), and again at once on SIGHUP; `exp` and `nbf` are judged with 30 s of clock difference tolerated" }),
+  JWT_JWKS_URL: httpUrl({ doc: "set it when clients sign in with an identity provider: they may then also send a JWT (`Authorization: Bearer <token>`) signed by a key of this JWKS; keys are fetched and cached by jose's rules (re-fetched for an unknown `kid`, at most every 30 s), and again at once on SIGHUP; a token must carry `exp` (one without it, which would never expire, is refused with 401), and `exp` and `nbf` are judged with 30 s of clock difference tolerated" }),
   JWT_ISSUER: text({ doc: "the `iss` a token must carry: your identity provider's issuer" }),
   JWT_AUDIENCE: list({ doc: 'the `aud` a token must carry (one of these, comma-separated): the audience your identity provider gives tokens meant for this gateway' }),
   JWT_ALGORITHMS: list({

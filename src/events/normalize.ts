@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { idTooLong, isJsonObject, unaddableAmounts, jsonTooDeep, MAX_ID_BYTES, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
+import { idProblem, idTooLong, isJsonObject, textIdProblem, unaddableAmounts, jsonTooDeep, MAX_ID_BYTES, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
 import type { DedupeBy } from './event-log.js';
 
 /*
@@ -119,10 +119,9 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   // (part 2: product lines are shared by transactions, vendings and the webhook).
   const parsed = transactionSchema.safeParse(transaction);
   if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => describeIssue(path, issue)));
-  if (transaction.transactionId === '') problems.push(`${path}.transactionId: must not be empty`);
-  if (typeof transaction.transactionId === 'string' && idTooLong(transaction.transactionId)) problems.push(tooLong(`${path}.transactionId`));
-  // An id every read, REST path and history cursor refuses would make a transaction nobody can name.
-  if (transaction.transactionId === '.' || transaction.transactionId === '..') problems.push(`${path}.transactionId: must not be "." or ".."`);
+  // The one id rule of every read and REST path: an id they refuse would make a transaction nobody can name.
+  const idOf = typeof transaction.transactionId === 'string' ? idProblem(transaction.transactionId) : undefined;
+  if (idOf !== undefined) problems.push(idTooLong(transaction.transactionId as string) ? tooLong(`${path}.transactionId`) : `${path}.transactionId: ${idOf}`);
   const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
   if (webhookId !== undefined && idTooLong(webhookId)) problems.push(tooLong('webhook-id header'));
   const amounts = parsed.success ? unaddableAmounts(parsed.data.products) : undefined;
@@ -194,8 +193,10 @@ function readId(body: Record<string, unknown>, problems: string[]): string | und
   // An empty id names nothing: the event is told apart by its content, as one without an id.
   if (id === undefined || id === null || id === '') return undefined;
   if (typeof id === 'string') {
-    if (!idTooLong(id)) return id;
-    problems.push(tooLong('id'));
+    // Not text (a lone surrogate): it could be neither stored as it came nor named again in `after`.
+    const problem = idTooLong(id) ? tooLong('id') : id.trim() === '' ? undefined : textIdProblem(id) && `id: ${textIdProblem(id)}`;
+    if (problem === undefined) return id;
+    problems.push(problem);
     return undefined;
   }
   if (typeof id === 'number' && Number.isFinite(id)) return String(id);

@@ -11,6 +11,7 @@ import { corsFor } from './cors.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
 import { queryLimitRules } from './use-query-limits.js';
+import { useSubscriptionRootCondition } from './subscription-root-rule.js';
 import { rulePlugins, useTransportExecution, type OperationRules, type TransportExecution } from './operation-rules.js';
 import { usePermissions } from './use-permissions.js';
 import { useCompiledExecution } from './use-compiled-execution.js';
@@ -65,6 +66,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
   const rules: OperationRules = {
     metrics: options.metrics ? [options.metrics] : [],
     permissions: [usePermissions() as Plugin],
+    'subscription-root': [useSubscriptionRootCondition()],
     ...queryLimitRules(options.limits),
     'trusted-documents': trusted ? [useTrustedDocuments(trusted)] : [],
     tracing: options.tracing ?? [],

@@ -22,6 +22,8 @@ export const OPERATION_RULES = [
   'permissions',
   /** Brackets and JSON nesting, before anything recursive reads them (use-query-limits.ts). */
   'document-nesting',
+  /** A subscription's one root field without @skip / @include (subscription-root-rule.ts). */
+  'subscription-root',
   /** GraphQL Armor: depth, aliases, directives, tokens. */
   'query-limits',
   /** MAX_COST with the variables known (operation-cost.ts). */

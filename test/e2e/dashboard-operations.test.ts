@@ -43,7 +43,7 @@ describe('queries', () => {
     const first = all.data!.vendings.nodes[0]!;
     const machine = demo.vendings[0]!;
     expect(first).toEqual({
-      vendingId: machine.vendingId, identifier: machine.identifier, status: machine.status, online: machine.online, enabled: machine.enabled,
+      id: machine.vendingId, vendingId: machine.vendingId, identifier: machine.identifier, status: machine.status, online: machine.online, enabled: machine.enabled,
       countryCode: machine.countryCode, currencyCode: machine.currencyCode, address: machine.address, building: machine.building,
       productCount: machine.slots.length,
     });

@@ -140,6 +140,9 @@ describe('refused with 401', () => {
   /** Each refused token, and the reason the client is told. */
   const cases: Record<string, [() => Promise<string>, RegExp]> = {
     'an expired token': [() => token({ permissions: ['read'] }, (jwt) => jwt.setIssuedAt(Math.floor(Date.now() / 1000) - 600).setExpirationTime(Math.floor(Date.now() / 1000) - 60)), /expired/],
+    // A token that never expires would stay a credential forever, whatever its holder.
+    'a token without exp': [() => new SignJWT({ permissions: ['read'] }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('dashboard-7').setIssuedAt().sign(privateKey), /"exp"/],
+    'a token without exp or iat': [() => new SignJWT({ permissions: ['read'] }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).sign(privateKey), /"exp"/],
     'another issuer': [() => token({ permissions: ['read'] }, (jwt) => jwt.setIssuer('https://elsewhere.test/')), /"iss" claim/],
     'another audience': [() => token({ permissions: ['read'] }, (jwt) => jwt.setAudience('another-service')), /"aud" claim/],
     'alg none': [async () => `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ iss: ISSUER, aud: AUDIENCE, sub: 'x', permissions: ['read', 'pay'], exp: Math.floor(Date.now() / 1000) + 300 })}.`, /algorithm/],

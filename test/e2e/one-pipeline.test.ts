@@ -99,6 +99,12 @@ const CASES: Record<OperationRuleName, Case> = {
       { operation: { query: `{ vendings { totalCount } ${'@skip(if: [['.repeat(150)}${']]'.repeat(150)}) }` }, code: 'BAD_USER_INPUT', message: /nests deeper/ },
     ],
   },
+  'subscription-root': {
+    refusals: [
+      { operation: { query: 'subscription { transactionUpdated @include(if: false) { eventId } }' }, code: 'BAD_USER_INPUT', message: /@skip or @include/ },
+      { operation: { query: 'subscription S { ...F } fragment F on Subscription { transactionUpdated @skip(if: true) { eventId } }' }, code: 'BAD_USER_INPUT', message: /@skip or @include/ },
+    ],
+  },
   'query-limits': {
     refusals: [
       { operation: { query: `{ ${'vendings { nodes { '.repeat(25)}vendingId${' } }'.repeat(25)} }` }, code: 'BAD_USER_INPUT', message: /depth/i },

@@ -121,4 +121,39 @@ describe('npm run webhook', () => {
     expect(after.status).toBe('pending');
     expect(after.products).toEqual(products);
   });
+
+  it('takes the key part of an API_KEYS entry, not its permissions and account', async () => {
+    const id = DEMO[0]!;
+    const scoped = await startGateway({ SIMULATOR: 'off', API_KEYS: `dash-prod-key:read+subscribe,${TEST_KEY}` });
+    try {
+      const outcome = await sendWebhook(['--transaction', id, '--status', 'refunded'], { PORT: new URL(scoped.url).port, API_KEYS: 'dash-prod-key:read+subscribe, other-key:pay' });
+      expect(outcome, outcome.stderr).toMatchObject({ code: 0 });
+      expect(outcome.stdout).toMatch(/^200\b/m);
+    } finally {
+      await scoped.close();
+    }
+  });
+
+  it('prefers an entry that may read the products it sends back', async () => {
+    const id = DEMO[0]!;
+    const outcome = await sendWebhook(['--transaction', id, '--status', 'refunded'], { PORT: port, API_KEYS: `pay-only:pay,${OTHER_KEY}:read@default` });
+    // The account after "@" is no part of the key either.
+    expect(outcome.stderr).not.toMatch(/401/);
+  });
+
+  it.each([['--help'], ['-h']])('%s prints the usage and exits 0, no stack trace', async (flag) => {
+    const outcome = await sendWebhook([flag], {});
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toMatch(/^usage: npm run webhook/);
+    expect(outcome.stdout).toMatch(/--transaction/);
+    expect(outcome.stderr).toBe('');
+  });
+
+  it('an unknown option prints the usage (exit 2), no stack trace', async () => {
+    const outcome = await sendWebhook(['--transction', 'x'], {});
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/--transction/);
+    expect(outcome.stderr).toMatch(/usage: npm run webhook/);
+    expect(outcome.stderr).not.toMatch(/\bat .*\.(js|ts):\d+/);
+  });
 });

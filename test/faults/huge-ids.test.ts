@@ -206,7 +206,7 @@ describe('ids as one path segment upstream', () => {
     expect(rest.result.status).toBe(400);
   });
 
-  it.each(['...', 'a/..', '../vendings', '%2E%2E', 'a?b#c'])('sends the id %j as one segment', async (id) => {
+  it.each(['...', '%2E%2E', 'a?b#c', 'a..b'])('sends the id %j as one segment', async (id) => {
     const { calls } = await upstreamCallsDuring(() => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
     expect(calls).toBe(1);
     const call = upstream.calls.at(-1)!;

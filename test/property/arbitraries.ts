@@ -159,3 +159,25 @@ export const leaksNothing = (message: string): boolean => !message.includes('   
 /** A short description of a request and its answer, for assertion messages. */
 export const describeExchange = (request: unknown, answer: Answer): string =>
   `${JSON.stringify(request).slice(0, 600)} → ${answer.status} ${answer.contentType} ${answer.text.slice(0, 400)}`;
+
+// ---------------------------------------------------------------------------
+// Odd ids.
+
+/** Characters an id may hold that a path, a router or a store reads specially, and some that are merely unusual. */
+const oddIdPart = fc.constantFrom('/', '\\', '\u0000', '\r', '\n', '\r\n', '\t', '\u001b', '\u007f', '\u0085', '\ud800', '\udfff', '\udc00\ud800', '.', '..', '%', '%2F', '%00', '?', '#', '&', ' ', 'é', '😀', '\u2028', '\ufeff', '\u0301');
+/** Ids with odd characters: real ones, lone surrogates, separators, control characters, dot segments, percent signs. */
+export const oddId = fc.oneof(
+  { weight: 2, arbitrary: idLike },
+  { weight: 4, arbitrary: fc.array(fc.oneof(oddIdPart, fc.string({ maxLength: 4 })), { minLength: 1, maxLength: 5 }).map((parts) => parts.join('')) },
+  { weight: 1, arbitrary: fc.constantFrom('.', '..', '', ' ', '\ud800', '...', 'a/..', '../vendings') },
+);
+
+/** Percent-encodes `text` as UTF-8, a lone surrogate as the three bytes UTF-8 would give it (which no decoder accepts). */
+export const percentEncodeLoosely = (text: string): string =>
+  [...text]
+    .map((char) => {
+      const code = char.charCodeAt(0);
+      if (char.length > 1 || code < 0xd800 || code > 0xdfff) return percentEncode(char);
+      return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((byte) => `%${byte.toString(16).toUpperCase()}`).join('');
+    })
+    .join('');

@@ -1,6 +1,7 @@
 import {
   ContractViolation,
   driftsIn,
+  idProblem,
   isJsonObject,
   noteSentAs,
   parseTransaction,
@@ -85,12 +86,14 @@ export interface RestBackend extends Backend {
 }
 
 /**
- * An id as one path segment. `.` and `..` cannot be one (every URL parser
- * resolves them, percent-encoded or not): the routes refuse them first, and
- * an id from elsewhere (a webhook's transactionId) names nothing.
+ * An id as one path segment, under the one id rule (contract/ids.ts): the
+ * routes refuse a bad id first, so one from elsewhere (a transaction's id in
+ * the history) names nothing here, and `encodeURIComponent` never meets a
+ * lone surrogate (its URIError would be masked as an unexpected error).
  */
 function segment(id: string): string {
-  if (id === '.' || id === '..') throw new GatewayError(ErrorCode.NOT_FOUND, `No resource has the id ${JSON.stringify(id)}`);
+  const problem = idProblem(id);
+  if (problem) throw new GatewayError(ErrorCode.NOT_FOUND, `No resource has such an id: an id ${problem}`);
   return encodeURIComponent(id);
 }
 const productsQuery = ({ products }: VendingQuery): string =>

@@ -201,6 +201,8 @@ export type Transaction = {
   firstSeen: Maybe<Scalars['DateTime']['output']>;
   /** The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none; null (with an UPSTREAM_UNAVAILABLE error) when the history cannot be read right now, the rest of the transaction still served. */
   history: Maybe<Array<TransactionStatusChange>>;
+  /** The key normalized client caches use without configuration (Apollo Client's InMemoryCache, urql's Graphcache): the transactionId itself. */
+  id: Scalars['ID']['output'];
   /** Time of the latest event or payment update of this transaction the gateway saw; null when none. `recentTransactions` is ordered by it. */
   lastUpdated: Maybe<Scalars['DateTime']['output']>;
   /** Payment updates made through the gateway, oldest first (at most 20); null (with an UPSTREAM_UNAVAILABLE error) when the history cannot be read right now. */
@@ -349,6 +351,8 @@ export type Vending = {
   enabled: Maybe<Scalars['Boolean']['output']>;
   /** Fields the upstream sent that this schema does not name, as received; null when there are none. */
   extra: Maybe<Scalars['JSONObject']['output']>;
+  /** The key normalized client caches use without configuration (Apollo Client's InMemoryCache, urql's Graphcache): the vendingId itself, in both views: select `products` and `productCount` only in the FLAT view and `planogram` only in the PLANOGRAM view (each is null in the other), or a cache holding both views of one vending has them overwrite each other. */
+  id: Scalars['ID']['output'];
   /** Operator-facing name of the machine. */
   identifier: Maybe<Scalars['String']['output']>;
   /** Whether the machine is connected; independent of `enabled`. */

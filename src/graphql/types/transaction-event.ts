@@ -1,4 +1,6 @@
 import { accountOf } from '../../contract/accounts.js';
+import { textIdProblem } from '../../contract/index.js';
+import { badUserInput } from '../../errors.js';
 import type { LoggedEvent } from '../../events/event-log.js';
 import { readableEvents } from '../../events/readable-events.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
@@ -59,7 +61,9 @@ builder.subscriptionFields((t) =>
     },
     subscribe: async (_root, { transactionId, after }, ctx) => {
       if (transactionId !== null && transactionId !== undefined) requireId(transactionId, 'transactionId');
-      if (after !== null && after !== undefined && after !== '') requireId(after, 'after');
+      // An event id is only kept, never put in a path: the rule for text ids, not the one for resource ids.
+      const afterProblem = after !== null && after !== undefined && after !== '' ? textIdProblem(after) : undefined;
+      if (afterProblem) throw badUserInput(`after ${afterProblem}`);
       const { credential, accountAccess } = ctx;
       const from = after ?? ctx.lastEventId;
       // Replayed and live alike, only what the key's account may read: the account a key or token names, or in forward

@@ -24,6 +24,10 @@ TransactionRef.implement({
   description: 'A sale made at a vending machine (contract part 2, "Transaction").',
   fields: (t) =>
     fieldsOf<Sdl.Transaction>()({
+    id: t.id({
+      description: 'The key normalized client caches use without configuration (Apollo Client\'s InMemoryCache, urql\'s Graphcache): the transactionId itself.',
+      resolve: (tx) => served(tx, 'transactionId'),
+    }),
     transactionId: t.id({ description: 'Identifier of the transaction (UUID-shaped string).', resolve: (tx) => served(tx, 'transactionId') }),
     customerId: t.id({ nullable: true, description: 'Identifier of the customer, when the service knows one.', resolve: (tx) => servedOrNull(tx, 'customerId') }),
     products: t.field({ type: [ProductLineRef], description: 'The items of the transaction.', resolve: (tx) => served(tx, 'products') }),

@@ -46,6 +46,10 @@ VendingRef.implement({
   description: 'A vending machine (contract part 2, "Vending").',
   fields: (t) =>
     fieldsOf<Sdl.Vending>()({
+    id: t.id({
+      description: 'The key normalized client caches use without configuration (Apollo Client\'s InMemoryCache, urql\'s Graphcache): the vendingId itself, in both views: select `products` and `productCount` only in the FLAT view and `planogram` only in the PLANOGRAM view (each is null in the other), or a cache holding both views of one vending has them overwrite each other.',
+      resolve: ({ vending }) => served(vending, 'vendingId'),
+    }),
     vendingId: t.id({ description: 'Identifier of the vending (UUID-shaped string).', resolve: ({ vending }) => served(vending, 'vendingId') }),
     status: t.string({ nullable: true, description: 'State of the machine; the allowed values are not shown in the contract.', resolve: ({ vending }) => servedOrNull(vending, 'status') }),
     online: t.boolean({ nullable: true, description: 'Whether the machine is connected; independent of `enabled`.', resolve: ({ vending }) => servedOrNull(vending, 'online') }),
