@@ -1,7 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { clusterHealthy } from '../../test/helpers/redis-cluster.js';
 import { waitForAsync } from '../../test/helpers/redis-process.js';
 import { freePort } from './children.js';
@@ -21,8 +18,6 @@ export const REDIS_KINDS: readonly RedisKind[] = ['single', 'replica', 'cluster'
 
 export interface RedisDeployment {
   kind: RedisKind;
-  /** What the gateway talks to, for a row's label. */
-  description: string;
   /** The gateway's variables naming it, with a key prefix of its own for `label`. */
   env(label: string): Record<string, string>;
   /** CPU seconds (user + system) each redis-server has used so far, as its INFO says. */
@@ -32,16 +27,12 @@ export interface RedisDeployment {
 
 const stopAll = (servers: RedisChild[]) => Promise.all(servers.map((server) => server.stop())).then(() => undefined);
 
-function deployment(kind: RedisKind, description: string, servers: RedisChild[], env: (prefix: string) => Record<string, string>, after = () => {}): RedisDeployment {
+function deployment(kind: RedisKind, servers: RedisChild[], env: (prefix: string) => Record<string, string>): RedisDeployment {
   return {
     kind,
-    description,
     env: (label) => env(servers[0]!.newPrefix(label)),
     serverCpuSeconds: () => Promise.all(servers.map((server) => server.serverCpuSeconds())),
-    async stop() {
-      await stopAll(servers);
-      after();
-    },
+    stop: () => stopAll(servers),
   };
 }
 
@@ -57,7 +48,7 @@ async function starting(servers: RedisChild[], start: () => Promise<void>): Prom
 
 async function single(): Promise<RedisDeployment> {
   const redis = await startRedis();
-  return deployment('single', 'one Redis', [redis], (prefix) => ({ REDIS_URL: redis.redisUrl, REDIS_PREFIX: prefix }));
+  return deployment('single', [redis], (prefix) => ({ REDIS_URL: redis.redisUrl, REDIS_PREFIX: prefix }));
 }
 
 async function withReplica(): Promise<RedisDeployment> {
@@ -71,31 +62,23 @@ async function withReplica(): Promise<RedisDeployment> {
     if (!synced) throw new Error('the bench\'s Redis replica did not come online within 30 s');
   });
   const master = servers[0]!;
-  return deployment('replica', 'a Redis master with a replica (each webhook WAITs for it)', servers, (prefix) => ({ REDIS_URL: master.redisUrl, REDIS_PREFIX: prefix }));
+  return deployment('replica', servers, (prefix) => ({ REDIS_URL: master.redisUrl, REDIS_PREFIX: prefix }));
 }
 
 async function cluster(masters = 3): Promise<RedisDeployment> {
-  const dir = mkdtempSync(join(tmpdir(), 'vg-bench-cluster-'));
   const servers: RedisChild[] = [];
-  const remove = () => rmSync(dir, { recursive: true, force: true });
-  try {
-    await starting(servers, async () => {
-      for (let index = 0; index < masters * 2; index++) {
-        // The bus port is named (cluster-port), not the default port + 10000, which may be taken.
-        const args = ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${index}.conf`), '--cluster-port', String(await freePort()), '--dir', dir];
-        servers.push(await startRedis(args));
-      }
-      const addresses = servers.map((server) => `127.0.0.1:${server.port}`);
-      const create = spawnSync('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
-      if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
-      if (!(await waitForAsync(() => clusterHealthy(servers.map((server) => server.port)), 60_000, 200))) throw new Error('the bench\'s Redis Cluster did not become healthy within 60 s');
-    });
-  } catch (error) {
-    remove();
-    throw error;
-  }
+  await starting(servers, async () => {
+    for (let index = 0; index < masters * 2; index++) {
+      // Its nodes.conf in the server's own directory (redis-main.ts); the bus port named, not the port + 10000, which may be taken.
+      servers.push(await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(await freePort())]));
+    }
+    const addresses = servers.map((server) => `127.0.0.1:${server.port}`);
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
+    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
+    if (!(await waitForAsync(() => clusterHealthy(servers.map((server) => server.port)), 60_000, 200))) throw new Error('the bench\'s Redis Cluster did not become healthy within 60 s');
+  });
   const seeds = servers.map((server) => `127.0.0.1:${server.port}`).join(',');
-  return deployment('cluster', `a Redis Cluster (${masters} masters, a replica each)`, servers, (prefix) => ({ REDIS_CLUSTER_NODES: seeds, REDIS_PREFIX: prefix }), remove);
+  return deployment('cluster', servers, (prefix) => ({ REDIS_CLUSTER_NODES: seeds, REDIS_PREFIX: prefix }));
 }
 
 export function startRedisDeployment(kind: RedisKind): Promise<RedisDeployment> {
