@@ -2,7 +2,7 @@ import { redisServerOnPath } from '../../test/helpers/redis-server.js';
 import { sleep, type Child } from '../lib/children.js';
 import { fdsNeeded, openFilesLimit } from '../lib/delivery.js';
 import { historyTotal } from '../lib/history-series.js';
-import { redisKindsFrom, startRedisDeployment, type RedisDeployment } from '../lib/redis-deployments.js';
+import { redisKindsFrom, startRedisDeployment, type RedisDeployment, type RedisKind } from '../lib/redis-deployments.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
 import { startGateway, startRawWs, startWebhookPacer } from '../lib/servers.js';
 import { fmt, quantile } from '../lib/stats.js';
@@ -36,7 +36,6 @@ const RAW_SECONDS = Math.min(SECONDS, 10);
 /** A turn per gateway before the measured ones, so neither is measured while V8 still compiles its webhook path. */
 const WARMUP_SECONDS = Math.min(3, TURN_SECONDS);
 const SUBSCRIBERS = Number(process.env.BENCH_S5_SUBSCRIBERS ?? 1_000);
-const REDIS_KINDS = redisKindsFrom(process.env.BENCH_S5_REDIS);
 /** Added to a webhook's answer p99 by the history, at most: the goal S5 judges. */
 const HISTORY_BUDGET_MS = 1;
 
@@ -246,10 +245,10 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
 }
 
 /** Starts each kind of Redis asked for, runs `use`, and stops every server started, whatever happens. */
-async function withRedisDeployments<T>(use: (deployments: RedisDeployment[]) => Promise<T>): Promise<T> {
+async function withRedisDeployments<T>(kinds: readonly RedisKind[], use: (deployments: RedisDeployment[]) => Promise<T>): Promise<T> {
   const deployments: RedisDeployment[] = [];
   try {
-    for (const kind of REDIS_KINDS) deployments.push(await startRedisDeployment(kind));
+    for (const kind of kinds) deployments.push(await startRedisDeployment(kind));
     return await use(deployments);
   } finally {
     for (const deployment of deployments) await deployment.stop();
@@ -260,6 +259,8 @@ export const s5: Scenario = {
   name: 'S5',
   title: 'sustained events',
   async run({ upstream, log }) {
+    // Read here, not when the module loads: a wrong value stops S5, not a run that does not include it.
+    const redisKinds = redisKindsFrom(process.env.BENCH_S5_REDIS);
     const limit = openFilesLimit();
     // Two gateways' subscribers are open at once in this process.
     if (!(limit >= fdsNeeded(2 * SUBSCRIBERS))) {
@@ -274,9 +275,9 @@ export const s5: Scenario = {
         const [onRow, offRow] = [measuredRow(on!), measuredRow(off!)];
         return [onRow, offRow, differenceRow('in process', onRow, offRow, on!.turns, off!.turns, await historyTotal(on!.server.url))];
       });
-      if (REDIS_KINDS.length > 0 && redisServerOnPath()) {
-        rows.push(...(await withRedisDeployments((deployments) => redisTurns(upstream.url, pacer, deployments, log))));
-      } else if (REDIS_KINDS.length > 0) {
+      if (redisKinds.length > 0 && redisServerOnPath()) {
+        rows.push(...(await withRedisDeployments(redisKinds, (deployments) => redisTurns(upstream.url, pacer, deployments, log))));
+      } else if (redisKinds.length > 0) {
         rows.push({ scenario: 'S5', variant: 'history on − off, Redis', value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: 'no redis-server on PATH' });
       }
       const raw = await withChild(startRawWs(), async (server) => {
