@@ -25,7 +25,8 @@ function client(url: string): Redis {
   return redis;
 }
 
-async function info(url: string, section: string): Promise<Map<string, string>> {
+/** A section of the server's INFO, field by field. */
+export async function redisInfo(url: string, section: string): Promise<Map<string, string>> {
   const redis = client(url);
   try {
     await redis.connect();
@@ -36,11 +37,13 @@ async function info(url: string, section: string): Promise<Map<string, string>> 
   }
 }
 
-export async function startRedis(): Promise<RedisChild> {
+/** `args`: more redis-server arguments (a replica's `--replicaof`, a cluster node's options). */
+export async function startRedis(args: string[] = []): Promise<RedisChild> {
   const toRedis = (httpUrl: string) => httpUrl.replace(/^http:/, 'redis:');
   const child = await spawnNode({
     name: 'redis-server',
     entry: 'bench/lib/redis-main.ts',
+    args,
     env: {},
     async ready(url) {
       const redis = client(toRedis(url));
@@ -57,10 +60,10 @@ export async function startRedis(): Promise<RedisChild> {
     ...child,
     redisUrl,
     async usedMemory() {
-      return Number((await info(redisUrl, 'memory')).get('used_memory'));
+      return Number((await redisInfo(redisUrl, 'memory')).get('used_memory'));
     },
     async serverCpuSeconds() {
-      const cpu = await info(redisUrl, 'cpu');
+      const cpu = await redisInfo(redisUrl, 'cpu');
       return Number(cpu.get('used_cpu_user')) + Number(cpu.get('used_cpu_sys'));
     },
     newPrefix: (label) => `bench-${label}-${randomUUID().slice(0, 8)}:`,

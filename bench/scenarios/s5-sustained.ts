@@ -2,7 +2,7 @@ import { redisServerOnPath } from '../../test/helpers/redis-server.js';
 import { sleep, type Child } from '../lib/children.js';
 import { fdsNeeded, openFilesLimit } from '../lib/delivery.js';
 import { historyTotal } from '../lib/history-series.js';
-import { startRedis } from '../lib/redis-child.js';
+import { redisKindsFrom, startRedisDeployment, type RedisDeployment, type RedisKind } from '../lib/redis-deployments.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
 import { startGateway, startRawWs, startWebhookPacer } from '../lib/servers.js';
 import { fmt, quantile } from '../lib/stats.js';
@@ -17,10 +17,14 @@ import { verdict, type Row } from '../lib/table.js';
  * turn BENCH_S5_SECONDS ÷ rounds long, so each gets BENCH_S5_SECONDS in all
  * and drift of the machine lands on both; what the history adds to a
  * webhook's answer is the difference of their answer times. The same again
- * with REDIS_URL (events and dedupe in a redis-server of the bench's own, each
- * gateway's history in its own process, fed from that event log;
- * BENCH_S5_REDIS=off skips it). The raw ws broadcaster under the same offered
- * load (shorter) shows what this machine can deliver at all.
+ * with Redis (events and dedupe in redis-servers of the bench's own, each
+ * gateway's history in its own process, fed from that event log), in turns
+ * with gateways whose Redis has a replica (each append WAITs for it) and
+ * whose Redis is a Cluster (redis-deployments.ts): what each costs a
+ * webhook's answer beside one Redis, at the same offered load
+ * (BENCH_S5_REDIS: all, off, or some of single,replica,cluster). The raw ws
+ * broadcaster under the same offered load (shorter) shows what this machine
+ * can deliver at all.
  * Sizes: BENCH_S5_RATE / BENCH_S5_SECONDS / BENCH_S5_SUBSCRIBERS.
  */
 
@@ -32,7 +36,6 @@ const RAW_SECONDS = Math.min(SECONDS, 10);
 /** A turn per gateway before the measured ones, so neither is measured while V8 still compiles its webhook path. */
 const WARMUP_SECONDS = Math.min(3, TURN_SECONDS);
 const SUBSCRIBERS = Number(process.env.BENCH_S5_SUBSCRIBERS ?? 1_000);
-const WITH_REDIS = process.env.BENCH_S5_REDIS !== 'off';
 /** Added to a webhook's answer p99 by the history, at most: the goal S5 judges. */
 const HISTORY_BUDGET_MS = 1;
 
@@ -128,53 +131,153 @@ function differenceRow(where: string, on: Row, off: Row, onTurns: TurnResult[], 
   };
 }
 
-/** History on and off, each with its own subscribers, in turns: on-off, off-on, … */
-async function onOff(upstreamUrl: string, pacer: Child, where: 'in process' | 'Redis', env: (side: string) => Record<string, string>, log: (m: string) => void): Promise<Row[]> {
-  const label = where === 'in process' ? 'gateway, defaults (history on, in process)' : 'gateway, REDIS_URL (events in Redis, history in process fed from their log), history on';
-  return withChild(startGateway(upstreamUrl, {}, env('on')), (onServer) =>
-    withChild(startGateway(upstreamUrl, {}, { ...env('off'), HISTORY: 'off' }), async (offServer) => {
-      const on = await openSide(`${where}, history on`, onServer, false, SUBSCRIBERS, log);
-      try {
-        const off = await openSide(`${where}, history off`, offServer, false, SUBSCRIBERS, log);
-        try {
-          const warmUps = { on: await on.turn(pacer, RATE, WARMUP_SECONDS, 100), off: await off.turn(pacer, RATE, WARMUP_SECONDS, 101) };
-          const turns: Record<'on' | 'off', TurnResult[]> = { on: [], off: [] };
-          for (let round = 0; round < ROUNDS; round += 1) {
-            for (const side of round % 2 === 0 ? [on, off] : [off, on]) {
-              (side === on ? turns.on : turns.off).push(await side.turn(pacer, RATE, TURN_SECONDS, round * 2 + (side === on ? 0 : 1)));
-              await sleep(500);
-            }
-          }
-          const held = await historyTotal(onServer.url);
-          const onRow = sideRow(on, turns.on, label, warmUps.on);
-          const offRow = sideRow(off, turns.off, where === 'in process' ? 'gateway, HISTORY=off' : 'gateway, REDIS_URL (events in Redis), HISTORY=off', warmUps.off);
-          return [onRow, offRow, differenceRow(where, onRow, offRow, turns.on, turns.off, held)];
-        } finally {
-          await off.close();
-        }
-      } finally {
-        await on.close();
+/** A gateway to measure: its row's label and the variables it starts with; `redis`: the deployment it writes to. */
+interface Contender {
+  label: string;
+  env: Record<string, string>;
+  redis?: RedisDeployment;
+}
+
+/** A contender's measured turns, with its Redis's CPU over them (seconds, by server). */
+interface Measured {
+  contender: Contender;
+  side: Side;
+  server: Child;
+  warmUp: TurnResult;
+  turns: TurnResult[];
+  redisCpu: number[];
+}
+
+/**
+ * Gateways, each with its own subscribers, in turns: a warm-up turn each, then
+ * BENCH_S5_ROUNDS rounds, forward then back (on-off, off-on, …), so drift of
+ * the machine lands on every one; `use` reads them before they stop.
+ */
+async function inTurns<T>(upstreamUrl: string, pacer: Child, contenders: Contender[], log: (m: string) => void, use: (measured: Measured[]) => Promise<T>): Promise<T> {
+  const servers: Child[] = [];
+  const sides: Side[] = [];
+  try {
+    for (const contender of contenders) servers.push(await startGateway(upstreamUrl, {}, contender.env));
+    for (const [index, contender] of contenders.entries()) sides.push(await openSide(contender.label, servers[index]!, false, SUBSCRIBERS, log));
+    const measured: Measured[] = [];
+    for (const [index, contender] of contenders.entries()) {
+      const warmUp = await sides[index]!.turn(pacer, RATE, WARMUP_SECONDS, 1_000 + index);
+      measured.push({ contender, side: sides[index]!, server: servers[index]!, warmUp, turns: [], redisCpu: [] });
+    }
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const m of round % 2 === 0 ? measured : [...measured].reverse()) {
+        const before = await m.contender.redis?.serverCpuSeconds();
+        m.turns.push(await m.side.turn(pacer, RATE, TURN_SECONDS, round * measured.length + measured.indexOf(m)));
+        const after = await m.contender.redis?.serverCpuSeconds();
+        if (before && after) m.redisCpu = after.map((seconds, node) => (m.redisCpu[node] ?? 0) + seconds - before[node]!);
+        await sleep(500);
       }
-    }),
-  );
+    }
+    return await use(measured);
+  } finally {
+    for (const side of sides.reverse()) await side.close();
+    for (const server of servers.reverse()) await server.stop();
+  }
+}
+
+/** A measured gateway's row; with Redis, the notes say what its Redis spent per webhook. */
+function measuredRow(m: Measured): Row {
+  const row = sideRow(m.side, m.turns, m.contender.label, m.warmUp);
+  if (m.redisCpu.length === 0) return row;
+  const webhooks = m.turns.reduce((n, t) => n + t.answers.length, 0);
+  const perWebhook = (seconds: number) => `${fmt((seconds * 1_000) / webhooks, 3)} ms`;
+  const total = m.redisCpu.reduce((a, b) => a + b, 0);
+  const redis = m.redisCpu.length > 1 ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, the busiest ${perWebhook(Math.max(...m.redisCpu))}` : `Redis CPU ${perWebhook(total)} per webhook`;
+  return { ...row, notes: `${row.notes}; ${redis} (INFO, over the turns)` };
+}
+
+/** What a deployment of Redis adds to a webhook's answer beside one Redis, round by round: for reading, no goal. */
+function costRow(what: string, a: Measured, b: Measured, aRow: Row, bRow: Row): Row {
+  const q = (turns: TurnResult[], p: number) => quantile(answerTimes(turns), p);
+  const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmt(Math.abs(ms), 2)}`;
+  const [p50A, p50B, p99A, p99B] = [q(a.turns, 0.5), q(b.turns, 0.5), q(a.turns, 0.99), q(b.turns, 0.99)];
+  const rounds = a.turns.map((t, r) => `${signed(q([t], 0.5) - q([b.turns[r]!], 0.5))} / ${signed(q([t], 0.99) - q([b.turns[r]!], 0.99))}`);
+  const voided = aRow.voided || bRow.voided ? 'a side had errors' : undefined;
+  return {
+    scenario: 'S5',
+    variant: `${what}: webhook answer time`,
+    value: `p50 ${fmt(p50A, 2)} − ${fmt(p50B, 2)} = ${signed(p50A - p50B)} ms; p99 ${fmt(p99A, 2)} − ${fmt(p99B, 2)} = ${signed(p99A - p99B)} ms`,
+    p99: signed(p99A - p99B),
+    ratio: '',
+    target: 'for reading (no goal)',
+    calls: '',
+    errors: voided ? '' : '0',
+    notes: `p50 / p99 difference by round: ${rounds.join(', ')} ms; both history on, in the same turns, at the same offered load`,
+    ...(voided ? { voided } : {}),
+  };
+}
+
+const REDIS_LABELS = {
+  single: 'gateway, REDIS_URL (events in Redis, history in process fed from their log), history on',
+  replica: 'gateway, REDIS_URL to a master with a replica (each webhook WAITs for it), history on',
+  cluster: 'gateway, REDIS_CLUSTER_NODES (a cluster of 3 masters with a replica each), history on',
+} as const;
+
+/** History on and off against one Redis, beside gateways on a Redis with a replica and on a Redis Cluster, all in the same turns. */
+async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisDeployment[], log: (m: string) => void): Promise<Row[]> {
+  const contenders: Contender[] = deployments.flatMap((redis) => [
+    { label: REDIS_LABELS[redis.kind], env: redis.env(`s5-${redis.kind}`), redis },
+    ...(redis.kind === 'single' ? [{ label: 'gateway, REDIS_URL (events in Redis), HISTORY=off', env: { ...redis.env('s5-off'), HISTORY: 'off' }, redis }] : []),
+  ]);
+  if (!(openFilesLimit() >= fdsNeeded(contenders.length * SUBSCRIBERS))) {
+    return [{ scenario: 'S5', variant: `Redis: ${deployments.map((d) => d.kind).join(', ')}`, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: `ulimit -n ${openFilesLimit()} < ${fdsNeeded(contenders.length * SUBSCRIBERS)} needed` }];
+  }
+  return inTurns(upstreamUrl, pacer, contenders, log, async (measured) => {
+    const rows = measured.map(measuredRow);
+    const single = measured.findIndex((m) => m.contender.redis?.kind === 'single' && m.contender.env.HISTORY === undefined);
+    const out: Row[] = [];
+    if (single >= 0) {
+      const held = await historyTotal(measured[single]!.server.url);
+      out.push(rows[single]!, rows[single + 1]!, differenceRow('Redis', rows[single]!, rows[single + 1]!, measured[single]!.turns, measured[single + 1]!.turns, held));
+    }
+    for (const [index, m] of measured.entries()) {
+      if (m.contender.redis?.kind === 'single') continue;
+      out.push(rows[index]!);
+      if (single >= 0) out.push(costRow(m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis', m, measured[single]!, rows[index]!, rows[single]!));
+    }
+    return out;
+  });
+}
+
+/** Starts each kind of Redis asked for, runs `use`, and stops every server started, whatever happens. */
+async function withRedisDeployments<T>(kinds: readonly RedisKind[], use: (deployments: RedisDeployment[]) => Promise<T>): Promise<T> {
+  const deployments: RedisDeployment[] = [];
+  try {
+    for (const kind of kinds) deployments.push(await startRedisDeployment(kind));
+    return await use(deployments);
+  } finally {
+    for (const deployment of deployments) await deployment.stop();
+  }
 }
 
 export const s5: Scenario = {
   name: 'S5',
   title: 'sustained events',
   async run({ upstream, log }) {
+    // Read here, not when the module loads: a wrong value stops S5, not a run that does not include it.
+    const redisKinds = redisKindsFrom(process.env.BENCH_S5_REDIS);
     const limit = openFilesLimit();
     // Two gateways' subscribers are open at once in this process.
     if (!(limit >= fdsNeeded(2 * SUBSCRIBERS))) {
       return [{ scenario: 'S5', variant: `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: `ulimit -n ${limit} < ${fdsNeeded(2 * SUBSCRIBERS)} needed` }];
     }
     return withChild(startWebhookPacer(), async (pacer) => {
-      const rows = await onOff(upstream.url, pacer, 'in process', () => ({}), log);
-      if (WITH_REDIS && redisServerOnPath()) {
-        rows.push(
-          ...(await withChild(startRedis(), (redis) => onOff(upstream.url, pacer, 'Redis', (side) => ({ REDIS_URL: redis.redisUrl, REDIS_PREFIX: redis.newPrefix(`s5-${side}`) }), log))),
-        );
-      } else if (WITH_REDIS) {
+      const inProcess: Contender[] = [
+        { label: 'gateway, defaults (history on, in process)', env: {} },
+        { label: 'gateway, HISTORY=off', env: { HISTORY: 'off' } },
+      ];
+      const rows = await inTurns(upstream.url, pacer, inProcess, log, async ([on, off]) => {
+        const [onRow, offRow] = [measuredRow(on!), measuredRow(off!)];
+        return [onRow, offRow, differenceRow('in process', onRow, offRow, on!.turns, off!.turns, await historyTotal(on!.server.url))];
+      });
+      if (redisKinds.length > 0 && redisServerOnPath()) {
+        rows.push(...(await withRedisDeployments(redisKinds, (deployments) => redisTurns(upstream.url, pacer, deployments, log))));
+      } else if (redisKinds.length > 0) {
         rows.push({ scenario: 'S5', variant: 'history on − off, Redis', value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: 'no redis-server on PATH' });
       }
       const raw = await withChild(startRawWs(), async (server) => {

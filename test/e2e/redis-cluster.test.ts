@@ -81,8 +81,8 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
 
     const master = await cluster.masterOf(redisKeys(prefix).stream);
     await master.kill();
-    // Its replica takes the slots over (cluster-node-timeout 1 s, then an election).
-    await cluster.waitHealthy(30_000);
+    // Its replica takes the slots over (cluster-node-timeout 2 s, then an election).
+    await cluster.waitHealthy(45_000);
     expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
     const sentBy = sender.accepted.length;
     expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000)).toBe(true);

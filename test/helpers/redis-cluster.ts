@@ -33,8 +33,33 @@ export interface TestRedisClusterOptions {
   nodeTimeoutMs?: number;
 }
 
+/**
+ * Whether the cluster of the nodes on `livePorts` (127.0.0.1) is whole: every
+ * one says cluster_state:ok with every slot served, every replica's link to
+ * its master is up, and every slot's master is one of them, as each sees it.
+ * The bench's cluster (bench/lib/redis-deployments.ts) waits on it too.
+ */
+export async function clusterHealthy(livePorts: readonly number[]): Promise<boolean> {
+  for (const port of livePorts) {
+    const ok = await ask(port, async (client) => {
+      const info = String(await client.cluster('INFO'));
+      if (infoField(info, 'cluster_state') !== 'ok' || infoField(info, 'cluster_slots_ok') !== '16384') return false;
+      const replication = await client.info('replication');
+      return infoField(replication, 'role') === 'master' || infoField(replication, 'master_link_status') === 'up';
+    });
+    if (!ok) return false;
+  }
+  const live = new Set(livePorts);
+  for (const port of livePorts) {
+    const slots = (await ask(port, (client) => client.cluster('SLOTS'))) as unknown as Array<[number, number, [string, number]]>;
+    if (slots.some(([, , [, master]]) => !live.has(master))) return false;
+  }
+  return true;
+}
+
 export async function startTestRedisCluster(options: TestRedisClusterOptions = {}): Promise<TestRedisCluster> {
-  const { masters = 3, replicasPerMaster = 1, nodeTimeoutMs = 1_000 } = options;
+  // A node silent for 2 s is failed over: short for a test, long enough that a busy machine does not fail over healthy nodes.
+  const { masters = 3, replicasPerMaster = 1, nodeTimeoutMs = 2_000 } = options;
   const scratch = scratchDirectory('cluster');
   const nodes: RedisProcess[] = [];
   const clients: Cluster[] = [];
@@ -57,25 +82,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
     throw error;
   }
 
-  async function healthy(): Promise<boolean> {
-    const live = nodes.filter((node) => node.running());
-    for (const node of live) {
-      const ok = await ask(node.port, async (client) => {
-        const info = String(await client.cluster('INFO'));
-        if (infoField(info, 'cluster_state') !== 'ok' || infoField(info, 'cluster_slots_ok') !== '16384') return false;
-        const replication = await client.info('replication');
-        return infoField(replication, 'role') === 'master' || infoField(replication, 'master_link_status') === 'up';
-      });
-      if (!ok) return false;
-    }
-    // Every slot's master is a live node, as every live node sees it.
-    const livePorts = new Set(live.map((node) => node.port));
-    for (const node of live) {
-      const slots = (await ask(node.port, (client) => client.cluster('SLOTS'))) as unknown as Array<[number, number, [string, number]]>;
-      if (slots.some(([, , [, port]]) => !livePorts.has(port))) return false;
-    }
-    return true;
-  }
+  const healthy = () => clusterHealthy(nodes.filter((node) => node.running()).map((node) => node.port));
 
   const cluster: TestRedisCluster = {
     nodes,
@@ -89,7 +96,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
       if (!node) throw new Error(`no node holds slot ${slot}`);
       return node;
     },
-    async waitHealthy(timeoutMs = 30_000) {
+    async waitHealthy(timeoutMs = 60_000) {
       if (!(await waitForAsync(healthy, timeoutMs, 100))) throw new Error('the test cluster did not become healthy');
     },
     client() {
