@@ -32,7 +32,7 @@ const gateway = createGateway(config);
 // Reading API_KEYS_FILE happens as the gateway starts: a file it cannot use is a configuration error too.
 const { url, metricsUrl } = await gateway.listen().catch(exitOnStartError);
 const places = [`dashboard at ${url}/`, ...(config.graphiql && config.limits.trustedDocuments !== 'only' ? [`GraphiQL at ${url}/graphql`] : []), ...(metricsUrl ? [`metrics at ${metricsUrl}`] : [])];
-gateway.logger.info({ url, backend: config.backend, metricsUrl }, `listening on ${url}: ${places.join(', ')}`);
+gateway.logger.info({ url, backend: config.backend, redis: config.redis?.kind ?? 'none (events in this process)', metricsUrl }, `listening on ${url}: ${places.join(', ')}`);
 if (config.unknownNodeEnv !== undefined) {
   gateway.logger.warn({ nodeEnv: config.unknownNodeEnv }, `NODE_ENV=${config.unknownNodeEnv} is not "production": running with the development defaults (the development key, introspection, GraphiQL, field suggestions)`);
 }

@@ -2,6 +2,7 @@ import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { RedisAccess, RedisTarget } from '../config/index.js';
 import type { Logger } from '../logging/logger.js';
 import { boundClusterCommands, boundCommands } from './command-deadline.js';
+import { redisProblem } from './redis-problem.js';
 import { createWriteHealth } from './write-health.js';
 
 /*
@@ -52,6 +53,8 @@ export interface RedisClients {
   tail: Redis;
   /** Whether the event log can be written now (write-health.ts): readiness and the webhook's answer follow it. */
   writable(): boolean;
+  /** Why the event log cannot be written, in an operator's words (redis-problem.ts), once a write or a connection failed. */
+  problem(): string | undefined;
   /** Told of every append to the event log: succeeded (`true`) or failed (its error). */
   noteWrite(outcome: true | { error: unknown }): void;
   /** Resolves true once the event log can be written, false after `timeoutMs`. */
@@ -222,9 +225,11 @@ export function createRedisClients(target: RedisTarget, options: RedisClientsOpt
   for (const connection of [appends, tail]) boundCommands(connection, timeoutMs);
   if (commands instanceof Cluster) boundClusterCommands(commands, timeoutMs);
   else boundCommands(commands, timeoutMs);
-  // Connection errors are reported through readiness; unhandled 'error' events would crash the process.
-  commands.on('error', () => {});
-  appends.on('error', () => {});
+  // Connection errors are reported through readiness (and said by `problem`); unhandled 'error' events would crash the process.
+  let connectionError: unknown;
+  const remember = (error: unknown) => void (connectionError = error);
+  commands.on('error', remember);
+  appends.on('error', remember);
   tail.on('error', () => {});
   // Judged on the connection the event log writes on.
   const health = createWriteHealth(appends, { probeKey: options.probeKey, everyMs: timeoutMs, logger: options.logger });
@@ -235,6 +240,7 @@ export function createRedisClients(target: RedisTarget, options: RedisClientsOpt
     appends,
     tail,
     writable: () => health.writable(),
+    problem: () => health.problem() ?? (connectionError === undefined ? undefined : redisProblem(connectionError)),
     noteWrite: (outcome) => health.noteWrite(outcome),
     connected: (waitMs) => health.whenWritable(waitMs),
     async close() {

@@ -4,6 +4,7 @@ import type { EventTransport } from '../events/event-transport.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClients } from './redis-clients.js';
 import { createRedisEventLog } from './redis-event-log.js';
+import { redisProblem } from './redis-problem.js';
 
 export interface RedisEventTransportOptions {
   redisPrefix: string;
@@ -30,7 +31,7 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
     replicaWaitMs: options.redisReplicaWaitMs,
     onTailError(error) {
       // Once per outage, not once per retry.
-      if (!tailFailing) options.logger.warn({ err: error }, 'Redis live events interrupted; retrying');
+      if (!tailFailing) options.logger.warn({ reason: redisProblem(error) }, 'Redis live events interrupted; retrying');
       tailFailing = true;
     },
   });
@@ -47,7 +48,8 @@ export function createRedisEventTransport(clients: RedisClients, options: RedisE
           return appended;
         } catch (error) {
           clients.noteWrite({ error });
-          throw error;
+          // The webhook's 503 is logged with this: what it means, not the client library's words.
+          throw new Error(redisProblem(error), { cause: error });
         }
       },
       ready: () => clients.writable(),

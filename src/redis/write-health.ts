@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../logging/logger.js';
+import { redisProblem } from './redis-problem.js';
 
 /*
  * Whether this instance can write the event log now, judged by writes: a
@@ -25,6 +26,8 @@ export interface WriteHealthOptions {
 export interface WriteHealth {
   /** Whether the last write to the event log's slot succeeded (false until one has). */
   writable(): boolean;
+  /** Why the last write failed, when one did. */
+  problem(): string | undefined;
   /** A write to the event log's slot succeeded (`true`) or failed (its error). */
   noteWrite(outcome: true | { error: unknown }): void;
   /** Resolves true once writable, false after `timeoutMs`. */
@@ -39,6 +42,8 @@ export function createWriteHealth(commands: Redis | Cluster, options: WriteHealt
   let lastSuccess = 0;
   let probing = false;
   let closed = false;
+  /** Why the last write failed, in an operator's words (redis-problem.ts). */
+  let problem: string | undefined;
   const waiters = new Set<(answer: boolean) => void>();
 
   function noteWrite(outcome: true | { error: unknown }): void {
@@ -50,7 +55,8 @@ export function createWriteHealth(commands: Redis | Cluster, options: WriteHealt
       for (const wake of waiters) wake(true);
       return;
     }
-    if (writable) options.logger?.warn({ err: outcome.error }, 'Redis cannot take the event log\'s writes now (no master, a read-only replica, or away); until it can, webhooks get 503 and readiness says 503');
+    problem = redisProblem(outcome.error);
+    if (writable) options.logger?.warn({ reason: problem }, 'Redis cannot take the event log\'s writes now; until it can, webhooks get 503 and readiness says 503');
     writable = false;
   }
 
@@ -78,6 +84,7 @@ export function createWriteHealth(commands: Redis | Cluster, options: WriteHealt
 
   return {
     writable: () => writable,
+    problem: () => problem,
     noteWrite,
     whenWritable: (timeoutMs) =>
       new Promise((resolve) => {

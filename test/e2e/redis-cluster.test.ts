@@ -5,6 +5,7 @@ import { redisKeys } from '../../src/redis/redis-keys.js';
 import { OTHER_KEY, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { keepSending, liveSubscriber, receivedExactlyOnce, stopWatching, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
 import { startTestRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.js';
+import { ask } from '../helpers/redis-process.js';
 import { deliverWebhook } from '../helpers/redis-deployment.js';
 import { redisServerOnPath } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -24,7 +25,7 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
 
   beforeAll(async () => {
     cluster = await startTestRedisCluster();
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await stopWatching();
     await Promise.all(gateways.map((gateway) => gateway.close()));
@@ -61,6 +62,17 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     expect(await client.exists(redisKeys(prefix).eventPosition(accepted[3]!, undefined))).toBe(1);
     expect(master.running()).toBe(true);
     await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
+  });
+
+  it('refuses to start on a cluster whose event log\'s master evicts keys, naming REDIS_CLUSTER_NODES', async () => {
+    const prefix = `cluster-${randomUUID().slice(0, 8)}:`;
+    const master = await cluster.masterOf(redisKeys(prefix).stream);
+    await ask(master.port, (client) => client.config('SET', 'maxmemory', '1gb', 'maxmemory-policy', 'allkeys-lru'));
+    try {
+      await expect(startGateway({ REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: prefix })).rejects.toThrow(/^REDIS_CLUSTER_NODES must be a Redis that never evicts keys/);
+    } finally {
+      await ask(master.port, (client) => client.config('SET', 'maxmemory', '0', 'maxmemory-policy', 'noeviction'));
+    }
   });
 
   it('counts one identity\'s requests across instances', async () => {

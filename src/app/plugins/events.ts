@@ -81,8 +81,8 @@ export const eventsPlugin = fp<{ config: Config }>(
     app.decorate('bus', events.bus);
     app.readiness.add('events', () => events.bus.ready());
     if (postgres && shared) startShared(app, postgres, shared, historyFeed, retryMs, logger);
-    if (!(await events.connect(5_000))) logger.warn('Redis is not reachable yet: not ready until it is');
-    else if (redis) await refuseEvictingRedis(redis.appends, logger);
+    if (!(await events.connect(5_000))) logger.warn({ reason: redis?.problem() ?? 'no answer yet' }, 'Redis cannot take the event log\'s writes yet: not ready until it can');
+    else if (redis && config.redis) await refuseEvictingRedis(redis.appends, REDIS_VARIABLE[config.redis.kind], logger);
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
     app.addHook('onClose', () => {
       inProcess?.close?.();
@@ -93,12 +93,15 @@ export const eventsPlugin = fp<{ config: Config }>(
 );
 
 /** A Redis that evicts keys when full would silently forget what dedupe and resume need (eviction-policy.ts): the gateway does not start on one. */
-async function refuseEvictingRedis(commands: Redis, logger: Logger): Promise<void> {
+/** The variable that names each kind of Redis, for a line that says which one to fix. */
+const REDIS_VARIABLE = { standalone: 'REDIS_URL', cluster: 'REDIS_CLUSTER_NODES', sentinel: 'REDIS_SENTINELS' } as const;
+
+async function refuseEvictingRedis(commands: Redis, variable: string, logger: Logger): Promise<void> {
   const eviction = await evictionOf(commands);
   if ('unknown' in eviction) logger.warn({ reason: eviction.unknown }, 'the Redis eviction policy cannot be read (CONFIG GET refused, as managed services may): make sure it is noeviction, or dedupe and resume may forget events when Redis is full');
   else if (eviction.evicts) {
     const got = `maxmemory ${eviction.maxmemory}, maxmemory-policy ${eviction.policy}`;
-    throw new ConfigError('REDIS_URL', 'a Redis that never evicts keys (maxmemory-policy noeviction, or maxmemory 0)', undefined, `it has ${got}, so webhook dedupe and resume would silently forget events`);
+    throw new ConfigError(variable, 'a Redis that never evicts keys (maxmemory-policy noeviction, or maxmemory 0)', undefined, `it has ${got}, so webhook dedupe and resume would silently forget events`);
   }
 }
 
