@@ -1,9 +1,9 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
+import { rawRequest, upstreamCallsDuring } from '../helpers/raw-request.js';
 
 /*
  * Input is bounded and never echoed in bulk. Ids over 256
@@ -36,26 +36,7 @@ async function postRaw(query: string, variables?: Record<string, unknown>): Prom
   return { status: response.status, text: await response.text() };
 }
 
-/** Sends a request with its path exactly as given (fetch would resolve `..` itself). */
-function rawRequest(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(gw.url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, method, path, headers: { authorization: TEST_KEY, 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
-async function upstreamCallsDuring<T>(work: () => Promise<T>): Promise<{ calls: number; result: T }> {
-  const before = upstream.calls.length;
-  const result = await work();
-  return { calls: upstream.calls.length - before, result };
-}
 
 const knownId = () => (upstream.transactions[0] as { transactionId: string }).transactionId;
 
@@ -63,7 +44,7 @@ describe('huge ids', () => {
   it('answers fifty aliases of a 900 KB id small, without an upstream call', async () => {
     const id = 'x'.repeat(900_000);
     const fields = Array.from({ length: 50 }, (_, a) => `a${a}: transaction(id: $id) { transactionId status }`).join(' ');
-    const { calls, result } = await upstreamCallsDuring(() => postRaw(`query ($id: ID!) { ${fields} }`, { id }));
+    const { calls, result } = await upstreamCallsDuring(upstream, () => postRaw(`query ($id: ID!) { ${fields} }`, { id }));
     expect(calls).toBe(0);
     expect(result.text.length).toBeLessThan(SMALL_ANSWER);
     const body = JSON.parse(result.text) as { errors: Array<{ message: string; extensions: { code: string } }> };
@@ -97,7 +78,7 @@ describe('huge ids', () => {
   ])('refuses an id over 256 UTF-8 bytes in %s, before any upstream call', async (_name, query, variables) => {
     // 129 characters, 258 bytes: the bound is in bytes.
     const id = 'é'.repeat(129);
-    const { calls, result } = await upstreamCallsDuring(() => postGraphQL(gw.url, query, { variables: variables(id) }));
+    const { calls, result } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, query, { variables: variables(id) }));
     expect(calls).toBe(0);
     expect(codesOf(result)).toContain('BAD_USER_INPUT');
     expect(result.body.errors!.every((error) => error.message.length < 300)).toBe(true);
@@ -105,7 +86,7 @@ describe('huge ids', () => {
 
   it('takes an id of exactly 256 bytes to the upstream', async () => {
     const id = 'é'.repeat(128);
-    const { calls, result } = await upstreamCallsDuring(() => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
+    const { calls, result } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
     expect(calls).toBe(1);
     expect(codesOf(result)).toEqual(['NOT_FOUND']);
   });
@@ -114,7 +95,7 @@ describe('huge ids', () => {
     // Three vendings at once are read with one list call, and the gateway words what the list lacks.
     const ids = ['a', 'b', 'c'].map((letter) => letter + 'é'.repeat(127));
     const query = 'query ($a: ID!, $b: ID!, $c: ID!) { a: vending(id: $a) { vendingId } b: vending(id: $b) { vendingId } c: vending(id: $c) { vendingId } }';
-    const { calls, result } = await upstreamCallsDuring(() => postGraphQL(gw.url, query, { variables: { a: ids[0], b: ids[1], c: ids[2] } }));
+    const { calls, result } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, query, { variables: { a: ids[0], b: ids[1], c: ids[2] } }));
     expect(calls).toBe(1);
     expect(codesOf(result)).toEqual(['NOT_FOUND', 'NOT_FOUND', 'NOT_FOUND']);
     for (const error of result.body.errors!) {
@@ -142,7 +123,7 @@ describe('huge ids', () => {
   ])('answers %s %s with an id over the bound 400 in the contract envelope, without an upstream call', async (method, template) => {
     for (const id of ['a'.repeat(257), 'a'.repeat(5_000), encodeURIComponent('é'.repeat(129))]) {
       const path = template.includes('{id}') ? template.replace('{id}', id) : template + id;
-      const { calls, result } = await upstreamCallsDuring(() => rawRequest(method, path, method === 'PUT' ? '{"paid":true}' : undefined));
+      const { calls, result } = await upstreamCallsDuring(upstream, () => rawRequest(gw.url, method, path, method === 'PUT' ? '{"paid":true}' : undefined));
       expect(calls).toBe(0);
       expect(result.status).toBe(400);
       const body = JSON.parse(result.text) as { errors: { message: string } };
@@ -198,16 +179,16 @@ describe('client input in error messages', () => {
 
 describe('ids as one path segment upstream', () => {
   it.each(['.', '..'])('refuses the id %j, which no server reads as a segment of its own, without an upstream call', async (id) => {
-    const graphql = await upstreamCallsDuring(() => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
+    const graphql = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
     expect(graphql.calls).toBe(0);
     expect(codesOf(graphql.result)).toEqual(['BAD_USER_INPUT']);
-    const rest = await upstreamCallsDuring(() => rawRequest('PUT', `/transactions/${id}/payment`, '{"paid":true}'));
+    const rest = await upstreamCallsDuring(upstream, () => rawRequest(gw.url, 'PUT', `/transactions/${id}/payment`, '{"paid":true}'));
     expect(rest.calls).toBe(0);
     expect(rest.result.status).toBe(400);
   });
 
   it.each(['...', '%2E%2E', 'a?b#c', 'a..b'])('sends the id %j as one segment', async (id) => {
-    const { calls } = await upstreamCallsDuring(() => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
+    const { calls } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
     expect(calls).toBe(1);
     const call = upstream.calls.at(-1)!;
     const segments = call.path.split('/').filter(Boolean).map(decodeURIComponent);

@@ -1,10 +1,10 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
+import { rawRequest, upstreamCallsDuring } from '../helpers/raw-request.js';
 
 /*
  * Ids a service could route on, or that are not text at all, are refused by
@@ -27,26 +27,7 @@ afterAll(async () => {
   await upstream.close();
 });
 
-/** Sends a request with its path exactly as given. */
-function rawRequest(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(gw.url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, method, path, headers: { authorization: TEST_KEY, 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
-async function upstreamCallsDuring<T>(work: () => Promise<T>): Promise<{ calls: number; result: T }> {
-  const before = upstream.calls.length;
-  const result = await work();
-  return { calls: upstream.calls.length - before, result };
-}
 
 /** Percent-encodes `id` as UTF-8, a lone surrogate as the three bytes UTF-8 would give it (which no decoder accepts). */
 const pathSegment = (id: string): string =>
@@ -80,7 +61,7 @@ const GRAPHQL_READS: Array<[string, string]> = [
 
 describe.each(ODD_IDS)('an id holding %s', (_name, id) => {
   it.each(GRAPHQL_READS)('is BAD_USER_INPUT in %s, before any upstream call', async (_field, query) => {
-    const { calls, result } = await upstreamCallsDuring(() => postGraphQL(gw.url, query, { variables: { id } }));
+    const { calls, result } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, query, { variables: { id } }));
     expect(calls).toBe(0);
     expect(result.status).toBeLessThan(500);
     expect(codesOf(result)).toEqual(['BAD_USER_INPUT']);
@@ -89,7 +70,7 @@ describe.each(ODD_IDS)('an id holding %s', (_name, id) => {
   it('is 400 on the REST paths, before any upstream call', async () => {
     const segment = pathSegment(id);
     for (const [method, path] of [['GET', `/transactions/${segment}`], ['PUT', `/transactions/${segment}/payment`], ['GET', `/vendings/${segment}`]] as const) {
-      const { calls, result } = await upstreamCallsDuring(() => rawRequest(method, path, method === 'PUT' ? '{"paid":true}' : undefined));
+      const { calls, result } = await upstreamCallsDuring(upstream, () => rawRequest(gw.url, method, path, method === 'PUT' ? '{"paid":true}' : undefined));
       expect(calls).toBe(0);
       expect(result.status).toBe(400);
       expect(JSON.parse(result.text)).toMatchObject({ errors: { message: expect.any(String) } });
@@ -107,7 +88,7 @@ describe.each(ODD_IDS)('an id holding %s', (_name, id) => {
 describe('the one id rule', () => {
   it('still takes ids a service cannot route on to the upstream as one segment', async () => {
     for (const id of ['...', '%2E%2E', 'a?b#c', 'é', 'a b', '😀']) {
-      const { calls } = await upstreamCallsDuring(() => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
+      const { calls } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
       expect(calls).toBe(1);
       const segments = upstream.calls.at(-1)!.path.split('/').filter(Boolean).map(decodeURIComponent);
       expect(segments).toEqual(['transactions', id]);

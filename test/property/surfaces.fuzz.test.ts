@@ -1,4 +1,3 @@
-import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
@@ -7,6 +6,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
 import { anyText, envelopedBody, jsonValue, legacyBody, mostly, oddId, percentEncodeLoosely, runs } from './arbitraries.js';
 import { graphqlPayload } from './graphql-documents.js';
+import { rawRequest } from '../helpers/raw-request.js';
 
 /*
  * Every surface of a gateway in front of a REST service (BACKEND=rest, so an
@@ -44,20 +44,6 @@ function upstreamCallsOnTheContract(): void {
   }
 }
 
-/** Sends a request with its path exactly as given (fetch would resolve dots and re-encode). */
-function rawRequest(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(gw.url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, method, path, headers: { authorization: TEST_KEY, 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 // ---------------------------------------------------------------------------
 // GraphQL: the schema-walked documents, and documents about ids and directives.
@@ -164,7 +150,7 @@ describe('the REST surface', () => {
   it('answers every path and id with the contract envelope, never a 5xx or a masked error', async () => {
     await fc.assert(
       fc.asyncProperty(restRequest, fc.option(jsonValue.map((v) => JSON.stringify(v)), { nil: undefined }), async ({ method, path }, body) => {
-        const answer = await rawRequest(method, path, method === 'PUT' ? (body ?? '{"paid":true}') : undefined);
+        const answer = await rawRequest(gw.url, method, path, method === 'PUT' ? (body ?? '{"paid":true}') : undefined);
         const what = `${method} ${path} → ${answer.status} ${answer.text.slice(0, 300)}`;
         expect(answer.status, what).toBeLessThan(500);
         expect(answer.text, what).not.toContain(MASKED);
