@@ -7,6 +7,8 @@ import { sseSubscribe } from '../helpers/sse-client.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 
 /*
  * The live path on one instance: what a sender's text may do to an
@@ -157,5 +159,40 @@ describe('an expired cursor', () => {
       source.close();
       await proxy.close();
     }
+  });
+});
+
+describe('a connection that carries its resume point', () => {
+  const connected = (running: RunningGateway, params: Record<string, unknown>) =>
+    createClient({ url: `${running.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { Authorization: TEST_KEY, ...params }, retryAttempts: 0 });
+
+  it('resumes every subscription without an after of its own after connectionParams.after; one with its own keeps it', async () => {
+    const running = await gateway();
+    const tx = `tx-${randomUUID()}`;
+    for (const status of ['one', 'two', 'three']) await post(running, 'enveloped', { transactionId: tx, status }, `evt-${status}-${tx}`);
+
+    const client = connected(running, { after: `evt-one-${tx}` });
+    const first = subscribe(client, LIVE);
+    const second = subscribe(client, 'subscription { transactionUpdated { status } }');
+    const own = subscribe(client, LIVE, { after: `evt-two-${tx}` });
+    expect((await first.next()).data!.transactionUpdated.status).toBe('two');
+    expect((await first.next()).data!.transactionUpdated.status).toBe('three');
+    expect((await second.next()).data!.transactionUpdated.status).toBe('two');
+    expect((await second.next()).data!.transactionUpdated.status).toBe('three');
+    expect((await own.next()).data!.transactionUpdated.status).toBe('three');
+    await post(running, 'enveloped', { transactionId: tx, status: 'four' });
+    for (const sub of [first, second, own]) expect((await sub.next()).data!.transactionUpdated.status).toBe('four');
+    expect([first.received.length, second.received.length, own.received.length]).toEqual([3, 3, 2]);
+    await client.dispose();
+  });
+
+  it('refuses a connectionParams.after that is not text with BAD_USER_INPUT, naming it', async () => {
+    const running = await gateway();
+    const client = connected(running, { after: { position: 1 } });
+    const sub = subscribe(client, LIVE);
+    const result = await sub.next();
+    expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(result.errors?.[0]?.message).toContain('connectionParams.after');
+    await client.dispose();
   });
 });
