@@ -6,7 +6,8 @@ import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-pro
 import type { RecordingClient } from '../helpers/real-clients.js';
 import { deliverWebhook } from '../helpers/redis-deployment.js';
 import { freePort, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
-import { apolloRecipe, eventSourceRecipe, graphqlSseRecipe, graphqlWsRecipe, urqlSseRecipe, urqlWsRecipe } from '../helpers/resume-recipes.js';
+import { apolloRecipe, browserRecipes, eventSourceRecipe, graphqlSseRecipe, graphqlWsRecipe, urqlSseRecipe, urqlWsRecipe } from '../helpers/resume-recipes.js';
+import { chromiumFor } from '../helpers/browser.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /*
@@ -14,7 +15,8 @@ import { waitFor } from '../helpers/wait-for.js';
  * as a dashboard developer runs them: two instances sharing Redis and no load
  * balancer, the clients on A (a process of its own), the service's webhooks
  * on B. A is restarted in the middle of the series, gracefully (SIGTERM) or
- * with `kill -9`, on the same port; the clients reconnect by themselves and
+ * with `kill -9`, on the same port (the browser's clients run in Chromium,
+ * when it is installed); the clients reconnect by themselves and
  * every one of them must receive the 40 events once each, in order: those
  * sent before, while A was down, and while they were coming back.
  */
@@ -32,6 +34,7 @@ afterAll(async () => {
   await redis?.close();
 });
 
+const inChromium = chromiumFor('the browser resume recipes');
 const recipes = [apolloRecipe, urqlWsRecipe, urqlSseRecipe, graphqlWsRecipe, graphqlSseRecipe, eventSourceRecipe];
 
 /** Subscribers open on a gateway process, read from its metrics. */
@@ -52,7 +55,7 @@ async function waitForSubscribers(url: string, count: number): Promise<boolean> 
 const statuses = (client: RecordingClient) => client.received.map((update) => update.status);
 
 describe.each(['SIGTERM', 'SIGKILL'] as const)('resume recipes across a restart of their instance (%s)', (how) => {
-  it('Apollo Client, urql over graphql-ws and graphql-sse, graphql-ws, graphql-sse and EventSource each get all 40 events once', async () => {
+  it('Apollo Client, urql over graphql-ws and graphql-sse, graphql-ws, graphql-sse, EventSource and Chromium each get all 40 events once', async () => {
     const env = { REDIS_URL: redis.url, REDIS_PREFIX: `recipes-${randomUUID()}:` };
     const b: RunningGateway = await startGateway(env);
     cleanups.push(() => b.close());
@@ -61,6 +64,11 @@ describe.each(['SIGTERM', 'SIGKILL'] as const)('resume recipes across a restart 
     cleanups.push(() => a.stop('SIGKILL'));
     const clients = recipes.map((recipe) => recipe(a.url, TEST_KEY));
     cleanups.push(() => clients.forEach((client) => client.close()));
+    if (inChromium) {
+      const browser = await browserRecipes(a.url, TEST_KEY);
+      cleanups.push(() => browser.close());
+      clients.push(...browser.clients);
+    }
     expect(await waitForSubscribers(a.url, clients.length)).toBe(true);
 
     const sent: string[] = [];

@@ -4,7 +4,9 @@ import { Client as UrqlClient, subscriptionExchange } from '@urql/core';
 import { EventSource } from 'eventsource';
 import { createClient as createSseClient, type Client as SseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
+import { build } from 'esbuild';
 import WebSocket from 'ws';
+import { launchChromium } from './browser.js';
 import type { RecordingClient, TransactionUpdate } from './real-clients.js';
 
 /*
@@ -185,3 +187,32 @@ export const eventSourceRecipe: Recipe = (httpUrl, key) => {
   rec.close = () => source.close();
   return rec;
 };
+
+/**
+ * The browser recipes (test/fixtures/browser-resume.ts) in Chromium, on a page
+ * of the gateway's origin (its /healthz, so no CORS is involved): graphql-ws
+ * over the browser's WebSocket and graphql-sse over its fetch. The page
+ * outlives the gateway's restarts; its results are recorded here.
+ */
+export async function browserRecipes(httpUrl: string, key: string): Promise<{ clients: RecordingClient[]; close(): Promise<void> }> {
+  const bundled = await build({ entryPoints: [new URL('../fixtures/browser-resume.ts', import.meta.url).pathname], bundle: true, write: false, format: 'iife', platform: 'browser', logLevel: 'silent' });
+  const browser = await launchChromium();
+  try {
+    const context = await browser.newContext({ bypassCSP: true });
+    const page = await context.newPage();
+    const clients = new Map<string, ReturnType<typeof recorder>>();
+    for (const name of ['browser graphql-ws', 'browser graphql-sse']) clients.set(name, recorder(name));
+    await page.exposeFunction('record', (name: string, eventId: string | null, status: string | null, ended?: string) => {
+      const rec = clients.get(name)!;
+      if (ended !== undefined) rec.onEnd(ended === 'complete' ? 'complete' : new Error(ended));
+      else if (eventId !== null && status !== null) rec.onResult({ data: { transactionUpdated: { eventId, status } } });
+    });
+    await page.goto(`${httpUrl}/healthz`);
+    await page.addScriptTag({ content: bundled.outputFiles[0]!.text });
+    await page.evaluate(([url, apiKey]) => (globalThis as unknown as { startResumeRecipes(url: string, key: string): void }).startResumeRecipes(url!, apiKey!), [httpUrl, key]);
+    return { clients: [...clients.values()], close: () => browser.close() };
+  } catch (error) {
+    await browser.close();
+    throw error;
+  }
+}
