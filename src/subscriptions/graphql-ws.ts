@@ -69,16 +69,21 @@ function authorizationOf(params: Readonly<Record<string, unknown>> | undefined):
 }
 
 /**
- * Whether the operation resumes from a client's position (an `after` argument
- * given a value, literally or by variable). Such a subscription replays what
- * it missed before going live, so it cannot join a group whose replay (or
- * none) already went out; any `after` anywhere in the document counts, which
- * only ever costs sharing. A connection that carries a resume point
- * (`connectionParams.after`) resumes every such subscription of its own.
+ * Whether the operation resumes from a client's position: an `after`
+ * argument given a value (literally or by variable), or a connection that
+ * carries one (`connectionParams.after`, which `transactionUpdated` takes
+ * when it has no `after` of its own). Such a subscription replays what it
+ * missed before going live, so it cannot join a group whose replay (or none)
+ * already went out; any `after` anywhere in the document counts, which only
+ * ever costs sharing.
  */
-function resumes(document: DocumentNode, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
+function resumes(document: DocumentNode, variables: Readonly<Record<string, unknown>> | null | undefined, connectionAfter: unknown): boolean {
+  const connectionResumes = connectionAfter !== undefined && connectionAfter !== null && connectionAfter !== '';
   let found = false;
   visit(document, {
+    Field(node) {
+      if (connectionResumes && node.name.value === 'transactionUpdated') found = true;
+    },
     Argument(node) {
       if (node.name.value !== 'after') return;
       const value = valueFromASTUntyped(node.value, variables);
@@ -182,8 +187,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         ran = args;
         if (!isSubscription) return (await execute({ ...args, contextValue })) as ExecutionResult;
         // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
-        const resuming = (connectionAfter !== undefined && connectionAfter !== null && connectionAfter !== '') || resumes(document, params.variables);
-        const group = options.sharing && !resuming ? JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, authorization ?? null]) : randomUUID();
+        const group = options.sharing && !resumes(document, params.variables, connectionAfter) ? JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, authorization ?? null]) : randomUUID();
         // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
         const socket = ctx.extra.socket;
         const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;

@@ -188,6 +188,20 @@ describe('a connection that carries its resume point', () => {
     await client.dispose();
   });
 
+  it('does not join a live subscriber\'s shared execution: it gets its replay', async () => {
+    const running = await gateway();
+    const tx = `tx-${randomUUID()}`;
+    const live = connected(running, {});
+    const liveSub = subscribe(live, 'subscription { transactionUpdated { status } }');
+    expect(await untilSubscribed(running, 1)).toBe(true);
+    for (const status of ['one', 'two']) await post(running, 'enveloped', { transactionId: tx, status }, `evt-${status}-${tx}`);
+    expect((await liveSub.next()).data!.transactionUpdated.status).toBe('one');
+    const resuming = connected(running, { after: `evt-one-${tx}` });
+    const resumed = subscribe(resuming, 'subscription { transactionUpdated { status } }');
+    expect((await resumed.next()).data!.transactionUpdated.status).toBe('two');
+    await Promise.all([live.dispose(), resuming.dispose()]);
+  });
+
   it('refuses a connectionParams.after that is not text with BAD_USER_INPUT, naming it', async () => {
     const running = await gateway();
     const client = connected(running, { after: { position: 1 } });
