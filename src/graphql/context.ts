@@ -42,8 +42,13 @@ export interface GatewayContext {
   history: HistoryReader | undefined;
   /** Which account's transactions this operation's credential may receive (live events, history, statistics). */
   accountAccess: AccountAccess;
-  /** SSE's `Last-Event-ID` on a reconnecting stream: resume after it, as with `after`. */
-  lastEventId: string | undefined;
+  /**
+   * The resume point the client's connection carries, for subscriptions that give no `after` of their own:
+   * SSE's `Last-Event-ID` header, or graphql-ws's `connectionParams.after`. Clients that rebuild
+   * subscriptions from copies of their variables (Apollo's and urql's links) can only resume through it.
+   * Not yet judged: anything but text is refused where it is read.
+   */
+  connectionAfter: unknown;
   /** The event a subscription is answering right now, so its result can name it (and SSE its position). */
   currentEvent: {
     eventId: string | undefined;
@@ -58,7 +63,8 @@ export interface GatewayContext {
 export interface RequestFacts {
   authorization: string | null | undefined;
   requestId: string;
-  lastEventId?: string | null | undefined;
+  /** The connection's resume point (see `GatewayContext.connectionAfter`), as the client sent it. */
+  connectionAfter?: unknown;
   /** The HTTP request's scope (where its upstream calls are counted); none over WebSocket. */
   scope?: CallScope | undefined;
   /** A WebSocket query's or mutation's: its connection, gone when its socket closes. */
@@ -89,7 +95,7 @@ export async function createContext(services: GatewayServices, facts: RequestFac
   };
   return {
     requestId: facts.requestId,
-    lastEventId: facts.lastEventId || undefined,
+    connectionAfter: facts.connectionAfter === null || facts.connectionAfter === '' ? undefined : facts.connectionAfter,
     currentEvent: { eventId: undefined, position: undefined, traceContext: undefined, deliveryStartedAt: undefined },
     credential,
     scope,

@@ -28,6 +28,8 @@ import { createGraphiQLPage, type GraphiQLPage } from './graphiql-page.js';
 /** What a WebSocket operation brings instead of an HTTP request's scope. */
 export interface WebSocketServerContext {
   authorization?: string | undefined;
+  /** The connection's `connectionParams.after`: where its subscriptions without an `after` of their own resume. */
+  after?: unknown;
   /** The operation's connection, gone when its socket closed; shared subscriptions have none. */
   owner?: Owner | undefined;
   /** graphql-ws runs the operation itself once yoga's params stage passed it (operation-rules.ts). */
@@ -87,13 +89,13 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     graphiql: graphiql ? { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined } : false,
     // yoga's own page loads GraphiQL from a CDN; this one is served from the gateway (graphiql-page.ts).
     ...(graphiql ? { renderGraphiQL: graphiql.render } : {}),
-    context: ({ request, authorization, owner }) => {
+    context: ({ request, authorization, after, owner }) => {
       // An HTTP request's scope rides on its Request (graphql-route.ts); a WebSocket operation makes its own.
       const scope = request ? scopeOfRequest.get(request) : undefined;
       if (scope) {
-        return createContext(options.services, { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, lastEventId: request.headers.get('last-event-id'), scope });
+        return createContext(options.services, { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, connectionAfter: request.headers.get('last-event-id'), scope });
       }
-      return createContext(options.services, { authorization, requestId: crypto.randomUUID(), owner });
+      return createContext(options.services, { authorization, requestId: crypto.randomUUID(), connectionAfter: after, owner });
     },
     plugins: rulePlugins(
       rules,

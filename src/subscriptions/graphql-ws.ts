@@ -45,8 +45,8 @@ export interface GraphQLWsOptions {
    * too many key checks).
    */
   authorize(authorization: string | undefined): Promise<'accepted' | 'refused' | 'retry'>;
-  /** Makes the initial context of one operation from the connection's key. */
-  initialContext(authorization: string | undefined): WebSocketServerContext;
+  /** Makes the initial context of one operation from the connection's key and resume point (`connectionParams.after`). */
+  initialContext(authorization: string | undefined, after: unknown): WebSocketServerContext;
 }
 
 export interface GraphQLWsServer {
@@ -69,15 +69,21 @@ function authorizationOf(params: Readonly<Record<string, unknown>> | undefined):
 }
 
 /**
- * Whether the operation resumes from a client's position (an `after` argument
- * given a value, literally or by variable). Such a subscription replays what
- * it missed before going live, so it cannot join a group whose replay (or
- * none) already went out; any `after` anywhere in the document counts, which
- * only ever costs sharing.
+ * Whether the operation resumes from a client's position: an `after`
+ * argument given a value (literally or by variable), or a connection that
+ * carries one (`connectionParams.after`, which `transactionUpdated` takes
+ * when it has no `after` of its own). Such a subscription replays what it
+ * missed before going live, so it cannot join a group whose replay (or none)
+ * already went out; any `after` anywhere in the document counts, which only
+ * ever costs sharing.
  */
-function resumes(document: DocumentNode, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
+function resumes(document: DocumentNode, variables: Readonly<Record<string, unknown>> | null | undefined, connectionAfter: unknown): boolean {
+  const connectionResumes = connectionAfter !== undefined && connectionAfter !== null && connectionAfter !== '';
   let found = false;
   visit(document, {
+    Field(node) {
+      if (connectionResumes && node.name.value === 'transactionUpdated') found = true;
+    },
     Argument(node) {
       if (node.name.value !== 'after') return;
       const value = valueFromASTUntyped(node.value, variables);
@@ -162,8 +168,9 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
    */
   const prepare = async (ctx: Context<Record<string, unknown>, Extra>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> => {
     const authorization = authorizationOf(ctx.connectionParams);
+    const connectionAfter = ctx.connectionParams?.after;
     let ran: ExecutionArgs | undefined;
-    const serverContext = options.initialContext(authorization);
+    const serverContext = options.initialContext(authorization, connectionAfter);
     serverContext.execution = async ({ request, params, context }) => {
       // What yoga's own handler does first: its plugins find the request and parameters in the context.
       Object.assign(context, { request, params });
@@ -180,7 +187,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         ran = args;
         if (!isSubscription) return (await execute({ ...args, contextValue })) as ExecutionResult;
         // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
-        const group = options.sharing && !resumes(document, params.variables) ? JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, authorization ?? null]) : randomUUID();
+        const group = options.sharing && !resumes(document, params.variables, connectionAfter) ? JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, authorization ?? null]) : randomUUID();
         // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
         const socket = ctx.extra.socket;
         const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;

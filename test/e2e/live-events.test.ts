@@ -7,6 +7,10 @@ import { sseSubscribe } from '../helpers/sse-client.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { ApolloClient, InMemoryCache, gql } from '@apollo/client';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 
 /*
  * The live path on one instance: what a sender's text may do to an
@@ -157,5 +161,96 @@ describe('an expired cursor', () => {
       source.close();
       await proxy.close();
     }
+  });
+});
+
+describe('a connection that carries its resume point', () => {
+  const connected = (running: RunningGateway, params: Record<string, unknown>) =>
+    createClient({ url: `${running.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { Authorization: TEST_KEY, ...params }, retryAttempts: 0 });
+
+  it('resumes every subscription without an after of its own after connectionParams.after; one with its own keeps it', async () => {
+    const running = await gateway();
+    const tx = `tx-${randomUUID()}`;
+    for (const status of ['one', 'two', 'three']) await post(running, 'enveloped', { transactionId: tx, status }, `evt-${status}-${tx}`);
+
+    const client = connected(running, { after: `evt-one-${tx}` });
+    const first = subscribe(client, LIVE);
+    const second = subscribe(client, 'subscription { transactionUpdated { status } }');
+    const own = subscribe(client, LIVE, { after: `evt-two-${tx}` });
+    expect((await first.next()).data!.transactionUpdated.status).toBe('two');
+    expect((await first.next()).data!.transactionUpdated.status).toBe('three');
+    expect((await second.next()).data!.transactionUpdated.status).toBe('two');
+    expect((await second.next()).data!.transactionUpdated.status).toBe('three');
+    expect((await own.next()).data!.transactionUpdated.status).toBe('three');
+    await post(running, 'enveloped', { transactionId: tx, status: 'four' });
+    for (const sub of [first, second, own]) expect((await sub.next()).data!.transactionUpdated.status).toBe('four');
+    expect([first.received.length, second.received.length, own.received.length]).toEqual([3, 3, 2]);
+    await client.dispose();
+  });
+
+  it('does not join a live subscriber\'s shared execution: it gets its replay', async () => {
+    const running = await gateway();
+    const tx = `tx-${randomUUID()}`;
+    const live = connected(running, {});
+    const liveSub = subscribe(live, 'subscription { transactionUpdated { status } }');
+    expect(await untilSubscribed(running, 1)).toBe(true);
+    for (const status of ['one', 'two']) await post(running, 'enveloped', { transactionId: tx, status }, `evt-${status}-${tx}`);
+    expect((await liveSub.next()).data!.transactionUpdated.status).toBe('one');
+    const resuming = connected(running, { after: `evt-one-${tx}` });
+    const resumed = subscribe(resuming, 'subscription { transactionUpdated { status } }');
+    expect((await resumed.next()).data!.transactionUpdated.status).toBe('two');
+    await Promise.all([live.dispose(), resuming.dispose()]);
+  });
+
+  it('refuses a connectionParams.after that is not text with BAD_USER_INPUT, naming it', async () => {
+    const running = await gateway();
+    const client = connected(running, { after: { position: 1 } });
+    const sub = subscribe(client, LIVE);
+    const result = await sub.next();
+    expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(result.errors?.[0]?.message).toContain('connectionParams.after');
+    await client.dispose();
+  });
+
+  it('Apollo Client comes back from EVENTS_EXPIRED as the recipe says: the cursor of the error, a new connection, a new subscription', async () => {
+    const running = await gateway({ EVENT_LOG_SIZE: '2' });
+    await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-1' }, 'evt-stale');
+    for (let n = 2; n <= 5; n++) await post(running, 'enveloped', { transactionId: 'tx-1', status: `s-${n}` });
+
+    let after: string | undefined = 'evt-stale';
+    const resuming = createClient({ url: `${running.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: () => ({ Authorization: TEST_KEY, after }) });
+    const apollo = new ApolloClient({ link: new GraphQLWsLink(resuming), cache: new InMemoryCache() });
+    const statuses: string[] = [];
+    const codes: unknown[] = [];
+    const start = (): void => {
+      let expiredAt: string | undefined;
+      apollo.subscribe({ query: gql('subscription { transactionUpdated { eventId status } }') }).subscribe({
+        next: (result) => {
+          const update = (result.data as { transactionUpdated?: { eventId: string; status: string } } | undefined)?.transactionUpdated;
+          if (update) {
+            after = update.eventId;
+            statuses.push(update.status);
+            return;
+          }
+          const expired = (result.error as { errors?: Array<{ extensions?: { code?: unknown; cursor?: unknown } }> } | undefined)?.errors?.find((error) => error.extensions?.code === 'EVENTS_EXPIRED');
+          codes.push(expired?.extensions?.code);
+          if (typeof expired?.extensions?.cursor === 'string') expiredAt = expired.extensions.cursor;
+        },
+        // Once that subscription is over (Apollo shares one still running): reload what is shown (queries),
+        // then a connection that carries the new cursor, then subscribe again.
+        complete: () => {
+          if (expiredAt === undefined) return;
+          after = expiredAt;
+          resuming.terminate();
+          start();
+        },
+      });
+    };
+    start();
+    expect(await waitFor(() => codes.length === 1 && running.gateway.activeSubscriptions() === 1, 10_000)).toBe(true);
+    await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-6' });
+    expect(await waitFor(() => statuses.length === 1, 10_000)).toBe(true);
+    expect([codes, statuses]).toEqual([['EVENTS_EXPIRED'], ['s-6']]);
+    await resuming.dispose();
   });
 });

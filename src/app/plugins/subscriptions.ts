@@ -34,7 +34,7 @@ export const subscriptionsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
           () => 'accepted' as const,
           (error: unknown) => (isRefusal(error) ? 'refused' : 'retry'),
         ),
-      initialContext: (authorization) => ({ authorization }),
+      initialContext: (authorization, after) => ({ authorization, after }),
     });
     // SSE subscribers each hold a bus subscription; WebSocket ones share theirs per group.
     const activeSubscriptions = () => {

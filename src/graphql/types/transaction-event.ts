@@ -45,6 +45,23 @@ const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('Tra
   }),
 });
 
+/**
+ * Where a subscription resumes: its own `after`, else the one its connection carries (SSE's Last-Event-ID,
+ * graphql-ws's `connectionParams.after`), which a client that resubscribes from a copy of its variables
+ * (Apollo's and urql's links) can still move forward on every event.
+ * An event id is only kept, never put in a path: the rule for text ids, not the one for resource ids.
+ */
+function resumePoint(after: string | null | undefined, connectionAfter: unknown): string | undefined {
+  const own = after !== null && after !== undefined && after !== '';
+  const value = own ? after : connectionAfter;
+  if (value === undefined) return undefined;
+  const where = own ? 'after' : 'the connection\'s after (connectionParams.after or Last-Event-ID)';
+  if (typeof value !== 'string') throw badUserInput(`${where} must be text: the last eventId seen`);
+  const problem = textIdProblem(value);
+  if (problem) throw badUserInput(`${where} ${problem}`);
+  return value;
+}
+
 builder.subscriptionType({ description: 'Live changes, fed by the service\'s webhooks.' });
 
 builder.subscriptionFields((t) =>
@@ -56,16 +73,13 @@ builder.subscriptionFields((t) =>
       transactionId: t.arg.id({ description: 'Only updates of this transaction; all when omitted.' }),
       after: t.arg.id({
         description:
-          'The last eventId this client saw (or the SSE `id:` of its last frame): the events published after it are replayed first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED, whose extensions.cursor is the position to resume from once reloaded, when that event is older than the event log reaches. Over SSE, a Last-Event-ID header does the same.',
+          'The last eventId this client saw (or the SSE `id:` of its last frame): the events published after it are replayed first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED, whose extensions.cursor is the position to resume from once reloaded, when that event is older than the event log reaches. When omitted, the connection\'s resume point is used: a Last-Event-ID header over SSE, connectionParams.after over graphql-ws.',
       }),
     },
     subscribe: async (_root, { transactionId, after }, ctx) => {
       if (transactionId !== null && transactionId !== undefined) requireId(transactionId, 'transactionId');
-      // An event id is only kept, never put in a path: the rule for text ids, not the one for resource ids.
-      const afterProblem = after !== null && after !== undefined && after !== '' ? textIdProblem(after) : undefined;
-      if (afterProblem) throw badUserInput(`after ${afterProblem}`);
+      const from = resumePoint(after, ctx.connectionAfter);
       const { credential, accountAccess } = ctx;
-      const from = after ?? ctx.lastEventId;
       // Replayed and live alike, only what the key's account may read: the account a key or token names, or in forward
       // mode what the service says, event by event (an event id in `after` is one of the key's own account, asked only then).
       if (!accountAccess.asksTheService) return ctx.bus.subscribe({ transactionId, after: from, account: await accountAccess.historyAccount(credential) });
