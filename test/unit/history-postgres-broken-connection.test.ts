@@ -22,13 +22,16 @@ describe('PostgreSQL history, a connection broken under an apply', () => {
       await history.apply(event('held', 'pending', T0, 'e1'));
       // Another session holds the record's row: the next apply waits on it, its connection checked out.
       const holder = await deployment.admin.connect();
+      const holderPid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       await holder.query('BEGIN');
       await holder.query("SELECT 1 FROM history_transactions WHERE transaction_id = 'held' FOR UPDATE");
       const applying = history.apply(event('held', 'completed', T0 + 1_000, 'e2'));
       let waiting: number | undefined;
       for (let tries = 0; waiting === undefined && tries < 200; tries += 1) {
         const { rows } = await deployment.admin.query<{ pid: number }>(
-          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+          // The apply's session only: on a busy machine another session of this database may wait on a lock too.
+          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND pid <> $1 AND query LIKE '%history_transactions%'",
+          [holderPid],
         );
         waiting = rows[0]?.pid;
         if (waiting === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
