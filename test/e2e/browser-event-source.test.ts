@@ -18,6 +18,7 @@ const hasChromium = chromiumFor('EventSource browser test');
 const canRun = hasChromium && redisServerOnPath();
 
 const RECIPE = readFileSync(new URL('../fixtures/event-source-recipe.js', import.meta.url), 'utf8');
+const GUIDE = readFileSync(new URL('../../docs/subscriptions.md', import.meta.url), 'utf8');
 const LIVE = 'subscription ($after: ID) { transactionUpdated(after: $after) { eventId status } }';
 const line = { productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 1 };
 
@@ -39,6 +40,11 @@ async function postTo(running: RunningGateway, status: string): Promise<void> {
 }
 
 const received = () => page.evaluate(() => (globalThis as unknown as { statuses: string[] }).statuses);
+
+it('the guide shows the recipe this test runs, as it is', () => {
+  // The fixture's first line says what it is; the rest is the guide's code block.
+  expect(GUIDE).toContain(RECIPE.split('\n').slice(1).join('\n').trimEnd());
+});
 
 describe.skipIf(!canRun)('a browser subscribes with its own EventSource', () => {
   beforeAll(async () => {
