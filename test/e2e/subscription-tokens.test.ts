@@ -3,7 +3,8 @@ import { EventSource } from 'eventsource';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { forwardModeEnv, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { startStandInUpstream } from '../helpers/stand-in-upstream.js';
 import { redisServerOnPath, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -51,8 +52,8 @@ const streamUrl = (running: RunningGateway, token: string, query = LIVE) => `${r
 /** What an EventSource sends: a GET asking for SSE, with no key. */
 const sseGet = (url: string) => fetch(url, { headers: { accept: 'text/event-stream' } });
 
-async function post(running: RunningGateway, status: string): Promise<void> {
-  const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 'tx-token', status, products: [{ productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 1 }] } });
+async function post(running: RunningGateway, status: string, transactionId = 'tx-token'): Promise<void> {
+  const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId, status, products: [{ productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 1 }] } });
   const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
   expect(response.status).toBe(200);
 }
@@ -155,6 +156,38 @@ describe('subscription tokens', () => {
     const other = await fetch(`${running.url}/subscription-tokens`, { method: 'POST', headers: { authorization: TEST_KEY, origin: 'https://evil.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
+});
+
+describe('subscription tokens in forward mode', () => {
+  it('carry the client’s own key: the service judges it, and revoking it ends the stream', async () => {
+    const upstream = await startStandInUpstream({ keys: ['forwarded-key'] });
+    try {
+      const running = await gateway({ ...forwardModeEnv(upstream.url), FORWARD_KEY_TTL_MS: '300' });
+      const token = await (async () => {
+        const response = await mint(running, 'forwarded-key');
+        expect(response.status).toBe(201);
+        return ((await response.json()) as { data: { token: string } }).data.token;
+      })();
+      const stream = await sseGet(streamUrl(running, token));
+      expect(stream.status).toBe(200);
+      let text = '';
+      const decoder = new TextDecoder();
+      const reading = (async () => {
+        const reader = stream.body!.getReader();
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
+      })();
+      expect(await waitFor(() => running.gateway.activeSubscriptions() === 1, 10_000)).toBe(true);
+      // In forward mode a key receives the events of transactions the service lets it read.
+      await post(running, 'before-revoke', (upstream.transactions[0] as { transactionId: string }).transactionId);
+      expect(await waitFor(() => text.includes('before-revoke'), 10_000)).toBe(true);
+      upstream.keys.delete('forwarded-key');
+      await reading;
+      expect(text).toContain('"UNAUTHENTICATED"');
+      expect(upstream.requestHeaders.every((request) => request.headers.authorization !== token)).toBe(true);
+    } finally {
+      await upstream.close();
+    }
+  }, 30_000);
 });
 
 describe.skipIf(!redisServerOnPath())('subscription tokens with Redis', () => {
