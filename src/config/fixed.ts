@@ -167,4 +167,12 @@ export const fixed = {
    * the history within a minute.
    */
   postgresHistory: { sweepMs: 60 * SECOND, retryMs: SECOND, maxQueued: 50_000, claimIdleMs: 30 * SECOND },
+  /**
+   * How long a subscription token (POST /subscription-tokens) may wait for
+   * the one SSE stream it starts. It travels in a URL, where proxies and
+   * browser history may keep it: it is good once and briefly, while a page
+   * fetches one and opens its EventSource at once (milliseconds), with room
+   * for a slow link and a clock that is not the server's.
+   */
+  subscriptionTokenTtlMs: 60 * SECOND,
 };

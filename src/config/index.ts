@@ -127,6 +127,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     /** Who may read /metrics: a bearer token, and/or a listener of its own. */
     metrics: { token: v.METRICS_TOKEN, port: v.METRICS_PORT },
     requestTimeoutMs: fixed.requestTimeoutMs,
+    subscriptionTokenTtlMs: fixed.subscriptionTokenTtlMs,
     upstreamCallsPerRequest: v.UPSTREAM_CALLS_PER_REQUEST,
     headersTimeoutMs: Math.min(fixed.headersTimeoutMs, fixed.requestTimeoutMs),
     /** Fast paths a user chooses; the ones only a benchmark switches are createGateway options (GatewayDeps). */

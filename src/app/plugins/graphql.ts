@@ -79,7 +79,13 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
         path: GRAPHQL_PATH,
         masking,
         fastPath: deps.fastPaths?.graphqlFastPath ?? true,
-        guard: auth.guard,
+        guard: async (request) => {
+          await auth.streamGuard(request);
+          // A stream started with a subscription token carries no credential a browser adds by itself (no cookie, no
+          // key): a cross-site page cannot start it without knowing the token, so it needs no CSRF header (which an
+          // EventSource cannot send). The header tells yoga's CSRF check so.
+          if (request.headers.authorization === undefined) request.headers['x-graphql-yoga-csrf'] = 'subscription-token';
+        },
         graphiql: graphiql !== undefined,
         maxUnsentBytes: config.maxUnsentBytes,
       }),

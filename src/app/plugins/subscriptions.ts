@@ -1,7 +1,9 @@
 import fp from 'fastify-plugin';
 import { isRefusal } from '../../auth/upstream-key-check.js';
 import type { Config } from '../../config/index.js';
+import { registerRoutes } from '../../http/front-door.js';
 import { attachGraphQLWs } from '../../subscriptions/graphql-ws.js';
+import { subscriptionTokenRoutes } from '../../subscriptions/subscription-token-route.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { GRAPHQL_PATH } from './graphql.js';
 
@@ -21,6 +23,8 @@ declare module 'fastify' {
 export const subscriptionsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
   async (app, { config, deps }) => {
     const { bus, auth, graphql, shutdown, metrics } = app;
+    // What a browser's EventSource starts an SSE subscription with (it cannot send a key).
+    registerRoutes(app, subscriptionTokenRoutes({ tokens: auth.subscriptionTokens, guard: auth.guard, corsOrigins: config.corsOrigins }));
     const ws = attachGraphQLWs({
       server: app.server,
       path: GRAPHQL_PATH,
