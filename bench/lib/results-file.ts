@@ -86,8 +86,9 @@ function renderSection(s: ScenarioResults): string {
     ...r.notes.map((note) => `- ${note}`),
   ].join('\n');
   const comparisons = s.comparisons.length > 0 ? `\n\nBefore and after (after ÷ before of each build's median):\n\n${renderComparisons(s.comparisons, s.baselineLabel ?? 'before')}` : '';
-  // JSON never holds ">" outside its strings, so escaping it there keeps "-->" out of the comment.
-  const data = JSON.stringify(s, null, 1).replace(/>/g, '\\u003e');
+  // Checked and in one key order, so what is read back renders the same text. JSON never holds ">"
+  // outside its strings, so escaping it there keeps "-->" out of the comment.
+  const data = JSON.stringify(checkSection(s), null, 1).replace(/>/g, '\\u003e');
   return `${header}\n\n<!-- ${MARK}\n${data}\n-->\n\n${renderTable(s.rows)}${comparisons}`;
 }
 
@@ -118,7 +119,6 @@ export function readResults(path: string): ScenarioResults[] {
 }
 
 const ROW_FIELDS = ['scenario', 'variant', 'value', 'p99', 'ratio', 'target', 'calls', 'errors', 'notes'] as const;
-const RUN_FIELDS = ['date', 'commit', 'command', 'duration', 'machine', 'node', 'http', 'load'] as const;
 const COMPARISON_FIELDS = ['scenario', 'what', 'before', 'after', 'ratio', 'verdict'] as const;
 
 function checkSection(value: unknown): ScenarioResults {
@@ -130,8 +130,9 @@ function checkSection(value: unknown): ScenarioResults {
   return {
     scenario,
     run: {
-      ...fields(run, RUN_FIELDS, `${at}: run`),
+      ...fields(run, ['date', 'commit', 'command'], `${at}: run`),
       scenarios: list(run.scenarios, `${at}: run.scenarios`).map((name, i) => text(name, `${at}: run.scenarios[${i}]`)),
+      ...fields(run, ['duration', 'machine', 'node', 'http', 'load'], `${at}: run`),
       notes: list(run.notes, `${at}: run.notes`).map((note, i) => text(note, `${at}: run.notes[${i}]`)),
     },
     rows: list(s.rows, `${at}: rows`).map((row, i) => {
