@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildDist } from '../scripts/build.js';
@@ -10,7 +10,7 @@ import type { Measurement } from './lib/http-load.js';
 import type { Paired } from './lib/paired.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
-import { mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
+import { editedOutsideData, mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
 import { renderComparisons, renderTable, type Comparison, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
@@ -82,6 +82,10 @@ try {
   process.stderr.write(`${(error as Error).message}\n`);
   process.exit(2);
 }
+const edited = existsSync(RESULTS) ? editedOutsideData(readFileSync(RESULTS, 'utf8'), previous) : [];
+if (edited.length > 0) {
+  process.stderr.write(`bench/RESULTS.md: the heading or table of ${edited.join(' ')} differs from its bench-results JSON; the file will be written from the JSON (stop now and edit it there to keep the change)\n`);
+}
 
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1_000).toFixed(0)} s`;
@@ -94,6 +98,8 @@ const sharedPairs = new Map<string, Paired>();
 const loadBefore = os.loadavg();
 // The commit the working tree was at when the run began (others may commit while it runs).
 const headAtStart = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+// The code measured is the working tree as built now: its commit and uncommitted changes are those of this moment.
+const commitAtStart = commitText();
 const machineBefore = machineCpu();
 // Gateways run the built dist/, as deployed (lib/gateway-main.ts); built now, so it is the working tree's.
 await buildDist();
@@ -130,7 +136,7 @@ process.stdout.write(`\n${summary}${renderTable(rows)}\n`);
 const total = elapsed();
 const run: Omit<RunInfo, 'duration'> = {
   date: new Date().toISOString(),
-  commit: commitText(),
+  commit: commitAtStart,
   command: commandText(),
   scenarios: selected.map((s) => s.name),
   machine: `${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`,
@@ -155,7 +161,7 @@ try {
 writeFileSync(RESULTS, renderResults(mergeResults(previous, sections)));
 process.stderr.write(`[${elapsed()}] wrote ${sections.map((s) => s.scenario).join(' ')} to bench/RESULTS.md, kept ${previous.filter((p) => !sections.some((s) => s.scenario === p.scenario)).map((p) => p.scenario).join(' ') || 'nothing else'}\n`);
 
-/** The commit the run began at, and whether the measured code differed from it. */
+/** The commit the working tree is at, and whether the code measured differs from it. */
 function commitText(): string {
   const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'scripts', 'package.json', 'package-lock.json', ':!bench/RESULTS.md'], { cwd: REPO_ROOT, encoding: 'utf8' })
     .split('\n')

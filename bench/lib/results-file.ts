@@ -113,6 +113,11 @@ export function parseResults(text: string): ScenarioResults[] {
   return sections;
 }
 
+/** Scenarios whose heading or table in `text` is not what their JSON renders: an edit there that the next run will not keep. */
+export function editedOutsideData(text: string, sections: ScenarioResults[]): string[] {
+  return sections.filter((s) => !text.includes(renderSection(s))).map((s) => s.scenario);
+}
+
 /** The file's sections; none when it does not exist yet. */
 export function readResults(path: string): ScenarioResults[] {
   return existsSync(path) ? parseResults(readFileSync(path, 'utf8')) : [];
