@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildDist } from '../scripts/build.js';
@@ -10,6 +10,7 @@ import type { Measurement } from './lib/http-load.js';
 import type { Paired } from './lib/paired.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
+import { editedOutsideData, mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
 import { renderComparisons, renderTable, type Comparison, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
@@ -24,8 +25,10 @@ import { s10 } from './scenarios/s10-history.js';
 
 /*
  * `npm run bench [-- S1 S4 …] [--baseline <revision>]`: runs the scenarios (all
- * by default) against child processes, prints one markdown table and writes it,
- * with the machine, to bench/RESULTS.md. Children are killed on every way out.
+ * by default) against child processes, prints one markdown table and writes
+ * each scenario's rows, with the run's date, commit and machine, to
+ * bench/RESULTS.md in place of that scenario's previous ones (the others stay).
+ * Children are killed on every way out.
  * With a baseline, S1, S4 and S7 also measure that revision's gateway (checked
  * out and installed in a temporary worktree, removed at the end) in turns with
  * the working tree's, and a before/after summary heads the table.
@@ -70,16 +73,33 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const selected = wanted.length === 0 ? ALL : ALL.filter((s) => wanted.includes(s.name));
+const RESULTS = `${REPO_ROOT}bench/RESULTS.md`;
+// Read before measuring: a file the run could not merge into would cost its figures at the end.
+let previous: ScenarioResults[];
+try {
+  previous = readResults(RESULTS);
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(2);
+}
+const edited = existsSync(RESULTS) ? editedOutsideData(readFileSync(RESULTS, 'utf8'), previous) : [];
+if (edited.length > 0) {
+  process.stderr.write(`bench/RESULTS.md: the heading or table of ${edited.join(' ')} differs from its bench-results JSON; the file will be written from the JSON (stop now and edit it there to keep the change)\n`);
+}
 
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1_000).toFixed(0)} s`;
 const rows: Row[] = [];
 const comparisons: Comparison[] = [];
+/** Each scenario's own rows, comparisons and time, by the scenario that ran them. */
+const ran: { name: string; rows: Row[]; comparisons: Comparison[]; seconds: number }[] = [];
 const shared = new Map<string, Measurement>();
 const sharedPairs = new Map<string, Paired>();
 const loadBefore = os.loadavg();
 // The commit the working tree was at when the run began (others may commit while it runs).
 const headAtStart = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+// The code measured is the working tree as built now: its commit and uncommitted changes are those of this moment.
+const commitAtStart = commitText();
 const machineBefore = machineCpu();
 // Gateways run the built dist/, as deployed (lib/gateway-main.ts); built now, so it is the working tree's.
 await buildDist();
@@ -89,13 +109,18 @@ try {
   for (const scenario of selected) {
     const log = (message: string) => process.stderr.write(`[${elapsed()}] ${scenario.name} ${message}\n`);
     log(`— ${scenario.title}`);
+    const scenarioStarted = performance.now();
+    const comparisonsBefore = comparisons.length;
+    let own: Row[];
     try {
-      rows.push(...(await scenario.run({ upstream, shared, sharedPairs, log, baseline, comparisons })));
+      own = await scenario.run({ upstream, shared, sharedPairs, log, baseline, comparisons });
     } catch (error) {
       // One failing scenario must not lose the others' figures.
       log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      rows.push({ scenario: scenario.name, variant: scenario.title, value: '', p99: '', ratio: '', target: '', calls: '', errors: 'scenario failed', notes: '', voided: String(error instanceof Error ? error.message : error).split('\n')[0]!.slice(0, 200) });
+      own = [{ scenario: scenario.name, variant: scenario.title, value: '', p99: '', ratio: '', target: '', calls: '', errors: 'scenario failed', notes: '', voided: String(error instanceof Error ? error.message : error).split('\n')[0]!.slice(0, 200) }];
     }
+    rows.push(...own);
+    ran.push({ name: scenario.name, rows: own, comparisons: comparisons.slice(comparisonsBefore), seconds: (performance.now() - scenarioStarted) / 1_000 });
   }
 } finally {
   await stopAll();
@@ -103,24 +128,55 @@ try {
 }
 
 const cpus = os.cpus();
-const machine = [
-  `- date: ${new Date().toISOString()}`,
-  `- machine: ${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`,
-  `- node ${process.version}; scenarios: ${selected.map((s) => s.name).join(' ')}; total ${elapsed()}`,
-  `- HTTP: ${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s runs (median [min–max]; p99 is the median of the runs' p99); load generated in the parent, servers in child processes, all on this machine`,
-  `- load average (1 min) when the bench started: ${loadBefore[0]!.toFixed(2)}; ${othersText(machineBefore, machineCpu())}`,
-  ...(baseline ? [baselineLine(baseline)] : []),
-].join('\n');
 const summary = baseline
   ? `## Before and after\n\nafter ÷ before of each build's median; "pairs" are the ratios of adjacent runs. No more than 10% slower: after keeps ≥ 90% of before's req/s and spends ≤ 1.11× its server CPU per request (S4: delivery p99 ≤ 1.11× before).\n\n${renderComparisons(comparisons, baseline.label)}\n\n## Every figure\n\n`
   : '';
-const table = `${summary}${renderTable(rows)}`;
-process.stdout.write(`\n${table}\n`);
-writeFileSync(
-  `${REPO_ROOT}bench/RESULTS.md`,
-  `# Benchmark results\n\n${machine}\n\n${table}\n\nA figure marked VOID had errors (non-2xx, mismatched bodies, connection errors, lost events) or could not be measured; see its errors and notes. "loadgen ELU" is the event-loop utilisation of the load-generating process: near 100% the generator, not the server, limited the rate. "server CPU" is the measured child's CPU in cores.\n`,
-);
-process.stderr.write(`[${elapsed()}] wrote bench/RESULTS.md\n`);
+process.stdout.write(`\n${summary}${renderTable(rows)}\n`);
+
+const total = elapsed();
+const run: Omit<RunInfo, 'duration'> = {
+  date: new Date().toISOString(),
+  commit: commitAtStart,
+  command: commandText(),
+  scenarios: selected.map((s) => s.name),
+  machine: `${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`,
+  node: process.version,
+  http: `${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s runs (median [min–max]; p99 is the median of the runs' p99); load generated in the parent, servers in child processes, all on this machine`,
+  load: `load average (1 min) when the bench started: ${loadBefore[0]!.toFixed(2)}; ${othersText(machineBefore, machineCpu())}`,
+  notes: baseline ? [baselineLine(baseline)] : [],
+};
+const sections: ScenarioResults[] = ran.map((r) => ({
+  scenario: r.name,
+  run: { ...run, duration: `${total} in all, this scenario ${r.seconds.toFixed(0)} s` },
+  rows: r.rows,
+  comparisons: r.comparisons,
+  ...(baseline && r.comparisons.length > 0 ? { baselineLabel: baseline.label } : {}),
+}));
+// Read again: the file may have changed while the run went on (another run, a checkout); the start's copy if it became unreadable.
+try {
+  previous = readResults(RESULTS);
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}; merging into the copy read at the start\n`);
+}
+writeFileSync(RESULTS, renderResults(mergeResults(previous, sections)));
+process.stderr.write(`[${elapsed()}] wrote ${sections.map((s) => s.scenario).join(' ')} to bench/RESULTS.md, kept ${previous.filter((p) => !sections.some((s) => s.scenario === p.scenario)).map((p) => p.scenario).join(' ') || 'nothing else'}\n`);
+
+/** The commit the working tree is at, and whether the code measured differs from it. */
+function commitText(): string {
+  const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'scripts', 'package.json', 'package-lock.json', ':!bench/RESULTS.md'], { cwd: REPO_ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean).length;
+  return `${headAtStart}${dirty ? ` with ${dirty} uncommitted change(s) under src/, bench/, scripts/ or in the package files` : ''}`;
+}
+
+/** The command as typed, with the bench's variables (an address's value left out: it may hold a password). */
+function commandText(): string {
+  const variables = Object.entries(process.env)
+    .filter(([name]) => name.startsWith('BENCH_'))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, value]) => (/(URL|ENDPOINT)$/.test(name) ? `${name}=…` : `${name}=${value}`));
+  return [...variables, 'npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' ');
+}
 
 interface MachineCpu {
   /** Seconds since boot, all cores: busy (user, nice, system, irq, softirq), stolen by the hypervisor, and in total. */
