@@ -32,13 +32,15 @@ export interface RecentQuery {
   since: number;
   /** Last update before (ms). */
   until: number;
+  /** Whether the page must carry `totalCount`; counting costs a store more than the page when nobody reads it. Default true. */
+  withTotal?: boolean;
 }
 
 export interface RecentPage {
   records: HistoryRecord[];
   hasNextPage: boolean;
-  /** Transactions matching the statuses and time range, over all pages. */
-  totalCount: number;
+  /** Transactions matching the statuses and time range, over all pages; may be left out when the query said `withTotal: false`. */
+  totalCount?: number;
 }
 
 export interface StatsQuery {
