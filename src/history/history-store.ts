@@ -63,6 +63,11 @@ export interface PaymentNote {
 
 export interface HistoryStore {
   /**
+   * Whether the records it hands out are its own objects, handed out again by later reads (in process); when not
+   * (a database parses them afresh at every read), remembering what is derived from one is work for nothing.
+   */
+  readonly keepsRecords?: boolean;
+  /**
    * Applies an event the log just admitted to its account's history: at once in process, in a
    * database transaction for PostgreSQL (which may fail: the caller tries again; applying twice
    * changes nothing).

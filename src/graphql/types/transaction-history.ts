@@ -22,12 +22,21 @@ export const HISTORY_FIELDS = ['Query.recentTransactions', 'Query.transactionSta
 
 /** A transaction read from the history carries its record, so its history fields need no second read. */
 const RECORD = Symbol('history record');
-type FromHistory = Transaction & { [RECORD]?: HistoryRecord };
 
-/** Records do not change (a change makes a new one): each is made a node once, however many pages show it. */
+/** A node made of a record read afresh (from a database): nothing derived from it is worth remembering. */
+const READ_ONCE = Symbol('read once');
+type FromHistory = Transaction & { [RECORD]?: HistoryRecord; [READ_ONCE]?: true };
+
+/** Whether the transaction's lists are read once only, so that a total is computed rather than remembered. */
+export const readOnce = (tx: Transaction): boolean => (tx as FromHistory)[READ_ONCE] === true;
+
+/** Records the store keeps do not change (a change makes a new one): each is made a node once, however many pages show it. */
 const nodes = new WeakMap<HistoryRecord, FromHistory>();
 
-function nodeOf(record: HistoryRecord): FromHistory {
+function nodeOf(record: HistoryRecord, ctx: GatewayContext): FromHistory {
+  if (!ctx.history?.store.keepsRecords) {
+    return { ...record.transaction, transactionId: record.transactionId, status: record.status, products: record.products, [RECORD]: record, [READ_ONCE]: true };
+  }
   let node = nodes.get(record);
   if (!node) {
     node = { ...record.transaction, transactionId: record.transactionId, status: record.status, products: record.products, [RECORD]: record };
@@ -145,7 +154,7 @@ const TransactionEdgeRef = builder.objectRef<HistoryRecord>('TransactionEdge').i
   fields: (t) =>
     fieldsOf<Sdl.TransactionEdge>()({
     cursor: t.string({ description: 'Opaque position of this transaction (its last update and id): pages after it stay right while new events arrive.', resolve: encodeRecentCursor }),
-    node: t.field({ type: TransactionRef, description: 'The transaction as its latest event carried it.', resolve: nodeOf }),
+    node: t.field({ type: TransactionRef, description: 'The transaction as its latest event carried it.', resolve: (record, _args, ctx) => nodeOf(record, ctx) }),
   }),
 });
 
@@ -154,7 +163,7 @@ const TransactionConnectionRef = builder.objectRef<Connection>('TransactionConne
   fields: (t) =>
     fieldsOf<Sdl.TransactionConnection>()({
     edges: t.field({ type: [TransactionEdgeRef], description: 'The transactions of this page with their cursors.', resolve: (c) => c.records }),
-    nodes: t.field({ type: [TransactionRef], description: 'The transactions of this page.', resolve: (c) => c.records.map(nodeOf) }),
+    nodes: t.field({ type: [TransactionRef], description: 'The transactions of this page.', resolve: (c, _args, ctx) => c.records.map((record) => nodeOf(record, ctx)) }),
     pageInfo: t.field({ type: PageInfoRef, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),
     totalCount: t.int({
       description: 'How many transactions match the statuses and time range, over all pages.',
