@@ -50,7 +50,7 @@ export interface RecentArgs {
   until?: Date | null | undefined;
 }
 
-export function recentQuery(account: string, args: RecentArgs): RecentQuery {
+export function recentQuery(account: string, args: RecentArgs, withTotal = true): RecentQuery {
   const first = args.first ?? DEFAULT_RECENT_PAGE;
   if (first < 0 || first > MAX_RECENT_PAGE) throw badUserInput(`first must be from 0 to ${MAX_RECENT_PAGE}, got ${first}`);
   const statuses = [...new Set(args.status ?? [])];
@@ -59,7 +59,7 @@ export function recentQuery(account: string, args: RecentArgs): RecentQuery {
   const since = time(args.since, 'since') ?? 0;
   const until = time(args.until, 'until') ?? Number.MAX_SAFE_INTEGER;
   if (since >= until) throw badUserInput('since must be before until');
-  return { account, first, after: args.after ? decodeRecentCursor(args.after) : undefined, statuses, since, until };
+  return { account, first, after: args.after ? decodeRecentCursor(args.after) : undefined, statuses, since, until, withTotal };
 }
 
 export interface StatsArgs {

@@ -32,13 +32,15 @@ export interface RecentQuery {
   since: number;
   /** Last update before (ms). */
   until: number;
+  /** Whether the page must carry `totalCount`; counting costs a store more than the page when nobody reads it. Default true. */
+  withTotal?: boolean;
 }
 
 export interface RecentPage {
   records: HistoryRecord[];
   hasNextPage: boolean;
-  /** Transactions matching the statuses and time range, over all pages. */
-  totalCount: number;
+  /** Transactions matching the statuses and time range, over all pages; may be left out when the query said `withTotal: false`. */
+  totalCount?: number;
 }
 
 export interface StatsQuery {
@@ -60,6 +62,11 @@ export interface PaymentNote {
 }
 
 export interface HistoryStore {
+  /**
+   * Whether the records it hands out are its own objects, handed out again by later reads (in process); when not
+   * (a database parses them afresh at every read), remembering what is derived from one is work for nothing.
+   */
+  readonly keepsRecords?: boolean;
   /**
    * Applies an event the log just admitted to its account's history: at once in process, in a
    * database transaction for PostgreSQL (which may fail: the caller tries again; applying twice

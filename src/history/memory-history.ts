@@ -62,6 +62,7 @@ export function createMemoryHistory(options: HistoryOptions): MemoryHistory {
     apply: (event) => writing(accountOf(event)).apply(event),
     // Without a read-back no record can be made, so an account that has no history gets none for it.
     notePayment: async (note, readBack) => (readBack ? writing(note.account) : reading(note.account)).notePayment(note, readBack),
+    keepsRecords: true,
     recent: async (query) => reading(query.account).recent(query),
     stats: async (query) => reading(query.account).stats(query),
     async records(account, ids) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { accountOf } from '../contract/accounts.js';
 import { eventTime } from '../events/event-time.js';
@@ -71,6 +72,17 @@ const codeOf = (error: unknown): string | undefined => (error as { code?: unknow
 
 /** A record's key in a batch: its account and transaction id, joined by NUL, which no account name holds. */
 const keyOf = (account: string, transactionId: string) => `${account}\u0000${transactionId}`;
+
+/** The name of a prepared statement of this text: one per text, so a connection never holds two texts under one name. */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `vg_history_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
 
 export function createPostgresHistory(pool: Pool, options: PostgresHistoryOptions): PostgresHistory {
   const now = options.now ?? Date.now;
@@ -205,28 +217,32 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   }, options.sweepEveryMs);
   timer.unref();
 
-  /** A page of the account's records and their total count in one statement: a round trip is most of a read's cost. */
+  /**
+   * A page of the account's records, and their total count when asked for, in one statement: a round trip is most
+   * of a read's cost. The statement is a named (prepared) one: its text depends only on whether statuses and the
+   * count are asked for, so each connection plans it once instead of at every read, which cost more than running it.
+   */
   async function recent(query: RecentQuery): Promise<RecentPage> {
     // As in process: a cursor at or past `until` pages from `until` down.
     const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
     const values: unknown[] = [];
     const parameter: Parameter = (value) => `$${values.push(value)}`;
     const account = parameter(query.account);
-    const statuses = parameter(query.statuses.length === 0 ? null : query.statuses);
+    const statuses = query.statuses.length === 0 ? null : query.statuses;
     const horizonAt = parameter(horizon());
-    // Every row counted or paged is the account's: the cursor positions a page within its history only.
-    const matching = `account = ${account} AND (${statuses}::text[] IS NULL OR status = ANY(${statuses}::text[]))`;
+    // Every row counted or paged is the account's: the cursor positions a page within its history only. The status
+    // condition is written only when there is one, so that the plan kept for the statement is the right one for it.
+    const matching = `account = ${account}${statuses ? ` AND status = ANY(${parameter(statuses)}::text[])` : ''}`;
     const page = `SELECT record FROM history_transactions
         WHERE touched_at >= ${horizonAt} AND last_updated >= ${parameter(query.since)} AND ${matching}
           AND (last_updated, transaction_id) < (${parameter(upper.lastUpdated)}, ${parameter(upper.transactionId)}::text COLLATE "C")
         ORDER BY last_updated DESC, transaction_id DESC LIMIT ${parameter(query.first + 1)}`;
-    const count = countRecentSql(parameter, account, horizonAt, matching, query.since, query.until, query.statuses.length === 0 ? null : query.statuses);
-    const { rows } = await pool.query<{ records: HistoryRecord[] | null; n: string }>(
-      `SELECT (SELECT json_agg(p.record) FROM (${page}) p) AS records, ${count} AS n`,
-      values,
-    );
+    const count = query.withTotal === false ? 'NULL' : countRecentSql(parameter, account, horizonAt, matching, query.since, query.until, statuses);
+    const text = `SELECT (SELECT json_agg(p.record) FROM (${page}) p) AS records, ${count} AS n`;
+    const { rows } = await pool.query<{ records: HistoryRecord[] | null; n: string | null }>({ name: statementName(text), text, values });
     const records = rows[0]!.records ?? [];
-    return { records: records.slice(0, query.first), hasNextPage: records.length > query.first, totalCount: Number(rows[0]!.n) };
+    const n = rows[0]!.n;
+    return { records: records.slice(0, query.first), hasNextPage: records.length > query.first, ...(n === null ? {} : { totalCount: Number(n) }) };
   }
 
   /**

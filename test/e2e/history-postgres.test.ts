@@ -46,6 +46,20 @@ describe('transaction history in PostgreSQL, one instance', () => {
     expect(gateway.gateway.app.historyFeed).toBeDefined();
     await historyScenario([gateway], async (request) => (await deliverWebhook(gateway, request)).status, settled([gateway]));
   });
+
+  it('counts whenever totalCount is selected, through fragments too, and pages alike whether it is or not', async () => {
+    const post = async (query: string) => {
+      const response = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: TEST_KEY }, body: JSON.stringify({ query }) });
+      return (await response.json()) as { data?: { recentTransactions: { totalCount?: number; nodes?: Array<{ transactionId: string }> } }; errors?: unknown };
+    };
+    const plain = await post('{ recentTransactions(first: 100) { totalCount nodes { transactionId status total } } }');
+    expect(plain.errors).toBeUndefined();
+    expect(plain.data!.recentTransactions.totalCount).toBeGreaterThan(0);
+    const spread = await post('{ recentTransactions(first: 100) { ...Counted } } fragment Counted on TransactionConnection { ... on TransactionConnection { totalCount } }');
+    expect(spread).toEqual({ data: { recentTransactions: { totalCount: plain.data!.recentTransactions.totalCount } } });
+    const uncounted = await post('{ recentTransactions(first: 100) { nodes { transactionId status total } } }');
+    expect(uncounted).toEqual({ data: { recentTransactions: { nodes: plain.data!.recentTransactions.nodes } } });
+  });
 });
 
 describe('transaction history in PostgreSQL, shared by instances on one Redis', () => {

@@ -2,12 +2,12 @@ import { idProblem, transactionSchema } from '../../contract/index.js';
 import { badUserInput } from '../../errors.js';
 import { requirePermission } from '../../auth/permissions.js';
 import { isNotFound } from '../loaders.js';
-import { totalOf } from '../amounts.js';
+import { total, totalOf } from '../amounts.js';
 import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
-import { historyFieldsOfTransaction } from './transaction-history.js';
+import { historyFieldsOfTransaction, readOnce } from './transaction-history.js';
 import { served, servedAmounts, servedOrNull } from '../served-fields.js';
 
 /** Most ids one `transactions` query may ask for. */
@@ -37,7 +37,7 @@ TransactionRef.implement({
     }),
     total: t.float({
       description: 'Computed by the gateway: the sum of the product lines\' lineTotal, in the currency of the vending.',
-      resolve: (tx) => totalOf(servedAmounts(served(tx, 'products'))),
+      resolve: (tx) => (readOnce(tx) ? total : totalOf)(servedAmounts(served(tx, 'products'))),
     }),
     extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),
     ...historyFieldsOfTransaction(t),
