@@ -2,7 +2,7 @@ import { ApolloClient, InMemoryCache, gql } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { Client as UrqlClient, subscriptionExchange } from '@urql/core';
 import { EventSource } from 'eventsource';
-import { createClient as createSseClient } from 'graphql-sse';
+import { createClient as createSseClient, type Client as SseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
@@ -103,27 +103,35 @@ export function apolloClient(httpUrl: string, key: string): RecordingClient {
 export function urqlClient(httpUrl: string, key: string): RecordingClient {
   const rec = recorder('urql');
   const ws = defaultWsClient(httpUrl, key);
+  const unsubscribe = urqlOver(httpUrl, ws, DOCUMENT, rec);
+  rec.close = () => {
+    unsubscribe();
+    disposeQuietly(ws);
+  };
+  return rec;
+}
+
+/**
+ * urql's subscriptionExchange forwarding `document` to `subscribe(input, sink)` of graphql-ws or graphql-sse (the
+ * same shape), as urql's docs show; urql reports a source's end only as the end of the stream of results.
+ */
+export function urqlOver(httpUrl: string, client: WsClient | SseClient, document: string, rec: { onResult(result: Result): void; onEnd(how: unknown): void }): () => void {
   const urql = new UrqlClient({
     url: `${httpUrl}/graphql`,
     exchanges: [
       subscriptionExchange({
         forwardSubscription(request) {
           const input = { ...request, query: request.query ?? '' };
-          return { subscribe: (sink) => ({ unsubscribe: ws.subscribe(input, sink) }) };
+          return { subscribe: (sink) => ({ unsubscribe: client.subscribe(input, sink) }) };
         },
       }),
     ],
   });
-  // urql reports a source's end only as the end of the stream of results.
-  const { unsubscribe } = urql.subscription(DOCUMENT, {}).subscribe((result) => {
+  const { unsubscribe } = urql.subscription(document, {}).subscribe((result) => {
     if (result.error) rec.onEnd(result.error);
     else rec.onResult(result as Result);
   });
-  rec.close = () => {
-    unsubscribe();
-    disposeQuietly(ws);
-  };
-  return rec;
+  return unsubscribe;
 }
 
 /** graphql-sse `createClient` (distinct connections mode, its default). */

@@ -1,13 +1,12 @@
 import { ApolloClient, InMemoryCache, gql } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
-import { Client as UrqlClient, subscriptionExchange } from '@urql/core';
 import { EventSource } from 'eventsource';
 import { createClient as createSseClient, type Client as SseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import { build } from 'esbuild';
 import WebSocket from 'ws';
 import { launchChromium } from './browser.js';
-import type { RecordingClient, TransactionUpdate } from './real-clients.js';
+import { urqlOver, type RecordingClient, type TransactionUpdate } from './real-clients.js';
 
 /*
  * The recipes of docs/subscriptions.md ("Resume with your client"), as a user
@@ -104,30 +103,10 @@ export const apolloRecipe: Recipe = (httpUrl, key, { retryCapMs = 2_000 } = {}) 
   return rec;
 };
 
-/** urql's subscriptionExchange forwarding to `subscribe(input, sink)` of graphql-ws or graphql-sse (the same shape). */
-function urqlOver(httpUrl: string, client: WsClient | SseClient, rec: ReturnType<typeof recorder>): () => void {
-  const urql = new UrqlClient({
-    url: `${httpUrl}/graphql`,
-    exchanges: [
-      subscriptionExchange({
-        forwardSubscription(request) {
-          const input = { ...request, query: request.query ?? '' };
-          return { subscribe: (sink) => ({ unsubscribe: client.subscribe(input, sink) }) };
-        },
-      }),
-    ],
-  });
-  const { unsubscribe } = urql.subscription(DOCUMENT, {}).subscribe((result) => {
-    if (result.error) rec.onEnd(result.error);
-    else rec.onResult(result as Result);
-  });
-  return unsubscribe;
-}
-
 export const urqlWsRecipe: Recipe = (httpUrl, key, { retryCapMs = 2_000 } = {}) => {
   const rec = recorder('urql (graphql-ws)');
   const ws = resumingWsClient(httpUrl, key, () => rec.after, retryCapMs);
-  const unsubscribe = urqlOver(httpUrl, ws, rec);
+  const unsubscribe = urqlOver(httpUrl, ws, DOCUMENT, rec);
   rec.close = () => {
     unsubscribe();
     disposeQuietly(ws);
@@ -138,7 +117,7 @@ export const urqlWsRecipe: Recipe = (httpUrl, key, { retryCapMs = 2_000 } = {}) 
 export const urqlSseRecipe: Recipe = (httpUrl, key, { retryCapMs = 2_000 } = {}) => {
   const rec = recorder('urql (graphql-sse)');
   const sse = resumingSseClient(httpUrl, key, () => rec.after, retryCapMs);
-  const unsubscribe = urqlOver(httpUrl, sse, rec);
+  const unsubscribe = urqlOver(httpUrl, sse, DOCUMENT, rec);
   rec.close = () => {
     unsubscribe();
     disposeQuietly(sse);
