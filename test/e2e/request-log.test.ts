@@ -1,8 +1,8 @@
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forwardModeEnv, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
+import { jsonLines } from '../helpers/log-lines.js';
 
 /* The request log line counts the upstream calls each request made, and only its own. */
 
@@ -21,12 +21,7 @@ describe('request log', () => {
   const lines: RequestLine[] = [];
   beforeAll(async () => {
     upstream = await startStandInUpstream({ keys: [TEST_KEY] });
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as RequestLine);
-        done();
-      },
-    });
+    const sink = jsonLines<RequestLine>((line) => lines.push(line));
     running = await startGateway(
       { ...forwardModeEnv(upstream.url), CACHE_TTL_MS: '0' },
       { logger: pino({ level: 'info' }, sink), fastPaths: { coalesce: false } },

@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { jsonLines } from '../helpers/log-lines.js';
 
 /*
  * An operator who points OTEL_EXPORTER_OTLP_ENDPOINT at a collector that is
@@ -30,12 +30,7 @@ async function closedPort(): Promise<number> {
 
 beforeAll(async () => {
   endpoint = `http://127.0.0.1:${await closedPort()}`;
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const destination = jsonLines<Record<string, unknown>>((line) => lines.push(line));
   running = await startGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, { logger: createLogger('info', { traceIds: true, destination }) }, (config) => ({
     ...config,
     tracing: config.tracing && { ...config.tracing, exportDelayMs: 20 },

@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { createLogger } from '../../src/logging/logger.js';
@@ -13,6 +12,7 @@ import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
+import { jsonLines } from '../helpers/log-lines.js';
 
 /*
  * Tracing: a gateway pointed at an OTLP/HTTP collector (a
@@ -41,12 +41,7 @@ const exportAtOnce = (config: Config): Config => ({ ...config, tracing: config.t
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   upstream = await startStandInUpstream();
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const destination = jsonLines<Record<string, unknown>>((line) => logLines.push(line));
   running = await startGateway(
     { BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: 'upstream-key', WEBHOOK_SECRET: SECRET, ...tracingEnv() },
     { logger: createLogger('debug', { traceIds: true, destination }) },

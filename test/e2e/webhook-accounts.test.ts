@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -12,6 +11,7 @@ import { postGraphQL } from '../helpers/graphql-client.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { jsonLines } from '../helpers/log-lines.js';
 
 /*
  * POST /webhooks/{account} over real HTTP: each account's webhooks are taken
@@ -41,12 +41,7 @@ interface LogLine {
 /** A gateway with a bus subscriber of every account, one per account named, and its log lines. */
 async function accountsGateway(env: Record<string, string>, accounts: string[]) {
   const lines: LogLine[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
+  const sink = jsonLines<LogLine>((line) => lines.push(line));
   const running = await startGateway(env, { logger: pino({ level: 'info' }, sink) });
   const subscribers: Array<{ iterator: AsyncIterableIterator<LoggedEvent>; done: Promise<void> }> = [];
   const collect = async (options: SubscribeOptions) => {

@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { redisServerOnPath, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
+import { jsonLines } from '../helpers/log-lines.js';
 
 /*
  * A late event loop is not a dead Redis. The gateway runs in this process, so
@@ -45,14 +45,8 @@ describe.skipIf(!redisServerOnPath())('a starved event loop with Redis healthy',
   beforeAll(async () => {
     redis = await startTestRedis();
     admin = new Redis(redis.url);
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-          const entry = JSON.parse(line) as { level: number; msg: string };
-          if (entry.level >= 40) warnings.push(entry.msg);
-        }
-        done();
-      },
+    const sink = jsonLines<{ level: number; msg: string }>((entry) => {
+      if (entry.level >= 40) warnings.push(entry.msg);
     });
     // A rate limit far above what the test sends: every REST request asks Redis, none is refused.
     const env = { REDIS_URL: redis.url, REDIS_PREFIX: `late-${randomUUID()}:`, RATE_LIMIT_PER_SECOND: '1000', WEBHOOK_SECRET: secret };

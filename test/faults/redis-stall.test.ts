@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest, type WebhookRequest } from '../../src/events/webhook-request.js';
@@ -8,6 +7,7 @@ import { deliverWebhook } from '../helpers/redis-deployment.js';
 import { redisServerOnPath, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient, type QueuedSubscription } from '../helpers/ws-client.js';
+import { jsonLines } from '../helpers/log-lines.js';
 
 /*
  * A Redis that stops answering (SIGSTOP: its connections
@@ -75,14 +75,8 @@ describe.skipIf(!redisServerOnPath())('a stalled Redis (SIGSTOP)', () => {
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-          const entry = JSON.parse(line) as { level: number; msg: string };
-          if (entry.level >= 40) warnings.push(entry.msg);
-        }
-        done();
-      },
+    const sink = jsonLines<{ level: number; msg: string }>((entry) => {
+      if (entry.level >= 40) warnings.push(entry.msg);
     });
     const env = { REDIS_URL: redis.url, REDIS_PREFIX: `stall-${randomUUID()}:`, RATE_LIMIT_PER_SECOND: '5' };
     a = await startGateway(env, { logger: pino({ level: 'warn' }, sink) });

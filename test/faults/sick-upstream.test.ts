@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -7,6 +6,7 @@ import { startGateway, TEST_KEY, tuneUpstream, type RunningGateway } from '../he
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { jsonLines } from '../helpers/log-lines.js';
 
 /*
  * Bounds on a sick upstream, also at shutdown: an upstream that drips, hangs or
@@ -32,12 +32,7 @@ async function upstreamAndGateway(env: Record<string, string>, logger?: Logger, 
 /** A logger whose JSON lines a test can read. */
 function capturedLogger(): { logger: Logger; lines: Array<Record<string, any>> } {
   const lines: Array<Record<string, any>> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, any>);
-      done();
-    },
-  });
+  const stream = jsonLines<Record<string, any>>((line) => lines.push(line));
   return { logger: pino({ level: 'info' }, stream), lines };
 }
 
