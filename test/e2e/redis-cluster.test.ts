@@ -5,7 +5,7 @@ import { redisKeys } from '../../src/redis/redis-keys.js';
 import { OTHER_KEY, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { keepSending, liveSubscriber, receivedExactlyOnce, stopWatching, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
 import { startTestRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.js';
-import { ask } from '../helpers/redis-process.js';
+import { ask, infoField } from '../helpers/redis-process.js';
 import { deliverWebhook } from '../helpers/redis-deployment.js';
 import { redisServerOnPath } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -73,6 +73,25 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     } finally {
       await ask(master.port, (client) => client.config('SET', 'maxmemory', '0', 'maxmemory-policy', 'noeviction'));
     }
+  });
+
+  it('answers a webhook 200 only once the replica of the event log\'s master holds its event, 503 while it cannot', async () => {
+    const { prefix, a } = await deployment();
+    const master = await cluster.masterOf(redisKeys(prefix).stream);
+    const replicaPort = Number(/slave0:ip=[^,]+,port=(\d+)/.exec(await ask(master.port, (client) => client.info('replication')))?.[1]);
+    const replicaPid = Number(infoField(await ask(replicaPort, (client) => client.info('server')), 'process_id'));
+    const request = buildWebhookRequest({ form: 'enveloped', id: `wait-${randomUUID()}`, transaction: { transactionId: 'tx-wait', status: 'completed', products: [] } });
+    // A frozen replica cannot acknowledge: the master's WAIT runs out and the sender is told to come back.
+    process.kill(replicaPid, 'SIGSTOP');
+    try {
+      const refused = await fetch(`${a.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBeTruthy();
+    } finally {
+      process.kill(replicaPid, 'SIGCONT');
+    }
+    expect((await deliverWebhook(a, request)).status).toBe(200);
+    await cluster.waitHealthy(45_000);
   });
 
   it('counts one identity\'s requests across instances', async () => {
