@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createGraphQLError, maskError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type { Route } from '../http/front-door.js';
-import { scopeOfRequest } from '../http/request-scope.js';
+import { scopeOfRequest, type RequestScope } from '../http/request-scope.js';
 import type { Owner } from '../backends/owner.js';
 import { boundUnsent } from '../http/unsent-bound.js';
 import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
@@ -19,6 +19,13 @@ import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
  * in its own words) goes through yoga's whole HTTP handler. What the fast
  * path skips is only yoga's Fetch adapter, more than half of a small query's
  * CPU here (bench/RESULTS.md); the front door's steps hold on both.
+ *
+ * Before yoga, the fast path asks the response cache for a result it holds
+ * for these parameters and this credential (`heldResult`): such a result is
+ * answered from bytes yoga's own writer made once for it, with its ETag, so
+ * a hit runs no GraphQL at all. The front door's steps (authentication, rate
+ * limit, the log line and metrics) hold on it as on any answer, and the
+ * cache holds nothing for a credential that may not read.
  */
 
 type Params = Record<string, unknown>;
@@ -94,8 +101,37 @@ function thrownResult(error: unknown, masking: GraphQLMasking): ExecutionResult 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any server and user context: only its HTTP entry points are used here.
 type Yoga = YogaServerInstance<any, any>;
 
+/** A held result's answer as yoga writes it, per media type: made once, then sent as it is. */
+interface ReadyAnswer {
+  status: number;
+  headers: Array<[string, string]>;
+  body: string;
+}
+
+const readyAnswers = new WeakMap<ExecutionResult, Map<string, ReadyAnswer>>();
+
+async function readyAnswerOf(result: ExecutionResult, mediaType: string, yoga: Yoga): Promise<ReadyAnswer> {
+  let byType = readyAnswers.get(result);
+  if (!byType) readyAnswers.set(result, (byType = new Map()));
+  let ready = byType.get(mediaType);
+  if (!ready) {
+    // The plugin serves a copy of what it holds, and so yoga's writer gets one here (held results are never written to).
+    const response = await processRegularResult({ ...result }, yoga.fetchAPI, mediaType);
+    const headers: Array<[string, string]> = [];
+    response.headers.forEach((value, key) => void headers.push([key, value]));
+    ready = { status: response.status, headers, body: await response.text() };
+    byType.set(mediaType, ready);
+  }
+  return ready;
+}
+
 export interface GraphQLRouteOptions {
   yoga: Yoga;
+  /**
+   * The result the response cache holds for a fast-path request's parameters, once the guard admitted it; none
+   * without a response cache. It names the operation for the metrics as yoga's path does.
+   */
+  heldResult?: ((params: Params & { query: string }, scope: RequestScope) => ExecutionResult | undefined) | undefined;
   path: string;
   masking: GraphQLMasking;
   /** Plain queries through yoga's engine without its Fetch adapter. @default true (benchmarks compare both) */
@@ -136,7 +172,7 @@ function cut(reply: FastifyReply): void {
   else reply.raw.destroy();
 }
 
-export function graphqlRoute({ yoga, path, masking, fastPath = true, guard, graphiql, maxUnsentBytes }: GraphQLRouteOptions): Route {
+export function graphqlRoute({ yoga, heldResult, path, masking, fastPath = true, guard, graphiql, maxUnsentBytes }: GraphQLRouteOptions): Route {
   // Only the path and query are read: a fixed origin serves (a Host header is not trusted to parse).
   const origin = 'http://localhost';
   return {
@@ -151,6 +187,13 @@ export function graphqlRoute({ yoga, path, masking, fastPath = true, guard, grap
       const mediaType = fastPath ? fastMediaType(request, path) : undefined;
       const params = mediaType && request.body instanceof Buffer ? fastParams(request.body) : undefined;
       if (mediaType && params) {
+        const held = heldResult?.(params as Params & { query: string }, request.scope);
+        if (held) {
+          const ready = await readyAnswerOf(held, mediaType, yoga);
+          reply.code(ready.status);
+          for (const [key, value] of ready.headers) void reply.header(key, value);
+          return reply.send(ready.body);
+        }
         const headers = { ...request.headers, 'content-type': request.scope.contentType } as unknown as Record<string, string>;
         const fetchRequest = new yoga.fetchAPI.Request(origin + path, { method: 'POST', headers });
         scopeOfRequest.set(fetchRequest, request.scope);

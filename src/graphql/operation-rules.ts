@@ -1,3 +1,4 @@
+import type { GraphQLError } from 'graphql';
 import type { OnParamsEventPayload, Plugin } from 'graphql-yoga';
 
 /*
@@ -72,3 +73,18 @@ export function useTransportExecution(): Plugin {
     },
   };
 }
+
+/** Requests a rule refused in the params stage. */
+const refusedInParamsStage = new WeakSet<object>();
+
+/**
+ * Refuses an operation in the params stage: the error is its result, set rather than thrown, so the result hooks
+ * (metrics) see it on every transport. A later params hook that answers from what it holds (the response cache)
+ * must not answer in its place: it asks `refusedInParams` first.
+ */
+export function refuseInParams(payload: Pick<OnParamsEventPayload, 'request' | 'setResult'>, error: GraphQLError): void {
+  refusedInParamsStage.add(payload.request);
+  payload.setResult({ errors: [error] });
+}
+
+export const refusedInParams = (request: object): boolean => refusedInParamsStage.has(request);

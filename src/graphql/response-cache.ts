@@ -1,9 +1,12 @@
 import { HISTORY_FIELDS } from './types/transaction-history.js';
 import { hash } from 'node:crypto';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
+import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { Credential } from '../backends/backend.js';
 import { boundedCache } from '../backends/bounded-cache.js';
 import { scopeOfRequest } from '../http/request-scope.js';
+import { refusedInParams } from './operation-rules.js';
 
 /*
  * Whole GraphQL results served again for the TTL (CACHE_TTL_MS), with yoga's
@@ -15,6 +18,11 @@ import { scopeOfRequest } from '../http/request-scope.js';
  * drops its entries. Results with errors are not kept, nor results larger
  * than `maxResultBytes`, so the cache is bounded in bytes. Only HTTP requests
  * use it: a WebSocket operation has no request for yoga to key it by.
+ *
+ * The HTTP fast path (graphql-route.ts) asks `heldResult` first, with the
+ * same key, and answers a result held here from its bytes without yoga: a
+ * key names the document, operation, variables and credential exactly as the
+ * plugin's does, so whatever the plugin would serve, that path serves.
  *
  * A result computed from a read that began before an event must not be kept
  * after the event dropped what it replaces: each key remembers when it was
@@ -30,10 +38,22 @@ export interface ResponseCacheOptions {
   maxResultBytes?: number;
 }
 
+/** The parameters of a request, as they name a result held here (extensions do not). */
+export interface HeldParams {
+  query: string;
+  operationName?: string | null | undefined;
+  variables?: Record<string, unknown> | null | undefined;
+}
+
 export interface ResponseCache {
   plugin: Plugin;
   /** Drops every result that holds this transaction. */
   forgetTransaction(id: string): void;
+  /**
+   * The result held for these parameters and this credential, as the plugin would serve it (its `ETag` and
+   * `Last-Modified` in `extensions.http.headers`); undefined when none is, or the credential may not read.
+   */
+  heldResult(params: HeldParams, credential: Credential | undefined): ExecutionResult | undefined;
 }
 
 type Entity = { typename: string; id?: string | number };
@@ -89,13 +109,21 @@ function keepingOnlyFresh(inner: Cache): Cache {
  * is never served what it read before.
  */
 function sessionOf(request: Request | undefined): string | undefined {
-  const credential = request ? scopeOfRequest.get(request)?.credential : undefined;
+  return sessionOfCredential(request ? scopeOfRequest.get(request)?.credential : undefined);
+}
+
+function sessionOfCredential(credential: Credential | undefined): string | undefined {
   // Closed by default: a credential without an identity reads nothing, from here or anywhere.
   return credential?.identity?.permissions.has('read') === true ? credential.authorization : undefined;
 }
 
+/** One synchronous digest; the key is also the ETag clients see, so it never shows the credential. */
+const keyOf = (documentString: string, operationName: string | null | undefined, variables: unknown, sessionId: string | null | undefined): string =>
+  hash('sha256', JSON.stringify([documentString, operationName ?? null, variables ?? null, sessionId ?? null]), 'base64url');
+
 export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes = 65_536 }: ResponseCacheOptions): ResponseCache {
-  const cache = keepingOnlyFresh(createInMemoryCache({ max: maxEntries }));
+  const held = createInMemoryCache({ max: maxEntries });
+  const cache = keepingOnlyFresh(held);
   const plugin = useResponseCache({
     ttl: ttlMs,
     cache,
@@ -106,12 +134,17 @@ export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes 
     ttlPerSchemaCoordinate: Object.fromEntries(HISTORY_FIELDS.map((field) => [field, 0])),
     // Bounded in bytes too (entries × largest result: 64 MiB by default): a client's 500-id batch is not kept.
     shouldCacheResult: ({ result }) => !result.errors?.length && JSON.stringify(result.data).length <= maxResultBytes,
-    // One synchronous digest; the key is also the ETag clients see, so it never shows the credential.
-    buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) =>
-      hash('sha256', JSON.stringify([documentString, operationName ?? null, variableValues ?? null, sessionId]), 'base64url'),
+    buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) => keyOf(documentString, operationName, variableValues, sessionId),
   }) as Plugin;
   return {
-    plugin,
+    // A request a rule refused before it is answered with that refusal, never with a result held for its key.
+    plugin: { ...plugin, onParams: (payload) => (refusedInParams(payload.request) ? undefined : plugin.onParams?.(payload)) },
     forgetTransaction: (id) => void cache.invalidate([{ typename: 'Transaction', id }]),
+    heldResult({ query, operationName, variables }, credential) {
+      const session = sessionOfCredential(credential);
+      if (session === undefined) return undefined;
+      // The held store itself: a miss here is not the plugin's miss (the request goes on to the plugin, which notes it).
+      return (held.get(keyOf(query, operationName, variables, session)) as ExecutionResult | null) ?? undefined;
+    },
   };
 }

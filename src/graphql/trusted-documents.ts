@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ErrorCode, httpStatusOf } from '../errors.js';
+import { refuseInParams } from './operation-rules.js';
 
 /*
  * TRUSTED_DOCUMENTS=only: the gateway runs just the operations of
@@ -44,15 +45,16 @@ export const unknownDocumentError = (): GraphQLError =>
  * The rule, in yoga's params stage, which every transport passes (HTTP, SSE,
  * and graphql-ws: see operation-rules.ts): a request sending its own text is
  * refused, one naming a trusted document gets its text. A refusal is set as
- * the result rather than thrown (as yoga's persisted-operations plugin does),
- * so that the result hooks (metrics) see it on every transport too; yoga
- * answers both alike (the error's `http.status`).
+ * the result rather than thrown (as yoga's persisted-operations plugin does,
+ * `refuseInParams`), so that the result hooks (metrics) see it on every
+ * transport too; yoga answers both alike (the error's `http.status`).
  */
 export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
   return {
-    onParams({ params, setParams, setResult }) {
+    onParams(payload) {
+      const { params, setParams } = payload;
       const refuse = (error: GraphQLError) => {
-        setResult({ errors: [error] });
+        refuseInParams(payload, error);
         // yoga checks the parameters after every hook, and would refuse a request without a text in words of its own.
         setParams({ query: '' });
       };

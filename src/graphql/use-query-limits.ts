@@ -5,7 +5,7 @@ import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
 import { ErrorCode, withShortQuotes } from '../errors.js';
 import { operationCost } from './operation-cost.js';
-import type { OperationRules } from './operation-rules.js';
+import { refuseInParams, type OperationRules } from './operation-rules.js';
 import { withoutSuggestion } from './without-suggestion.js';
 
 /*
@@ -142,7 +142,8 @@ export const MAX_DOCUMENT_NESTING = 256;
  * Refuses a request whose document or variables nest too deeply, before
  * anything recursive (the parser, the token counter, a clone) walks them.
  */
-function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
+/** The params stage's nesting rule: what it refuses in a request's parameters, before anything parses them. */
+export function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
   const refuse = (message: string) => new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT } });
   if (typeof params.query === 'string' && documentNesting(params.query) > MAX_DOCUMENT_NESTING) {
     return refuse(`The document nests deeper than ${MAX_DOCUMENT_NESTING} brackets`);
@@ -159,9 +160,9 @@ export function queryLimitRules(limits: QueryLimits): Pick<OperationRules, 'docu
   return {
     'document-nesting': [
       {
-        onParams({ params, setResult }) {
-          const problem = nestingProblem(params);
-          if (problem) setResult({ errors: [problem] });
+        onParams(payload) {
+          const problem = nestingProblem(payload.params);
+          if (problem) refuseInParams(payload, problem);
         },
       },
     ],

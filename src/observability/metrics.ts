@@ -10,6 +10,11 @@ import type { Readiness } from '../http/readiness.js';
 export interface GatewayMetrics {
   /** Yoga plugin: names the GraphQL operation in the request's scope and notes results with errors. */
   plugin(): Plugin;
+  /**
+   * Names the GraphQL operation of a request answered without yoga (a result held by the response cache), as the
+   * plugin names those yoga runs: by the request's `operationName`.
+   */
+  nameOperation(scope: OperationScope, name: string | null | undefined): void;
   /** Counts one answered HTTP request (the front door calls it for every route). */
   answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void;
   upstreamCall(call: UpstreamCall): void;
@@ -54,7 +59,7 @@ export const WEBSOCKET = 'websocket';
 const KEYED_TRANSPORTS = ['graphql', 'rest'];
 
 /** What the metrics plugin keeps in a request's scope. */
-interface OperationScope {
+export interface OperationScope {
   operation: string | undefined;
   graphqlErrors: boolean;
 }
@@ -237,6 +242,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       });
     },
     answered,
+    nameOperation: setOperation,
     upstreamCall(call) {
       upstreamRequests.inc({ method: call.method, route: call.route, outcome: String(call.outcome) });
       upstreamDuration.observe({ route: call.route }, call.durationMs / 1000);

@@ -147,6 +147,47 @@ describe('response cache', () => {
     await uncached.arrayBuffer();
   });
 
+  it('answers a held result as yoga\'s whole handler answers it, for every media type the fast path takes', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const body = JSON.stringify({ query: 'query Sale($id: ID!) { transaction(id: $id) { id status products { productId } } }', variables: { id: tx(3).transactionId } });
+    // A path with a query string is never the fast path's: yoga's handler answers it, from the same held result.
+    const ask = (path: string, accept?: string) =>
+      fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A, ...(accept ? { accept } : {}) }, body });
+    await (await ask('/graphql')).arrayBuffer();
+    for (const accept of [undefined, 'application/json', 'application/graphql-response+json,application/json;q=0.9']) {
+      const [fast, handler] = [await ask('/graphql', accept), await ask('/graphql?handler', accept)];
+      const seen = async (r: Response) => ({ status: r.status, type: r.headers.get('content-type'), etag: r.headers.get('etag'), modified: r.headers.get('last-modified'), body: await r.text() });
+      const answer = await seen(fast);
+      expect(answer).toEqual(await seen(handler));
+      expect(answer.etag).toBeTruthy();
+    }
+  });
+
+  it('counts a held answer under its operation, as any other answer', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const ask = () =>
+      fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: KEY_A },
+        body: JSON.stringify({ query: `query HeldSale { transaction(id: "${tx(4).transactionId}") { status } }`, operationName: 'HeldSale' }),
+      });
+    for (let n = 0; n < 3; n += 1) expect((await ask()).headers.get('etag')).toBeTruthy();
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/vending_gateway_requests_total\{transport="graphql",operation="HeldSale",outcome="2xx"\} 3\b/);
+  });
+
+  it('refuses extensions nested too deep even when the result is held (they are no part of its key)', async () => {
+    const gw = await gateway({ CACHE_TTL_MS: '60000' });
+    const query = `{ transaction(id: "${tx(0).transactionId}") { customerId } }`;
+    const ask = (extensions?: unknown) =>
+      fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A }, body: JSON.stringify({ query, extensions }) });
+    expect((await ask()).headers.get('etag')).toBeTruthy();
+    let deep: unknown = 1;
+    for (let n = 0; n < 200; n += 1) deep = { n: deep };
+    const refused = (await (await ask({ deep })).json()) as { errors?: Array<{ extensions?: { code?: string } }> };
+    expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
   it('keeps no result larger than 64 KiB, so a few large queries cannot fill memory', async () => {
     const gw = await gateway({ CACHE_TTL_MS: '60000', MAX_COST: '1000000' });
     const ids = Array.from({ length: 500 }, () => tx(2).transactionId);

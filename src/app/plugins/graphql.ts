@@ -8,6 +8,7 @@ import { graphqlRoute, type GraphQLMasking } from '../../graphql/graphql-route.j
 import { createGraphQLServer, type GraphQLServer } from '../../graphql/graphql-server.js';
 import { createResponseCache } from '../../graphql/response-cache.js';
 import { useKeyWatch } from '../../graphql/use-key-watch.js';
+import { nestingProblem } from '../../graphql/use-query-limits.js';
 import { useTracing } from '../../graphql/use-tracing.js';
 import type { Logger } from '../../logging/logger.js';
 import { useEventIds } from '../../subscriptions/sse-event-ids.js';
@@ -76,6 +77,18 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     registerRoutes(app, [
       graphqlRoute({
         yoga,
+        // A held result answers parameters that passed every rule of the params stage once; of those rules, only the
+        // nesting of extensions (not part of the key) can differ between requests, so it is asked again. With trusted
+        // documents only, a request's own text is refused: nothing is answered from the cache before that rule.
+        heldResult:
+          responseCache && config.limits.trustedDocuments !== 'only'
+            ? (params, scope) => {
+                if (nestingProblem(params)) return undefined;
+                const result = responseCache.heldResult(params, scope.credential);
+                if (result) metrics.nameOperation(scope, params.operationName as string | undefined);
+                return result;
+              }
+            : undefined,
         path: GRAPHQL_PATH,
         masking,
         fastPath: deps.fastPaths?.graphqlFastPath ?? true,
