@@ -11,7 +11,7 @@ import { REPO_ROOT } from './children.js';
  */
 
 /** The fast paths a variant may switch, by their bench name. */
-export type Switch = 'coalesce' | 'sharing' | 'graphqlFastPath' | 'compiledExecution' | 'responseCache';
+export type Switch = 'coalesce' | 'sharing' | 'graphqlFastPath' | 'compiledExecution' | 'responseCache' | 'plans';
 
 export interface Build {
   /** Row label: `after`, or `before (<short commit>)`. */
@@ -29,7 +29,7 @@ export interface Build {
 }
 
 /** Flags of bench/lib/gateway-main.ts (a120032 on), then the variables revisions before it read. */
-const FLAGS: Record<Switch, string> = { coalesce: 'coalesce', sharing: 'sharing', graphqlFastPath: 'graphql-fast-path', compiledExecution: 'compiled-execution', responseCache: 'response-cache' };
+const FLAGS: Record<Switch, string> = { coalesce: 'coalesce', sharing: 'sharing', graphqlFastPath: 'graphql-fast-path', compiledExecution: 'compiled-execution', responseCache: 'response-cache', plans: 'plans' };
 // Switches that came as flags only (compiled execution, the response cache) have no variable.
 const VARIABLES: Partial<Record<Switch, string>> = { coalesce: 'UPSTREAM_COALESCE', sharing: 'SUBSCRIPTION_SHARING', graphqlFastPath: 'DIRECT_LANE' };
 

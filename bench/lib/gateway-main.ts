@@ -20,7 +20,7 @@ const onOff = (value: string | undefined, flag: string): boolean | undefined => 
 };
 
 const { values } = parseArgs({
-  options: { coalesce: { type: 'string' }, sharing: { type: 'string' }, 'graphql-fast-path': { type: 'string' }, 'compiled-execution': { type: 'string' }, 'response-cache': { type: 'string' } },
+  options: { coalesce: { type: 'string' }, sharing: { type: 'string' }, 'graphql-fast-path': { type: 'string' }, 'compiled-execution': { type: 'string' }, 'response-cache': { type: 'string' }, plans: { type: 'string' } },
 });
 const gateway = createGateway(loadConfig(process.env), {
   fastPaths: {
@@ -29,6 +29,7 @@ const gateway = createGateway(loadConfig(process.env), {
     graphqlFastPath: onOff(values['graphql-fast-path'], 'graphql-fast-path'),
     compiledExecution: onOff(values['compiled-execution'], 'compiled-execution'),
     responseCache: onOff(values['response-cache'], 'response-cache'),
+    plans: onOff(values.plans, 'plans'),
   },
 });
 await gateway.listen();

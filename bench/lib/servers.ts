@@ -26,6 +26,8 @@ export interface Variant {
   compiledExecution?: 'on' | 'off';
   /** @default the gateway's own, on (it acts only with CACHE_TTL_MS) */
   responseCache?: 'on' | 'off';
+  /** @default the gateway's own, on (it acts only without the response cache and tracing) */
+  plans?: 'on' | 'off';
 }
 
 export const variantLabel = (v: Variant): string =>
@@ -36,6 +38,7 @@ export const variantLabel = (v: Variant): string =>
     `graphql fast path ${v.graphqlFastPath ?? 'on'}`,
     `compiled execution ${v.compiledExecution ?? 'on'}`,
     `response cache ${v.responseCache ?? 'on'}`,
+    `plans ${v.plans ?? 'on'}`,
   ].join(', ');
 
 export interface Upstream extends Child {
@@ -104,6 +107,7 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     ['graphqlFastPath', variant.graphqlFastPath],
     ['compiledExecution', variant.compiledExecution],
     ['responseCache', variant.responseCache],
+    ['plans', variant.plans],
   ] as const;
   for (const [name, value] of switched) {
     if (value === undefined) continue;

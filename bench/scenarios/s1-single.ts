@@ -51,7 +51,7 @@ interface Shape {
 }
 
 /** Variant fields that are fast-path switches, by the name builds.ts knows them under. */
-const SWITCHES = [['coalesce'], ['sharing'], ['graphqlFastPath'], ['compiledExecution'], ['responseCache']] as const satisfies ReadonlyArray<readonly [Switch & keyof Variant]>;
+const SWITCHES = [['coalesce'], ['sharing'], ['graphqlFastPath'], ['compiledExecution'], ['responseCache'], ['plans']] as const satisfies ReadonlyArray<readonly [Switch & keyof Variant]>;
 
 /** One gateway per variant, its shapes measured one after the other, each in turns with the hop. */
 const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
@@ -69,6 +69,10 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
       { what: 'gateway GraphQL transaction(id: $id), cache hits (CACHE_TTL_MS 1 h)', goal: 1.5, of: gatewayGraphql, hits: true, key: 'S1 graphql cache on' },
       { what: 'gateway REST GET /transactions/{id}, cache hits (CACHE_TTL_MS 1 h)', goal: 2, of: gatewayRest, hits: true },
     ],
+  },
+  {
+    variant: { cacheTtlMs: 0, plans: 'off' },
+    shapes: [{ what: "gateway GraphQL transaction(id: $id), cache off, plans off (every request through yoga's engine)", of: gatewayGraphql }],
   },
   {
     variant: { cacheTtlMs: 0, compiledExecution: 'off' },

@@ -6,6 +6,7 @@ import { scopeOfRequest, type RequestScope } from '../http/request-scope.js';
 import type { Owner } from '../backends/owner.js';
 import { boundUnsent } from '../http/unsent-bound.js';
 import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
+import type { OperationPlans, PlanParams, Planned } from './operation-plans.js';
 
 /*
  * `/graphql` on the front door (yoga serves /graphql only). A
@@ -59,7 +60,7 @@ function fastMediaType(request: FastifyRequest, path: string): string | undefine
 }
 
 /** The body's parameters when yoga would take them as they are and they are not a subscription, else undefined. */
-function fastParams(body: Buffer): Params | undefined {
+function fastParams(body: Buffer): (Params & { query: string }) | undefined {
   let params: unknown;
   try {
     params = JSON.parse(body.toString('utf8'));
@@ -72,7 +73,7 @@ function fastParams(body: Buffer): Params | undefined {
   // A subscription answers with a stream, which is yoga's to write; the word alone is enough to send it there.
   if (typeof query !== 'string' || /\bsubscription\b/.test(query)) return undefined;
   if (!optional(variables, isObject) || !optional(extensions, isObject) || !optional(operationName, (v) => typeof v === 'string')) return undefined;
-  return params;
+  return params as Params & { query: string };
 }
 
 /** How yoga is told to mask errors (its `maskedErrors` option); the fast path masks what it catches the same way. */
@@ -134,6 +135,8 @@ export interface GraphQLRouteOptions {
   heldResult?: ((params: Params & { query: string }, scope: RequestScope) => ExecutionResult | undefined) | undefined;
   path: string;
   masking: GraphQLMasking;
+  /** Runs a fast-path request from its plan (operation-plans.ts), once the guard admitted it; none without plans. */
+  plans?: (Pick<OperationPlans, 'replay'> & { run(params: PlanParams, scope: RequestScope): Promise<Planned | undefined> }) | undefined;
   /** Plain queries through yoga's engine without its Fetch adapter. @default true (benchmarks compare both) */
   fastPath?: boolean;
   /** The front door's guard for /graphql: authentication and rate limit (not for the GraphiQL page). */
@@ -172,7 +175,7 @@ function cut(reply: FastifyReply): void {
   else reply.raw.destroy();
 }
 
-export function graphqlRoute({ yoga, heldResult, path, masking, fastPath = true, guard, graphiql, maxUnsentBytes }: GraphQLRouteOptions): Route {
+export function graphqlRoute({ yoga, heldResult, plans, path, masking, fastPath = true, guard, graphiql, maxUnsentBytes }: GraphQLRouteOptions): Route {
   // Only the path and query are read: a fixed origin serves (a Host header is not trusted to parse).
   const origin = 'http://localhost';
   return {
@@ -187,16 +190,20 @@ export function graphqlRoute({ yoga, heldResult, path, masking, fastPath = true,
       const mediaType = fastPath ? fastMediaType(request, path) : undefined;
       const params = mediaType && request.body instanceof Buffer ? fastParams(request.body) : undefined;
       if (mediaType && params) {
-        const held = heldResult?.(params as Params & { query: string }, request.scope);
+        const held = heldResult?.(params, request.scope);
         if (held) {
           const ready = await readyAnswerOf(held, mediaType, yoga);
           reply.code(ready.status);
           for (const [key, value] of ready.headers) void reply.header(key, value);
           return reply.send(ready.body);
         }
+        const planned = await plans?.run(params, request.scope);
+        // A result that is only data, as yoga's writer makes it; one with errors is shaped by yoga's path (below).
+        if (planned && 'result' in planned) return reply.type(`${mediaType}; charset=utf-8`).send(JSON.stringify(planned.result));
         const headers = { ...request.headers, 'content-type': request.scope.contentType } as unknown as Record<string, string>;
         const fetchRequest = new yoga.fetchAPI.Request(origin + path, { method: 'POST', headers });
         scopeOfRequest.set(fetchRequest, request.scope);
+        if (planned) plans?.replay(fetchRequest, planned.replay);
         let result: ExecutionResult;
         try {
           result = (await yoga.getResultForParams({ params, request: fetchRequest }, {})) as ExecutionResult;

@@ -15,6 +15,7 @@ import { useSubscriptionRootCondition } from './subscription-root-rule.js';
 import { rulePlugins, useTransportExecution, type OperationRules, type TransportExecution } from './operation-rules.js';
 import { usePermissions } from './use-permissions.js';
 import { useCompiledExecution } from './use-compiled-execution.js';
+import type { OperationPlans } from './operation-plans.js';
 import { createGraphiQLPage, type GraphiQLPage } from './graphiql-page.js';
 
 /*
@@ -52,6 +53,8 @@ export interface GraphQLServerOptions {
   corsOrigins: readonly string[];
   /** Queries and mutations run compiled (graphql-jit); benchmarks and tests compare both. */
   compiledExecution: boolean;
+  /** With compiled execution: operations run compiled are noted as plans, and a planned run is not run again. */
+  plans?: OperationPlans | undefined;
   /** Whole results served again (response-cache.ts); last, so it keys documents trusted documents filled in and wraps compiled execution. */
   responseCache: Plugin | undefined;
   /** Features' plugins (SSE ids, forward-mode key watch). */
@@ -105,7 +108,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
           // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
           useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
         ],
-        tracing: options.compiledExecution ? [useCompiledExecution()] : [],
+        tracing: options.compiledExecution ? [useCompiledExecution(options.plans)] : [],
       },
       // The response cache keys documents trusted documents filled in; the transport's execution takes over after every params hook.
       [...(options.responseCache ? [options.responseCache] : []), useTransportExecution()],

@@ -76,7 +76,9 @@ const useNoParserEcho = (): Plugin => ({
   },
 });
 
-function operationOf(args: ExecutionArgs): { operation: OperationDefinitionNode | undefined; fragments: Map<string, FragmentDefinitionNode> } {
+type CostArgs = Pick<ExecutionArgs, 'schema' | 'document' | 'operationName' | 'variableValues'>;
+
+function operationOf(args: CostArgs): { operation: OperationDefinitionNode | undefined; fragments: Map<string, FragmentDefinitionNode> } {
   let operation: OperationDefinitionNode | undefined;
   let operations = 0;
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -91,6 +93,17 @@ function operationOf(args: ExecutionArgs): { operation: OperationDefinitionNode 
 }
 
 /**
+ * MAX_COST's rule (operation-cost.ts) for an operation and its variables: whether it is refused, and whether no
+ * variable could change that (`fixed`). Its plugin below and planned runs (operation-plans.ts) both ask it.
+ */
+export function costExceeds(args: CostArgs, maxCost: number): { exceeds: boolean; fixed: boolean; cost: number; operation: OperationDefinitionNode | undefined } {
+  const { operation, fragments } = operationOf(args);
+  if (!operation) return { exceeds: false, fixed: false, cost: 0, operation };
+  const { cost, fixed } = operationCost({ schema: args.schema, operation, fragments, variables: args.variableValues });
+  return { exceeds: cost > maxCost, fixed, cost, operation };
+}
+
+/**
  * MAX_COST, counted once the variables are known (operation-cost.ts):
  * `transactions(ids: $ids)` costs as many reads as `$ids` holds. Refused like
  * a validation error (BAD_USER_INPUT, 400 under GraphQL over HTTP's media type).
@@ -100,10 +113,9 @@ function useOperationCost(maxCost: number): Plugin {
   const passing = new WeakMap<DocumentNode, string | undefined>();
   const refusal = (args: ExecutionArgs): GraphQLError | undefined => {
     if (passing.has(args.document) && passing.get(args.document) === (args.operationName ?? undefined)) return undefined;
-    const { operation, fragments } = operationOf(args);
+    const { exceeds, fixed, cost, operation } = costExceeds(args, maxCost);
     if (!operation) return undefined;
-    const { cost, fixed } = operationCost({ schema: args.schema, operation, fragments, variables: args.variableValues });
-    if (cost <= maxCost) {
+    if (!exceeds) {
       if (fixed) passing.set(args.document, args.operationName ?? undefined);
       return undefined;
     }

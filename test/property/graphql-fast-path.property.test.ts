@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayDeps } from '../../src/app/gateway.js';
-import { OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { OTHER_KEY, startForwardGateway, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { startStandInUpstream, type Fault, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { anyText, jsonValue, runs, TRANSACTION_IDS, VENDING_IDS } from './arbitraries.js';
 import { graphqlPayload } from './graphql-documents.js';
 
@@ -21,6 +22,12 @@ import { graphqlPayload } from './graphql-documents.js';
  * With the response cache on, the fast path answers a result it holds from
  * bytes made once, without yoga: each request is sent twice (held, then
  * answered from what is held) to a gateway with the fast path and one without.
+ *
+ * A query or mutation run compiled before runs from its plan
+ * (src/graphql/operation-plans.ts) on the fast path, without yoga: each
+ * request is sent three times (interpreted, compiled and noted, planned) to
+ * a gateway with plans and one without, over the memory backend, and over
+ * a REST service of each gateway's own that fails alike before each answer.
  *
  * Compiled execution (src/graphql/use-compiled-execution.ts: graphql-jit) must
  * answer exactly as graphql-js's executor does, errors included: the same
@@ -185,4 +192,60 @@ describe('compiled execution answers as graphql-js does', () => {
   it('GraphQL requests (documents, variables, payment mutations): same status, headers and body', async () => {
     await fc.assert(fc.asyncProperty(graphqlRequest, same), runs(500));
   }, 60_000);
+});
+
+describe('planned runs answer as yoga does', () => {
+  const same = pair({}, { plans: false }, identical, 3);
+
+  it('GraphQL requests (documents, variables, payment mutations), each sent three times: same status, headers and body', async () => {
+    await fc.assert(fc.asyncProperty(fc.oneof(heldRequest, graphqlRequest), same), runs(300));
+  }, 90_000);
+});
+
+describe('planned runs answer as yoga does in front of a failing service', () => {
+  const KEY = 'plan-key';
+  const sides: Array<{ upstream: StandInUpstream; gateway: RunningGateway }> = [];
+  beforeAll(async () => {
+    for (const plans of [true, false]) {
+      const upstream = await startStandInUpstream({ keys: [KEY, OTHER_KEY] });
+      const gateway = await startForwardGateway(upstream.url, {}, { fastPaths: { plans } });
+      sides.push({ upstream, gateway });
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(sides.flatMap(({ upstream, gateway }) => [gateway.close(), upstream.close()]));
+  });
+
+  const FAULTS: Array<Fault | undefined> = [undefined, { kind: 'status', status: 500 }, { kind: 'status', status: 404 }, { kind: 'not-json' }, { kind: 'wrong-shape' }, { kind: 'reset' }, { kind: 'status', status: 401 }];
+  const request = fc.record({
+    query: fc.constantFrom(...clientQueries.filter((text) => !/recentTransactions|transactionStats|history/.test(text))),
+    at: fc.nat(5),
+    fault: fc.constantFrom(...FAULTS),
+    key: fc.constantFrom(KEY, OTHER_KEY, 'unknown-key'),
+    named: fc.boolean(),
+  });
+
+  it('reads with upstream faults, each sent three times: same status, headers and body', async () => {
+    await fc.assert(
+      fc.asyncProperty(request, async ({ query, at, fault, key, named }) => {
+        const answers: Answer[][] = [];
+        for (const { upstream, gateway } of sides) {
+          const transaction = upstream.transactions[at % upstream.transactions.length] as { transactionId: string };
+          const vending = upstream.vendings[at % upstream.vendings.length] as { vendingId: string };
+          const id = /vending\(/.test(query) ? vending.vendingId : transaction.transactionId;
+          const body = JSON.stringify({ query, variables: { id, ids: [transaction.transactionId, 'no-such-id'] }, operationName: named ? operationName(query) : undefined });
+          const mine: Answer[] = [];
+          for (let time = 0; time < 3; time += 1) {
+            upstream.clearFaults();
+            if (fault) upstream.injectFault(fault, { times: 1 });
+            const response = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: key }, body, signal: AbortSignal.timeout(5_000) });
+            mine.push(await answerOf(response));
+          }
+          answers.push(mine);
+        }
+        expect(answers[0], `${query.slice(0, 60)} ${JSON.stringify(fault)} ${key}`).toEqual(answers[1]);
+      }),
+      runs(150),
+    );
+  }, 120_000);
 });

@@ -7,6 +7,7 @@ import { MASKED_MESSAGE } from '../../http/masked-answer.js';
 import { graphqlRoute, type GraphQLMasking } from '../../graphql/graphql-route.js';
 import { createGraphQLServer, type GraphQLServer } from '../../graphql/graphql-server.js';
 import { createResponseCache } from '../../graphql/response-cache.js';
+import { createOperationPlans } from '../../graphql/operation-plans.js';
 import { useKeyWatch } from '../../graphql/use-key-watch.js';
 import { nestingProblem } from '../../graphql/use-query-limits.js';
 import { useTracing } from '../../graphql/use-tracing.js';
@@ -52,7 +53,14 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
     // Whatever drops a transaction from the entity cache drops the results that hold it.
     if (responseCache) app.onTransactionForgotten(responseCache.forgetTransaction);
+    const compiledExecution = deps.fastPaths?.compiledExecution ?? true;
     const tracing = app.tracing && useTracing(app.tracing);
+    // Plans skip yoga's hooks, and so the ones that act on a run itself: tracing's spans, the response cache's
+    // entities, and trusted documents (a plan is found by the text a client sends).
+    const plans =
+      compiledExecution && (deps.fastPaths?.plans ?? true) && !tracing && !responseCache && config.limits.trustedDocuments !== 'only'
+        ? createOperationPlans({ services, maxCost: config.limits.maxCost })
+        : undefined;
     await tracing?.loaded;
     const masking: GraphQLMasking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
     const { yoga, graphiql } = createGraphQLServer({
@@ -64,7 +72,8 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       graphiql: config.graphiql,
       devApiKey: config.devApiKey,
       corsOrigins: config.corsOrigins,
-      compiledExecution: deps.fastPaths?.compiledExecution ?? true,
+      compiledExecution,
+      plans,
       responseCache: responseCache?.plugin,
       tracing: tracing?.plugins,
       metrics: metrics.plugin(),
@@ -89,6 +98,15 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
                 return result;
               }
             : undefined,
+        plans: plans && {
+          run: (params, scope) =>
+            plans.run(params, scope, (requested, own) => {
+              // As the metrics plugin names an operation yoga runs: by the request's name, else by the document's.
+              metrics.nameOperation(scope, requested);
+              if (scope.operation === undefined) metrics.nameOperation(scope, own);
+            }),
+          replay: plans.replay,
+        },
         path: GRAPHQL_PATH,
         masking,
         fastPath: deps.fastPaths?.graphqlFastPath ?? true,
