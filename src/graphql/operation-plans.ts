@@ -6,7 +6,8 @@ import type { Permission } from '../config/index.js';
 import type { RequestScope } from '../http/request-scope.js';
 import { createContext, type GatewayServices } from './context.js';
 import { schema } from './schema.js';
-import { costExceeds, nestingProblem } from './use-query-limits.js';
+import { jsonTooDeep } from '../contract/index.js';
+import { costExceeds } from './use-query-limits.js';
 
 /*
  * Plans: a query or mutation that yoga's path ran compiled (graphql-jit) is
@@ -47,8 +48,9 @@ export interface PlanParams {
   extensions?: unknown;
 }
 
-/** A planned run: its result, or the result yoga's path must shape (it has errors). */
-export type Planned = { result: ExecutionResult } | { replay: ExecutionResult };
+/** A planned run: its result, or what yoga's path must shape (a result with errors, or what the run threw). */
+export type Planned = { result: ExecutionResult } | { replay: Replay };
+export type Replay = { result: ExecutionResult } | { thrown: unknown };
 
 export interface OperationPlans {
   /** Notes the plan of an operation yoga's path is about to run compiled (it passed parse and validation). */
@@ -58,10 +60,10 @@ export interface OperationPlans {
    * depends on the request would refuse it (then yoga's path answers).
    */
   run(params: PlanParams, scope: RequestScope, named: (requested: string | undefined, own: string | undefined) => void): Promise<Planned | undefined>;
-  /** The result a replayed request's execution returns, instead of running again (use-compiled-execution.ts). */
-  replayed(request: object): ExecutionResult | undefined;
-  /** Marks a request whose execution is `result`, already run from its plan. */
-  replay(request: object, result: ExecutionResult): void;
+  /** What a replayed request's execution returns or throws, instead of running again (use-compiled-execution.ts). */
+  replayed(request: object): Replay | undefined;
+  /** Marks a request whose execution, already run from its plan, came to this. */
+  replay(request: object, replay: Replay): void;
 }
 
 export interface OperationPlansOptions {
@@ -75,7 +77,7 @@ const keyOf = (text: string, operationName: unknown) => `${typeof operationName 
 
 export function createOperationPlans({ services, maxCost, maxPlans = 1_000 }: OperationPlansOptions): OperationPlans {
   const plans = boundedCache<Plan>({ max: maxPlans });
-  const replays = new WeakMap<object, ExecutionResult>();
+  const replays = new WeakMap<object, Replay>();
   return {
     note(text, operationName, document, compiled, noted) {
       const key = keyOf(text, operationName);
@@ -90,18 +92,25 @@ export function createOperationPlans({ services, maxCost, maxPlans = 1_000 }: Op
       if (!plan) return undefined;
       const { credential } = scope;
       if (!credential?.identity?.permissions.has(plan.permission)) return undefined;
-      if (nestingProblem(params)) return undefined;
+      // The text's own nesting passed when the plan was noted; variables and extensions come with each request.
+      if (jsonTooDeep(params.variables) || jsonTooDeep(params.extensions)) return undefined;
       const variables = (params.variables ?? {}) as Record<string, unknown>;
       const operationName = typeof params.operationName === 'string' ? params.operationName : undefined;
       if (!plan.fixedCost && costExceeds({ schema, document: plan.document, operationName, variableValues: variables }, maxCost).exceeds) return undefined;
       const context = await createContext(services, { authorization: credential.authorization, credential, requestId: scope.id, scope });
-      const result = await plan.compiled.query(undefined, context, variables);
+      let result: ExecutionResult;
+      try {
+        result = await plan.compiled.query(undefined, context, variables);
+      } catch (thrown) {
+        named(operationName, plan.name);
+        return { replay: { thrown } };
+      }
       // Variables refused before anything ran: graphql-js words those refusals as clients know them.
       if (result.data === undefined && result.errors?.length) return undefined;
       named(operationName, plan.name);
-      return result.errors?.length ? { replay: result } : { result };
+      return result.errors?.length ? { replay: { result } } : { result };
     },
     replayed: (request) => replays.get(request),
-    replay: (request, result) => void replays.set(request, result),
+    replay: (request, replay) => void replays.set(request, replay),
   };
 }

@@ -83,7 +83,10 @@ export function useCompiledExecution(plans?: OperationPlans): Plugin {
       setExecuteFn(async (execution) => {
         const { request, params } = (execution.contextValue ?? {}) as NonNullable<YogaContext>;
         const replayed = request && plans?.replayed(request);
-        if (replayed) return withGraphQLErrors(replayed, execution.document);
+        if (replayed) {
+          if ('thrown' in replayed) throw replayed.thrown;
+          return withGraphQLErrors(replayed.result, execution.document);
+        }
         const compiled = compiledFor(execution);
         if (compiled === 'interpret') return executeFn(execution);
         if (plans && typeof params?.query === 'string') plans.note(params.query, execution.operationName, execution.document, compiled, execution.schema);
