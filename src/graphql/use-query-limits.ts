@@ -154,8 +154,7 @@ export const MAX_DOCUMENT_NESTING = 256;
  * Refuses a request whose document or variables nest too deeply, before
  * anything recursive (the parser, the token counter, a clone) walks them.
  */
-/** The params stage's nesting rule: what it refuses in a request's parameters, before anything parses them. */
-export function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
+function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
   const refuse = (message: string) => new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT } });
   if (typeof params.query === 'string' && documentNesting(params.query) > MAX_DOCUMENT_NESTING) {
     return refuse(`The document nests deeper than ${MAX_DOCUMENT_NESTING} brackets`);

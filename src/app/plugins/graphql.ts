@@ -9,7 +9,7 @@ import { createGraphQLServer, type GraphQLServer } from '../../graphql/graphql-s
 import { createResponseCache } from '../../graphql/response-cache.js';
 import { createOperationPlans } from '../../graphql/operation-plans.js';
 import { useKeyWatch } from '../../graphql/use-key-watch.js';
-import { nestingProblem } from '../../graphql/use-query-limits.js';
+import { jsonTooDeep } from '../../contract/index.js';
 import { useTracing } from '../../graphql/use-tracing.js';
 import type { Logger } from '../../logging/logger.js';
 import { useEventIds } from '../../subscriptions/sse-event-ids.js';
@@ -92,7 +92,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
         heldResult:
           responseCache && config.limits.trustedDocuments !== 'only'
             ? (params, scope) => {
-                if (nestingProblem(params)) return undefined;
+                if (jsonTooDeep(params.extensions)) return undefined;
                 const result = responseCache.heldResult(params, scope.credential);
                 if (result) metrics.nameOperation(scope, params.operationName as string | undefined);
                 return result;
