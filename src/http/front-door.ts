@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
 import type { Logger } from 'pino';
+import { LazyChildLogger } from '../logging/logger.js';
 import { context, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { contextFromHeaders, traceFields, type Tracing } from '../tracing/tracing.js';
 import { ErrorCode, isGatewayError, toRestError } from '../errors.js';
@@ -143,6 +144,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     // and a second. An upgrade's headers are read by the same parser, before ws sees the request.
     http: { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs) },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']),
+    // Made into pino's child, bound to the request id, only when a line is written through it.
+    childLoggerFactory: (logger, bindings, childOptions) => new LazyChildLogger(logger as never, bindings, childOptions as Record<string, unknown>) as never,
     // Fastify bounds each start and close step by this (10 s unless told): the stop's own deadlines decide when it
     // ends, so the bound sits past them, else a stop that used its whole deadline failed as a step that never ended.
     pluginTimeout: options.stopMs + STOP_MARGIN_MS,

@@ -42,3 +42,70 @@ export function yogaLogger(logger: Logger): YogaLogger {
   };
   return { debug: forward('debug'), info: forward('info'), warn: forward('warn'), error: forward('error') };
 }
+
+type LevelMethod = 'info' | 'error' | 'debug' | 'fatal' | 'warn' | 'trace' | 'silent';
+
+/**
+ * A request's logger (the front door gives one to every request, bound to its
+ * id), made into pino's child only when a line is first written through it:
+ * most requests write none but the request line, and making a child (its
+ * bindings serialized and redacted) was a few percent of a cached answer.
+ */
+export class LazyChildLogger {
+  #made: FastifyLikeLogger | undefined;
+  constructor(
+    private readonly parent: FastifyLikeLogger,
+    private readonly bindings: Record<string, unknown>,
+    private readonly options: Record<string, unknown>,
+  ) {}
+
+  private get made(): FastifyLikeLogger {
+    return (this.#made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string {
+    return this.#made?.level ?? this.parent.level;
+  }
+  set level(level: string) {
+    this.made.level = level;
+  }
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args);
+  }
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+  silent(): void {}
+  child(bindings: Record<string, unknown>, options?: Record<string, unknown>): FastifyLikeLogger {
+    return this.made.child(bindings, options);
+  }
+
+  private write(method: Exclude<LevelMethod, 'silent'>, args: unknown[]): void {
+    (this.made[method] as (...a: unknown[]) => void)(...args);
+  }
+}
+
+/** The part of pino's Logger Fastify asks of a request's logger. */
+export interface FastifyLikeLogger {
+  level: string;
+  info: (...args: never[]) => void;
+  error: (...args: never[]) => void;
+  debug: (...args: never[]) => void;
+  fatal: (...args: never[]) => void;
+  warn: (...args: never[]) => void;
+  trace: (...args: never[]) => void;
+  silent: (...args: never[]) => void;
+  child(bindings: Record<string, unknown>, options?: Record<string, unknown>): FastifyLikeLogger;
+}

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forwardModeEnv, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, forwardModeEnv, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { jsonLines } from '../helpers/log-lines.js';
 
@@ -55,5 +55,26 @@ describe('request log', () => {
     expect(lineFor('two-reads')!.upstreamMs).toBeGreaterThan(0);
     expect(lineFor('no-read')).toMatchObject({ path: '/graphql', upstreamCalls: 0, upstreamMs: 0 });
     expect(lineFor('rest-read')).toMatchObject({ path: `/transactions/${a}`, status: 200, upstreamCalls: 1 });
+  });
+});
+
+describe('a request\'s own log lines', () => {
+  it('name the request\'s id, as the request line does (a masked failure of a REST read)', async () => {
+    const lines: Array<{ msg: string; reqId?: string; requestId?: string; authorization?: string }> = [];
+    const backend = demoBackend();
+    backend.getTransaction = async () => {
+      throw new Error('not for clients');
+    };
+    const running = await startGateway({}, { backend, logger: pino({ level: 'info', redact: ['authorization'] }, jsonLines((line: (typeof lines)[number]) => lines.push(line))) });
+    try {
+      const response = await fetch(`${running.url}/transactions/x`, { headers: { authorization: TEST_KEY, 'x-request-id': 'failing-read' } });
+      expect(response.status).toBe(500);
+      await response.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lines.find((line) => line.msg === 'unexpected error')).toMatchObject({ reqId: 'failing-read' });
+      expect(lines.find((line) => line.msg === 'request')).toMatchObject({ requestId: 'failing-read', status: 500 });
+    } finally {
+      await running.close();
+    }
   });
 });
