@@ -13,6 +13,10 @@ import type { Placement } from './children.js';
  * S8's processes also start at a raised priority (children.ts `nice`), the
  * generator highest, so its sends leave on time even beside the upstream; the
  * hop and the gateway get the same, so what the gateway adds stays comparable.
+ * Real-time scheduling (`chrt -f`) would shield them from others entirely, and
+ * was tried: Node children started under SCHED_FIFO (through tsx's loader)
+ * spun at 90% of their core while idle and starved everything else on the
+ * machine, so S8 stays with nice values.
  */
 
 /** Nice values (lower runs first): the servers under test and the upstream, and the generator above them. */

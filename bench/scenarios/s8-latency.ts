@@ -35,6 +35,8 @@ const PIN = (process.env.BENCH_S8_PIN ?? 'on') !== 'off';
 /** Requests in flight while the capacity is measured: far more than the upstream's delay needs at any rate one core carries. */
 const CAPACITY_IN_FLIGHT = 64;
 const GOAL_P99_ADDED_MS = 2;
+/** Below this share of its core while the closed loop saturated it, the gateway was not what bounded the capacity. */
+const BOUND_CORES = 0.9;
 /** Late sends above this share of a round void it: its tail would be the generator's, not the server's (p99.9 needs < 0.1%). */
 const LATE_SHARE_LIMIT = 0.001;
 
@@ -150,6 +152,8 @@ function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, p
     priority,
     `closed loop, ${CAPACITY_IN_FLIGHT} requests in flight, ${SETTINGS.runs} × ${SETTINGS.runSeconds} s after ${SETTINGS.warmupSeconds} s of warm-up`,
     `gateway CPU ${fmt(median(capacity.runs.map((r) => r.serverCores)), 2)} cores, ${fmt(median(capacity.runs.map((r) => r.serverCpuUs)))} µs/request`,
+    // Saturated by the closed loop, a gateway with its core to itself uses all of it; less means others took the rest.
+    ...(median(capacity.runs.map((r) => r.serverCores)) < BOUND_CORES ? [`CAPACITY LOW: the saturated gateway used less than ${BOUND_CORES} of a core, other processes took the rest, so the rate is lower than the gateway's half`] : []),
     `generator ELU ${fmt(median(capacity.runs.map((r) => r.loadgenElu)) * 100)}%`,
     FIXED_RATE === undefined ? `the open-loop rate is ${LOAD_SHARE * 100}% of the median: ${fmt(rate)} req/s` : `the open-loop rate is BENCH_S8_RATE's ${fmt(rate)} req/s, ${fmt((rate / capacity.rps) * 100)}% of the median`,
   ];
