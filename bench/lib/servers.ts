@@ -183,6 +183,23 @@ export async function memoryAfterGc(gateway: Child): Promise<MemoryReading> {
   return { rss: await metric(gateway, 'process_resident_memory_bytes'), heap: await metric(gateway, 'nodejs_heap_size_used_bytes') };
 }
 
+/** Garbage collections a gateway has run so far, all kinds together (prom-client's nodejs_gc_duration_seconds). */
+export interface GcTotals {
+  count: number;
+  seconds: number;
+  /** Collections that took more than 1 ms, and more than 10 ms (the histogram's bounds around the latency S8 judges). */
+  over1ms: number;
+  over10ms: number;
+}
+
+export async function gcTotals(child: Child): Promise<GcTotals> {
+  const text = await (await fetch(`${child.url}/metrics`)).text();
+  const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((total, m) => total + Number(m[1]), 0);
+  const count = sum(/^nodejs_gc_duration_seconds_count\{[^}]*\} ([0-9.eE+-]+)$/gm);
+  const within = (le: string) => sum(new RegExp(`^nodejs_gc_duration_seconds_bucket\\{(?=[^}]*le="${le}")[^}]*\\} ([0-9.eE+-]+)$`, 'gm'));
+  return { count, seconds: sum(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([0-9.eE+-]+)$/gm), over1ms: count - within('0.001'), over10ms: count - within('0.01') };
+}
+
 /** Reads one unlabelled sample of a Prometheus metric from the child's /metrics. */
 export async function metric(child: Child, name: string): Promise<number> {
   const text = await (await fetch(`${child.url}/metrics`)).text();

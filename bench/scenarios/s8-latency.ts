@@ -8,7 +8,7 @@ import { planPlacement, type S8Placement } from '../lib/pinning.js';
 import { ROTATED_IDS, rotatedSingleCases, transactionEnvelope } from '../lib/queries.js';
 import type { Scenario } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
-import { CLIENT_KEY, startBareHop, startGateway, startUpstream } from '../lib/servers.js';
+import { CLIENT_KEY, gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { verdict, type Row } from '../lib/table.js';
 
@@ -61,6 +61,8 @@ interface Path {
   watch: Watch;
   runs: OpenLoopRun[];
   warmUpErrors: OpenLoopErrors[];
+  /** The gateway's garbage collections over each measured run (its /metrics; the hop has none). */
+  gc?: GcTotals[];
 }
 
 interface Capacity {
@@ -86,7 +88,12 @@ async function measureRounds(paths: Path[], rate: number, log: (message: string)
     for (const path of round % 2 === 0 ? paths : [...paths].reverse()) {
       log(`round ${round + 1}/${ROUNDS}: ${path.what}`);
       path.warmUpErrors.push((await path.generator.openLoop(rate, SETTINGS.warmupSeconds)).errors);
+      const gcBefore = path.gc && path.watch.server ? await gcTotals(path.watch.server) : undefined;
       path.runs.push(await measuredOpenLoop(path.generator, rate, SECONDS, path.watch));
+      if (gcBefore && path.gc && path.watch.server) {
+        const after = await gcTotals(path.watch.server);
+        path.gc.push({ count: after.count - gcBefore.count, seconds: after.seconds - gcBefore.seconds, over1ms: after.over1ms - gcBefore.over1ms, over10ms: after.over10ms - gcBefore.over10ms });
+      }
     }
   }
 }
@@ -128,6 +135,7 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
     `max ${ms(Math.max(...path.runs.map((r) => r.max)))} ms`,
     `generator: ${fmt(lateOf(path))} of ${fmt(sends)} sends left > ${LATE_MS} ms late (per round ${path.runs.map((r) => r.late).join(', ')}; a round voids above ${LATE_SHARE_LIMIT * 100}%), max send lag ${ms(Math.max(...path.runs.map((r) => r.maxSendLagMs)))} ms, ELU ${fmt(median(path.runs.map((r) => r.loadgenElu)) * 100)}%`,
     `server CPU ${fmt(median(path.runs.map((r) => r.serverCpuUs)))} µs/request, ${fmt((median(path.runs.map((r) => r.serverCpuUs)) * rate) / 1e4)}% of a core`,
+    ...(path.gc ? [gcText(path.gc)] : []),
   ];
   const addedP99 = hop ? added('p99') : Number.NaN;
   return {
@@ -142,6 +150,12 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
     notes: notes.join('; '),
     ...(voided ? { voided } : {}),
   };
+}
+
+/** The gateway's collections over the measured runs, from its prom-client histogram (bounds 1 ms and 10 ms). */
+function gcText(gc: GcTotals[]): string {
+  const total = (key: keyof GcTotals) => gc.reduce((sum, g) => sum + g[key], 0);
+  return `gateway GC over the runs: ${fmt(total('count'))} collections, ${fmt(total('seconds') * 1e3)} ms in all (${fmt((total('seconds') * 1e3) / (gc.length * SECONDS), 1)} ms a second), ${fmt(total('over1ms'))} over 1 ms, ${fmt(total('over10ms'))} over 10 ms`;
 }
 
 function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, priority: string): Row {
@@ -184,8 +198,8 @@ export const s8: Scenario = {
             // What each got: `nice` runs a child at the bench's own priority where raising it is not allowed.
             const priority = `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
             const hop: Path = { what: 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', generator: await remoteGenerator(generatorChild, hopTarget(bare)), watch: { upstream, server: bare }, runs: [], warmUpErrors: [] };
-            const rest: Path = { what: 'gateway REST GET /transactions/{id}, cache off', generator: await remoteGenerator(generatorChild, restTarget(gateway)), watch: { upstream, server: gateway }, runs: [], warmUpErrors: [] };
-            const graphql: Path = { what: "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)", generator: await remoteGenerator(generatorChild, graphqlOf(gateway)), watch: { upstream, server: gateway }, runs: [], warmUpErrors: [] };
+            const rest: Path = { what: 'gateway REST GET /transactions/{id}, cache off', generator: await remoteGenerator(generatorChild, restTarget(gateway)), watch: { upstream, server: gateway }, runs: [], warmUpErrors: [], gc: [] };
+            const graphql: Path = { what: "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)", generator: await remoteGenerator(generatorChild, graphqlOf(gateway)), watch: { upstream, server: gateway }, runs: [], warmUpErrors: [], gc: [] };
             const capacity = await measureCapacity(graphql.generator, gateway, log);
             const rate = FIXED_RATE ?? Math.max(1, Math.round(capacity.rps * LOAD_SHARE));
             const setting = FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the capacity` : 'BENCH_S8_RATE';
