@@ -83,6 +83,17 @@ export function cpuSecondsOf(pid: number): number {
   }
 }
 
+/** The nice value of a process (Linux /proc), or NaN. */
+export function niceOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 19 of stat; 17th after the command name.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /**
  * CPU used so far by each process named `name` (`postgres`: a local server's backends, its checkpointer, its
  * autovacuum workers), by pid, from /proc.
@@ -129,7 +140,17 @@ export interface SpawnOptions {
   readyTimeoutMs?: number;
   /** Time from SIGTERM to SIGKILL on stop (a child writing a CPU profile at exit needs more). @default 1500 */
   stopGraceMs?: number;
+  /** CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts). @default any */
+  cpus?: string;
+  /**
+   * Nice value to start the child at (every thread of it, through `nice -n`; lower runs first). Below 0 needs root or
+   * CAP_SYS_NICE: without it `nice` warns and runs the child at this process's own (niceOf says which it got). @default inherited
+   */
+  nice?: number;
 }
+
+/** Where and at which priority a child runs (S8, pinning.ts). */
+export type Placement = Pick<SpawnOptions, 'cpus' | 'nice'>;
 
 /** Starts `node --import tsx <entry>` on a free loopback port (env PORT, HOST) and waits for `ready`. */
 export async function spawnNode(options: SpawnOptions): Promise<Child> {
@@ -138,7 +159,11 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
   const root = options.root ?? REPO_ROOT;
   // `--import tsx` resolves from the working directory: a baseline checkout runs on its own tsx.
   const preload = existsSync(`${root}bench/lib/child-preload.ts`) ? `${root}bench/lib/child-preload.ts` : PRELOAD;
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', preload, options.entry, ...(options.args ?? [])], {
+  const nodeArgs = [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', preload, options.entry, ...(options.args ?? [])];
+  // nice and taskset exec what follows in their own place: the pid, and so the /proc CPU figures, are node's.
+  const prefix = [...(options.nice === undefined ? [] : ['nice', '-n', String(options.nice)]), ...(options.cpus === undefined ? [] : ['taskset', '-c', options.cpus])];
+  const [command, ...args] = [...prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
+  const child = spawn(command, args, {
     cwd: root,
     env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     // 'ipc': the child notices when this process disappears (child-preload.ts).

@@ -23,8 +23,16 @@ function sameJson(expected: unknown, actual: unknown): boolean {
   return expected === actual;
 }
 
+/** A check as plain JSON, to be rebuilt in another process (S8's load generator child). */
+export interface BodyCheckWire {
+  expected: unknown;
+  /** Bytes known to be right before any answer came (`BodyCheck.exact`). */
+  exact?: string;
+}
+
 export class BodyCheck {
   private readonly confirmed: string[] = [];
+  private exactBytes: string | undefined;
 
   /** @param expected the answer as a value; key order and number formatting are free. */
   constructor(readonly expected: unknown) {}
@@ -33,7 +41,16 @@ export class BodyCheck {
   static exact(bytes: string): BodyCheck {
     const check = new BodyCheck(JSON.parse(bytes));
     check.confirmed.push(bytes);
+    check.exactBytes = bytes;
     return check;
+  }
+
+  static fromWire(wire: BodyCheckWire): BodyCheck {
+    return wire.exact === undefined ? new BodyCheck(wire.expected) : BodyCheck.exact(wire.exact);
+  }
+
+  toWire(): BodyCheckWire {
+    return this.exactBytes === undefined ? { expected: this.expected } : { expected: this.expected, exact: this.exactBytes };
   }
 
   matches(body: string): boolean {

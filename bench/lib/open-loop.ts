@@ -1,18 +1,22 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import type { Child } from './children.js';
 import type { HttpTarget } from './http-load.js';
-import { contractCalls, type Upstream } from './servers.js';
 import { quantile } from './stats.js';
 
 /*
- * Open-loop HTTP load (S8): requests leave on a fixed schedule, one every
- * 1/rate s, whether or not earlier ones were answered, rotating over the
- * target's cases. A request's latency runs from its SCHEDULED send time to the
- * last byte of its answer, so a stall of the server (or of this generator)
- * counts against every request that should have gone out during it, not just
- * the one that was waiting (no coordinated omission). No send is dropped: one
- * that could not leave on time leaves as soon as it can, and is counted late.
+ * S8's load, as its generator process runs it (load-generator-main.ts).
+ *
+ * Open loop: requests leave on a fixed schedule, one every 1/rate s, whether
+ * or not earlier ones were answered, rotating over the target's cases. A
+ * request's latency runs from its SCHEDULED send time to the last byte of its
+ * answer, so a stall of the server (or of this generator) counts against every
+ * request that should have gone out during it, not just the one that was
+ * waiting (no coordinated omission). No send is dropped: one that could not
+ * leave on time leaves as soon as it can, and is counted late.
+ *
+ * Closed loop: a fixed number of requests in flight, each answer followed by
+ * the next request, over the same pool and checks: what the server can carry
+ * (S8 runs the open loop at a share of it).
  */
 
 /** A send leaving more than this after its scheduled time is late: the generator, not the server, kept it. */
@@ -28,7 +32,8 @@ export interface OpenLoopErrors {
   total: number;
 }
 
-export interface OpenLoopRun {
+/** What the generator saw of one open-loop run. */
+export interface GeneratedRun {
   /** Requests the schedule held (rate × seconds); all of them are sent. */
   scheduled: number;
   /** Latency percentiles of the 2xx answers, from scheduled send to last byte, in ms. */
@@ -40,30 +45,57 @@ export interface OpenLoopRun {
   late: number;
   maxSendLagMs: number;
   errors: OpenLoopErrors;
-  /** Measured child's CPU per answer, in µs (NaN without a child). */
-  serverCpuUs: number;
-  /** Upstream contract calls ÷ requests, when an upstream was given. */
-  callsPerRequest: number | undefined;
-  /** Event-loop utilisation of this (load generating) process over the run. */
+  /** Event-loop utilisation of the generating process over the run. */
   loadgenElu: number;
 }
 
-export interface OpenLoopSession {
-  /** A run at the same rate whose figures are dropped; returns its errors (they void the figure too). */
-  warmUp(seconds: number): Promise<OpenLoopErrors>;
-  run(seconds: number): Promise<OpenLoopRun>;
+export interface ClosedLoopRun {
+  /** Checked 2xx answers per second. */
+  rps: number;
+  answered: number;
+  seconds: number;
+  errors: OpenLoopErrors;
+  loadgenElu: number;
+}
+
+export interface LoadGenerator {
+  openLoop(rate: number, seconds: number): Promise<GeneratedRun>;
+  closedLoop(inFlight: number, seconds: number): Promise<ClosedLoopRun>;
   close(): Promise<void>;
 }
 
-const noErrors = (): OpenLoopErrors => ({ non2xx: 0, mismatches: 0, connection: 0, timeouts: 0, total: 0 });
+export const noErrors = (): OpenLoopErrors => ({ non2xx: 0, mismatches: 0, connection: 0, timeouts: 0, total: 0 });
 
-/** One target at `rate` requests per second over a pool of its own, kept between runs (connections stay warm). */
-export function openLoopSession(target: HttpTarget, rate: number, watch: { upstream?: Upstream; server?: Child } = {}): OpenLoopSession {
+const totalOf = (errors: OpenLoopErrors): OpenLoopErrors => ({ ...errors, total: errors.non2xx + errors.mismatches + errors.connection + errors.timeouts });
+
+/** One target over a pool of its own, kept between runs (connections stay warm). */
+export function loadGenerator(target: HttpTarget): LoadGenerator {
   // Enough connections that a stall of the server, not a lack of sockets, is what queues requests.
-  const pool = new Pool(target.url, { connections: 256, pipelining: 1 });
-  const intervalMs = 1_000 / rate;
+  // Timeouts well past any answer S8 expects, so a server that stops answering ends a closed loop too.
+  const pool = new Pool(target.url, { connections: 256, pipelining: 1, headersTimeout: 10_000, bodyTimeout: 10_000 });
 
-  async function schedule(seconds: number) {
+  /** Sends case `i`; `done` gets the answer's time, or undefined for an error (already counted in `errors`). */
+  function send(i: number, errors: OpenLoopErrors, done: (at: number | undefined) => void): void {
+    const chosen = target.cases[i % target.cases.length]!;
+    pool.request({ method: target.method, path: chosen.path, headers: target.headers, body: chosen.body }).then(
+      async (answer) => {
+        const body = await answer.body.text();
+        const at = performance.now();
+        if (answer.statusCode < 200 || answer.statusCode >= 300) errors.non2xx += 1;
+        else if (!chosen.check.matches(body)) errors.mismatches += 1;
+        else return done(at);
+        done(undefined);
+      },
+      (error: { code?: string }) => {
+        if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT') errors.timeouts += 1;
+        else errors.connection += 1;
+        done(undefined);
+      },
+    );
+  }
+
+  async function openLoop(rate: number, seconds: number): Promise<GeneratedRun> {
+    const intervalMs = 1_000 / rate;
     const scheduled = Math.max(1, Math.round(rate * seconds));
     const latencies: number[] = [];
     const errors = noErrors();
@@ -71,39 +103,22 @@ export function openLoopSession(target: HttpTarget, rate: number, watch: { upstr
     let maxSendLagMs = 0;
     let pending = 0;
     let settle: (() => void) | undefined;
-    const settled = () => {
-      pending -= 1;
-      if (pending === 0 && settle) settle();
-    };
-    const send = (i: number, at: number, now: number) => {
-      const lag = now - at;
-      if (lag > LATE_MS) late += 1;
-      if (lag > maxSendLagMs) maxSendLagMs = lag;
-      const chosen = target.cases[i % target.cases.length]!;
-      pending += 1;
-      pool.request({ method: target.method, path: chosen.path, headers: target.headers, body: chosen.body }).then(
-        async (answer) => {
-          const body = await answer.body.text();
-          const done = performance.now();
-          if (answer.statusCode < 200 || answer.statusCode >= 300) errors.non2xx += 1;
-          else if (!chosen.check.matches(body)) errors.mismatches += 1;
-          else latencies.push(done - at);
-          settled();
-        },
-        (error: { code?: string }) => {
-          if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT') errors.timeouts += 1;
-          else errors.connection += 1;
-          settled();
-        },
-      );
-    };
+    const elu = performance.eventLoopUtilization();
     const start = performance.now() + 5;
     let next = 0;
     await new Promise<void>((resolve) => {
       const tick = () => {
         let now = performance.now();
         for (let at = start + next * intervalMs; next < scheduled && at <= now; at = start + next * intervalMs) {
-          send(next, at, now);
+          const lag = now - at;
+          if (lag > LATE_MS) late += 1;
+          if (lag > maxSendLagMs) maxSendLagMs = lag;
+          pending += 1;
+          send(next, errors, (answeredAt) => {
+            if (answeredAt !== undefined) latencies.push(answeredAt - at);
+            pending -= 1;
+            if (pending === 0 && settle) settle();
+          });
           next += 1;
           now = performance.now();
         }
@@ -122,39 +137,48 @@ export function openLoopSession(target: HttpTarget, rate: number, watch: { upstr
         };
       });
     }
-    errors.timeouts += pending;
-    errors.total = errors.non2xx + errors.mismatches + errors.connection + errors.timeouts;
+    const loadgenElu = performance.eventLoopUtilization(elu).utilization;
     // Copies: an answer landing after the drain must not change figures already taken.
-    return { scheduled, latencies: [...latencies], errors: { ...errors }, late, maxSendLagMs };
+    const taken = [...latencies];
+    return {
+      scheduled,
+      p50: quantile(taken, 0.5),
+      p99: quantile(taken, 0.99),
+      p999: quantile(taken, 0.999),
+      max: quantile(taken, 1),
+      late,
+      maxSendLagMs,
+      errors: totalOf({ ...errors, timeouts: errors.timeouts + pending }),
+      loadgenElu,
+    };
   }
 
-  return {
-    async warmUp(seconds) {
-      return (await schedule(seconds)).errors;
-    },
-    async run(seconds) {
-      const before = watch.upstream ? await watch.upstream.stats() : undefined;
-      const cpuBefore = watch.server?.cpuSeconds() ?? Number.NaN;
-      const elu = performance.eventLoopUtilization();
-      const { scheduled, latencies, errors, late, maxSendLagMs } = await schedule(seconds);
-      const loadgenElu = performance.eventLoopUtilization(elu).utilization;
-      const answered = Math.max(1, latencies.length + errors.non2xx + errors.mismatches);
-      const serverCpuUs = (((watch.server?.cpuSeconds() ?? Number.NaN) - cpuBefore) / answered) * 1e6;
-      const callsPerRequest = before && watch.upstream ? contractCalls(before, await watch.upstream.stats()) / scheduled : undefined;
-      return {
-        scheduled,
-        p50: quantile(latencies, 0.5),
-        p99: quantile(latencies, 0.99),
-        p999: quantile(latencies, 0.999),
-        max: quantile(latencies, 1),
-        late,
-        maxSendLagMs,
-        errors,
-        serverCpuUs,
-        callsPerRequest,
-        loadgenElu,
+  async function closedLoop(inFlight: number, seconds: number): Promise<ClosedLoopRun> {
+    const errors = noErrors();
+    let answered = 0;
+    let next = 0;
+    const elu = performance.eventLoopUtilization();
+    const started = performance.now();
+    const until = started + seconds * 1_000;
+    let ended = 0;
+    // Each of `inFlight` loops sends its next request when its answer is in; answers after the end do not count.
+    await new Promise<void>((resolve) => {
+      const loop = () => {
+        if (performance.now() >= until) {
+          ended += 1;
+          if (ended === inFlight) resolve();
+          return;
+        }
+        send(next++, errors, (at) => {
+          if (at !== undefined && at <= until) answered += 1;
+          loop();
+        });
       };
-    },
-    close: () => pool.close(),
-  };
+      for (let k = 0; k < inFlight; k += 1) loop();
+    });
+    const elapsed = (until - started) / 1_000;
+    return { rps: answered / elapsed, answered, seconds: elapsed, errors: totalOf(errors), loadgenElu: performance.eventLoopUtilization(elu).utilization };
+  }
+
+  return { openLoop, closedLoop, close: () => pool.close() };
 }

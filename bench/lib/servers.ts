@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { CURRENT, type Build } from './builds.js';
-import { answers200, sleep, spawnNode, type Child } from './children.js';
+import { answers200, sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
 /* The processes under test: the contract upstream, gateway variants, S7's peers and the raw ws baseline. */
@@ -47,14 +47,15 @@ export interface Upstream extends Child {
   reset(): Promise<void>;
 }
 
-/** The contract upstream (contract-upstream.ts); with `delayMs`, every contract answer waits that long (S8). */
-export async function startUpstream({ delayMs = 0 }: { delayMs?: number } = {}): Promise<Upstream> {
+/** The contract upstream (contract-upstream.ts); with `delayMs`, every contract answer waits that long (S8); `placement`: its core and priority (S8). */
+export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}): Promise<Upstream> {
   const child = await spawnNode({
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
     entry: 'bench/lib/contract-upstream-main.ts',
     args: delayMs > 0 ? [`--delay-ms=${delayMs}`] : [],
     env: {},
     ready: answers200('/__ready'),
+    ...placement,
   });
   return {
     ...child,
@@ -80,9 +81,10 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
  * `upstreamUrl`, with that revision's own defaults but for what the variant and
  * `extraEnv` set; every configuration variable it reads is unset first, so one
  * inherited from the shell cannot change a variant. A gateway that exits at
- * start (the sources may be mid-edit by someone else) is retried.
+ * start (the sources may be mid-edit by someone else) is retried. `placement`:
+ * the child's core and priority (S8, pinning.ts).
  */
-export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}, build: Build = CURRENT): Promise<Child> {
+export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}, build: Build = CURRENT, placement: Placement = {}): Promise<Child> {
   const env: Record<string, string | undefined> = {
     ...Object.fromEntries(build.variables.map((name) => [name, undefined])),
     // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
@@ -123,7 +125,7 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF, build.revision ?? 'after')}`, ...interval] : [];
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await spawnNode({ name, root: build.root, entry: build.entry, args, env, nodeFlags: ['--expose-gc', ...profile], ready: answers200('/readyz'), ...(profile.length ? { stopGraceMs: 15_000 } : {}) });
+      return await spawnNode({ name, root: build.root, entry: build.entry, args, env, nodeFlags: ['--expose-gc', ...profile], ready: answers200('/readyz'), ...(profile.length ? { stopGraceMs: 15_000 } : {}), ...placement });
     } catch (error) {
       if (attempt >= 4) throw error;
       process.stderr.write(`  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`);
@@ -159,9 +161,9 @@ export async function startPeer(peer: PeerName, upstreamUrl: string): Promise<Ch
   });
 }
 
-/** S1's floor: a bare Node proxy hop to the upstream (bare-hop-main.ts). */
-export async function startBareHop(upstreamUrl: string): Promise<Child> {
-  return spawnNode({ name: 'bare proxy hop', entry: 'bench/lib/bare-hop-main.ts', env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY }, ready: answers200('/readyz') });
+/** S1's floor: a bare Node proxy hop to the upstream (bare-hop-main.ts); `placement`: its core and priority, as S8 places the gateway. */
+export async function startBareHop(upstreamUrl: string, placement: Placement = {}): Promise<Child> {
+  return spawnNode({ name: 'bare proxy hop', entry: 'bench/lib/bare-hop-main.ts', env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY }, ready: answers200('/readyz'), ...placement });
 }
 
 /** S5's webhook sender (webhook-pacer.ts), alone in its process so its clock times only the server. */
@@ -185,6 +187,23 @@ export async function memoryAfterGc(gateway: Child): Promise<MemoryReading> {
     await sleep(400);
   }
   return { rss: await metric(gateway, 'process_resident_memory_bytes'), heap: await metric(gateway, 'nodejs_heap_size_used_bytes') };
+}
+
+/** Garbage collections a gateway has run so far, all kinds together (prom-client's nodejs_gc_duration_seconds). */
+export interface GcTotals {
+  count: number;
+  seconds: number;
+  /** Collections that took more than 1 ms, and more than 10 ms (the histogram's bounds around the latency S8 judges). */
+  over1ms: number;
+  over10ms: number;
+}
+
+export async function gcTotals(child: Child): Promise<GcTotals> {
+  const text = await (await fetch(`${child.url}/metrics`)).text();
+  const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((total, m) => total + Number(m[1]), 0);
+  const count = sum(/^nodejs_gc_duration_seconds_count\{[^}]*\} ([0-9.eE+-]+)$/gm);
+  const within = (le: string) => sum(new RegExp(`^nodejs_gc_duration_seconds_bucket\\{(?=[^}]*le="${le}")[^}]*\\} ([0-9.eE+-]+)$`, 'gm'));
+  return { count, seconds: sum(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([0-9.eE+-]+)$/gm), over1ms: count - within('0.001'), over10ms: count - within('0.01') };
 }
 
 /** Reads one unlabelled sample of a Prometheus metric from the child's /metrics. */

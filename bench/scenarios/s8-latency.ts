@@ -1,31 +1,46 @@
-import os from 'node:os';
-import type { Child } from '../lib/children.js';
+import { niceOf, type Child } from '../lib/children.js';
+import { CURRENT } from '../lib/builds.js';
 import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, SETTINGS, type HttpTarget } from '../lib/http-load.js';
-import { LATE_MS, openLoopSession, type OpenLoopErrors, type OpenLoopRun, type OpenLoopSession } from '../lib/open-loop.js';
+import { measuredClosedLoop, measuredOpenLoop, remoteGenerator, startLoadGenerator, type CapacityRun, type OpenLoopRun, type Watch } from '../lib/load-generator.js';
+import { LATE_MS, type LoadGenerator, type OpenLoopErrors } from '../lib/open-loop.js';
+import { planPlacement, type S8Placement } from '../lib/pinning.js';
 import { ROTATED_IDS, rotatedSingleCases, transactionEnvelope } from '../lib/queries.js';
 import type { Scenario } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
-import { CLIENT_KEY, startBareHop, startGateway, startUpstream, type Upstream } from '../lib/servers.js';
+import { CLIENT_KEY, gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
-import type { Row } from '../lib/table.js';
+import { verdict, type Row } from '../lib/table.js';
 
 /*
- * S8: latency at a fixed rate (open loop, lib/open-loop.ts) through the gateway, REST and GraphQL, and through the bare
- * Node proxy hop, all to an upstream of their own that answers after BENCH_S8_DELAY_MS. The three take turns, round
- * after round (hop, REST, GraphQL, then the other way round), so drift of the machine lands on all of them; what the
- * gateway adds is its pXX minus the hop's pXX in the same round, median over the rounds. Goal: p99 added ≤ 2 ms.
+ * S8: latency at a rate the gateway can carry. The gateway (and the bare Node
+ * proxy hop it is compared with) run pinned to one core, the load generator
+ * (a process of its own) and the upstream, which answers after
+ * BENCH_S8_DELAY_MS, to the other (lib/pinning.ts). First a closed loop finds
+ * what the pinned gateway can carry of S8's request, GraphQL transaction(id)
+ * with the cache off; then open-loop runs at half of that (lib/open-loop.ts)
+ * to the hop, the gateway's REST passthrough and the GraphQL request, in
+ * turns, round after round (the order flips each round), so drift of the
+ * machine lands on all of them. What the gateway adds is its pXX minus the
+ * hop's pXX in the same round, median over the rounds. Goal: p99 added ≤ 2 ms.
  */
 
-const RATE = Number(process.env.BENCH_S8_RATE ?? 2_000);
+/** Unset: LOAD_SHARE of the capacity measured first. */
+const FIXED_RATE = process.env.BENCH_S8_RATE ? Number(process.env.BENCH_S8_RATE) : undefined;
+const LOAD_SHARE = 0.5;
 const SECONDS = Number(process.env.BENCH_S8_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_S8_ROUNDS ?? 3);
 const DELAY_MS = Number(process.env.BENCH_S8_DELAY_MS ?? 5);
+const PIN = (process.env.BENCH_S8_PIN ?? 'on') !== 'off';
+/** Requests in flight while the capacity is measured: far more than the upstream's delay needs at any rate one core carries. */
+const CAPACITY_IN_FLIGHT = 64;
 const GOAL_P99_ADDED_MS = 2;
+/** Below this share of its core while the closed loop saturated it, the gateway was not what bounded the capacity. */
+const BOUND_CORES = 0.9;
 /** Late sends above this share of a round void it: its tail would be the generator's, not the server's (p99.9 needs < 0.1%). */
 const LATE_SHARE_LIMIT = 0.001;
 
-// S1's 60 ids in turn (lib/queries.ts): one id comes back every 60 requests (30 ms at 2,000 req/s), long after its
+// S1's 60 ids in turn (lib/queries.ts): one id comes back every 60 requests (about 50 ms at 1,200 req/s), long after its
 // answer, so coalescing cannot answer for the gateway; upstream calls per request show it (≈ 1).
 // The hop forwards the upstream's bytes; the gateway's REST answer is judged by content (as in S1).
 const restCases = (check: (envelope: string) => BodyCheck) => ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) }));
@@ -37,62 +52,90 @@ const restTarget = (gateway: Child): HttpTarget => ({
   headers: { authorization: CLIENT_KEY },
   cases: restCases((envelope) => new BodyCheck(JSON.parse(envelope))),
 });
-/** GraphQL as S1 sends it: `transaction(id: $id)` with the id in variables, and Apollo Client's Accept. */
+/** S8's request, as S1 sends it: `transaction(id: $id)` with the id in variables, and Apollo Client's Accept. */
 const graphqlOf = (gateway: Child): HttpTarget => graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 
 interface Path {
   what: string;
-  session: OpenLoopSession;
+  generator: LoadGenerator;
+  watch: Watch;
   runs: OpenLoopRun[];
   warmUpErrors: OpenLoopErrors[];
+  /** The gateway's garbage collections over each measured run (its /metrics; the hop has none). */
+  gc?: GcTotals[];
 }
 
-const newPath = (what: string, target: HttpTarget, upstream: Upstream, server: Child): Path => ({ what, session: openLoopSession(target, RATE, { upstream, server }), runs: [], warmUpErrors: [] });
+interface Capacity {
+  runs: CapacityRun[];
+  warmUpErrors: OpenLoopErrors;
+  rps: number;
+}
 
-/** Round after round, each path warmed up then measured in turn; the order flips every round. */
-async function measureRounds(paths: Path[], log: (message: string) => void): Promise<void> {
+/** The pinned gateway's req/s for S8's request, closed loop: a warm-up, then SETTINGS.runs runs, the median. */
+async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (message: string) => void): Promise<Capacity> {
+  log(`capacity: closed loop, ${CAPACITY_IN_FLIGHT} in flight, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s`);
+  const warmUpErrors = (await generator.closedLoop(CAPACITY_IN_FLIGHT, SETTINGS.warmupSeconds)).errors;
+  const runs: CapacityRun[] = [];
+  for (let run = 0; run < SETTINGS.runs; run += 1) runs.push(await measuredClosedLoop(generator, CAPACITY_IN_FLIGHT, SETTINGS.runSeconds, gateway));
+  const rps = median(runs.map((r) => r.rps));
+  log(`capacity: ${fmt(rps)} req/s (${runs.map((r) => fmt(r.rps)).join(', ')}), gateway ${fmt(median(runs.map((r) => r.serverCores)), 2)} cores`);
+  return { runs, warmUpErrors, rps };
+}
+
+/** Round after round, each path warmed up then measured in turn at `rate`; the order flips every round. */
+async function measureRounds(paths: Path[], rate: number, log: (message: string) => void): Promise<void> {
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const path of round % 2 === 0 ? paths : [...paths].reverse()) {
       log(`round ${round + 1}/${ROUNDS}: ${path.what}`);
-      path.warmUpErrors.push(await path.session.warmUp(SETTINGS.warmupSeconds));
-      path.runs.push(await path.session.run(SECONDS));
+      path.warmUpErrors.push((await path.generator.openLoop(rate, SETTINGS.warmupSeconds)).errors);
+      const gcBefore = path.gc && path.watch.server ? await gcTotals(path.watch.server) : undefined;
+      path.runs.push(await measuredOpenLoop(path.generator, rate, SECONDS, path.watch));
+      if (gcBefore && path.gc && path.watch.server) {
+        const after = await gcTotals(path.watch.server);
+        path.gc.push({ count: after.count - gcBefore.count, seconds: after.seconds - gcBefore.seconds, over1ms: after.over1ms - gcBefore.over1ms, over10ms: after.over10ms - gcBefore.over10ms });
+      }
     }
   }
 }
 
-const errorsOf = (p: Path): number => [...p.warmUpErrors, ...p.runs.map((r) => r.errors)].reduce((sum, e) => sum + e.total, 0);
+const ms = (value: number) => fmt(value, 2);
+const sumErrors = (all: OpenLoopErrors[]) => (key: keyof OpenLoopErrors) => all.reduce((total, e) => total + e[key], 0);
+const allErrorsOf = (p: Path): OpenLoopErrors[] => [...p.warmUpErrors, ...p.runs.map((r) => r.errors)];
+const errorCount = (all: OpenLoopErrors[]): number => sumErrors(all)('total');
 const lateOf = (p: Path): number => p.runs.reduce((sum, r) => sum + r.late, 0);
 const behindSchedule = (p: Path): boolean => p.runs.some((r) => r.late > LATE_SHARE_LIMIT * r.scheduled);
-const ms = (value: number) => fmt(value, 2);
 
-function errorsText(p: Path): string {
-  const all = [...p.warmUpErrors, ...p.runs.map((r) => r.errors)];
-  const sum = (key: keyof OpenLoopErrors) => all.reduce((total, e) => total + e[key], 0);
+function errorsText(all: OpenLoopErrors[]): string {
+  const sum = sumErrors(all);
   const parts = [sum('non2xx') && `${sum('non2xx')} non-2xx`, sum('mismatches') && `${sum('mismatches')} mismatched`, sum('connection') && `${sum('connection')} conn`, sum('timeouts') && `${sum('timeouts')} timeouts`];
   return parts.filter(Boolean).join(', ') || '0';
 }
 
 function voidOf(path: Path, hop: Path | undefined): string | undefined {
   const reasons: string[] = [];
-  if (errorsOf(path) > 0 || (hop && errorsOf(hop) > 0)) reasons.push(hop && errorsOf(hop) > 0 ? 'errors (the hop\'s count too)' : 'errors');
+  const hopErrors = hop ? errorCount(allErrorsOf(hop)) > 0 : false;
+  if (errorCount(allErrorsOf(path)) > 0 || hopErrors) reasons.push(hopErrors ? "errors (the hop's count too)" : 'errors');
   const sides: Array<[Path | undefined, string]> = [[path, 'this path'], [hop, 'the hop']];
   const behind = sides.filter((side): side is [Path, string] => side[0] !== undefined && behindSchedule(side[0]));
   if (behind.length > 0) reasons.push(`generator behind schedule: ${behind.map(([p, where]) => `${lateOf(p)} sends > ${LATE_MS} ms late on ${where}`).join(', ')}`);
   return reasons.length > 0 ? reasons.join('; ') : undefined;
 }
 
-function row(path: Path, hop: Path | undefined): Row {
+function row(path: Path, hop: Path | undefined, rate: number, setting: string, placement: S8Placement): Row {
   const pick = (key: 'p50' | 'p99' | 'p999') => median(path.runs.map((r) => r[key]));
   const added = (key: 'p50' | 'p99' | 'p999') => median(path.runs.map((r, i) => r[key] - hop!.runs[i]![key]));
   const voided = voidOf(path, hop);
+  const sends = path.runs.reduce((sum, r) => sum + r.scheduled, 0);
   const notes = [
-    `${ROUNDS} rounds × ${SECONDS} s at ${fmt(RATE)} req/s, ${fmt(path.runs[0]?.scheduled ?? 0)} sends each, upstream answers after ${DELAY_MS} ms`,
+    // Every row says it when the servers were not pinned; the capacity row gives the placement either way.
+    ...(placement.pinned ? [] : [placement.text]),
+    `${ROUNDS} rounds × ${SECONDS} s at ${fmt(rate)} req/s (${setting}), ${fmt(path.runs[0]?.scheduled ?? 0)} sends each, upstream answers after ${DELAY_MS} ms`,
     `p99 per round ${path.runs.map((r) => ms(r.p99)).join(', ')} ms`,
-    ...(hop ? [`p99 added per round ${path.runs.map((r, i) => ms(r.p99 - hop.runs[i]!.p99)).join(', ')} ms`] : []),
+    ...(hop ? [`p99 added per round ${path.runs.map((r, i) => ms(r.p99 - hop.runs[i]!.p99)).join(', ')} ms`, `p99.9 added per round ${path.runs.map((r, i) => ms(r.p999 - hop.runs[i]!.p999)).join(', ')} ms`] : []),
     `max ${ms(Math.max(...path.runs.map((r) => r.max)))} ms`,
-    `late sends ${lateOf(path)} (max send lag ${ms(Math.max(...path.runs.map((r) => r.maxSendLagMs)))} ms)`,
-    `server CPU ${fmt(median(path.runs.map((r) => r.serverCpuUs)))} µs/request`,
-    `loadgen ELU ${fmt(median(path.runs.map((r) => r.loadgenElu)) * 100)}%`,
+    `generator: ${fmt(lateOf(path))} of ${fmt(sends)} sends left > ${LATE_MS} ms late (per round ${path.runs.map((r) => r.late).join(', ')}; a round voids above ${LATE_SHARE_LIMIT * 100}%), max send lag ${ms(Math.max(...path.runs.map((r) => r.maxSendLagMs)))} ms, ELU ${fmt(median(path.runs.map((r) => r.loadgenElu)) * 100)}%`,
+    `server CPU ${fmt(median(path.runs.map((r) => r.serverCpuUs)))} µs/request, ${fmt((median(path.runs.map((r) => r.serverCpuUs)) * rate) / 1e4)}% of a core`,
+    ...(path.gc ? [gcText(path.gc)] : []),
   ];
   const addedP99 = hop ? added('p99') : Number.NaN;
   return {
@@ -101,54 +144,72 @@ function row(path: Path, hop: Path | undefined): Row {
     value: `p50 ${ms(pick('p50'))} / p99 ${ms(pick('p99'))} / p99.9 ${ms(pick('p999'))} ms`,
     p99: ms(pick('p99')),
     ratio: hop ? `added p50 ${ms(added('p50'))} / p99 ${ms(addedP99)} / p99.9 ${ms(added('p999'))} ms` : '',
-    target: hop ? `p99 added ≤ ${GOAL_P99_ADDED_MS} ms: ${voided ? 'void' : addedP99 <= GOAL_P99_ADDED_MS ? 'met' : 'not met'}` : '',
+    target: hop ? `p99 added ≤ ${GOAL_P99_ADDED_MS} ms: ${voided ? 'VOID' : verdict(addedP99 <= GOAL_P99_ADDED_MS)}` : '',
     calls: fmt(median(path.runs.map((r) => r.callsPerRequest ?? Number.NaN)), 2),
-    errors: errorsText(path),
+    errors: errorsText(allErrorsOf(path)),
     notes: notes.join('; '),
     ...(voided ? { voided } : {}),
   };
 }
 
+/** The gateway's collections over the measured runs, from its prom-client histogram (bounds 1 ms and 10 ms). */
+function gcText(gc: GcTotals[]): string {
+  const total = (key: keyof GcTotals) => gc.reduce((sum, g) => sum + g[key], 0);
+  return `gateway GC over the runs: ${fmt(total('count'))} collections, ${fmt(total('seconds') * 1e3)} ms in all (${fmt((total('seconds') * 1e3) / (gc.length * SECONDS), 1)} ms a second), ${fmt(total('over1ms'))} over 1 ms, ${fmt(total('over10ms'))} over 10 ms`;
+}
+
+function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, priority: string): Row {
+  const errors = [capacity.warmUpErrors, ...capacity.runs.map((r) => r.errors)];
+  const rps = capacity.runs.map((r) => r.rps);
+  const notes = [
+    placement.text,
+    priority,
+    `closed loop, ${CAPACITY_IN_FLIGHT} requests in flight, ${SETTINGS.runs} × ${SETTINGS.runSeconds} s after ${SETTINGS.warmupSeconds} s of warm-up`,
+    `gateway CPU ${fmt(median(capacity.runs.map((r) => r.serverCores)), 2)} cores, ${fmt(median(capacity.runs.map((r) => r.serverCpuUs)))} µs/request`,
+    // Saturated by the closed loop, a gateway with its core to itself uses all of it; less means others took the rest.
+    ...(median(capacity.runs.map((r) => r.serverCores)) < BOUND_CORES ? [`CAPACITY LOW: the saturated gateway used less than ${BOUND_CORES} of a core, other processes took the rest, so the rate is lower than the gateway's half`] : []),
+    `generator ELU ${fmt(median(capacity.runs.map((r) => r.loadgenElu)) * 100)}%`,
+    FIXED_RATE === undefined ? `the open-loop rate is ${LOAD_SHARE * 100}% of the median: ${fmt(rate)} req/s` : `the open-loop rate is BENCH_S8_RATE's ${fmt(rate)} req/s, ${fmt((rate / capacity.rps) * 100)}% of the median`,
+  ];
+  return {
+    scenario: 'S8',
+    variant: "capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)",
+    value: `${fmt(capacity.rps)} [${fmt(Math.min(...rps))}–${fmt(Math.max(...rps))}]`,
+    p99: '',
+    ratio: '',
+    target: '',
+    calls: '',
+    errors: errorsText(errors),
+    notes: notes.join('; '),
+    ...(errorCount(errors) > 0 ? { voided: 'errors' } : {}),
+  };
+}
+
 export const s8: Scenario = {
   name: 'S8',
-  title: `latency at ${RATE} req/s (open loop), upstream answering after ${DELAY_MS} ms: gateway vs bare hop`,
+  title: `latency at ${FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the pinned gateway's capacity` : `${FIXED_RATE} req/s`} (open loop), upstream answering after ${DELAY_MS} ms: gateway vs bare hop`,
   async run({ log }) {
-    return withChild(startUpstream({ delayMs: DELAY_MS }), (upstream) =>
-      withChild(startBareHop(upstream.url), (bare) =>
-        withChild(startGateway(upstream.url, { cacheTtlMs: 0 }), async (gateway) => {
-          const hop = newPath('bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', hopTarget(bare), upstream, bare);
-          const rest = newPath('gateway REST GET /transactions/{id}, cache off', restTarget(gateway), upstream, gateway);
-          const graphql = newPath("gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept", graphqlOf(gateway), upstream, gateway);
-          // Raised once the servers run (children inherit it): only the generator is scheduled first.
-          const restore = raisePriority(log);
-          try {
-            await measureRounds([hop, rest, graphql], log);
-          } finally {
-            restore();
-            await Promise.all([hop, rest, graphql].map((p) => p.session.close()));
-          }
-          return [row(hop, undefined), row(rest, hop), row(graphql, hop)];
-        }),
+    const placement = planPlacement(PIN);
+    log(placement.text);
+    return withChild(startLoadGenerator(placement.generator), (generatorChild) =>
+      withChild(startUpstream({ delayMs: DELAY_MS, placement: placement.upstream }), (upstream) =>
+        withChild(startBareHop(upstream.url, placement.server), (bare) =>
+          withChild(startGateway(upstream.url, { cacheTtlMs: 0 }, {}, CURRENT, placement.server), async (gateway) => {
+            // What each got: `nice` runs a child at the bench's own priority where raising it is not allowed.
+            const priority = `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
+            const hop: Path = { what: 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', generator: await remoteGenerator(generatorChild, hopTarget(bare)), watch: { upstream, server: bare }, runs: [], warmUpErrors: [] };
+            const rest: Path = { what: 'gateway REST GET /transactions/{id}, cache off', generator: await remoteGenerator(generatorChild, restTarget(gateway)), watch: { upstream, server: gateway }, runs: [], warmUpErrors: [], gc: [] };
+            const graphql: Path = { what: "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)", generator: await remoteGenerator(generatorChild, graphqlOf(gateway)), watch: { upstream, server: gateway }, runs: [], warmUpErrors: [], gc: [] };
+            const capacity = await measureCapacity(graphql.generator, gateway, log);
+            const rate = FIXED_RATE ?? Math.max(1, Math.round(capacity.rps * LOAD_SHARE));
+            const setting = FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the capacity` : 'BENCH_S8_RATE';
+            log(`open loop at ${fmt(rate)} req/s (${setting}); ${priority}`);
+            await measureRounds([hop, rest, graphql], rate, log);
+            await Promise.all([hop, rest, graphql].map((p) => p.generator.close()));
+            return [capacityRow(capacity, rate, placement, priority), row(hop, undefined, rate, setting, placement), row(rest, hop, rate, setting, placement), row(graphql, hop, rate, setting, placement)];
+          }),
+        ),
       ),
     );
   },
 };
-
-/** Nice value of the load generator while it measures (lower runs first; the servers stay at theirs). */
-const GENERATOR_PRIORITY = -10;
-
-/**
- * The generator must send on time for the servers' tails to be theirs: on 2
- * shared cores it is scheduled first while S8 measures. Raising a priority
- * needs root (or CAP_SYS_NICE); without it late sends say what happened.
- */
-function raisePriority(log: (message: string) => void): () => void {
-  const before = os.getPriority();
-  try {
-    os.setPriority(GENERATOR_PRIORITY);
-  } catch {
-    log(`could not raise the generator's priority to ${GENERATOR_PRIORITY}: late sends may void figures`);
-    return () => {};
-  }
-  return () => os.setPriority(before);
-}
