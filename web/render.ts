@@ -18,14 +18,14 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Re
 
 const flag = (label: string, on: boolean | null) => el('span', { class: `flag ${on ? 'on' : 'off'}` }, `${label}: ${on === null ? 'unknown' : on ? 'yes' : 'no'}`);
 
-/** An amount in its currency; events carry no currency, so theirs are plain numbers. */
+/** An amount in its currency, which it always names (a code Intl does not know is written before the number). */
 export function money(amount: number | null, currency: string | null): string {
   if (amount === null) return '—';
   if (currency === null) return amount.toFixed(2);
   try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency: currency ?? 'EUR' }).format(amount);
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
   } catch {
-    return amount.toFixed(2);
+    return `${currency} ${amount.toFixed(2)}`;
   }
 }
 
@@ -59,7 +59,7 @@ export function feedItem(event: TransactionEvent): HTMLLIElement {
   return el(
     'li',
     { class: 'event', 'data-event-id': event.eventId, 'data-transaction-id': event.transactionId },
-    el('div', { class: 'head' }, el('span', { class: 'status' }, event.status), el('span', {}, money(total, null))),
+    el('div', { class: 'head' }, el('span', { class: 'status' }, event.status), el('span', {}, money(total, event.currency))),
     el('div', {}, lines || 'no products'),
     el('div', { class: 'when' }, `${new Date(event.receivedAt).toLocaleTimeString()} · ${event.transactionId.slice(0, 8)}`),
   );

@@ -30,6 +30,11 @@ export interface TransactionUpdateEvent {
   products: ProductLine[];
   /** The transaction object as received (unknown fields kept). */
   transaction: Record<string, unknown>;
+  /**
+   * The currency of its amounts (ISO 4217), decided by the gateway when it publishes the event
+   * (src/events/event-currency.ts: the transaction's own field, its vending's, else DEFAULT_CURRENCY).
+   */
+  currency?: string | undefined;
   /** The whole parsed body. */
   raw: unknown;
   /**

@@ -25,6 +25,8 @@ export interface GatewayServices {
   history: HistoryStore | undefined;
   /** Which account's transactions a credential may receive. */
   accountAccess: AccountAccess;
+  /** DEFAULT_CURRENCY: the currency of a transaction that names none, directly or through its vending. */
+  defaultCurrency: string;
 }
 
 /** The per-request context of GraphQL resolvers (and of each subscription). */
@@ -42,6 +44,8 @@ export interface GatewayContext {
   history: HistoryReader | undefined;
   /** Which account's transactions this operation's credential may receive (live events, history, statistics). */
   accountAccess: AccountAccess;
+  /** DEFAULT_CURRENCY. */
+  defaultCurrency: string;
   /**
    * The resume point the client's connection carries, for subscriptions that give no `after` of their own:
    * SSE's `Last-Event-ID` header, or graphql-ws's `connectionParams.after`. Clients that rebuild
@@ -106,5 +110,6 @@ export async function createContext(services: GatewayServices, facts: RequestFac
     eventTransactions: services.eventTransactions,
     history: services.history && createHistoryReader(services.history, credential, services.accountAccess),
     accountAccess: services.accountAccess,
+    defaultCurrency: services.defaultCurrency,
   };
 }

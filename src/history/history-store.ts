@@ -101,6 +101,8 @@ export interface HistoryOptions {
   retentionMs: number;
   /** Statuses that count as sold; empty: all. */
   soldStatuses: readonly string[];
+  /** The currency of a record whose events and fields named none (DEFAULT_CURRENCY). */
+  defaultCurrency: string;
   /** @default Date.now */
   now?: () => number;
 }

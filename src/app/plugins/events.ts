@@ -137,6 +137,7 @@ function postgresHistoryOptions(history: HistoryConfig, config: Config, logger: 
   return {
     retentionMs: history.retentionMs,
     soldStatuses: history.soldStatuses,
+    defaultCurrency: history.defaultCurrency,
     sweepEveryMs: config.postgresHistory.sweepMs,
     onSweepError: (error: unknown) => logger.warn({ err: error }, 'the history could not delete what is past retention; the next sweep tries again'),
   };

@@ -46,6 +46,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       upstreamCallsPerRequest: config.upstreamCallsPerRequest,
       history,
       accountAccess,
+      defaultCurrency: config.defaultCurrency,
     };
     const { cacheTtlMs } = config.fastPaths;
     const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;

@@ -158,6 +158,9 @@ export function createDemoData(seed = 20261122): DemoData {
     return {
       transactionId: uuidFrom(random),
       customerId: uuidFrom(random),
+      // The machine it was sold at and that machine's currency, as a service that links them sends (contract/currency.ts).
+      vendingId: machine.vendingId,
+      currencyCode: machine.currencyCode,
       status: t === 0 ? 'active' : pick(transactionStatuses),
       products: [...chosen].map((slot) => {
         const product = (machine.slots[slot] as DemoSlot).product;

@@ -16,6 +16,48 @@ export type Scalars = {
   JSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
 };
 
+/** The transactions of one currency over the range, with the products sold in it. */
+export type CurrencyStats = {
+  __typename?: 'CurrencyStats';
+  /** By their status now, most first; totals in this currency. */
+  byStatus: Array<StatusTotal>;
+  /** How many transactions in the whole range. */
+  count: Scalars['Int']['output'];
+  /** ISO 4217 code: the transaction's own, else its vending's `currencyCode`, else DEFAULT_CURRENCY. */
+  currency: Scalars['String']['output'];
+  /** The products sold most in this currency, by amount. */
+  topProductsByAmount: Array<ProductSales>;
+  /** The products sold most in this currency, by units; amounts in this currency. */
+  topProductsByQuantity: Array<ProductSales>;
+  /** The sum of the totals of those that count as sold, in this currency. */
+  totalSold: Scalars['Float']['output'];
+};
+
+
+/** The transactions of one currency over the range, with the products sold in it. */
+export type CurrencyStatsTopProductsByAmountArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** The transactions of one currency over the range, with the products sold in it. */
+export type CurrencyStatsTopProductsByQuantityArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** The transactions of one currency in an interval. */
+export type CurrencyTotal = {
+  __typename?: 'CurrencyTotal';
+  /** By their status now, most first; totals in this currency. */
+  byStatus: Array<StatusTotal>;
+  /** How many transactions. */
+  count: Scalars['Int']['output'];
+  /** ISO 4217 code: the transaction's own, else its vending's `currencyCode`, else DEFAULT_CURRENCY. */
+  currency: Scalars['String']['output'];
+  /** The sum of the totals of those that count as sold, in this currency. */
+  totalSold: Scalars['Float']['output'];
+};
+
 /** Changes sent to the vending and transaction service. */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -193,6 +235,8 @@ export type SubscriptionTransactionUpdatedArgs = {
 /** A sale made at a vending machine (contract part 2, "Transaction"). */
 export type Transaction = {
   __typename?: 'Transaction';
+  /** The currency of `total` and of the lines' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction). */
+  currency: Scalars['String']['output'];
   /** Identifier of the customer, when the service knows one. */
   customerId: Maybe<Scalars['ID']['output']>;
   /** Fields the upstream sent that this schema does not name, as received; null when there are none. */
@@ -211,7 +255,7 @@ export type Transaction = {
   products: Array<ProductLine>;
   /** State of the transaction as the service reports it. Seen: "active", "pending"; the full list is not shown in the contract. */
   status: Scalars['String']['output'];
-  /** Computed by the gateway: the sum of the product lines' lineTotal, in the currency of the vending. */
+  /** Computed by the gateway: the sum of the product lines' lineTotal, in `currency`. */
   total: Scalars['Float']['output'];
   /** Identifier of the transaction (UUID-shaped string). */
   transactionId: Scalars['ID']['output'];
@@ -244,6 +288,8 @@ export type TransactionEdge = {
 /** Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, with its status now. */
 export type TransactionStats = {
   __typename?: 'TransactionStats';
+  /** The same figures per currency (ISO 4217 code, in code order): amounts of different currencies are never added. Each currency has its own top products. */
+  byCurrency: Array<CurrencyStats>;
   /** Transactions by their status now, most first. */
   byStatus: Array<StatusTotal>;
   /** How many transactions in the whole range. */
@@ -258,9 +304,9 @@ export type TransactionStats = {
   since: Scalars['DateTime']['output'];
   /** The products sold most, by amount (sold transactions of the range). */
   topProductsByAmount: Array<ProductSales>;
-  /** The products sold most, by units (sold transactions of the range). */
+  /** The products sold most, by units (sold transactions of the range); a product sold in several currencies has its amounts added across them: `byCurrency` keeps them apart. */
   topProductsByQuantity: Array<ProductSales>;
-  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all). */
+  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies as it always was: a fleet selling in several currencies reads `byCurrency` instead. */
   totalSold: Scalars['Float']['output'];
   /** End of the range (excluded), aligned up to the interval. */
   until: Scalars['DateTime']['output'];
@@ -281,6 +327,8 @@ export type TransactionStatsTopProductsByQuantityArgs = {
 /** The transactions whose last update falls in one interval. */
 export type TransactionStatsInterval = {
   __typename?: 'TransactionStatsInterval';
+  /** The same figures per currency (ISO 4217 code, in code order): amounts of different currencies are never added. */
+  byCurrency: Array<CurrencyTotal>;
   /** Transactions by their status now, most first. */
   byStatus: Array<StatusTotal>;
   /** How many transactions. */
@@ -289,7 +337,7 @@ export type TransactionStatsInterval = {
   end: Scalars['DateTime']['output'];
   /** Start of the interval (included). */
   start: Scalars['DateTime']['output'];
-  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all). */
+  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies as it always was: a fleet selling in several currencies reads `byCurrency` instead. */
   totalSold: Scalars['Float']['output'];
 };
 
@@ -307,6 +355,8 @@ export type TransactionStatusChange = {
 /** A transaction changed at the service, as its webhook told the gateway. */
 export type TransactionUpdateEvent = {
   __typename?: 'TransactionUpdateEvent';
+  /** The currency of the event's amounts (ISO 4217), decided once when the gateway published it: the transaction's own field, else its vending's `currencyCode`, else DEFAULT_CURRENCY. */
+  currency: Scalars['String']['output'];
   /** Identifier of the event: the webhook-id header, else the envelope id, else (a legacy body) an id the gateway made. Redeliveries share it. */
   eventId: Scalars['ID']['output'];
   /** The webhook form that carried the event. */

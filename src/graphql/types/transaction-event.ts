@@ -1,5 +1,5 @@
 import { accountOf } from '../../contract/accounts.js';
-import { textIdProblem } from '../../contract/index.js';
+import { currencyInFields, textIdProblem } from '../../contract/index.js';
 import { badUserInput } from '../../errors.js';
 import type { LoggedEvent } from '../../events/event-log.js';
 import { readableEvents } from '../../events/readable-events.js';
@@ -34,6 +34,10 @@ const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('Tra
     }),
     transactionId: t.exposeID('transactionId', { description: 'The transaction that changed.' }),
     status: t.exposeString('status', { description: 'The transaction\'s status as the webhook reported it.' }),
+    currency: t.string({
+      description: 'The currency of the event\'s amounts (ISO 4217), decided once when the gateway published it: the transaction\'s own field, else its vending\'s `currencyCode`, else DEFAULT_CURRENCY.',
+      resolve: (e, _args, ctx) => e.currency ?? currencyInFields(e.transaction) ?? ctx.defaultCurrency,
+    }),
     products: t.field({ type: [ProductLineRef], description: 'The product lines as the webhook reported them.', resolve: (e) => e.products }),
     transaction: t.field({
       type: TransactionRef,
