@@ -78,6 +78,16 @@ async function open(key: string): Promise<void> {
         stuck?.noteEvent();
       }
     },
+    onVending(event) {
+      // The machine as it is now: its card says so at once, and its products if it is the one shown.
+      machines = machines.map((machine) =>
+        machine.vendingId === event.vendingId
+          ? { ...machine, status: event.status, online: event.online, enabled: event.enabled, offlineSince: event.offlineSince, productCount: event.vending.productCount }
+          : machine,
+      );
+      renderFleet();
+      if (event.vendingId === selected && event.changed.includes('products')) void select(event.vendingId);
+    },
     onEvent(event) {
       history?.noteEvent(event);
       stuck?.noteEvent();

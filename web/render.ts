@@ -16,7 +16,15 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Re
   return node;
 }
 
-const flag = (label: string, on: boolean | null) => el('span', { class: `flag ${on ? 'on' : 'off'}` }, `${label}: ${on === null ? 'unknown' : on ? 'yes' : 'no'}`);
+const flag = (label: string, on: boolean | null) => el('span', { class: `flag ${on ? 'on' : 'off'}`, 'data-flag': label }, `${label}: ${on === null ? 'unknown' : on ? 'yes' : 'no'}`);
+
+/** "since 14:05" (today) or "since 3 Dec, 14:05": when the gateway first saw the machine offline. */
+function since(iso: string): HTMLElement {
+  const at = new Date(iso);
+  const clock = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const text = at.toDateString() === new Date().toDateString() ? clock : `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })}, ${clock}`;
+  return el('time', { datetime: at.toISOString(), title: at.toLocaleString() }, text);
+}
 
 /** An amount in its currency, which it always names (a code Intl does not know is written before the number). */
 export function money(amount: number | null, currency: string | null): string {
@@ -32,10 +40,11 @@ export function money(amount: number | null, currency: string | null): string {
 export function machineCard(machine: Machine, selected: boolean, onSelect: (id: string) => void): HTMLLIElement {
   const button = el(
     'button',
-    { type: 'button', class: 'machine', 'aria-pressed': String(selected), 'data-vending-id': machine.vendingId },
+    { type: 'button', class: 'machine', 'aria-pressed': String(selected), 'data-vending-id': machine.vendingId, 'data-online': String(machine.online), 'data-status': machine.status ?? '' },
     el('span', { class: 'name' }, machine.identifier ?? machine.vendingId),
     el('span', { class: 'where' }, [machine.address, machine.building, machine.countryCode].filter(Boolean).join(' · ')),
     el('span', { class: 'flags' }, flag('online', machine.online), flag('enabled', machine.enabled), el('span', { class: 'flag' }, `${machine.productCount ?? '?'} products`)),
+    machine.online === false ? el('span', { class: 'offline' }, 'Offline', ...(machine.offlineSince ? [' since ', since(machine.offlineSince)] : [])) : null,
   );
   button.addEventListener('click', () => onSelect(machine.vendingId));
   return el('li', {}, button);

@@ -19,7 +19,8 @@ export interface TransactionUpdateEvent {
    * Everything the gateway keeps of the event is that account's alone.
    */
   account?: string | undefined;
-  type: 'transaction.update';
+  /** `vending.update` only on the machines' own log (events/vending-events.ts), never on the transactions'. */
+  type: 'transaction.update' | 'vending.update';
   format: WebhookFormat;
   /** ISO string given by the caller. */
   receivedAt: string;

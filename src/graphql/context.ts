@@ -5,6 +5,7 @@ import type { Owner } from '../backends/owner.js';
 import { newUpstreamBudget, type Backend, type CallScope, type Credential } from '../backends/backend.js';
 import type { BatchingConfig, Config } from '../config/index.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { VendingStates } from '../events/vending-states.js';
 import type { EventTransactions } from '../events/event-transactions.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import { createHistoryReader, type HistoryReader } from '../history/history-reader.js';
@@ -27,6 +28,10 @@ export interface GatewayServices {
   accountAccess: AccountAccess;
   /** DEFAULT_CURRENCY: the currency of a transaction that names none, directly or through its vending. */
   defaultCurrency: string;
+  /** The machines' changes (`vendingUpdated`). */
+  vendingBus: EventBus;
+  /** Since when each machine is offline, as the machines' log said. */
+  vendingStates: VendingStates;
 }
 
 /** The per-request context of GraphQL resolvers (and of each subscription). */
@@ -46,6 +51,8 @@ export interface GatewayContext {
   accountAccess: AccountAccess;
   /** DEFAULT_CURRENCY. */
   defaultCurrency: string;
+  vendingBus: EventBus;
+  vendingStates: VendingStates;
   /**
    * The resume point the client's connection carries, for subscriptions that give no `after` of their own:
    * SSE's `Last-Event-ID` header, or graphql-ws's `connectionParams.after`. Clients that rebuild
@@ -111,5 +118,7 @@ export async function createContext(services: GatewayServices, facts: RequestFac
     history: services.history && createHistoryReader(services.history, credential, services.accountAccess),
     accountAccess: services.accountAccess,
     defaultCurrency: services.defaultCurrency,
+    vendingBus: services.vendingBus,
+    vendingStates: services.vendingStates,
   };
 }

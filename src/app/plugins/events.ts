@@ -32,6 +32,8 @@ import type { Redis, Cluster } from 'ioredis';
 declare module 'fastify' {
   interface FastifyInstance {
     bus: EventBus;
+    /** The machines' changes (`vendingUpdated`): a log and bus of their own, of the same kind as the transactions' (events/vending-events.ts). */
+    vendingBus: EventBus;
     /** The transaction history; undefined with HISTORY=off. */
     history: HistoryStore | undefined;
     /** What feeds the PostgreSQL history (DATABASE_URL): this instance's queue, or the Redis queue's reader; undefined otherwise. */
@@ -79,14 +81,21 @@ export const eventsPlugin = fp<{ config: Config }>(
     const historyFeed: HistoryFeed | undefined = feed ?? queue;
     app.decorate('historyFeed', historyFeed);
     app.decorate('bus', events.bus);
+    // The machines' own log, beside the transactions': it feeds no history, and its keys in Redis live under a prefix of their own.
+    const vendingEvents: EventTransport = redis
+      ? createRedisEventTransport(redis, { ...config, redisPrefix: redisKeys(config.redisPrefix).vendingLogPrefix, logger })
+      : createMemoryEventTransport(config);
+    app.decorate('vendingBus', vendingEvents.bus);
     app.readiness.add('events', () => events.bus.ready());
     if (postgres && shared) startShared(app, postgres, shared, historyFeed, retryMs, logger);
+    await vendingEvents.connect(5_000);
     if (!(await events.connect(5_000))) logger.warn({ reason: redis?.problem() ?? 'no answer yet' }, 'Redis cannot take the event log\'s writes yet: not ready until it can');
     else if (redis && config.redis) await refuseEvictingRedis(redis.appends, REDIS_VARIABLE[config.redis.kind], logger);
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
-    app.addHook('onClose', () => {
+    app.addHook('onClose', async () => {
       inProcess?.close?.();
-      return events.close();
+      await vendingEvents.close();
+      await events.close();
     });
   },
   { name: 'events', dependencies: ['redis', 'postgres'] },

@@ -47,6 +47,8 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       history,
       accountAccess,
       defaultCurrency: config.defaultCurrency,
+      vendingBus: app.vendingBus,
+      vendingStates: app.vendingStates,
     };
     const { cacheTtlMs } = config.fastPaths;
     const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
@@ -93,5 +95,5 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       ...(graphiql?.routes ?? []),
     ]);
   },
-  { name: 'graphql', dependencies: ['auth', 'backend', 'events', 'metrics', 'shutdown'] },
+  { name: 'graphql', dependencies: ['auth', 'backend', 'events', 'vendings', 'metrics', 'shutdown'] },
 );

@@ -223,6 +223,8 @@ export type Subscription = {
   __typename?: 'Subscription';
   /** Every transaction update the service reports, once each, as it arrives. */
   transactionUpdated: TransactionUpdateEvent;
+  /** A machine's status, online, enabled or products changed, once each, as the gateway reads it (VENDING_POLL_MS). */
+  vendingUpdated: VendingUpdateEvent;
 };
 
 
@@ -230,6 +232,13 @@ export type Subscription = {
 export type SubscriptionTransactionUpdatedArgs = {
   after: InputMaybe<Scalars['ID']['input']>;
   transactionId: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+/** Live changes, fed by the service's webhooks. */
+export type SubscriptionVendingUpdatedArgs = {
+  after: InputMaybe<Scalars['ID']['input']>;
+  vendingId: InputMaybe<Scalars['ID']['input']>;
 };
 
 /** A sale made at a vending machine (contract part 2, "Transaction"). */
@@ -405,6 +414,8 @@ export type Vending = {
   id: Scalars['ID']['output'];
   /** Operator-facing name of the machine. */
   identifier: Maybe<Scalars['String']['output']>;
+  /** Since when the gateway sees the machine offline: its first read of the machine offline (VENDING_POLL_MS), as `vendingUpdated` published it; null while online, or when this gateway has not read the machine since it went offline (it started later; the next change tells). */
+  offlineSince: Maybe<Scalars['DateTime']['output']>;
   /** Whether the machine is connected; independent of `enabled`. */
   online: Maybe<Scalars['Boolean']['output']>;
   /** The `products` value the service sent in the PLANOGRAM view, unchanged (its shape is not shown in the contract); null in the FLAT view. */
@@ -453,6 +464,29 @@ export type VendingFilter = {
   online: InputMaybe<Scalars['Boolean']['input']>;
   /** Only vendings with exactly this status. */
   status: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A machine changed at the service, as the gateway read it (the service sends no webhook for vendings: VENDING_POLL_MS). */
+export type VendingUpdateEvent = {
+  __typename?: 'VendingUpdateEvent';
+  /** Which of `status`, `online`, `enabled` and `products` changed since the gateway last read the machine; empty for the first read of a machine (at start, or when another instance took over reading). */
+  changed: Array<Scalars['String']['output']>;
+  /** Whether the machine is enabled now. */
+  enabled: Maybe<Scalars['Boolean']['output']>;
+  /** Identifier of the event, made by the gateway; `after` takes it to resume. */
+  eventId: Scalars['ID']['output'];
+  /** Since when the gateway sees the machine offline (its first read of it offline); null while online. */
+  offlineSince: Maybe<Scalars['DateTime']['output']>;
+  /** Whether the machine is online now. */
+  online: Maybe<Scalars['Boolean']['output']>;
+  /** When the gateway read the change. */
+  receivedAt: Scalars['DateTime']['output'];
+  /** The machine's status now. */
+  status: Maybe<Scalars['String']['output']>;
+  /** The machine as read, products in the FLAT view. */
+  vending: Vending;
+  /** The machine that changed. */
+  vendingId: Scalars['ID']['output'];
 };
 
 /** Which form of the service's webhook carried an event (contract parts 6 and 9). */
