@@ -105,4 +105,9 @@ export interface HistoryOptions {
   defaultCurrency: string;
   /** @default Date.now */
   now?: () => number;
+  /**
+   * From when the in-process store holds every transaction (its `coveredSince` at the start): when it was made, unless
+   * it is given all that came earlier (the demo's hour of dated sales). @default now()
+   */
+  coveredFrom?: number;
 }

@@ -4,6 +4,8 @@ import { createCachingBackend } from '../../backends/caching-backend.js';
 import { createCoalescingBackend } from '../../backends/coalescing-backend.js';
 import { createMemoryBackend } from '../../backends/memory/memory-backend.js';
 import { createSimulatorControl, startSimulator } from '../../backends/memory/simulator.js';
+import { demoHourOfSales } from '../../backends/memory/demo-hour.js';
+import { createDemoData } from '../../backends/memory/demo-data.js';
 import { createRestBackend, type UpstreamCall } from '../../backends/rest/rest-backend.js';
 import { createDriftReport } from '../../backends/rest/drift-report.js';
 import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
@@ -16,7 +18,7 @@ import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import { serviceEventFor } from '../../events/service-events.js';
 import { recordingPayments } from '../../history/payment-recording.js';
 import type { Logger } from '../../logging/logger.js';
-import type { GatewayDeps } from '../gateway-deps.js';
+import { DEMO_HOUR_MS, seedsDemoHour, type GatewayDeps } from '../gateway-deps.js';
 
 /*
  * The backend every feature reads through: memory or REST (picked by
@@ -189,6 +191,11 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const stopRefreshing = bus.onEvent((event) =>
       backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event), accountOf(event)),
     );
+    // The demo's first look: an hour of dated sales in the history it keeps in this process (GatewayDeps.demoHour), after
+    // the refresh above listens, so the demo's transactions take the statuses the history shows.
+    if (seedsDemoHour(config, deps)) {
+      for (const { transaction, at } of demoHourOfSales(createDemoData(), Date.now(), DEMO_HOUR_MS)) await bus.publish(await withCurrency(serviceEventFor(transaction, at)));
+    }
     // The simulator stops before the drain; what a request in flight changes is still published while
     // the drain waits for it, so the watch and the refresh end only once the drain is over.
     app.addHook('preClose', async () => {

@@ -15,6 +15,7 @@ import { evictionOf } from '../../redis/eviction-policy.js';
 import { createRedisHistoryReader, HISTORY_GROUP, type RedisHistoryReaderOptions } from '../../redis/redis-history-reader.js';
 import { redisKeys } from '../../redis/redis-keys.js';
 import type { Redis, Cluster } from 'ioredis';
+import { DEMO_HOUR_MS, seedsDemoHour, type GatewayDeps } from '../gateway-deps.js';
 
 /*
  * The event log and bus, and the transaction history they feed, each
@@ -52,12 +53,13 @@ function feedHistory(apply: (event: TransactionUpdateEvent) => void, logger: Log
   };
 }
 
-export const eventsPlugin = fp<{ config: Config }>(
-  async (app, { config }) => {
+export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
+  async (app, { config, deps }) => {
     const logger = app.log as Logger;
     const { redis, postgres } = app;
     const shared = postgres && config.history ? createPostgresHistory(postgres.pool, postgresHistoryOptions(config.history, config, logger)) : undefined;
-    const inProcess = !shared && config.history ? createMemoryHistory(config.history) : undefined;
+    // The demo's hour of dated sales (backend.ts) is all there was before: the history covers that hour too.
+    const inProcess = !shared && config.history ? createMemoryHistory({ ...config.history, ...(seedsDemoHour(config, deps) ? { coveredFrom: Date.now() - DEMO_HOUR_MS } : {}) }) : undefined;
     const applyShared = postgres && shared && (async (events: readonly TransactionUpdateEvent[]) => {
       await postgres.migrated;
       await shared.applyAll(events);

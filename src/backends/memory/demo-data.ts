@@ -121,7 +121,8 @@ export function createDemoData(seed = 20261122): DemoData {
       productId: productIds[index] as string,
       productName: name,
       productPrice: localPrice(eur, site.rate),
-      productThumbnail: `https://cdn.vending.example/products/${slug(name)}.png`,
+      // Drawn by the gateway itself (src/dashboard/demo-images.ts): a demo shows its thumbnails with no other host.
+      productThumbnail: `/dashboard/products/${slug(name)}.svg`,
       productSku: sku,
       quantity,
     };
