@@ -25,7 +25,7 @@ const barsIn = (intervals: readonly StatsInterval[], currency: string): Bar[] =>
 
 const SVG = 'http://www.w3.org/2000/svg';
 const HEIGHT = 190;
-const PAD = { top: 14, right: 10, bottom: 26, left: 44 };
+const PAD = { top: 24, right: 10, bottom: 26, left: 44 };
 /** Room an axis label needs, in pixels, so neighbours never overlap. */
 const LABEL_ROOM = 48;
 
@@ -69,6 +69,8 @@ export function salesChart(all: readonly StatsInterval[], width: number, currenc
   const barWidth = Math.max(1, slot * 0.7);
   const root = svg('svg', { class: 'chart', width, height: HEIGHT, viewBox: `0 0 ${width} ${HEIGHT}`, role: 'img', 'aria-label': chartSummary(intervals, currency), 'data-currency': currency });
 
+  // The axis's unit: its figures are amounts in this currency.
+  if (currency) root.append(svg('text', { class: 'tick unit', x: PAD.left - 6, y: 11, 'text-anchor': 'end' }, currency));
   for (const share of [0, 0.5, 1]) {
     const y = Math.round(baseline - plotHeight * share) + 0.5;
     root.append(

@@ -102,6 +102,8 @@ describe.skipIf(!hasChromium)('dashboard page: money by currency, stuck payments
     await page.locator('#chart-currency').selectOption('SEK');
     await expect.poll(async () => (await bars()).reduce((sum, sold) => sum + sold, 0), { timeout: 3_000 }).toBeCloseTo(total(sek.products), 6);
     expect(await page.locator('#sales-chart svg').getAttribute('aria-label')).toContain('SEK');
+    // The axis's figures are amounts: it names their currency.
+    expect(await page.locator('#sales-chart svg text.unit').textContent()).toBe('SEK');
   });
 
   it('lists a payment pending longer than the threshold set on the page, and drops it once it completes, live', async () => {
