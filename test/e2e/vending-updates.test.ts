@@ -65,6 +65,9 @@ describe('vendingUpdated over the REST backend', () => {
     expect(since).toBeLessThanOrEqual(Date.now());
     const overSse = await sse.next(5_000);
     expect(overSse.data.vendingUpdated.eventId).toBe(data!.vendingUpdated.eventId);
+    // Where an EventSource would resume: the `id:` of that first frame (a position in the machines' log).
+    const position = sse.lastEventId();
+    expect(position).toMatch(/^\d+-\d+$/);
     // The machines' list says since when too.
     const fleet = await fetch(`${gateway.url}/graphql`, {
       method: 'POST',
@@ -85,6 +88,10 @@ describe('vendingUpdated over the REST backend', () => {
     // A subscriber that lost its connection resumes after the last change it saw.
     const resumed = await sseSubscribe(gateway.url, QUERY, TEST_KEY, { after: data!.vendingUpdated.eventId });
     expect((await resumed.next(5_000)).data.vendingUpdated.eventId).toBe(next!.vendingUpdated.eventId);
+    // An EventSource's own reconnection: the Last-Event-ID of the first stream's first event.
+    const reconnected = await sseSubscribe(gateway.url, QUERY, TEST_KEY, {}, { 'last-event-id': position! });
+    expect((await reconnected.next(5_000)).data.vendingUpdated.eventId).toBe(next!.vendingUpdated.eventId);
+    reconnected.close();
     machine.enabled = true;
     sse.close();
     resumed.close();
