@@ -81,7 +81,7 @@ async function measure(size: number): Promise<void> {
   url.pathname = `/${name}`;
   const logger = createLogger('warn');
   const pool = createPostgresPool(url.toString(), logger);
-  const history = createPostgresHistory(pool, { retentionMs: 7 * DAY + HOUR, soldStatuses: ['completed'], sweepEveryMs: DAY, now: () => NOW });
+  const history = createPostgresHistory(pool, { retentionMs: 7 * DAY + HOUR, defaultCurrency: 'EUR', soldStatuses: ['completed'], sweepEveryMs: DAY, now: () => NOW });
   try {
     await migrate(url.toString(), logger);
     await history.start();

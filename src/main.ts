@@ -28,7 +28,8 @@ try {
 } catch (error) {
   exitOnConfigError(error);
 }
-const gateway = createGateway(config);
+// A first look at the demo shows an hour of sales (demoHour: memory backend with its simulator only).
+const gateway = createGateway(config, { demoHour: true });
 // Reading API_KEYS_FILE happens as the gateway starts: a file it cannot use is a configuration error too.
 const { url, metricsUrl } = await gateway.listen().catch(exitOnStartError);
 const places = [`dashboard at ${url}/`, ...(config.graphiql && config.limits.trustedDocuments !== 'only' ? [`GraphiQL at ${url}/graphql`] : []), ...(metricsUrl ? [`metrics at ${metricsUrl}`] : [])];

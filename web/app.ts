@@ -2,6 +2,7 @@ import { FleetOverviewDocument, VendingDetailDocument, type FleetOverviewQuery }
 import { GatewayProblem, runQuery } from './api.js';
 import { startLiveFeed, type FeedState } from './live-feed.js';
 import { startHistoryPanel, type HistoryPanel } from './history-panel.js';
+import { startStuckPayments, type StuckPayments } from './stuck-payments.js';
 import { feedItem, machineCard, machineDetail } from './render.js';
 
 /*
@@ -18,6 +19,7 @@ let machines: FleetOverviewQuery['vendings']['nodes'] = [];
 let selected: string | undefined;
 let stopFeed: (() => void) | undefined;
 let history: HistoryPanel | undefined;
+let stuck: StuckPayments | undefined;
 
 function showError(message: string | undefined): void {
   const box = $('error');
@@ -66,13 +68,29 @@ async function open(key: string): Promise<void> {
   stopFeed?.();
   history?.stop();
   history = startHistoryPanel(key);
+  stuck?.stop();
+  stuck = startStuckPayments(key);
   stopFeed = startLiveFeed(key, {
     onState(state) {
       setState(state);
-      if (state === 'connected') history?.noteConnected();
+      if (state === 'connected') {
+        history?.noteConnected();
+        stuck?.noteEvent();
+      }
+    },
+    onVending(event) {
+      // The machine as it is now: its card says so at once, and its products if it is the one shown.
+      machines = machines.map((machine) =>
+        machine.vendingId === event.vendingId
+          ? { ...machine, status: event.status, online: event.online, enabled: event.enabled, offlineSince: event.offlineSince, productCount: event.vending.productCount }
+          : machine,
+      );
+      renderFleet();
+      if (event.vendingId === selected && event.changed.includes('products')) void select(event.vendingId);
     },
     onEvent(event) {
       history?.noteEvent(event);
+      stuck?.noteEvent();
       const feed = $('feed');
       feed.prepend(feedItem(event));
       while (feed.children.length > FEED_LIMIT) feed.lastElementChild?.remove();
@@ -89,6 +107,8 @@ function askForKey(problem?: string): void {
   stopFeed = undefined;
   history?.stop();
   history = undefined;
+  stuck?.stop();
+  stuck = undefined;
   sessionStorage.removeItem(KEY_STORAGE);
   setState('connecting');
   $('connection').textContent = 'offline';

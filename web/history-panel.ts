@@ -5,7 +5,7 @@ import {
 } from '../src/graphql/generated/operations.js';
 import { GatewayProblem, runQuery } from './api.js';
 import { coalesced } from './coalesced.js';
-import { coverageNote, coveredLater, fillStatusFilter, recentRows, statsSummary, topProductItems } from './history-view.js';
+import { coverageNote, coveredLater, fillChartCurrencies, fillStatusFilter, recentRows, statsSummary, topProductItems, topProductsOf } from './history-view.js';
 import type { TransactionEvent } from './live-feed.js';
 import { salesChart } from './sales-chart.js';
 
@@ -33,6 +33,7 @@ export interface HistoryPanel {
 
 export function startHistoryPanel(key: string): HistoryPanel {
   const filter = $<HTMLSelectElement>('status-filter');
+  const chartCurrency = $<HTMLSelectElement>('chart-currency');
   const chartBox = $('sales-chart');
   /** Every status met while the page is open, so a choice does not vanish when its last transaction changes. */
   const statuses = new Set<string>();
@@ -88,7 +89,7 @@ export function startHistoryPanel(key: string): HistoryPanel {
   function drawChart(): void {
     if (!stats) return;
     const width = Math.floor(chartBox.clientWidth);
-    if (width > 0) chartBox.replaceChildren(salesChart(stats.intervals, width));
+    if (width > 0) chartBox.replaceChildren(salesChart(stats.intervals, width, chartCurrency.value));
   }
 
   const hour = coalesced(async () => {
@@ -96,10 +97,11 @@ export function startHistoryPanel(key: string): HistoryPanel {
       const { transactionStats } = await runQuery(TransactionStatsDocument, { interval: 'MINUTE' }, key);
       if (stopped) return;
       stats = transactionStats;
+      fillChartCurrencies(chartCurrency, transactionStats.byCurrency);
       drawChart();
       $('sales-summary').replaceChildren(statsSummary(transactionStats));
       $('coverage-note').replaceChildren(...coverageNote(coveredLater(transactionStats)));
-      $('top-products').replaceChildren(...topProductItems(transactionStats.topProductsByQuantity));
+      $('top-products').replaceChildren(...topProductItems(topProductsOf(transactionStats.byCurrency)));
       seen(transactionStats.byStatus.map((entry) => entry.status));
       answered('stats');
     } catch (error) {
@@ -133,6 +135,8 @@ export function startHistoryPanel(key: string): HistoryPanel {
   fillStatusFilter(filter, statuses);
   const onFilter = () => list.now();
   filter.addEventListener('change', onFilter);
+  chartCurrency.replaceChildren();
+  chartCurrency.addEventListener('change', drawChart);
   list.now();
   hour.now();
 
@@ -159,6 +163,7 @@ export function startHistoryPanel(key: string): HistoryPanel {
       clearTimeout(minuteTimer);
       resized.disconnect();
       filter.removeEventListener('change', onFilter);
+      chartCurrency.removeEventListener('change', drawChart);
     },
   };
 }

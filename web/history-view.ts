@@ -7,7 +7,13 @@ import { el, money } from './render.js';
  */
 
 export type RecentTransaction = RecentTransactionsQuery['recentTransactions']['edges'][number]['node'];
-type ProductSales = TransactionStatsQuery['transactionStats']['topProductsByQuantity'][number];
+type Stats = TransactionStatsQuery['transactionStats'];
+type CurrencyStats = Stats['byCurrency'][number];
+/** A product's sales in one currency. */
+type ProductSales = CurrencyStats['topProductsByQuantity'][number] & { currency: string };
+
+/** How many products the top list shows, whatever their currencies. */
+const TOP_SHOWN = 5;
 
 /** Colours for the statuses the demo and most services use; any other status is shown plain. */
 const TONES: Record<string, string> = { completed: 'ok', active: 'info', pending: 'warn', cancelled: 'bad', refunded: 'bad', failed: 'bad' };
@@ -25,7 +31,7 @@ export function recentRow(transaction: RecentTransaction): HTMLTableRowElement {
     { 'data-transaction-id': transaction.transactionId, 'data-status': transaction.status },
     el('td', { class: 'id', title: transaction.transactionId }, transaction.transactionId.slice(0, 8)),
     el('td', {}, statusPill(transaction.status)),
-    el('td', { class: 'num' }, money(transaction.total, null)),
+    el('td', { class: 'num' }, money(transaction.total, transaction.currency)),
     el('td', { class: 'lines', title: lines }, lines),
     el('td', { class: 'when' }, updated ? el('time', { datetime: updated.toISOString() }, updated.toLocaleTimeString()) : '—'),
   );
@@ -48,6 +54,29 @@ export function fillStatusFilter(select: HTMLSelectElement, statuses: ReadonlySe
   select.value = chosen;
 }
 
+/**
+ * The products sold most by units, each in the currency it sold in: a product sold in two currencies is two entries,
+ * since its amounts cannot be added.
+ */
+export function topProductsOf(byCurrency: readonly CurrencyStats[]): ProductSales[] {
+  const all = byCurrency.flatMap((entry) => entry.topProductsByQuantity.map((product) => ({ ...product, currency: entry.currency })));
+  return all.sort((a, b) => b.quantity - a.quantity || a.currency.localeCompare(b.currency) || a.productId.localeCompare(b.productId)).slice(0, TOP_SHOWN);
+}
+
+/**
+ * The chart's currency choice: every currency of the hour, in code order; the operator's choice is kept, and at first
+ * (or when it leaves the hour) the currency that sold most is drawn.
+ */
+export function fillChartCurrencies(select: HTMLSelectElement, byCurrency: readonly CurrencyStats[]): void {
+  const chosen = select.value;
+  const codes = byCurrency.map((entry) => entry.currency);
+  const current = [...select.options].map((option) => option.value);
+  if (current.join() !== codes.join()) select.replaceChildren(...codes.map((code) => el('option', { value: code }, code)));
+  const most = [...byCurrency].sort((a, b) => b.count - a.count || b.totalSold - a.totalSold)[0]?.currency ?? '';
+  select.value = codes.includes(chosen) ? chosen : most;
+  select.hidden = codes.length === 0;
+}
+
 export function topProductItems(products: readonly ProductSales[]): HTMLLIElement[] {
   if (products.length === 0) return [el('li', { class: 'hint' }, 'Nothing sold in the last hour.')];
   const most = Math.max(...products.map((product) => product.quantity), 1);
@@ -57,20 +86,23 @@ export function topProductItems(products: readonly ProductSales[]): HTMLLIElemen
     bar.style.width = `${Math.round((product.quantity / most) * 100)}%`;
     return el(
       'li',
-      { class: 'top-product', 'data-product-id': product.productId },
+      { class: 'top-product', 'data-product-id': product.productId, 'data-currency': product.currency },
       el('span', { class: 'name' }, product.productName ?? product.productId),
-      el('span', { class: 'num' }, `${product.quantity.toLocaleString()} sold · ${money(product.amount, null)}`),
+      el('span', { class: 'num' }, `${product.quantity.toLocaleString()} sold · ${money(product.amount, product.currency)}`),
       el('span', { class: 'track' }, bar),
     );
   });
 }
 
-/** The hour in figures, above the chart: what sold, and how many of each status. */
-export function statsSummary(stats: TransactionStatsQuery['transactionStats']): HTMLElement {
+/** The hour in figures, above the chart: what sold in each currency (never one sum across them), and how many of each status. */
+export function statsSummary(stats: Stats): HTMLElement {
+  const sold = stats.byCurrency.filter((entry) => entry.totalSold !== 0);
   return el(
     'div',
     { class: 'summary' },
-    el('span', { class: 'figure' }, el('strong', {}, money(stats.totalSold, null)), ' sold'),
+    ...(sold.length > 0
+      ? sold.map((entry) => el('span', { class: 'figure', 'data-currency': entry.currency }, el('strong', {}, money(entry.totalSold, entry.currency)), ' sold'))
+      : [el('span', { class: 'figure' }, el('strong', {}, 'Nothing'), ' sold')]),
     el('span', { class: 'figure' }, el('strong', {}, String(stats.count)), ` transaction${stats.count === 1 ? '' : 's'}`),
     ...stats.byStatus.map((entry) => el('span', { class: 'figure' }, statusPill(entry.status), ` ${entry.count}`)),
   );

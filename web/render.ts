@@ -16,26 +16,35 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Re
   return node;
 }
 
-const flag = (label: string, on: boolean | null) => el('span', { class: `flag ${on ? 'on' : 'off'}` }, `${label}: ${on === null ? 'unknown' : on ? 'yes' : 'no'}`);
+const flag = (label: string, on: boolean | null) => el('span', { class: `flag ${on ? 'on' : 'off'}`, 'data-flag': label }, `${label}: ${on === null ? 'unknown' : on ? 'yes' : 'no'}`);
 
-/** An amount in its currency; events carry no currency, so theirs are plain numbers. */
+/** "since 14:05" (today) or "since 3 Dec, 14:05": when the gateway first saw the machine offline. */
+function since(iso: string): HTMLElement {
+  const at = new Date(iso);
+  const clock = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const text = at.toDateString() === new Date().toDateString() ? clock : `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })}, ${clock}`;
+  return el('time', { datetime: at.toISOString(), title: at.toLocaleString() }, text);
+}
+
+/** An amount in its currency, which it always names (a code Intl does not know is written before the number). */
 export function money(amount: number | null, currency: string | null): string {
   if (amount === null) return '—';
   if (currency === null) return amount.toFixed(2);
   try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency: currency ?? 'EUR' }).format(amount);
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
   } catch {
-    return amount.toFixed(2);
+    return `${currency} ${amount.toFixed(2)}`;
   }
 }
 
 export function machineCard(machine: Machine, selected: boolean, onSelect: (id: string) => void): HTMLLIElement {
   const button = el(
     'button',
-    { type: 'button', class: 'machine', 'aria-pressed': String(selected), 'data-vending-id': machine.vendingId },
+    { type: 'button', class: 'machine', 'aria-pressed': String(selected), 'data-vending-id': machine.vendingId, 'data-online': String(machine.online), 'data-status': machine.status ?? '' },
     el('span', { class: 'name' }, machine.identifier ?? machine.vendingId),
     el('span', { class: 'where' }, [machine.address, machine.building, machine.countryCode].filter(Boolean).join(' · ')),
     el('span', { class: 'flags' }, flag('online', machine.online), flag('enabled', machine.enabled), el('span', { class: 'flag' }, `${machine.productCount ?? '?'} products`)),
+    machine.online === false ? el('span', { class: 'offline' }, 'Offline', ...(machine.offlineSince ? [' since ', since(machine.offlineSince)] : [])) : null,
   );
   button.addEventListener('click', () => onSelect(machine.vendingId));
   return el('li', {}, button);
@@ -59,7 +68,7 @@ export function feedItem(event: TransactionEvent): HTMLLIElement {
   return el(
     'li',
     { class: 'event', 'data-event-id': event.eventId, 'data-transaction-id': event.transactionId },
-    el('div', { class: 'head' }, el('span', { class: 'status' }, event.status), el('span', {}, money(total, null))),
+    el('div', { class: 'head' }, el('span', { class: 'status' }, event.status), el('span', {}, money(total, event.currency))),
     el('div', {}, lines || 'no products'),
     el('div', { class: 'when' }, `${new Date(event.receivedAt).toLocaleTimeString()} · ${event.transactionId.slice(0, 8)}`),
   );

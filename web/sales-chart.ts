@@ -3,15 +3,29 @@ import { money } from './render.js';
 
 /*
  * Sales per minute as an SVG bar chart: one bar per interval of
- * `transactionStats`, drawn at the width it is given so labels keep their
- * size on a phone. Screen readers get one sentence (role="img").
+ * `transactionStats`, in one currency (amounts of different currencies are
+ * never stacked or added), drawn at the width it is given so labels keep
+ * their size on a phone. Screen readers get one sentence (role="img").
  */
 
 export type StatsInterval = TransactionStatsQuery['transactionStats']['intervals'][number];
 
+/** One interval's sales in one currency. */
+interface Bar {
+  start: string;
+  count: number;
+  totalSold: number;
+}
+
+const barsIn = (intervals: readonly StatsInterval[], currency: string): Bar[] =>
+  intervals.map((interval) => {
+    const part = interval.byCurrency.find((entry) => entry.currency === currency);
+    return { start: interval.start, count: part?.count ?? 0, totalSold: part?.totalSold ?? 0 };
+  });
+
 const SVG = 'http://www.w3.org/2000/svg';
 const HEIGHT = 190;
-const PAD = { top: 14, right: 10, bottom: 26, left: 44 };
+const PAD = { top: 24, right: 10, bottom: 26, left: 44 };
 /** Room an axis label needs, in pixels, so neighbours never overlap. */
 const LABEL_ROOM = 48;
 
@@ -34,26 +48,29 @@ export function axisTop(largest: number): number {
 }
 
 /** What the chart shows, in one sentence. */
-export function chartSummary(intervals: readonly StatsInterval[]): string {
+function chartSummary(intervals: readonly Bar[], currency: string): string {
   const sold = intervals.reduce((sum, interval) => sum + interval.totalSold, 0);
   const count = intervals.reduce((sum, interval) => sum + interval.count, 0);
-  const head = `Sales per minute over the last ${intervals.length} minutes`;
+  const head = `Sales per minute${currency ? ` in ${currency}` : ''} over the last ${intervals.length} minutes`;
   if (count === 0) return `${head}: no transactions yet.`;
   const busiest = intervals.reduce((best, interval) => (interval.totalSold > best.totalSold ? interval : best));
   const current = intervals.at(-1);
-  return `${head}: ${money(sold, null)} sold in ${count} transaction${count === 1 ? '' : 's'}; busiest minute ${clock(busiest.start)} with ${money(busiest.totalSold, null)}; this minute ${money(current?.totalSold ?? 0, null)}.`;
+  return `${head}: ${money(sold, currency)} sold in ${count} transaction${count === 1 ? '' : 's'}; busiest minute ${clock(busiest.start)} with ${money(busiest.totalSold, currency)}; this minute ${money(current?.totalSold ?? 0, currency)}.`;
 }
 
-/** The chart at `width` pixels; the last interval is the current minute. */
-export function salesChart(intervals: readonly StatsInterval[], width: number): SVGSVGElement {
+/** The chart of `currency`'s sales at `width` pixels; the last interval is the current minute. */
+export function salesChart(all: readonly StatsInterval[], width: number, currency: string): SVGSVGElement {
+  const intervals = barsIn(all, currency);
   const top = axisTop(Math.max(0, ...intervals.map((interval) => interval.totalSold)));
   const plotWidth = width - PAD.left - PAD.right;
   const plotHeight = HEIGHT - PAD.top - PAD.bottom;
   const baseline = PAD.top + plotHeight;
   const slot = plotWidth / Math.max(1, intervals.length);
   const barWidth = Math.max(1, slot * 0.7);
-  const root = svg('svg', { class: 'chart', width, height: HEIGHT, viewBox: `0 0 ${width} ${HEIGHT}`, role: 'img', 'aria-label': chartSummary(intervals) });
+  const root = svg('svg', { class: 'chart', width, height: HEIGHT, viewBox: `0 0 ${width} ${HEIGHT}`, role: 'img', 'aria-label': chartSummary(intervals, currency), 'data-currency': currency });
 
+  // The axis's unit: its figures are amounts in this currency.
+  if (currency) root.append(svg('text', { class: 'tick unit', x: PAD.left - 6, y: 11, 'text-anchor': 'end' }, currency));
   for (const share of [0, 0.5, 1]) {
     const y = Math.round(baseline - plotHeight * share) + 0.5;
     root.append(
@@ -69,7 +86,7 @@ export function salesChart(intervals: readonly StatsInterval[], width: number): 
     const height = interval.totalSold > 0 ? Math.max(2, (interval.totalSold / top) * plotHeight) : 1;
     const x = PAD.left + index * slot + (slot - barWidth) / 2;
     const classes = ['bar', interval.totalSold > 0 ? '' : 'empty', current ? 'current' : ''].filter(Boolean).join(' ');
-    const tip = `${clock(interval.start)}: ${money(interval.totalSold, null)} sold, ${interval.count} transaction${interval.count === 1 ? '' : 's'}`;
+    const tip = `${clock(interval.start)}: ${money(interval.totalSold, currency)} sold, ${interval.count} transaction${interval.count === 1 ? '' : 's'} in ${currency}`;
     root.append(
       svg(
         'rect',

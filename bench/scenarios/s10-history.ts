@@ -340,7 +340,7 @@ const FILL_BATCH = 500;
  */
 function besideTheGateway(databaseUrl: string) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  const store = createPostgresHistory(pool, { retentionMs: 7 * 24 * HOUR, soldStatuses: [], sweepEveryMs: 24 * HOUR });
+  const store = createPostgresHistory(pool, { retentionMs: 7 * 24 * HOUR, defaultCurrency: 'EUR', soldStatuses: [], sweepEveryMs: 24 * HOUR });
   const toEvent = ({ id, transaction, at }: SeriesEvent): TransactionUpdateEvent => {
     const request = buildWebhookRequest({ form: 'enveloped', id, transaction, at });
     const result = parseWebhookText(request.body, { receivedAt: new Date().toISOString(), madeId: id });

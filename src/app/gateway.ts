@@ -17,6 +17,7 @@ import { postgresPlugin } from './plugins/postgres.js';
 import { redisPlugin } from './plugins/redis.js';
 import { dashboardPlugin, restPlugin, webhooksPlugin } from './plugins/routes.js';
 import { subscriptionsPlugin } from './plugins/subscriptions.js';
+import { vendingsPlugin } from './plugins/vendings.js';
 import { metricsPlugin, tracingPlugin } from './plugins/telemetry.js';
 
 /*
@@ -62,6 +63,7 @@ function registerFeatures(app: FastifyInstance, config: Config, deps: GatewayDep
   app.register(postgresPlugin, options);
   app.register(eventsPlugin, options);
   app.register(backendPlugin, options);
+  app.register(vendingsPlugin, options);
   app.register(authPlugin, options);
   app.register(graphqlPlugin, options);
   app.register(restPlugin);

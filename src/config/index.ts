@@ -81,6 +81,10 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     /** The secrets of accounts that sign their webhooks (`POST /webhooks/{account}`) with their own: only these check them. */
     webhookAccountSecrets: webhookSecrets(v.WEBHOOK_SECRET).byAccount,
     simulator: { mode: v.SIMULATOR, intervalMs: fixed.simulatorIntervalMs },
+    /** The currency of a transaction that names none, directly or through its vending (contract/currency.ts). */
+    defaultCurrency: v.DEFAULT_CURRENCY.toUpperCase(),
+    /** How often machines are read for vendingUpdated (0: never); off in forward mode, which has no key of its own. */
+    vendingPollMs: v.VENDING_POLL_MS,
     /** The Redis every instance of the deployment shares (one server, a cluster or a Sentinel group); undefined: everything in process. */
     redis: redisTarget(v),
     databaseUrl: v.DATABASE_URL,
@@ -96,7 +100,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     /** How resumes read the log: in pages, a few at once. */
     replay: fixed.replay,
     /** The transaction history's bounds; undefined when HISTORY=off. */
-    history: v.HISTORY ? { maxTransactions: v.HISTORY_MAX_TRANSACTIONS, retentionMs: v.HISTORY_RETENTION, soldStatuses: v.HISTORY_SOLD_STATUSES } : undefined,
+    history: v.HISTORY ? { maxTransactions: v.HISTORY_MAX_TRANSACTIONS, retentionMs: v.HISTORY_RETENTION, soldStatuses: v.HISTORY_SOLD_STATUSES, defaultCurrency: v.DEFAULT_CURRENCY.toUpperCase() } : undefined,
     /** Upstream values of the `products` query parameter; an empty value means "send none". */
     productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },
     maxBodyBytes: v.MAX_BODY_BYTES,

@@ -5,3 +5,4 @@ export * from './json-depth.js';
 export * from './ids.js';
 export * from './amounts.js';
 export * from './accounts.js';
+export * from './currency.js';

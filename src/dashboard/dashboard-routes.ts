@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Route } from '../http/front-door.js';
+import { FAVICON_SVG, productThumbnail } from './demo-images.js';
 
 /*
  * The live dashboard at `/` (web/): a page, a stylesheet and one script,
@@ -15,9 +16,10 @@ const WEB = new URL('../../dist/web/', import.meta.url);
 
 /**
  * The page's policy: its own script and stylesheet, no inline code, and it
- * talks to /graphql only. Images may come from anywhere over https: product
- * thumbnails are addresses the service sends (`productThumbnail`), data shown
- * as it came, not the page's own assets.
+ * talks to /graphql only. Images may come from the gateway (the demo's
+ * thumbnails, the favicon) or anywhere over https: product thumbnails are
+ * addresses the service sends (`productThumbnail`), data shown as it came,
+ * not the page's own assets.
  */
 const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -52,7 +54,25 @@ export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
     return held;
   }
 
-  return Object.entries(loaders).map(([url, load]): Route => ({
+  const svg = (reply: Parameters<Route['handler']>[1], body: string) =>
+    reply.headers({ 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" }).send(body);
+  const images: Route[] = [
+    // Browsers ask for /favicon.ico on every page of the origin (GraphiQL's included); an SVG answers it.
+    ...['/favicon.ico', '/dashboard/favicon.svg'].map((url): Route => ({ method: 'GET', url, transport: 'dashboard', operation: `GET ${url}`, handler: async (_request, reply) => svg(reply, FAVICON_SVG) })),
+    {
+      method: 'GET',
+      url: '/dashboard/products/:file',
+      transport: 'dashboard',
+      operation: 'GET /dashboard/products/{file}',
+      async handler(request, reply) {
+        const image = productThumbnail((request.params as { file: string }).file);
+        if (image === undefined) return reply.code(404).header('content-type', 'text/plain').send('No such image.');
+        return svg(reply, image);
+      },
+    },
+  ];
+
+  return [...images, ...Object.entries(loaders).map(([url, load]): Route => ({
     method: 'GET',
     url,
     transport: 'dashboard',
@@ -67,5 +87,5 @@ export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
         return reply.code(500).header('content-type', 'text/plain').send('The dashboard could not be read; see the gateway log.');
       }
     },
-  }));
+  }))];
 }

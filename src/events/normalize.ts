@@ -19,7 +19,8 @@ export interface TransactionUpdateEvent {
    * Everything the gateway keeps of the event is that account's alone.
    */
   account?: string | undefined;
-  type: 'transaction.update';
+  /** `vending.update` only on the machines' own log (events/vending-events.ts), never on the transactions'. */
+  type: 'transaction.update' | 'vending.update';
   format: WebhookFormat;
   /** ISO string given by the caller. */
   receivedAt: string;
@@ -30,6 +31,11 @@ export interface TransactionUpdateEvent {
   products: ProductLine[];
   /** The transaction object as received (unknown fields kept). */
   transaction: Record<string, unknown>;
+  /**
+   * The currency of its amounts (ISO 4217), decided by the gateway when it publishes the event
+   * (src/events/event-currency.ts: the transaction's own field, its vending's, else DEFAULT_CURRENCY).
+   */
+  currency?: string | undefined;
   /** The whole parsed body. */
   raw: unknown;
   /**

@@ -5,6 +5,7 @@ import type { Owner } from '../backends/owner.js';
 import { newUpstreamBudget, type Backend, type CallScope, type Credential } from '../backends/backend.js';
 import type { BatchingConfig, Config } from '../config/index.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { VendingStates } from '../events/vending-states.js';
 import type { EventTransactions } from '../events/event-transactions.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import { createHistoryReader, type HistoryReader } from '../history/history-reader.js';
@@ -25,6 +26,12 @@ export interface GatewayServices {
   history: HistoryStore | undefined;
   /** Which account's transactions a credential may receive. */
   accountAccess: AccountAccess;
+  /** DEFAULT_CURRENCY: the currency of a transaction that names none, directly or through its vending. */
+  defaultCurrency: string;
+  /** The machines' changes (`vendingUpdated`). */
+  vendingBus: EventBus;
+  /** Since when each machine is offline, as the machines' log said. */
+  vendingStates: VendingStates;
 }
 
 /** The per-request context of GraphQL resolvers (and of each subscription). */
@@ -42,6 +49,10 @@ export interface GatewayContext {
   history: HistoryReader | undefined;
   /** Which account's transactions this operation's credential may receive (live events, history, statistics). */
   accountAccess: AccountAccess;
+  /** DEFAULT_CURRENCY. */
+  defaultCurrency: string;
+  vendingBus: EventBus;
+  vendingStates: VendingStates;
   /**
    * The resume point the client's connection carries, for subscriptions that give no `after` of their own:
    * SSE's `Last-Event-ID` header, or graphql-ws's `connectionParams.after`. Clients that rebuild
@@ -106,5 +117,8 @@ export async function createContext(services: GatewayServices, facts: RequestFac
     eventTransactions: services.eventTransactions,
     history: services.history && createHistoryReader(services.history, credential, services.accountAccess),
     accountAccess: services.accountAccess,
+    defaultCurrency: services.defaultCurrency,
+    vendingBus: services.vendingBus,
+    vendingStates: services.vendingStates,
   };
 }

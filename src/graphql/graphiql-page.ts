@@ -97,6 +97,41 @@ function scriptSafeJson(value: unknown): string {
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/**
+ * The query GraphiQL opens on: one that runs as it stands (Run, or Ctrl-Enter) and shows what the gateway adds to
+ * the service: the fleet with each machine's state, and the last hour's sales per currency. With the development key
+ * in the headers (no API_KEYS), it answers at once. Anonymous: GraphiQL keeps a named operation's name after the
+ * text is replaced, and would ask the gateway for an operation the new text does not have.
+ */
+export const GRAPHIQL_FIRST_QUERY = `# vending-gateway: press Run (Ctrl-Enter) for the fleet and the last hour's sales.
+# The schema is in the Docs panel; docs/api.md has more examples.
+{
+  vendings(first: 5) {
+    totalCount
+    nodes {
+      identifier
+      countryCode
+      currencyCode
+      status
+      online
+      offlineSince
+    }
+  }
+  transactionStats {
+    count
+    byCurrency {
+      currency
+      totalSold
+      topProductsByQuantity(first: 3) {
+        productName
+        quantity
+        amount
+      }
+    }
+  }
+}
+`;
+
 export interface GraphiQLPage {
   /** yoga's `renderGraphiQL`: the page, naming the assets of `routes`. */
   render(options: GraphiQLOptions): Promise<string>;

@@ -16,7 +16,7 @@ import { rulePlugins, useTransportExecution, type OperationRules, type Transport
 import { usePermissions } from './use-permissions.js';
 import { useCompiledExecution } from './use-compiled-execution.js';
 import type { OperationPlans } from './operation-plans.js';
-import { createGraphiQLPage, type GraphiQLPage } from './graphiql-page.js';
+import { createGraphiQLPage, GRAPHIQL_FIRST_QUERY, type GraphiQLPage } from './graphiql-page.js';
 
 /*
  * The yoga instance behind /graphql (HTTP and SSE through the front door,
@@ -89,7 +89,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     maxRequestBodySize: false,
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: options.masking.isDev, errorMessage: options.masking.errorMessage },
-    graphiql: graphiql ? { title: 'vending-gateway', headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined } : false,
+    graphiql: graphiql ? { title: 'vending-gateway', defaultQuery: GRAPHIQL_FIRST_QUERY, headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined } : false,
     // yoga's own page loads GraphiQL from a CDN; this one is served from the gateway (graphiql-page.ts).
     ...(graphiql ? { renderGraphiQL: graphiql.render } : {}),
     context: ({ request, authorization, after, owner }) => {

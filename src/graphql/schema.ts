@@ -4,6 +4,7 @@ import './types/product-line.js';
 import './types/transaction.js';
 import './types/vending.js';
 import './types/transaction-event.js';
+import './types/vending-event.js';
 import './types/transaction-history.js';
 
 /** The gateway's schema, built once from the Pothos types. */

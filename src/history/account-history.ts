@@ -1,7 +1,7 @@
 import type { ProductLine } from '../contract/index.js';
 import { eventTime } from '../events/event-time.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
-import { applyEvent, applyPayment, contributionOf, type Applied, type HistoryRecord } from './history-record.js';
+import { applyEvent, applyPayment, contributionOf, currencyOfRecord, type Applied, type HistoryRecord } from './history-record.js';
 import type { TransactionStats } from './history-stats.js';
 import { createMemoryBuckets } from './memory-buckets.js';
 import type { HistoryOptions, PaymentNote, RecentPage, RecentQuery, StatsQuery } from './history-store.js';
@@ -57,7 +57,7 @@ export function createAccountHistory(options: HistoryOptions, startedAt: number)
 
   function contribute(record: HistoryRecord, sign: 1 | -1): void {
     // Made again each time rather than kept: a record's contribution depends only on its status and products.
-    buckets.contribute(record.lastUpdated, contributionOf(record.status, record.products, sold), sign, now());
+    buckets.contribute(record.lastUpdated, contributionOf(record.status, record.products, sold, currencyOfRecord(record, options.defaultCurrency)), sign, now());
   }
 
   function unindex(record: HistoryRecord): void {

@@ -1,4 +1,4 @@
-import type { ProductLine } from '../contract/index.js';
+import { currencyInFields, type ProductLine } from '../contract/index.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 
 /*
@@ -28,6 +28,8 @@ export interface Contribution {
   status: string;
   /** Whether it counts as sold (HISTORY_SOLD_STATUSES). */
   sold: boolean;
+  /** The currency of its amounts (ISO 4217, upper case): money is summed per currency, never across. */
+  currency: string;
   total: number;
   /** [productId, productName, quantity, amount], amounts in millionths. */
   products: Array<[string, string, number, number]>;
@@ -35,6 +37,11 @@ export interface Contribution {
 
 export interface HistoryRecord {
   transactionId: string;
+  /**
+   * The currency of its amounts as the gateway decided it for its latest event (contract/currency.ts); absent in
+   * records kept before currencies were, read then as `currencyOfRecord` says.
+   */
+  currency?: string;
   /** The transaction as its latest event carried it (unknown fields kept), but for its products: see `products`. */
   transaction: Record<string, unknown>;
   status: string;
@@ -65,7 +72,11 @@ export const fromMicro = (micro: number): number => (Number.isSafeInteger(micro)
 export type SoldStatuses = ReadonlySet<string>;
 const isSold = (sold: SoldStatuses, status: string) => sold.size === 0 || sold.has(status);
 
-export function contributionOf(status: string, products: readonly ProductLine[], sold: SoldStatuses): Contribution {
+/** A record's currency: the one decided for its latest event, else the one its fields name, else the gateway's default. */
+export const currencyOfRecord = (record: Pick<HistoryRecord, 'currency' | 'transaction'>, defaultCurrency: string): string =>
+  record.currency ?? currencyInFields(record.transaction) ?? defaultCurrency;
+
+export function contributionOf(status: string, products: readonly ProductLine[], sold: SoldStatuses, currency: string): Contribution {
   let total = 0;
   const lines: Contribution['products'] = [];
   for (const line of products) {
@@ -77,7 +88,7 @@ export function contributionOf(status: string, products: readonly ProductLine[],
     const micros = toMicro(quantity);
     lines.push([line.productId, line.productName ?? '', Number.isFinite(micros) ? micros : 0, amount]);
   }
-  return { status, sold: isSold(sold, status), total, products: lines };
+  return { status, sold: isSold(sold, status), currency, total, products: lines };
 }
 
 const before = (a: readonly [number, number], b: readonly [number, number]) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
@@ -93,7 +104,7 @@ export function applyEvent(record: HistoryRecord | undefined, event: Transaction
   if (record?.entries.some((entry) => entry[3] === event.eventId)) return { changed: false };
   const entry: HistoryEntry = [time, seq, event.status, event.eventId];
   if (!record) {
-    return { changed: true, previous: undefined, record: fresh(event.transactionId, event.transaction, event.status, event.products, entry) };
+    return { changed: true, previous: undefined, record: withCurrency(fresh(event.transactionId, event.transaction, event.status, event.products, entry), event.currency) };
   }
   const entries = insertEntry(record.entries, entry);
   const newest = before(record.latest, [time, seq]);
@@ -110,6 +121,8 @@ export function applyEvent(record: HistoryRecord | undefined, event: Transaction
       products: event.products,
       latest: [time, seq],
     });
+    if (event.currency !== undefined) next.currency = event.currency;
+    else delete next.currency;
   }
   return { changed: true, previous: record, record: next };
 }
@@ -135,6 +148,9 @@ export function applyPayment(
   const payments = [...record.payments, payment].sort((a, b) => a[0] - b[0]).slice(-MAX_PAYMENTS);
   return { changed: true, previous: record, record: { ...record, payments, lastUpdated: Math.max(record.lastUpdated, time) } };
 }
+
+/** The record with the event's currency when the event carries one. */
+const withCurrency = (record: HistoryRecord, currency: string | undefined): HistoryRecord => (currency === undefined ? record : { ...record, currency });
 
 /**
  * The transaction as kept: its products are the record's own (the contract's

@@ -8,6 +8,10 @@ import { fromMicro, type Contribution } from './history-record.js';
  *   n:<status>  transactions       t:<status>  their total (millionths)
  *   s           total sold         q:<product> quantity sold   a:<product> amount sold
  *   p:<product> the product's name
+ * and the same per currency, so that money is never added across currencies:
+ *   N:<cur>:<status>  transactions     T:<cur>:<status>  their total
+ *   S:<cur>           total sold       Q:<cur>:<product> A:<cur>:<product>  a product's sales in it
+ * (a currency is three letters: contract/currency.ts).
  */
 
 export type Interval = 'MINUTE' | 'HOUR' | 'DAY';
@@ -39,9 +43,13 @@ export function increments(contribution: Contribution, sign: 1 | -1): Array<[fie
     [`n:${contribution.status}`, sign],
     [`t:${contribution.status}`, sign * contribution.total],
   ];
+  const currency = contribution.currency;
+  out.push([`N:${currency}:${contribution.status}`, sign], [`T:${currency}:${contribution.status}`, sign * contribution.total]);
   if (!contribution.sold) return out;
-  out.push(['s', sign * contribution.total]);
-  for (const [productId, , quantity, amount] of contribution.products) out.push([`q:${productId}`, sign * quantity], [`a:${productId}`, sign * amount]);
+  out.push(['s', sign * contribution.total], [`S:${currency}`, sign * contribution.total]);
+  for (const [productId, , quantity, amount] of contribution.products) {
+    out.push([`q:${productId}`, sign * quantity], [`a:${productId}`, sign * amount], [`Q:${currency}:${productId}`, sign * quantity], [`A:${currency}:${productId}`, sign * amount]);
+  }
   return out;
 }
 
@@ -51,12 +59,27 @@ export interface StatusTotal {
   total: number;
 }
 
+/** The transactions of one currency: amounts of different currencies are never added. */
+export interface CurrencyTotal {
+  currency: string;
+  count: number;
+  totalSold: number;
+  byStatus: StatusTotal[];
+}
+
+/** A currency's part of a range, with what each product sold in it. */
+export interface CurrencyStats extends CurrencyTotal {
+  products: ProductTotal[];
+}
+
 export interface StatsBucket {
   start: number;
   end: number;
   count: number;
+  /** Summed across currencies (kept for the clients that read it); `byCurrency` is the figure to show. */
   totalSold: number;
   byStatus: StatusTotal[];
+  byCurrency: CurrencyTotal[];
 }
 
 export interface ProductTotal {
@@ -76,7 +99,95 @@ export interface TransactionStats {
   byStatus: StatusTotal[];
   /** Every product sold in the range, by quantity then amount (the caller takes the top). */
   products: ProductTotal[];
+  /** Per currency, by code. */
+  byCurrency: CurrencyStats[];
 }
+
+/** One currency's sums over some buckets: counts and totals by status, sold, and products' quantity and amount (millionths). */
+export interface CurrencySums {
+  counts: Map<string, number>;
+  totals: Map<string, number>;
+  sold: number;
+  products: Map<string, { quantity: number; amount: number }>;
+}
+
+export const currencySums = (): CurrencySums => ({ counts: new Map(), totals: new Map(), sold: 0, products: new Map() });
+
+/** The sums of `currency` in `map`, made when missing. */
+export function sumsOf(map: Map<string, CurrencySums>, currency: string): CurrencySums {
+  let sums = map.get(currency);
+  if (!sums) map.set(currency, (sums = currencySums()));
+  return sums;
+}
+
+/** Adds `from` into `into` (per-status, sold; products only when `withProducts`). */
+export function addCurrencySums(into: Map<string, CurrencySums>, from: ReadonlyMap<string, CurrencySums>, withProducts: boolean): void {
+  for (const [currency, sums] of from) {
+    const target = sumsOf(into, currency);
+    for (const [status, count] of sums.counts) target.counts.set(status, (target.counts.get(status) ?? 0) + count);
+    for (const [status, total] of sums.totals) target.totals.set(status, (target.totals.get(status) ?? 0) + total);
+    target.sold += sums.sold;
+    if (!withProducts) continue;
+    for (const [productId, p] of sums.products) {
+      const product = target.products.get(productId) ?? { quantity: 0, amount: 0 };
+      product.quantity += p.quantity;
+      product.amount += p.amount;
+      target.products.set(productId, product);
+    }
+  }
+}
+
+/** The currencies with a transaction or a sale, by code. */
+export function currencyTotals(sums: ReadonlyMap<string, CurrencySums>): CurrencyTotal[] {
+  const out: CurrencyTotal[] = [];
+  for (const [currency, s] of [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const byStatus = byStatusOf(s.counts, s.totals);
+    const count = byStatus.reduce((sum, entry) => sum + entry.count, 0);
+    if (count === 0 && s.sold === 0) continue;
+    out.push({ currency, count, totalSold: fromMicro(s.sold), byStatus });
+  }
+  return out;
+}
+
+/** The currencies of a range with their products, named as the range's products are (`names`: product id → name). */
+export function currencyStats(sums: ReadonlyMap<string, CurrencySums>, names: ReadonlyMap<string, string | null>): CurrencyStats[] {
+  return currencyTotals(sums).map((total) => {
+    const products: ProductTotal[] = [];
+    for (const [productId, p] of sums.get(total.currency)!.products) {
+      if (p.quantity > 0 || p.amount > 0) products.push({ productId, productName: names.get(productId) ?? null, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) });
+    }
+    return { ...total, products };
+  });
+}
+
+/** Reads a per-currency field's name (`EUR:completed`) into its currency and the rest. */
+function splitCurrency(name: string): [currency: string, rest: string] {
+  const colon = name.indexOf(':');
+  return [name.slice(0, colon), name.slice(colon + 1)];
+}
+
+/** Adds a per-currency bucket field (N, T, S, Q, A) to `into`; false for any other field. */
+export function addCurrencyField(into: Map<string, CurrencySums>, kind: string, name: string, value: number): boolean {
+  if (kind === 'S') {
+    sumsOf(into, name).sold += value;
+    return true;
+  }
+  if (kind !== 'N' && kind !== 'T' && kind !== 'Q' && kind !== 'A') return false;
+  const [currency, rest] = splitCurrency(name);
+  const sums = sumsOf(into, currency);
+  if (kind === 'N') sums.counts.set(rest, (sums.counts.get(rest) ?? 0) + value);
+  else if (kind === 'T') sums.totals.set(rest, (sums.totals.get(rest) ?? 0) + value);
+  else {
+    const product = sums.products.get(rest) ?? { quantity: 0, amount: 0 };
+    if (kind === 'Q') product.quantity += value;
+    else product.amount += value;
+    sums.products.set(rest, product);
+  }
+  return true;
+}
+
+/** Product id → name, of a range's products. */
+export const namesOf = (products: readonly ProductTotal[]): Map<string, string | null> => new Map(products.map((p) => [p.productId, p.productName]));
 
 const num = (value: string | number | undefined): number => (value === undefined ? 0 : Number(value));
 
@@ -96,15 +207,18 @@ export function summarize(since: number, until: number, interval: Interval, buck
   const allCounts = new Map<string, number>();
   const allTotals = new Map<string, number>();
   const products = new Map<string, ProductSums>();
+  const allCurrencies = new Map<string, CurrencySums>();
   let sold = 0;
   const out: StatsBucket[] = buckets.map((fields, index) => {
     const counts = new Map<string, number>();
     const totals = new Map<string, number>();
+    const currencies = new Map<string, CurrencySums>();
     let bucketSold = 0;
     for (const [field, raw] of Object.entries(fields ?? {})) {
       const colon = field.indexOf(':');
       const kind = colon < 0 ? field : field.slice(0, colon);
       const name = field.slice(colon + 1);
+      if (addCurrencyField(currencies, kind, name, num(raw))) continue;
       if (kind === 's') bucketSold += num(raw);
       else if (kind === 'n') counts.set(name, num(raw));
       else if (kind === 't') totals.set(name, num(raw));
@@ -119,11 +233,13 @@ export function summarize(since: number, until: number, interval: Interval, buck
     for (const [status, count] of counts) allCounts.set(status, (allCounts.get(status) ?? 0) + count);
     for (const [status, total] of totals) allTotals.set(status, (allTotals.get(status) ?? 0) + total);
     sold += bucketSold;
+    addCurrencySums(allCurrencies, currencies, true);
     const byStatus = byStatusOf(counts, totals);
     const start = since + index * width;
-    return { start, end: start + width, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(bucketSold), byStatus };
+    return { start, end: start + width, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(bucketSold), byStatus, byCurrency: currencyTotals(currencies) };
   });
   const byStatus = byStatusOf(allCounts, allTotals);
+  const productList = productTotals(products);
   return {
     since,
     until,
@@ -132,7 +248,8 @@ export function summarize(since: number, until: number, interval: Interval, buck
     count: byStatus.reduce((sum, s) => sum + s.count, 0),
     totalSold: fromMicro(sold),
     byStatus,
-    products: productTotals(products),
+    products: productList,
+    byCurrency: currencyStats(allCurrencies, namesOf(productList)),
   };
 }
 

@@ -101,6 +101,13 @@ export interface HistoryOptions {
   retentionMs: number;
   /** Statuses that count as sold; empty: all. */
   soldStatuses: readonly string[];
+  /** The currency of a record whose events and fields named none (DEFAULT_CURRENCY). */
+  defaultCurrency: string;
   /** @default Date.now */
   now?: () => number;
+  /**
+   * From when the in-process store holds every transaction (its `coveredSince` at the start): when it was made, unless
+   * it is given all that came earlier (the demo's hour of dated sales). @default now()
+   */
+  coveredFrom?: number;
 }

@@ -1,5 +1,20 @@
 import type { Contribution } from './history-record.js';
-import { byStatusOf, INTERVAL_MS, LEVELS, productTotals, type Interval, type ProductSums as RangeSums, type StatsBucket, type TransactionStats } from './history-stats.js';
+import {
+  addCurrencySums,
+  byStatusOf,
+  currencyStats,
+  currencyTotals,
+  INTERVAL_MS,
+  LEVELS,
+  namesOf,
+  productTotals,
+  sumsOf,
+  type CurrencySums,
+  type Interval,
+  type ProductSums as RangeSums,
+  type StatsBucket,
+  type TransactionStats,
+} from './history-stats.js';
 import { fromMicro } from './history-record.js';
 
 /*
@@ -57,6 +72,8 @@ interface Bucket {
   totals: Map<string, number>;
   sold: number;
   products: Map<string, ProductSums>;
+  /** The same sums per currency (products without names: a range names them as its products are named). */
+  currencies: Map<string, CurrencySums>;
 }
 
 function add(map: Map<string, number>, key: string, by: number): void {
@@ -84,12 +101,26 @@ export function createMemoryBuckets(): MemoryBuckets {
       if (!bucket) {
         // Taking back from a bucket already dropped (past retention) would leave negative sums.
         if (sign < 0) continue;
-        bucket = { touchedAt: 0, counts: new Map(), totals: new Map(), sold: 0, products: new Map() };
+        bucket = { touchedAt: 0, counts: new Map(), totals: new Map(), sold: 0, products: new Map(), currencies: new Map() };
         levels[level]!.set(starts[level]!, bucket);
       }
       bucket.touchedAt = now;
       add(bucket.counts, contribution.status, sign);
       add(bucket.totals, contribution.status, sign * contribution.total);
+      const money = sumsOf(bucket.currencies, contribution.currency);
+      add(money.counts, contribution.status, sign);
+      add(money.totals, contribution.status, sign * contribution.total);
+      if (contribution.sold) money.sold += sign * contribution.total;
+      if (contribution.sold) {
+        for (const [productId, , quantity, amount] of contribution.products) {
+          const sums = money.products.get(productId) ?? { quantity: 0, amount: 0 };
+          sums.quantity += sign * quantity;
+          sums.amount += sign * amount;
+          if (sums.quantity === 0 && sums.amount === 0) money.products.delete(productId);
+          else money.products.set(productId, sums);
+        }
+      }
+      if (money.counts.size === 0 && money.sold === 0 && money.products.size === 0) bucket.currencies.delete(contribution.currency);
       if (!contribution.sold) continue;
       bucket.sold += sign * contribution.total;
       for (const [productId, name, quantity, amount] of contribution.products) {
@@ -108,7 +139,7 @@ export function createMemoryBuckets(): MemoryBuckets {
 
   function row(bucket: Bucket | undefined, start: number, width: number): StatsBucket {
     const byStatus = bucket ? byStatusOf(bucket.counts, bucket.totals) : [];
-    return { start, end: start + width, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(bucket?.sold ?? 0), byStatus };
+    return { start, end: start + width, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(bucket?.sold ?? 0), byStatus, byCurrency: bucket ? currencyTotals(bucket.currencies) : [] };
   }
 
   /** The buckets that tile [since, until) with the fewest, oldest first: whole days and hours where they fit. */
@@ -158,10 +189,12 @@ export function createMemoryBuckets(): MemoryBuckets {
     const allCounts = new Map<string, number>();
     const allTotals = new Map<string, number>();
     let sold = 0;
+    const currencies = new Map<string, CurrencySums>();
     for (let start = since; start < until; start += width) {
       const bucket = levels[finest]!.get(start);
       rows.push(row(bucket, start, width));
       if (!bucket) continue;
+      addCurrencySums(currencies, bucket.currencies, false);
       for (const [status, count] of bucket.counts) add(allCounts, status, count);
       for (const [status, total] of bucket.totals) add(allTotals, status, total);
       sold += bucket.sold;
@@ -177,9 +210,30 @@ export function createMemoryBuckets(): MemoryBuckets {
         const name = nameAt(sums, finest);
         if (name !== undefined) total.name = name;
       }
+      // A currency's products over the same tiles; its counts and sums came from the intervals' own buckets above.
+      for (const [currency, money] of bucket.currencies) {
+        const into = sumsOf(currencies, currency).products;
+        for (const [productId, p] of money.products) {
+          const total = into.get(productId) ?? { quantity: 0, amount: 0 };
+          total.quantity += p.quantity;
+          total.amount += p.amount;
+          into.set(productId, total);
+        }
+      }
     }
     const byStatus = byStatusOf(allCounts, allTotals);
-    return { since, until, interval, buckets: rows, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(sold), byStatus, products: productTotals(products) };
+    const productList = productTotals(products);
+    return {
+      since,
+      until,
+      interval,
+      buckets: rows,
+      count: byStatus.reduce((sum, s) => sum + s.count, 0),
+      totalSold: fromMicro(sold),
+      byStatus,
+      products: productList,
+      byCurrency: currencyStats(currencies, namesOf(productList)),
+    };
   }
 
   function sweep(horizon: number): void {

@@ -31,7 +31,7 @@ export interface MemoryHistory extends HistoryStore {
 export function createMemoryHistory(options: HistoryOptions): MemoryHistory {
   const now = options.now ?? Date.now;
   // Every account's coverage starts here: an account whose history is made later sent nothing before.
-  const startedAt = now();
+  const startedAt = options.coveredFrom ?? now();
   const main = createAccountHistory(options, startedAt);
   const others = new Map<string, AccountHistory>();
   /** What an account that has no history reads: nothing, covered from the start. Never written (see `writing`). */

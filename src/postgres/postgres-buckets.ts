@@ -1,6 +1,21 @@
 import type { Pool, PoolClient } from 'pg';
-import { contributionOf, type HistoryRecord, type SoldStatuses } from '../history/history-record.js';
-import { bucketStart, increments, INTERVAL_MS, LEVEL_OF, LEVELS, productTotals, summarize, type BucketFields, type ProductSums, type TransactionStats } from '../history/history-stats.js';
+import { contributionOf, currencyOfRecord, type HistoryRecord, type SoldStatuses } from '../history/history-record.js';
+import {
+  bucketStart,
+  currencyStats,
+  increments,
+  INTERVAL_MS,
+  LEVEL_OF,
+  LEVELS,
+  namesOf,
+  productTotals,
+  sumsOf,
+  summarize,
+  type BucketFields,
+  type CurrencySums,
+  type ProductSums,
+  type TransactionStats,
+} from '../history/history-stats.js';
 import type { StatsQuery } from '../history/history-store.js';
 
 /*
@@ -17,21 +32,27 @@ import type { StatsQuery } from '../history/history-store.js';
 
 type Total = [account: string, level: string, start: number, field: string, by: number];
 type ProductChange = [account: string, level: string, start: number, productId: string, quantity: number, amount: number, name: string | null, nameSeq: number | null];
+type CurrencyProductChange = [account: string, level: string, start: number, currency: string, productId: string, quantity: number, amount: number];
 
-/** Rows of both tables, summed per row. */
+/** Rows of the three tables, summed per row. */
 interface RowSums {
   totals: Map<string, Total>;
   products: Map<string, ProductChange>;
+  /** A product's sales in one currency (the Q: and A: fields), named by the products table. */
+  currencyProducts: Map<string, CurrencyProductChange>;
 }
 
-const rowSums = (): RowSums => ({ totals: new Map(), products: new Map() });
+const rowSums = (): RowSums => ({ totals: new Map(), products: new Map(), currencyProducts: new Map() });
+
+/** Splits `EUR:<productId>` (a currency is three letters: contract/currency.ts). */
+const currencyAndProduct = (name: string): [string, string] => [name.slice(0, name.indexOf(':')), name.slice(name.indexOf(':') + 1)];
 
 /**
  * Adds what the account's `record` adds to (sign 1) or takes back from (sign −1) the minute, hour and day of its last
  * update; `seq` orders the names it writes. Keys join their parts with NUL, which no account name holds.
  */
-function addChanges(into: RowSums, account: string, record: HistoryRecord, sign: 1 | -1, sold: SoldStatuses, seq: number): void {
-  const contribution = contributionOf(record.status, record.products, sold);
+function addChanges(into: RowSums, account: string, record: HistoryRecord, sign: 1 | -1, sold: SoldStatuses, defaultCurrency: string, seq: number): void {
+  const contribution = contributionOf(record.status, record.products, sold, currencyOfRecord(record, defaultCurrency));
   for (const [level, width] of LEVELS) {
     const start = bucketStart(record.lastUpdated, width);
     const product = (productId: string) => {
@@ -43,7 +64,13 @@ function addChanges(into: RowSums, account: string, record: HistoryRecord, sign:
     for (const [field, by] of increments(contribution, sign)) {
       if (field.startsWith('q:')) product(field.slice(2))[4] += by;
       else if (field.startsWith('a:')) product(field.slice(2))[5] += by;
-      else {
+      else if (field.startsWith('Q:') || field.startsWith('A:')) {
+        const [currency, productId] = currencyAndProduct(field.slice(2));
+        const key = `${account}\u0000${level}\u0000${start}\u0000${currency}\u0000${productId}`;
+        let row = into.currencyProducts.get(key);
+        if (!row) into.currencyProducts.set(key, (row = [account, level, start, currency, productId, 0, 0]));
+        row[field[0] === 'Q' ? 5 : 6] += by;
+      } else {
         const key = `${account}\u0000${level}\u0000${start}\u0000${field}`;
         const row = into.totals.get(key);
         if (row) row[4] += by;
@@ -79,16 +106,16 @@ export interface BucketChanges {
   write(client: PoolClient, at: number): Promise<void>;
 }
 
-export function bucketChanges(sold: SoldStatuses): BucketChanges {
+export function bucketChanges(sold: SoldStatuses, defaultCurrency: string): BucketChanges {
   const takenBack = rowSums();
   const added = rowSums();
   return {
     change(account, previous, record, seq, stored) {
-      if (previous) addChanges(stored ? takenBack : added, account, previous, -1, sold, seq);
-      if (record) addChanges(added, account, record, 1, sold, seq);
+      if (previous) addChanges(stored ? takenBack : added, account, previous, -1, sold, defaultCurrency, seq);
+      if (record) addChanges(added, account, record, 1, sold, defaultCurrency, seq);
     },
     async write(client, at) {
-      const back = { totals: sorted(takenBack.totals), products: sorted(takenBack.products) };
+      const back = { totals: sorted(takenBack.totals), products: sorted(takenBack.products), currencyProducts: sorted(takenBack.currencyProducts) };
       if (back.totals.length > 0) {
         await client.query(
           `UPDATE history_bucket_totals b SET value = b.value + u.by, touched_at = $6
@@ -103,6 +130,27 @@ export function bucketChanges(sold: SoldStatuses): BucketChanges {
              FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) AS u(account, level, start, product_id, quantity, amount)
             WHERE b.account = u.account AND b.level = u.level AND b.start = u.start AND b.product_id = u.product_id`,
           [...columns(back.products, 6), at],
+        );
+      }
+      if (back.currencyProducts.length > 0) {
+        await client.query(
+          `UPDATE history_bucket_currency_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $8
+             FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bigint[]) AS u(account, level, start, currency, product_id, quantity, amount)
+            WHERE b.account = u.account AND b.level = u.level AND b.start = u.start AND b.currency = u.currency AND b.product_id = u.product_id`,
+          [...columns(back.currencyProducts, 7), at],
+        );
+      }
+      const currencyProducts = sorted(added.currencyProducts);
+      if (currencyProducts.length > 0) {
+        await client.query(
+          `INSERT INTO history_bucket_currency_products (account, level, start, currency, product_id, quantity, amount, touched_at)
+             SELECT u.account, u.level, u.start, u.currency, u.product_id, u.quantity, u.amount, $8
+               FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bigint[]) AS u(account, level, start, currency, product_id, quantity, amount)
+             ON CONFLICT (account, level, start, currency, product_id) DO UPDATE
+               SET quantity = history_bucket_currency_products.quantity + excluded.quantity,
+                   amount = history_bucket_currency_products.amount + excluded.amount,
+                   touched_at = excluded.touched_at`,
+          [...columns(currencyProducts, 7), at],
         );
       }
       const totals = sorted(added.totals);
@@ -186,7 +234,7 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
   const width = INTERVAL_MS[query.interval];
   const level = LEVEL_OF[query.interval];
   const covering = coveringBuckets(query.since, query.until, now);
-  const [totals, sums] = await Promise.all([
+  const [totals, sums, perCurrency] = await Promise.all([
     pool.query<{ start: string; field: string; value: string }>(
       'SELECT start, field, value FROM history_bucket_totals WHERE account = $1 AND level = $2 AND start >= $3 AND start < $4 AND value <> 0',
       [query.account, level, query.since, query.until],
@@ -208,6 +256,14 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
          FROM sums s LEFT JOIN newest n ON n.product_id = s.product_id`,
       [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), level, query.since, query.until, query.until - NAMED_FROM_LAST * width, covering.map((c) => c[3]), query.account],
     ),
+    // Each currency's products, over the same covering buckets (named below as the range's products are).
+    pool.query<{ currency: string; product_id: string; quantity: string; amount: string }>(
+      `SELECT p.currency, p.product_id, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[]) AS c(level, since, until, sign)
+         CROSS JOIN LATERAL (${perBucket('history_bucket_currency_products', 'currency, product_id, quantity, amount', '$5')}) p
+        GROUP BY p.currency, p.product_id HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0`,
+      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), covering.map((c) => c[3]), query.account],
+    ),
   ]);
   const buckets: BucketFields[] = Array.from({ length: (query.until - query.since) / width }, () => ({}));
   for (const row of totals.rows) {
@@ -218,7 +274,20 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
   // last few buckets for a product sold lately, else by one index probe.
   const products = new Map<string, ProductSums>();
   for (const row of sums.rows) products.set(row.product_id, { name: row.name, quantity: Number(row.quantity), amount: Number(row.amount) });
-  return { ...summarize(query.since, query.until, query.interval, buckets), products: productTotals(products) };
+  const stats = summarize(query.since, query.until, query.interval, buckets);
+  const productList = productTotals(products);
+  // The per-currency counts and sums come from the intervals' rows (summarize); their products from the covering buckets.
+  const currencies = new Map<string, CurrencySums>();
+  for (const entry of stats.byCurrency) {
+    const sums = sumsOf(currencies, entry.currency);
+    for (const status of entry.byStatus) {
+      sums.counts.set(status.status, status.count);
+      sums.totals.set(status.status, Math.round(status.total * 1_000_000));
+    }
+    sums.sold = Math.round(entry.totalSold * 1_000_000);
+  }
+  for (const row of perCurrency.rows) sumsOf(currencies, row.currency).products.set(row.product_id, { quantity: Number(row.quantity), amount: Number(row.amount) });
+  return { ...stats, products: productList, byCurrency: currencyStats(currencies, namesOf(productList)) };
 }
 
 /** Adds a statement's parameter and says how the statement names it (`$n`). */
@@ -243,7 +312,7 @@ const SWEEP_ROWS = 5_000;
 
 /** Deletes bucket rows nothing changed since `horizon`, of every account (their records went before them). */
 export async function sweepBuckets(pool: Pool, horizon: number): Promise<void> {
-  for (const table of ['history_bucket_totals', 'history_bucket_products']) {
+  for (const table of ['history_bucket_totals', 'history_bucket_products', 'history_bucket_currency_products']) {
     const batch = `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE touched_at < $1 LIMIT ${SWEEP_ROWS})`;
     let deleted = SWEEP_ROWS;
     while (deleted === SWEEP_ROWS) deleted = (await pool.query(batch, [horizon])).rowCount ?? 0;

@@ -132,7 +132,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
       const stored = new Map(found.rows.map(({ account, record }) => [keyOf(account, record.transactionId), record]));
       const current = new Map(stored);
       const changed = new Set<string>();
-      const buckets = bucketChanges(sold);
+      const buckets = bucketChanges(sold, options.defaultCurrency);
       const outcomes = steps.map(({ account, transactionId, rule }, k) => {
         const key = keyOf(account, transactionId);
         const seq = Number(seqs.rows[k]!.seq);
@@ -193,7 +193,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
         [horizon(), SWEEP_BATCH],
       );
       if (rows.length === 0) return 0;
-      const buckets = bucketChanges(sold);
+      const buckets = bucketChanges(sold, options.defaultCurrency);
       for (const { account, record } of rows) buckets.change(account, record, undefined, 0, true);
       await buckets.write(client, now());
       await client.query(

@@ -27,6 +27,10 @@ export interface RedisKeys {
   lastDigest(transactionId: string, account: string | undefined): string;
   /** Start of every rate-limit key (rate-limiter-flexible adds `:<identity>`). */
   rateLimitPrefix: string;
+  /** The lease of the one instance that reads the machines for `vendingUpdated` (redis-lease.ts). */
+  vendingPollLease: string;
+  /** The prefix of the machines' own event log (its stream, channel and per-event keys, as the transactions' are named under REDIS_PREFIX). */
+  vendingLogPrefix: string;
   /** The names the stream and the history's queue had before they were tagged (empty when they had a tag already). */
   untagged: { stream: string; historyQueue: string; eventPosition(eventId: string, account: string | undefined): string; dedupe(eventId: string, account: string | undefined): string; lastDigest(transactionId: string, account: string | undefined): string } | undefined;
 }
@@ -59,6 +63,8 @@ export function redisKeys(prefix: string): RedisKeys {
     channel: `${prefix}events:live`,
     writeProbe: tagged ? `${prefix}write-probe` : `${prefix}{events}:write-probe`,
     rateLimitPrefix: `${prefix}rate`,
+    vendingPollLease: `${prefix}vendings:poll-lease`,
+    vendingLogPrefix: `${prefix}vendings:`,
     untagged: tagged ? undefined : keysUnder(prefix, `${prefix}events`),
   };
 }

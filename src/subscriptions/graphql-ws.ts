@@ -71,8 +71,8 @@ function authorizationOf(params: Readonly<Record<string, unknown>> | undefined):
 /**
  * Whether the operation resumes from a client's position: an `after`
  * argument given a value (literally or by variable), or a connection that
- * carries one (`connectionParams.after`, which `transactionUpdated` takes
- * when it has no `after` of its own). Such a subscription replays what it
+ * carries one (`connectionParams.after`, which `transactionUpdated` and
+ * `vendingUpdated` take when they have no `after` of their own). Such a subscription replays what it
  * missed before going live, so it cannot join a group whose replay (or none)
  * already went out; any `after` anywhere in the document counts, which only
  * ever costs sharing.
@@ -82,7 +82,7 @@ function resumes(document: DocumentNode, variables: Readonly<Record<string, unkn
   let found = false;
   visit(document, {
     Field(node) {
-      if (connectionResumes && node.name.value === 'transactionUpdated') found = true;
+      if (connectionResumes && (node.name.value === 'transactionUpdated' || node.name.value === 'vendingUpdated')) found = true;
     },
     Argument(node) {
       if (node.name.value !== 'after') return;

@@ -45,7 +45,7 @@ describe('queries', () => {
     expect(first).toEqual({
       id: machine.vendingId, vendingId: machine.vendingId, identifier: machine.identifier, status: machine.status, online: machine.online, enabled: machine.enabled,
       countryCode: machine.countryCode, currencyCode: machine.currencyCode, address: machine.address, building: machine.building,
-      productCount: machine.slots.length,
+      productCount: machine.slots.length, offlineSince: null,
     });
     const page = await runOperation(running.url, FleetOverviewDocument, { filter: { online: true }, first: 2 });
     expect(page.data!.vendings.nodes).toHaveLength(2);

@@ -87,8 +87,9 @@ describe.skipIf(!hasChromium)('dashboard page', () => {
     await expect.poll(() => page.locator('#connection').textContent(), { timeout: 5_000 }).toBe('reconnecting');
     running = await start();
     await expect.poll(() => page.locator('#connection').textContent(), { timeout: 10_000 }).toBe('live');
-    // The page first asks to resume after browser-1, which the restarted gateway no longer holds, then goes on live.
-    await expect.poll(() => running.gateway.activeSubscriptions(), { timeout: 5_000 }).toBe(1);
+    // The page first asks to resume after browser-1, which the restarted gateway no longer holds, then goes on live
+    // (beside its subscription to the machines' changes).
+    await expect.poll(() => running.gateway.activeSubscriptions(), { timeout: 5_000 }).toBe(2);
     await expect.poll(() => page.locator('#feed-note').textContent()).toMatch(/could not replay/);
     await postWebhook('browser-2', demo.transactions[3]!.transactionId, 'refunded');
     await page.locator('[data-event-id="browser-2"]').waitFor({ timeout: 2_000 });

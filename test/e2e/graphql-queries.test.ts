@@ -168,7 +168,8 @@ describe('updateTransactionPayment', () => {
     const calls = await callsDuring(async () => {
       const { body } = await postGraphQL(running.url, `mutation($id: ID!, $payment: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $payment) { transaction { transactionId status extra } } }`, { variables: { id, payment } });
       expect(body.errors).toBeUndefined();
-      expect(body.data!.updateTransactionPayment.transaction).toEqual({ transactionId: id, status: tx1!.status, extra: { payment } });
+      // The demo's transactions carry their machine and its currency, fields the contract does not show (kept as `extra`).
+      expect(body.data!.updateTransactionPayment.transaction).toEqual({ transactionId: id, status: tx1!.status, extra: { payment, vendingId: tx1!.vendingId, currencyCode: tx1!.currencyCode } });
     });
     expect(calls.map((c) => c.method)).toEqual(['updatePayment', 'getTransaction']);
     const stored = await backend.getTransaction(id, clientCredential('x'));

@@ -96,6 +96,7 @@ describe('GraphQL in rest mode serves the upstream data', () => {
     const target = demo.transactions[9]!;
     const { body } = await postGraphQL(gateway.url, `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) { transaction { transactionId extra } } }`, { key: UPSTREAM_KEY });
     expect(body.errors).toBeUndefined();
-    expect(body.data!.updateTransactionPayment.transaction).toEqual({ transactionId: target.transactionId, extra: { payment: { wallet: 'apple_pay' } } });
+    // Beside the payment, what the demo's transactions carry beyond the contract: their machine and its currency.
+    expect(body.data!.updateTransactionPayment.transaction).toEqual({ transactionId: target.transactionId, extra: { payment: { wallet: 'apple_pay' }, vendingId: target.vendingId, currencyCode: target.currencyCode } });
   });
 });

@@ -156,7 +156,8 @@ describe('events of the memory backend', () => {
     expect(mutation.body.errors).toBeUndefined();
     const event = (await sub.next()).data!.transactionUpdated;
     expect(event).toMatchObject({ format: 'ENVELOPED', transactionId: target.transactionId });
-    expect(event.transaction.extra).toEqual({ payment: { wallet: 'apple_pay' } });
+    // Beside the payment, what the demo's transactions carry beyond the contract: their machine and its currency.
+    expect(event.transaction.extra).toEqual({ payment: { wallet: 'apple_pay' }, vendingId: target.vendingId, currencyCode: target.currencyCode });
     await client.dispose();
     expect(await untilSubscribed(before)).toBe(true);
   });

@@ -43,12 +43,14 @@ export const startForwardGateway = (upstreamUrl: string, env: Record<string, str
  * Starts a real gateway on a free loopback port; `env` is layered over test
  * defaults. `tune` changes the Config read from it: for the values that are
  * not variables (src/config/fixed.ts), e.g. a shorter shutdown deadline.
+ * The machines are not read for `vendingUpdated` unless a test sets
+ * VENDING_POLL_MS: the reads would join the upstream calls tests count.
  */
 export async function startGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}, tune: (config: Config) => Config = (config) => config): Promise<RunningGateway> {
   // A variable the gateway does not read would be ignored, and the test would quietly test the defaults.
   const unknown = Object.keys(env).filter((name) => !Object.hasOwn(spec, name));
   if (unknown.length > 0) throw new Error(`startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); fast paths only a benchmark switches are GatewayDeps.fastPaths, other values startGateway's tune`);
-  const config = tune(loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_GRACE_MS: '0', ...env }));
+  const config = tune(loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_GRACE_MS: '0', VENDING_POLL_MS: '0', ...env }));
   const gateway = createGateway(config, { logger: pino({ level: 'silent' }), ...deps });
   const { url, metricsUrl } = await gateway.listen();
   return { url, metricsUrl, gateway, close: () => gateway.close() };

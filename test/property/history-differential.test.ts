@@ -59,6 +59,10 @@ const webhook = fc.record({
   products: fc.array(line, { maxLength: 3 }),
   /** Whether the transaction carries its products as they were read (else with more fields). */
   sameProducts: fc.boolean(),
+  /** The currency the gateway decided for the event (absent: none decided, as in a store fed directly). */
+  currency: fc.constantFrom(undefined, 'EUR', 'SEK', 'USD'),
+  /** A currency the transaction's own fields name (read when the event has none decided). */
+  currencyCode: fc.constantFrom(undefined, 'GBP', 'sek'),
 });
 type Webhook = ValueOf<typeof webhook>;
 
@@ -76,7 +80,7 @@ const step = fc.oneof(
       transactionId: fc.constantFrom(...IDS),
       at: offset,
       fields: fc.subarray(['amount', 'paymentMethod', 'status']),
-      readBack: fc.option(fc.record({ status: fc.constantFrom(...STATUSES), products: fc.array(line, { maxLength: 2 }) }), { nil: undefined }),
+      readBack: fc.option(fc.record({ status: fc.constantFrom(...STATUSES), products: fc.array(line, { maxLength: 2 }), currencyCode: fc.constantFrom(undefined, 'USD') }), { nil: undefined }),
     }),
   },
 );
@@ -88,9 +92,10 @@ const series = fc.record({
 
 function toEvent(w: Webhook, eventId: string): TransactionUpdateEvent {
   const carried = w.sameProducts ? w.products : w.products.map((p) => ({ ...p, productSku: `sku-${p.productId}` }));
-  const transaction = { transactionId: w.transactionId, status: w.status, products: carried, note: `sent at ${w.at}` };
+  const transaction = { transactionId: w.transactionId, status: w.status, products: carried, note: `sent at ${w.at}`, ...(w.currencyCode ? { currencyCode: w.currencyCode } : {}) };
   return {
     ...(w.account === undefined ? {} : { account: w.account }),
+    ...(w.currency === undefined ? {} : { currency: w.currency }),
     eventId,
     type: 'transaction.update',
     format: 'ENVELOPED',
@@ -150,7 +155,10 @@ async function compareAccount(store: HistoryStore, memory: HistoryStore, account
     const query = statsQuery(account, { since: new Date(since), until: new Date(until), interval }, now);
     const [fromStore, fromMemory] = [await store.stats(query), await memory.stats(query)];
     // The products' order is the caller's to make (by quantity, amount, id).
-    for (const stats of [fromStore, fromMemory]) stats.products.sort((a, b) => (a.productId < b.productId ? -1 : 1));
+    for (const stats of [fromStore, fromMemory]) {
+      stats.products.sort((a, b) => (a.productId < b.productId ? -1 : 1));
+      for (const currency of stats.byCurrency) currency.products.sort((a, b) => (a.productId < b.productId ? -1 : 1));
+    }
     expect(fromStore, `${account} ${interval}`).toEqual(fromMemory);
   }
 }
@@ -164,8 +172,8 @@ async function compareAccount(store: HistoryStore, memory: HistoryStore, account
  */
 async function checkPostgres(deployment: PostgresHistoryDeployment, pools: [pg.Pool, pg.Pool], input: ValueOf<typeof series>): Promise<void> {
   let now = T0 + 3 * DAY;
-  await deployment.admin.query('TRUNCATE history_transactions, history_bucket_totals, history_bucket_products, history_meta');
-  const options = { retentionMs: WEEK, soldStatuses: input.soldStatuses, now: () => now };
+  await deployment.admin.query('TRUNCATE history_transactions, history_bucket_totals, history_bucket_products, history_bucket_currency_products, history_meta');
+  const options = { retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: input.soldStatuses, now: () => now };
   const memory = createMemoryHistory({ ...options, maxTransactions: 1_000 });
   const here = await deployment.instance(options, pools[0]);
   const elsewhere = await deployment.instance(options, pools[1]);

@@ -26,13 +26,13 @@ const ids = async (store: HistoryStore, account: string, args = {}) => (await st
 
 type Make = (ctx: TestContext, now: () => number) => Promise<HistoryStore & { apply(event: TransactionUpdateEvent): void | Promise<void> }>;
 const stores: Array<[string, Make]> = [
-  ['in process', async (_ctx, now) => createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now })],
+  ['in process', async (_ctx, now) => createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now })],
   [
     'PostgreSQL',
     async (ctx, now) => {
       const deployment = await postgresHistoryDeployment();
       ctx.onTestFinished(() => deployment.close());
-      return deployment.instance({ retentionMs: WEEK, soldStatuses: [], now });
+      return deployment.instance({ retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now });
     },
   ],
 ];
@@ -101,7 +101,7 @@ describe.each(stores)('%s history, per account', (_name, make) => {
 
 describe('in-process history, per account', () => {
   it('bounds each account by HISTORY_MAX_TRANSACTIONS on its own, with its own coverage', async () => {
-    const h = createMemoryHistory({ maxTransactions: 2, retentionMs: WEEK, soldStatuses: [], now: () => T0 });
+    const h = createMemoryHistory({ maxTransactions: 2, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => T0 });
     for (let i = 0; i < 3; i += 1) h.apply(of(ACME, event(`t${i}`, 'completed', T0 + 1_000 + i * 1_000, `e${i}`)));
     for (let i = 0; i < 2; i += 1) h.apply(event(`t${i}`, 'completed', T0 + i * 1_000, `d${i}`));
     expect([h.size(ACME), h.size(DEFAULT_ACCOUNT), h.accountCount()]).toEqual([2, 2, 2]);
@@ -116,7 +116,7 @@ describe('in-process history, per account', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
       let now = T0;
-      const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now: () => now });
+      const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => now });
       await h.recent(recentQuery(ACME, {}));
       await h.stats(statsQuery(ACME, {}, now));
       await h.records(ACME, ['t1']);
@@ -145,7 +145,7 @@ describe('PostgreSQL history, per account', () => {
   it('applies a batch over several accounts, one id in each, to a record per account', async (ctx) => {
     const deployment = await postgresHistoryDeployment();
     ctx.onTestFinished(() => deployment.close());
-    const options = { retentionMs: WEEK, soldStatuses: [], now: () => T0 + 60_000 };
+    const options = { retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => T0 + 60_000 };
     const [one, two] = [await deployment.instance(options), await deployment.instance(options)];
     await one.applyAll([event('t1', 'pending', T0, 'e1'), of(ACME, event('t1', 'failed', T0 + 1, 'e2')), event('t1', 'completed', T0 + 2, 'e3'), of(ACME, event('t1', 'failed', T0 + 1, 'e2'))]);
     expect((await one.records(DEFAULT_ACCOUNT, ['t1']))[0]?.entries.map((entry) => entry[3])).toEqual(['e1', 'e3']);
@@ -159,7 +159,7 @@ describe('PostgreSQL history, per account', () => {
     let now = T0;
     const deployment = await postgresHistoryDeployment();
     ctx.onTestFinished(() => deployment.close());
-    const h = await deployment.instance({ retentionMs: WEEK, soldStatuses: [], now: () => now });
+    const h = await deployment.instance({ retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => now });
     await h.apply(event('old', 'completed', T0, 'o1'));
     await h.apply(of(ACME, event('old', 'completed', T0, 'o2')));
     now += WEEK - 1_000;

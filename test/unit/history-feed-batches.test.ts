@@ -19,7 +19,7 @@ describe('the history feed in batches', () => {
   it('applies a backlog in batches, and skips only the event the database refuses', async () => {
     const deployment = await postgresHistoryDeployment();
     try {
-      const history = await deployment.instance({ retentionMs: 7 * 86_400_000, soldStatuses: [], now: () => T0 + 3_600_000 });
+      const history = await deployment.instance({ retentionMs: 7 * 86_400_000, defaultCurrency: 'EUR', soldStatuses: [], now: () => T0 + 3_600_000 });
       const batches: number[] = [];
       const logger = createLogger('silent');
       const feed = createHistoryFeed({

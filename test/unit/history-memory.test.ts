@@ -10,7 +10,7 @@ const WEEK = 7 * 86_400_000;
 
 const event = historyEvent;
 
-const history = (now = T0 + 60_000, maxTransactions = 100_000) => createMemoryHistory({ maxTransactions, retentionMs: WEEK, soldStatuses: [], now: () => now });
+const history = (now = T0 + 60_000, maxTransactions = 100_000) => createMemoryHistory({ maxTransactions, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => now });
 const all = (args = {}) => recentQuery(DEFAULT_ACCOUNT, { first: 100, ...args });
 
 describe('memory history', () => {
@@ -72,7 +72,7 @@ describe('memory history', () => {
 
   it('says from when it covers: its start, then after the last update dropped for the count, then now − HISTORY_RETENTION', async () => {
     let now = T0;
-    const h = createMemoryHistory({ maxTransactions: 2, retentionMs: WEEK, soldStatuses: [], now: () => now });
+    const h = createMemoryHistory({ maxTransactions: 2, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => now });
     expect(await h.coveredSince(DEFAULT_ACCOUNT)).toBe(T0);
     // Times before the start: dropping them for the count says nothing the start did not.
     for (let i = 0; i < 3; i += 1) h.apply!(event(`old${i}`, 'completed', T0 - 10_000 + i * 1_000, `o${i}`));
@@ -87,7 +87,7 @@ describe('memory history', () => {
 
   it('keeps events with old timestamps, and forgets a record HISTORY_RETENTION after the gateway last changed it', async () => {
     let now = T0;
-    const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now: () => now });
+    const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => now });
     h.apply!(event('old', 'completed', T0 - 365 * 86_400_000, 'o1'));
     expect((await h.recent(all())).records.map((r) => r.transactionId)).toEqual(['old']);
     now += WEEK - 1_000;
@@ -104,7 +104,7 @@ describe('memory history', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
       let now = T0;
-      const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, soldStatuses: [], now: () => now });
+      const h = createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => now });
       h.apply!(event('old', 'completed', T0, 'o1'));
       expect(h.bucketCount()).toBe(3); // its minute, hour and day
       now += WEEK + 1_000;

@@ -23,7 +23,7 @@ const all = (args = {}) => recentQuery(DEFAULT_ACCOUNT, { first: 100, ...args })
 async function start(ctx: TestContext, now = () => T0 + 60_000) {
   const deployment = await postgresHistoryDeployment();
   ctx.onTestFinished(() => deployment.close());
-  const options = { retentionMs: WEEK, soldStatuses: [], now };
+  const options = { retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now };
   const history = await deployment.instance(options);
   return { history, deployment, options };
 }
@@ -35,7 +35,7 @@ describe.concurrent('PostgreSQL history', () => {
     const database = await testDatabase();
     ctx.onTestFinished(() => database.drop());
     const logger = createLogger('silent');
-    expect(await migrate(database.url, logger)).toEqual(['1764000000000_history', '1795723200000_history-accounts', '1795900000000_history-sums-in-keys']);
+    expect(await migrate(database.url, logger)).toEqual(['1764000000000_history', '1795723200000_history-accounts', '1795900000000_history-sums-in-keys', '1796000000000_history-currencies']);
     expect(await migrate(database.url, logger)).toEqual([]);
   });
 

@@ -23,3 +23,20 @@ describe('demo simulator', () => {
     expect(changes.length).toBe(count);
   });
 });
+
+describe('demo simulator: machines', () => {
+  it('now and then takes a machine offline or back online', async () => {
+    const backend = demoBackend();
+    const system = { authorization: '', identity: SYSTEM_IDENTITY };
+    const states = async () => (await backend.listVendings({}, system)).map((vending) => vending.online).join();
+    const first = await states();
+    const stop = startSimulator(backend, 2);
+    let changed = false;
+    for (let tries = 0; tries < 200 && !changed; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      changed = (await states()) !== first;
+    }
+    stop();
+    expect(changed).toBe(true);
+  });
+});

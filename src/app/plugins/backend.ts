@@ -4,16 +4,21 @@ import { createCachingBackend } from '../../backends/caching-backend.js';
 import { createCoalescingBackend } from '../../backends/coalescing-backend.js';
 import { createMemoryBackend } from '../../backends/memory/memory-backend.js';
 import { createSimulatorControl, startSimulator } from '../../backends/memory/simulator.js';
+import { demoHourOfSales } from '../../backends/memory/demo-hour.js';
+import { createDemoData } from '../../backends/memory/demo-data.js';
 import { createRestBackend, type UpstreamCall } from '../../backends/rest/rest-backend.js';
 import { createDriftReport } from '../../backends/rest/drift-report.js';
 import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
 import type { Config } from '../../config/index.js';
 import { accountOf } from '../../contract/accounts.js';
+import { createEventCurrency } from '../../events/event-currency.js';
 import { eventTime } from '../../events/event-time.js';
+import type { TransactionUpdateEvent } from '../../events/normalize.js';
+import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import { serviceEventFor } from '../../events/service-events.js';
 import { recordingPayments } from '../../history/payment-recording.js';
 import type { Logger } from '../../logging/logger.js';
-import type { GatewayDeps } from '../gateway-deps.js';
+import { DEMO_HOUR_MS, seedsDemoHour, type GatewayDeps } from '../gateway-deps.js';
 
 /*
  * The backend every feature reads through: memory or REST (picked by
@@ -41,6 +46,8 @@ declare module 'fastify' {
      * that let a new key in.
      */
     accountAccess: AccountAccess;
+    /** The event with the currency of its amounts decided (src/events/event-currency.ts): every publisher calls it first. */
+    withCurrency(event: TransactionUpdateEvent): Promise<TransactionUpdateEvent>;
   }
 }
 
@@ -155,6 +162,16 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     app.decorate('accountAccess', accountAccess);
     app.decorate('onTransactionForgotten', (listener: (transactionId: string) => void) => void forgotten.add(listener));
     app.decorate('demo', 'demo' in picked ? picked.demo : undefined);
+    // A vending's currency is read with the gateway's own key, of the account that key reads (the default one); in
+    // forward mode the gateway has no key, and another account's vendings are not that key's to read.
+    const withCurrency = createEventCurrency({
+      defaultCurrency: config.defaultCurrency,
+      vendingCurrency: config.forwardMode
+        ? undefined
+        : async (account, vendingId) =>
+            account === DEFAULT_ACCOUNT ? (await served.getVending(vendingId, {}, { authorization: '', identity: SYSTEM_IDENTITY })).currencyCode : undefined,
+    });
+    app.decorate('withCurrency', withCurrency);
     if (base.upstreamState) {
       const state = base.upstreamState;
       app.readiness.add('upstream', () => state().breaker !== 'open');
@@ -168,12 +185,17 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const { bus } = app;
     // A backend that is the service itself also sends the service's events.
     const stopWatching = backend.watchTransactionChanges?.((transaction) => {
-      bus.publish(serviceEventFor(transaction)).catch((error: unknown) => logger.error({ err: error }, 'could not publish a memory backend event'));
+      withCurrency(serviceEventFor(transaction)).then((event) => bus.publish(event)).catch((error: unknown) => logger.error({ err: error }, 'could not publish a memory backend event'));
     });
     // Every event, from any instance, refreshes what this one holds of its transaction.
     const stopRefreshing = bus.onEvent((event) =>
       backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event), accountOf(event)),
     );
+    // The demo's first look: an hour of dated sales in the history it keeps in this process (GatewayDeps.demoHour), after
+    // the refresh above listens, so the demo's transactions take the statuses the history shows.
+    if (seedsDemoHour(config, deps)) {
+      for (const { transaction, at } of demoHourOfSales(createDemoData(), Date.now(), DEMO_HOUR_MS)) await bus.publish(await withCurrency(serviceEventFor(transaction, at)));
+    }
     // The simulator stops before the drain; what a request in flight changes is still published while
     // the drain waits for it, so the watch and the refresh end only once the drain is over.
     app.addHook('preClose', async () => {

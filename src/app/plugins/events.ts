@@ -15,6 +15,7 @@ import { evictionOf } from '../../redis/eviction-policy.js';
 import { createRedisHistoryReader, HISTORY_GROUP, type RedisHistoryReaderOptions } from '../../redis/redis-history-reader.js';
 import { redisKeys } from '../../redis/redis-keys.js';
 import type { Redis, Cluster } from 'ioredis';
+import { DEMO_HOUR_MS, seedsDemoHour, type GatewayDeps } from '../gateway-deps.js';
 
 /*
  * The event log and bus, and the transaction history they feed, each
@@ -32,6 +33,8 @@ import type { Redis, Cluster } from 'ioredis';
 declare module 'fastify' {
   interface FastifyInstance {
     bus: EventBus;
+    /** The machines' changes (`vendingUpdated`): a log and bus of their own, of the same kind as the transactions' (events/vending-events.ts). */
+    vendingBus: EventBus;
     /** The transaction history; undefined with HISTORY=off. */
     history: HistoryStore | undefined;
     /** What feeds the PostgreSQL history (DATABASE_URL): this instance's queue, or the Redis queue's reader; undefined otherwise. */
@@ -50,12 +53,13 @@ function feedHistory(apply: (event: TransactionUpdateEvent) => void, logger: Log
   };
 }
 
-export const eventsPlugin = fp<{ config: Config }>(
-  async (app, { config }) => {
+export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
+  async (app, { config, deps }) => {
     const logger = app.log as Logger;
     const { redis, postgres } = app;
     const shared = postgres && config.history ? createPostgresHistory(postgres.pool, postgresHistoryOptions(config.history, config, logger)) : undefined;
-    const inProcess = !shared && config.history ? createMemoryHistory(config.history) : undefined;
+    // The demo's hour of dated sales (backend.ts) is all there was before: the history covers that hour too.
+    const inProcess = !shared && config.history ? createMemoryHistory({ ...config.history, ...(seedsDemoHour(config, deps) ? { coveredFrom: Date.now() - DEMO_HOUR_MS } : {}) }) : undefined;
     const applyShared = postgres && shared && (async (events: readonly TransactionUpdateEvent[]) => {
       await postgres.migrated;
       await shared.applyAll(events);
@@ -79,14 +83,21 @@ export const eventsPlugin = fp<{ config: Config }>(
     const historyFeed: HistoryFeed | undefined = feed ?? queue;
     app.decorate('historyFeed', historyFeed);
     app.decorate('bus', events.bus);
+    // The machines' own log, beside the transactions': it feeds no history, and its keys in Redis live under a prefix of their own.
+    const vendingEvents: EventTransport = redis
+      ? createRedisEventTransport(redis, { ...config, redisPrefix: redisKeys(config.redisPrefix).vendingLogPrefix, logger })
+      : createMemoryEventTransport(config);
+    app.decorate('vendingBus', vendingEvents.bus);
     app.readiness.add('events', () => events.bus.ready());
     if (postgres && shared) startShared(app, postgres, shared, historyFeed, retryMs, logger);
+    await vendingEvents.connect(5_000);
     if (!(await events.connect(5_000))) logger.warn({ reason: redis?.problem() ?? 'no answer yet' }, 'Redis cannot take the event log\'s writes yet: not ready until it can');
     else if (redis && config.redis) await refuseEvictingRedis(redis.appends, REDIS_VARIABLE[config.redis.kind], logger);
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
-    app.addHook('onClose', () => {
+    app.addHook('onClose', async () => {
       inProcess?.close?.();
-      return events.close();
+      await vendingEvents.close();
+      await events.close();
     });
   },
   { name: 'events', dependencies: ['redis', 'postgres'] },
@@ -137,6 +148,7 @@ function postgresHistoryOptions(history: HistoryConfig, config: Config, logger: 
   return {
     retentionMs: history.retentionMs,
     soldStatuses: history.soldStatuses,
+    defaultCurrency: history.defaultCurrency,
     sweepEveryMs: config.postgresHistory.sweepMs,
     onSweepError: (error: unknown) => logger.warn({ err: error }, 'the history could not delete what is past retention; the next sweep tries again'),
   };

@@ -48,6 +48,9 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       upstreamCallsPerRequest: config.upstreamCallsPerRequest,
       history,
       accountAccess,
+      defaultCurrency: config.defaultCurrency,
+      vendingBus: app.vendingBus,
+      vendingStates: app.vendingStates,
     };
     const { cacheTtlMs } = config.fastPaths;
     const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
@@ -123,5 +126,5 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       ...(graphiql?.routes ?? []),
     ]);
   },
-  { name: 'graphql', dependencies: ['auth', 'backend', 'events', 'metrics', 'shutdown'] },
+  { name: 'graphql', dependencies: ['auth', 'backend', 'events', 'vendings', 'metrics', 'shutdown'] },
 );

@@ -36,7 +36,7 @@ export const webhooksPlugin = fp<{ config: Config }>(
         maxBodyBytes: config.maxBodyBytes,
         verifier: config.webhookSecrets.length > 0 ? createWebhookVerifier(config.webhookSecrets) : undefined,
         accountVerifiers: new Map([...accounts].map(([account, secrets]) => [account, createWebhookVerifier(secrets)] as const)),
-        publish: (event, dedupeBy) => bus.publish(event, dedupeBy),
+        publish: async (event, dedupeBy) => bus.publish(await app.withCurrency(event), dedupeBy),
         onOutcome(outcome, detail, account) {
           metrics.webhook(outcome, detail);
           // An account's webhooks are told apart in the log, not in the metrics (as many series as accounts).
@@ -50,7 +50,7 @@ export const webhooksPlugin = fp<{ config: Config }>(
       }),
     );
   },
-  { name: 'webhooks', dependencies: ['events', 'metrics', 'shutdown'] },
+  { name: 'webhooks', dependencies: ['events', 'backend', 'metrics', 'shutdown'] },
 );
 
 export const dashboardPlugin = fp(

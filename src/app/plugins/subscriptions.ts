@@ -22,7 +22,7 @@ declare module 'fastify' {
 
 export const subscriptionsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
   async (app, { config, deps }) => {
-    const { bus, auth, graphql, shutdown, metrics } = app;
+    const { bus, vendingBus, auth, graphql, shutdown, metrics } = app;
     // What a browser's EventSource starts an SSE subscription with (it cannot send a key).
     registerRoutes(app, subscriptionTokenRoutes({ tokens: auth.subscriptionTokens, guard: auth.guard, corsOrigins: config.corsOrigins }));
     const ws = attachGraphQLWs({
@@ -43,14 +43,14 @@ export const subscriptionsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     // SSE subscribers each hold a bus subscription; WebSocket ones share theirs per group.
     const activeSubscriptions = () => {
       const { subscribers, executions } = ws.subscriptions();
-      return bus.activeSubscriptions() - executions + subscribers;
+      return bus.activeSubscriptions() + vendingBus.activeSubscriptions() - executions + subscribers;
     };
     app.decorate('activeSubscriptions', activeSubscriptions);
     metrics.gauge('active_subscriptions', 'GraphQL subscriptions open on this instance', activeSubscriptions);
     shutdown.onEndStreams(async (remainingMs) => {
       ws.holdEnds();
       // Closing the bus ends every subscription's source, SSE ones too, once they delivered what they hold.
-      await bus.close();
+      await Promise.all([bus.close(), vendingBus.close()]);
       await ws.close(remainingMs / 2);
     });
   },

@@ -121,7 +121,8 @@ export function createDemoData(seed = 20261122): DemoData {
       productId: productIds[index] as string,
       productName: name,
       productPrice: localPrice(eur, site.rate),
-      productThumbnail: `https://cdn.vending.example/products/${slug(name)}.png`,
+      // Drawn by the gateway itself (src/dashboard/demo-images.ts): a demo shows its thumbnails with no other host.
+      productThumbnail: `/dashboard/products/${slug(name)}.svg`,
       productSku: sku,
       quantity,
     };
@@ -158,6 +159,9 @@ export function createDemoData(seed = 20261122): DemoData {
     return {
       transactionId: uuidFrom(random),
       customerId: uuidFrom(random),
+      // The machine it was sold at and that machine's currency, as a service that links them sends (contract/currency.ts).
+      vendingId: machine.vendingId,
+      currencyCode: machine.currencyCode,
       status: t === 0 ? 'active' : pick(transactionStatuses),
       products: [...chosen].map((slot) => {
         const product = (machine.slots[slot] as DemoSlot).product;

@@ -20,6 +20,10 @@ export interface MemoryBackend extends Backend {
   setTransactionStatus(id: string, status: string): Transaction;
   /** Ids of every transaction held, in insertion order. */
   transactionIds(): string[];
+  /** Changes a machine's state, as the service does when a machine goes offline or is disabled. */
+  setVendingState(id: string, state: Partial<Pick<DemoVending, 'status' | 'online' | 'enabled'>>): void;
+  /** Ids of every machine held. */
+  vendingIds(): string[];
 }
 
 /** The embedded backend: the contract's service held in memory, with demo data. */
@@ -62,14 +66,16 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
     async getTransaction(id, credential) {
       return structuredClone(transactionOrThrow(id, credential));
     },
-    async getVending(id, query) {
+    // The machines are the default account's, as its transactions are: another account's key reads none of them.
+    async getVending(id, query, credential) {
       const shape = shapeOf(query);
       const machine: DemoVending | undefined = vendings.get(id);
-      if (!machine) throw notFound('vending', id);
+      if (!machine || accountOf(credential?.identity) !== DEFAULT_ACCOUNT) throw notFound('vending', id);
       return renderVending(machine, shape);
     },
-    async listVendings(query): Promise<Vending[]> {
+    async listVendings(query, credential): Promise<Vending[]> {
       const shape = shapeOf(query);
+      if (accountOf(credential?.identity) !== DEFAULT_ACCOUNT) return [];
       return [...vendings.values()].map((machine) => renderVending(machine, shape));
     },
     async updatePayment(id, payment: PaymentUpdate, credential) {
@@ -100,6 +106,12 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
       return () => void listeners.delete(listener);
     },
     transactionIds: () => [...transactions.keys()],
+    setVendingState(id, state) {
+      const machine = vendings.get(id);
+      if (!machine) throw notFound('vending', id);
+      Object.assign(machine, state);
+    },
+    vendingIds: () => [...vendings.keys()],
     async close() {},
   };
 }

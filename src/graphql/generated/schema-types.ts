@@ -16,6 +16,48 @@ export type Scalars = {
   JSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
 };
 
+/** The transactions of one currency over the range, with the products sold in it. */
+export type CurrencyStats = {
+  __typename?: 'CurrencyStats';
+  /** By their status now, most first; totals in this currency. */
+  byStatus: Array<StatusTotal>;
+  /** How many transactions in the whole range. */
+  count: Scalars['Int']['output'];
+  /** ISO 4217 code: the transaction's own, else its vending's `currencyCode`, else DEFAULT_CURRENCY. */
+  currency: Scalars['String']['output'];
+  /** The products sold most in this currency, by amount. */
+  topProductsByAmount: Array<ProductSales>;
+  /** The products sold most in this currency, by units; amounts in this currency. */
+  topProductsByQuantity: Array<ProductSales>;
+  /** The sum of the totals of those that count as sold, in this currency. */
+  totalSold: Scalars['Float']['output'];
+};
+
+
+/** The transactions of one currency over the range, with the products sold in it. */
+export type CurrencyStatsTopProductsByAmountArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** The transactions of one currency over the range, with the products sold in it. */
+export type CurrencyStatsTopProductsByQuantityArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** The transactions of one currency in an interval. */
+export type CurrencyTotal = {
+  __typename?: 'CurrencyTotal';
+  /** By their status now, most first; totals in this currency. */
+  byStatus: Array<StatusTotal>;
+  /** How many transactions. */
+  count: Scalars['Int']['output'];
+  /** ISO 4217 code: the transaction's own, else its vending's `currencyCode`, else DEFAULT_CURRENCY. */
+  currency: Scalars['String']['output'];
+  /** The sum of the totals of those that count as sold, in this currency. */
+  totalSold: Scalars['Float']['output'];
+};
+
 /** Changes sent to the vending and transaction service. */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -181,6 +223,8 @@ export type Subscription = {
   __typename?: 'Subscription';
   /** Every transaction update the service reports, once each, as it arrives. */
   transactionUpdated: TransactionUpdateEvent;
+  /** A machine's status, online, enabled or products changed, once each, as the gateway reads it (VENDING_POLL_MS). */
+  vendingUpdated: VendingUpdateEvent;
 };
 
 
@@ -190,9 +234,18 @@ export type SubscriptionTransactionUpdatedArgs = {
   transactionId: InputMaybe<Scalars['ID']['input']>;
 };
 
+
+/** Live changes, fed by the service's webhooks. */
+export type SubscriptionVendingUpdatedArgs = {
+  after: InputMaybe<Scalars['ID']['input']>;
+  vendingId: InputMaybe<Scalars['ID']['input']>;
+};
+
 /** A sale made at a vending machine (contract part 2, "Transaction"). */
 export type Transaction = {
   __typename?: 'Transaction';
+  /** The currency of `total` and of the lines' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction). */
+  currency: Scalars['String']['output'];
   /** Identifier of the customer, when the service knows one. */
   customerId: Maybe<Scalars['ID']['output']>;
   /** Fields the upstream sent that this schema does not name, as received; null when there are none. */
@@ -211,7 +264,7 @@ export type Transaction = {
   products: Array<ProductLine>;
   /** State of the transaction as the service reports it. Seen: "active", "pending"; the full list is not shown in the contract. */
   status: Scalars['String']['output'];
-  /** Computed by the gateway: the sum of the product lines' lineTotal, in the currency of the vending. */
+  /** Computed by the gateway: the sum of the product lines' lineTotal, in `currency`. */
   total: Scalars['Float']['output'];
   /** Identifier of the transaction (UUID-shaped string). */
   transactionId: Scalars['ID']['output'];
@@ -244,6 +297,8 @@ export type TransactionEdge = {
 /** Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, with its status now. */
 export type TransactionStats = {
   __typename?: 'TransactionStats';
+  /** The same figures per currency (ISO 4217 code, in code order): amounts of different currencies are never added. Each currency has its own top products. */
+  byCurrency: Array<CurrencyStats>;
   /** Transactions by their status now, most first. */
   byStatus: Array<StatusTotal>;
   /** How many transactions in the whole range. */
@@ -258,9 +313,9 @@ export type TransactionStats = {
   since: Scalars['DateTime']['output'];
   /** The products sold most, by amount (sold transactions of the range). */
   topProductsByAmount: Array<ProductSales>;
-  /** The products sold most, by units (sold transactions of the range). */
+  /** The products sold most, by units (sold transactions of the range); a product sold in several currencies has its amounts added across them: `byCurrency` keeps them apart. */
   topProductsByQuantity: Array<ProductSales>;
-  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all). */
+  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies as it always was: a fleet selling in several currencies reads `byCurrency` instead. */
   totalSold: Scalars['Float']['output'];
   /** End of the range (excluded), aligned up to the interval. */
   until: Scalars['DateTime']['output'];
@@ -281,6 +336,8 @@ export type TransactionStatsTopProductsByQuantityArgs = {
 /** The transactions whose last update falls in one interval. */
 export type TransactionStatsInterval = {
   __typename?: 'TransactionStatsInterval';
+  /** The same figures per currency (ISO 4217 code, in code order): amounts of different currencies are never added. */
+  byCurrency: Array<CurrencyTotal>;
   /** Transactions by their status now, most first. */
   byStatus: Array<StatusTotal>;
   /** How many transactions. */
@@ -289,7 +346,7 @@ export type TransactionStatsInterval = {
   end: Scalars['DateTime']['output'];
   /** Start of the interval (included). */
   start: Scalars['DateTime']['output'];
-  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all). */
+  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies as it always was: a fleet selling in several currencies reads `byCurrency` instead. */
   totalSold: Scalars['Float']['output'];
 };
 
@@ -307,6 +364,8 @@ export type TransactionStatusChange = {
 /** A transaction changed at the service, as its webhook told the gateway. */
 export type TransactionUpdateEvent = {
   __typename?: 'TransactionUpdateEvent';
+  /** The currency of the event's amounts (ISO 4217), decided once when the gateway published it: the transaction's own field, else its vending's `currencyCode`, else DEFAULT_CURRENCY. */
+  currency: Scalars['String']['output'];
   /** Identifier of the event: the webhook-id header, else the envelope id, else (a legacy body) an id the gateway made. Redeliveries share it. */
   eventId: Scalars['ID']['output'];
   /** The webhook form that carried the event. */
@@ -355,6 +414,8 @@ export type Vending = {
   id: Scalars['ID']['output'];
   /** Operator-facing name of the machine. */
   identifier: Maybe<Scalars['String']['output']>;
+  /** Since when the gateway sees the machine offline: its first read of the machine offline (VENDING_POLL_MS), as `vendingUpdated` published it; null while online, or when this gateway has not read the machine since it went offline (it started later; the next change tells). */
+  offlineSince: Maybe<Scalars['DateTime']['output']>;
   /** Whether the machine is connected; independent of `enabled`. */
   online: Maybe<Scalars['Boolean']['output']>;
   /** The `products` value the service sent in the PLANOGRAM view, unchanged (its shape is not shown in the contract); null in the FLAT view. */
@@ -403,6 +464,29 @@ export type VendingFilter = {
   online: InputMaybe<Scalars['Boolean']['input']>;
   /** Only vendings with exactly this status. */
   status: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A machine changed at the service, as the gateway read it (the service sends no webhook for vendings: VENDING_POLL_MS). */
+export type VendingUpdateEvent = {
+  __typename?: 'VendingUpdateEvent';
+  /** Which of `status`, `online`, `enabled` and `products` changed since the gateway last read the machine; empty for the first read of a machine (at start, or when another instance took over reading). */
+  changed: Array<Scalars['String']['output']>;
+  /** Whether the machine is enabled now. */
+  enabled: Maybe<Scalars['Boolean']['output']>;
+  /** Identifier of the event, made by the gateway; `after` takes it to resume. */
+  eventId: Scalars['ID']['output'];
+  /** Since when the gateway sees the machine offline (its first read of it offline); null while online. */
+  offlineSince: Maybe<Scalars['DateTime']['output']>;
+  /** Whether the machine is online now. */
+  online: Maybe<Scalars['Boolean']['output']>;
+  /** When the gateway read the change. */
+  receivedAt: Scalars['DateTime']['output'];
+  /** The machine's status now. */
+  status: Maybe<Scalars['String']['output']>;
+  /** The machine as read, products in the FLAT view. */
+  vending: Vending;
+  /** The machine that changed. */
+  vendingId: Scalars['ID']['output'];
 };
 
 /** Which form of the service's webhook carried an event (contract parts 6 and 9). */

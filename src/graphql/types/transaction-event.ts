@@ -1,6 +1,6 @@
 import { accountOf } from '../../contract/accounts.js';
-import { textIdProblem } from '../../contract/index.js';
-import { badUserInput } from '../../errors.js';
+import { currencyInFields } from '../../contract/index.js';
+import { deliveredEvent, resumePoint } from '../subscription-events.js';
 import type { LoggedEvent } from '../../events/event-log.js';
 import { readableEvents } from '../../events/readable-events.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';
@@ -34,6 +34,10 @@ const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('Tra
     }),
     transactionId: t.exposeID('transactionId', { description: 'The transaction that changed.' }),
     status: t.exposeString('status', { description: 'The transaction\'s status as the webhook reported it.' }),
+    currency: t.string({
+      description: 'The currency of the event\'s amounts (ISO 4217), decided once when the gateway published it: the transaction\'s own field, else its vending\'s `currencyCode`, else DEFAULT_CURRENCY.',
+      resolve: (e, _args, ctx) => e.currency ?? currencyInFields(e.transaction) ?? ctx.defaultCurrency,
+    }),
     products: t.field({ type: [ProductLineRef], description: 'The product lines as the webhook reported them.', resolve: (e) => e.products }),
     transaction: t.field({
       type: TransactionRef,
@@ -44,23 +48,6 @@ const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('Tra
     raw: t.field({ type: 'JSON', description: 'The webhook body exactly as received.', resolve: (e) => e.raw }),
   }),
 });
-
-/**
- * Where a subscription resumes: its own `after`, else the one its connection carries (SSE's Last-Event-ID,
- * graphql-ws's `connectionParams.after`), which a client that resubscribes from a copy of its variables
- * (Apollo's and urql's links) can still move forward on every event.
- * An event id is only kept, never put in a path: the rule for text ids, not the one for resource ids.
- */
-function resumePoint(after: string | null | undefined, connectionAfter: unknown): string | undefined {
-  const own = after !== null && after !== undefined && after !== '';
-  const value = own ? after : connectionAfter;
-  if (value === undefined) return undefined;
-  const where = own ? 'after' : 'the connection\'s after (connectionParams.after or Last-Event-ID)';
-  if (typeof value !== 'string') throw badUserInput(`${where} must be text: the last eventId seen`);
-  const problem = textIdProblem(value);
-  if (problem) throw badUserInput(`${where} ${problem}`);
-  return value;
-}
 
 builder.subscriptionType({ description: 'Live changes, fed by the service\'s webhooks.' });
 
@@ -87,17 +74,6 @@ builder.subscriptionFields((t) =>
       const events = await ctx.bus.subscribe({ transactionId, after: from, afterAccount });
       return readableEvents(events, ({ event }) => accountAccess.mayRead(credential, accountOf(event), event.transactionId));
     },
-    resolve: ({ event, position }: LoggedEvent, _args, ctx) => {
-      // The subscription's context outlives one event: nothing read for an earlier one may answer this one.
-      ctx.loaders.clearAll();
-      // Each event is answered like a request of its own: its reads get the whole budget.
-      if (ctx.scope.upstreamBudget) ctx.scope.upstreamBudget.started = 0;
-      ctx.currentEvent.eventId = event.eventId;
-      ctx.currentEvent.position = position;
-      // Its delivery span (use-tracing.ts) is linked to the webhook that published it.
-      ctx.currentEvent.traceContext = event.traceContext;
-      if (event.traceContext) ctx.currentEvent.deliveryStartedAt = performance.timeOrigin + performance.now();
-      return event;
-    },
+    resolve: (logged: LoggedEvent, _args, ctx) => deliveredEvent(logged, ctx),
   }),
 }));

@@ -5,7 +5,7 @@ import { badUserInput } from '../../errors.js';
 import { statusChanges, type HistoryRecord, type StatusChange } from '../../history/history-record.js';
 import { encodeRecentCursor, MAX_RECENT_PAGE, MAX_TOP_PRODUCTS, recentQuery, statsQuery, MAX_INTERVALS, MAX_STATUS_FILTER } from '../../history/history-queries.js';
 import { historyUnavailable, type HistoryReader } from '../../history/history-reader.js';
-import { topProducts, type ProductTotal, type StatusTotal, type StatsBucket, type TransactionStats } from '../../history/history-stats.js';
+import { topProducts, type CurrencyStats, type CurrencyTotal, type ProductTotal, type StatusTotal, type StatsBucket, type TransactionStats } from '../../history/history-stats.js';
 import { builder } from '../builder.js';
 import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { TransactionRef } from '../refs.js';
@@ -26,6 +26,9 @@ const RECORD = Symbol('history record');
 /** A node made of a record read afresh (from a database): nothing derived from it is worth remembering. */
 const READ_ONCE = Symbol('read once');
 type FromHistory = Transaction & { [RECORD]?: HistoryRecord; [READ_ONCE]?: true };
+
+/** The currency the history decided for the transaction's latest event, when it was read from the history. */
+export const decidedCurrency = (tx: Transaction): string | undefined => (tx as FromHistory)[RECORD]?.currency;
 
 /** Whether the transaction's lists are read once only, so that a total is computed rather than remembered. */
 export const readOnce = (tx: Transaction): boolean => (tx as FromHistory)[READ_ONCE] === true;
@@ -208,7 +211,22 @@ const ProductSalesRef = builder.objectRef<ProductTotal>('ProductSales').implemen
 });
 
 const byStatusField = { description: 'Transactions by their status now, most first.' };
-const totalSoldField = { description: 'The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all).' };
+const totalSoldField = {
+  description:
+    'The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies as it always was: a fleet selling in several currencies reads `byCurrency` instead.',
+};
+const byCurrencyDescription = 'The same figures per currency (ISO 4217 code, in code order): amounts of different currencies are never added.';
+
+const CurrencyTotalRef = builder.objectRef<CurrencyTotal>('CurrencyTotal').implement({
+  description: 'The transactions of one currency in an interval.',
+  fields: (t) =>
+    fieldsOf<Sdl.CurrencyTotal>()({
+    currency: t.exposeString('currency', { description: 'ISO 4217 code: the transaction\'s own, else its vending\'s `currencyCode`, else DEFAULT_CURRENCY.' }),
+    count: t.exposeInt('count', { description: 'How many transactions.' }),
+    totalSold: t.exposeFloat('totalSold', { description: 'The sum of the totals of those that count as sold, in this currency.' }),
+    byStatus: t.field({ type: [StatusTotalRef], description: 'By their status now, most first; totals in this currency.', resolve: (c) => c.byStatus }),
+  }),
+});
 
 const StatsIntervalRowRef = builder.objectRef<StatsBucket>('TransactionStatsInterval').implement({
   description: 'The transactions whose last update falls in one interval.',
@@ -219,6 +237,7 @@ const StatsIntervalRowRef = builder.objectRef<StatsBucket>('TransactionStatsInte
     count: t.exposeInt('count', { description: 'How many transactions.' }),
     totalSold: t.exposeFloat('totalSold', totalSoldField),
     byStatus: t.field({ type: [StatusTotalRef], ...byStatusField, resolve: (b) => b.byStatus }),
+    byCurrency: t.field({ type: [CurrencyTotalRef], description: byCurrencyDescription, resolve: (b) => b.byCurrency }),
   }),
 });
 
@@ -226,11 +245,34 @@ const topArgs = (t: { arg: { int: (options: object) => unknown } }) => ({
   first: t.arg.int({ defaultValue: 10, description: `How many, at most ${MAX_TOP_PRODUCTS}.` }),
 });
 
-function top(stats: TransactionStats, first: number | null | undefined, by: 'quantity' | 'amount'): ProductTotal[] {
+function top(stats: Pick<TransactionStats, 'products'>, first: number | null | undefined, by: 'quantity' | 'amount'): ProductTotal[] {
   const count = first ?? 10;
   if (count < 0 || count > MAX_TOP_PRODUCTS) throw badUserInput(`first must be from 0 to ${MAX_TOP_PRODUCTS}, got ${count}`);
   return topProducts(stats.products, count, by);
 }
+
+const CurrencyStatsRef = builder.objectRef<CurrencyStats>('CurrencyStats').implement({
+  description: 'The transactions of one currency over the range, with the products sold in it.',
+  fields: (t) =>
+    fieldsOf<Sdl.CurrencyStats>()({
+    currency: t.exposeString('currency', { description: 'ISO 4217 code: the transaction\'s own, else its vending\'s `currencyCode`, else DEFAULT_CURRENCY.' }),
+    count: t.exposeInt('count', { description: 'How many transactions in the whole range.' }),
+    totalSold: t.exposeFloat('totalSold', { description: 'The sum of the totals of those that count as sold, in this currency.' }),
+    byStatus: t.field({ type: [StatusTotalRef], description: 'By their status now, most first; totals in this currency.', resolve: (c) => c.byStatus }),
+    topProductsByQuantity: t.field({
+      type: [ProductSalesRef],
+      description: 'The products sold most in this currency, by units; amounts in this currency.',
+      args: topArgs(t) as never,
+      resolve: (c, args: { first?: number | null }) => top(c, args.first, 'quantity'),
+    }),
+    topProductsByAmount: t.field({
+      type: [ProductSalesRef],
+      description: 'The products sold most in this currency, by amount.',
+      args: topArgs(t) as never,
+      resolve: (c, args: { first?: number | null }) => top(c, args.first, 'amount'),
+    }),
+  }),
+});
 
 const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStats').implement({
   description: 'Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, with its status now.',
@@ -244,9 +286,10 @@ const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStat
     count: t.exposeInt('count', { description: 'How many transactions in the whole range.' }),
     totalSold: t.exposeFloat('totalSold', totalSoldField),
     byStatus: t.field({ type: [StatusTotalRef], ...byStatusField, resolve: (s) => s.byStatus }),
+    byCurrency: t.field({ type: [CurrencyStatsRef], description: `${byCurrencyDescription} Each currency has its own top products.`, resolve: (s) => s.byCurrency }),
     topProductsByQuantity: t.field({
       type: [ProductSalesRef],
-      description: 'The products sold most, by units (sold transactions of the range).',
+      description: 'The products sold most, by units (sold transactions of the range); a product sold in several currencies has its amounts added across them: `byCurrency` keeps them apart.',
       args: topArgs(t) as never,
       resolve: (s, args: { first?: number | null }) => top(s, args.first, 'quantity'),
     }),

@@ -7,7 +7,8 @@ import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
-import { historyFieldsOfTransaction, readOnce } from './transaction-history.js';
+import { decidedCurrency, historyFieldsOfTransaction, readOnce } from './transaction-history.js';
+import { currencyOfTransaction } from '../currency.js';
 import { served, servedAmounts, servedOrNull } from '../served-fields.js';
 
 /** Most ids one `transactions` query may ask for. */
@@ -36,8 +37,13 @@ TransactionRef.implement({
       resolve: (tx) => served(tx, 'status'),
     }),
     total: t.float({
-      description: 'Computed by the gateway: the sum of the product lines\' lineTotal, in the currency of the vending.',
+      description: 'Computed by the gateway: the sum of the product lines\' lineTotal, in `currency`.',
       resolve: (tx) => (readOnce(tx) ? total : totalOf)(servedAmounts(served(tx, 'products'))),
+    }),
+    currency: t.string({
+      description:
+        'The currency of `total` and of the lines\' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction).',
+      resolve: (tx, _args, ctx) => currencyOfTransaction(tx, ctx, decidedCurrency(tx)),
     }),
     extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),
     ...historyFieldsOfTransaction(t),

@@ -77,6 +77,17 @@ VendingRef.implement({
       description: 'The `products` value the service sent in the PLANOGRAM view, unchanged (its shape is not shown in the contract); null in the FLAT view.',
       resolve: ({ vending, view }) => (view === 'PLANOGRAM' ? optional(vending.products) : null),
     }),
+    offlineSince: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'Since when the gateway sees the machine offline: its first read of the machine offline (VENDING_POLL_MS), as `vendingUpdated` published it; null while online, or when this gateway has not read the machine since it went offline (it started later; the next change tells).',
+      resolve: async ({ vending }, _args, ctx) => {
+        if (vending.online !== false) return null;
+        const since = ctx.vendingStates.offlineSince(await ctx.accountAccess.historyAccount(ctx.credential), String(vending.vendingId));
+        return since === undefined ? null : new Date(since);
+      },
+    }),
     extra: t.field(extraFieldOptions(vendingSchema, ({ vending }) => vending)),
   }),
 });

@@ -1,0 +1,35 @@
+/*
+ * Which currency an amount is in. The REST contract names a currency only on
+ * a vending (`currencyCode`); a transaction shows none. So a transaction's
+ * currency is the one the service sends with it when it does (a
+ * `currencyCode`, else a `currency` field, carried through as unknown fields
+ * are), else its vending's `currencyCode` where the service links the two
+ * (a `vendingId` field), else the gateway's DEFAULT_CURRENCY. Pure: the
+ * vending is read by whoever has a backend (src/events/event-currency.ts).
+ */
+
+/** The fields of a transaction read for its currency, in order. */
+export const CURRENCY_FIELDS = ['currencyCode', 'currency'] as const;
+
+const CODE = /^[A-Za-z]{3}$/;
+
+/** An ISO 4217 code as the gateway keeps it (upper case), or undefined for anything that is not three letters. */
+export function currencyCode(value: unknown): string | undefined {
+  return typeof value === 'string' && CODE.test(value.trim()) ? value.trim().toUpperCase() : undefined;
+}
+
+/** The currency a transaction's own fields name, if any. */
+export function currencyInFields(transaction: Record<string, unknown> | undefined): string | undefined {
+  if (!transaction) return undefined;
+  for (const field of CURRENCY_FIELDS) {
+    const code = currencyCode(transaction[field]);
+    if (code) return code;
+  }
+  return undefined;
+}
+
+/** The vending a transaction names, where the service links them. */
+export function linkedVendingId(transaction: Record<string, unknown> | undefined): string | undefined {
+  const id = transaction?.vendingId;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
