@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { boundedCache } from '../backends/bounded-cache.js';
 import type { HistoryRecord } from '../history/history-record.js';
 import type { RecentPage, RecentQuery } from '../history/history-store.js';
+import { sharedMarkerChecks } from './marker-checks.js';
 import { countInBucketsSql, type Parameter } from './postgres-buckets.js';
 
 /*
@@ -60,6 +61,10 @@ const MARKER = markerSql('$1');
 export function recentPages(pool: Pool, options: { now: () => number; retentionMs: number }): (query: RecentQuery) => Promise<RecentPage> {
   const { now } = options;
   const kept = boundedCache<KeptPage>({ max: KEPT_PAGES });
+  const markerNow = sharedMarkerChecks(async (account) => {
+    const { rows } = await pool.query<{ marker: string }>({ name: 'vg_history_marker', text: MARKER, values: [account] });
+    return rows[0]!.marker;
+  });
 
   /**
    * The account's records last updated in `since`–`until` (of these statuses: `matching` says both),
@@ -93,10 +98,7 @@ export function recentPages(pool: Pool, options: { now: () => number; retentionM
     // Without a count to read, the marker alone says whether the page kept stands: a key lookup whose plan PostgreSQL
     // keeps, where the page's statement is planned again at every execution (its plan for unknown arguments is
     // estimated dearer than one for the arguments given, so PostgreSQL never settles on it: about 140 µs each time).
-    if (usable && query.withTotal === false) {
-      const { rows } = await pool.query<{ marker: string }>({ name: 'vg_history_marker', text: MARKER, values: [query.account] });
-      if (rows[0]!.marker === usable.marker) return { records: usable.records, hasNextPage: usable.hasNextPage };
-    }
+    if (usable && query.withTotal === false && (await markerNow(query.account)) === usable.marker) return { records: usable.records, hasNextPage: usable.hasNextPage };
     // As in process: a cursor at or past `until` pages from `until` down.
     const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
     const values: unknown[] = [];
