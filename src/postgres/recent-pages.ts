@@ -3,8 +3,8 @@ import type { Pool } from 'pg';
 import { boundedCache } from '../backends/bounded-cache.js';
 import type { HistoryRecord } from '../history/history-record.js';
 import type { RecentPage, RecentQuery } from '../history/history-store.js';
-import { sharedMarkerChecks } from './marker-checks.js';
 import { countInBucketsSql, type Parameter } from './postgres-buckets.js';
+import { sharedReads } from './shared-reads.js';
 
 /*
  * `recent` of the PostgreSQL history: a page of an account's records, newest first, and their count when asked for.
@@ -61,10 +61,11 @@ const MARKER = markerSql('$1');
 export function recentPages(pool: Pool, options: { now: () => number; retentionMs: number }): (query: RecentQuery) => Promise<RecentPage> {
   const { now } = options;
   const kept = boundedCache<KeptPage>({ max: KEPT_PAGES });
-  const markerNow = sharedMarkerChecks(async (account) => {
-    const { rows } = await pool.query<{ marker: string }>({ name: 'vg_history_marker', text: MARKER, values: [account] });
-    return rows[0]!.marker;
-  });
+  // The reads of an account waiting at once share one look at its marker.
+  const markerNow = sharedReads(
+    (account: string) => account,
+    async (account) => (await pool.query<{ marker: string }>({ name: 'vg_history_marker', text: MARKER, values: [account] })).rows[0]!.marker,
+  );
 
   /**
    * The account's records last updated in `since`–`until` (of these statuses: `matching` says both),
@@ -83,22 +84,22 @@ export function recentPages(pool: Pool, options: { now: () => number; retentionM
       + ${rows(`touched_at >= ${horizonAt} AND (${between(since, from)} OR ${between(to, until)})`)})`;
   }
 
+  /** The page kept under `key`, unless one of its records went past retention since (`horizon`). */
+  function usable(key: string, horizon: number): KeptPage | undefined {
+    const held = kept.get(key);
+    return held && (held.oldest === null || held.oldest >= horizon) ? held : undefined;
+  }
+
   /**
    * The page, and the count when asked for, in one statement: a round trip is most of a read's cost. The statement is a
-   * named (prepared) one: its text depends only on whether statuses and the count are asked for, so each connection
-   * plans it once instead of at every read, which cost more than running it. The page's scan sits under a condition on
-   * the marker alone, which PostgreSQL tests once before it (a one-time filter): an unchanged page costs a key lookup.
+   * named (prepared) one whose text depends only on whether statuses and the count are asked for, so each connection
+   * parses it once (PostgreSQL still plans it at each execution: above). The page's scan sits under a condition on the
+   * marker alone, which PostgreSQL tests once before it (a one-time filter): an unchanged page is not read again.
    */
-  return async function recent(query: RecentQuery): Promise<RecentPage> {
+  async function readPage(query: RecentQuery): Promise<RecentPage> {
     const horizon = now() - options.retentionMs;
     const key = keyOf(query);
-    const held = kept.get(key);
-    // A page kept is checked unless one of its records went past retention since.
-    const usable = held && (held.oldest === null || held.oldest >= horizon) ? held : undefined;
-    // Without a count to read, the marker alone says whether the page kept stands: a key lookup whose plan PostgreSQL
-    // keeps, where the page's statement is planned again at every execution (its plan for unknown arguments is
-    // estimated dearer than one for the arguments given, so PostgreSQL never settles on it: about 140 µs each time).
-    if (usable && query.withTotal === false && (await markerNow(query.account)) === usable.marker) return { records: usable.records, hasNextPage: usable.hasNextPage };
+    const held = usable(key, horizon);
     // As in process: a cursor at or past `until` pages from `until` down.
     const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
     const values: unknown[] = [];
@@ -110,7 +111,7 @@ export function recentPages(pool: Pool, options: { now: () => number; retentionM
     // condition is written only when there is one, so that the plan kept for the statement is the right one for it.
     const matching = `account = ${account}${statuses ? ` AND status = ANY(${parameter(statuses)}::text[])` : ''}`;
     const page = `SELECT record, touched_at FROM history_transactions
-        WHERE c.marker <> ${parameter(usable?.marker ?? NONE)}
+        WHERE c.marker <> ${parameter(held?.marker ?? NONE)}
           AND touched_at >= ${horizonAt} AND last_updated >= ${parameter(query.since)} AND ${matching}
           AND (last_updated, transaction_id) < (${parameter(upper.lastUpdated)}, ${parameter(upper.transactionId)}::text COLLATE "C")
         ORDER BY last_updated DESC, transaction_id DESC LIMIT ${parameter(query.first + 1)}`;
@@ -121,12 +122,23 @@ export function recentPages(pool: Pool, options: { now: () => number; retentionM
     const { rows } = await pool.query<{ marker: string; records: HistoryRecord[] | null; oldest: string | null; n: string | null }>({ name: statementName(text), text, values });
     const row = rows[0]!;
     let found: KeptPage;
-    if (usable && row.marker === usable.marker) found = usable;
+    if (held && row.marker === held.marker) found = held;
     else {
       const records = row.records ?? [];
       found = { marker: row.marker, records: records.slice(0, query.first), hasNextPage: records.length > query.first, oldest: row.oldest === null ? null : Number(row.oldest) };
       kept.set(key, found);
     }
     return { records: found.records, hasNextPage: found.hasNextPage, ...(row.n === null ? {} : { totalCount: Number(row.n) }) };
+  }
+  // After a change, the reads of a page waiting at once share one reading of it (each would parse the same JSON).
+  const pageNow = sharedReads((query: RecentQuery) => `${keyOf(query)}/${query.withTotal !== false}`, readPage);
+
+  return async function recent(query: RecentQuery): Promise<RecentPage> {
+    // Without a count to read, the marker alone says whether the page kept stands: a key lookup whose plan PostgreSQL
+    // keeps, where the page's statement is planned again at every execution (its plan for unknown arguments is
+    // estimated dearer than one for the arguments given, so PostgreSQL never settles on it: about 140 µs each time).
+    const held = query.withTotal === false ? usable(keyOf(query), now() - options.retentionMs) : undefined;
+    if (held && (await markerNow(query.account)) === held.marker) return { records: held.records, hasNextPage: held.hasNextPage };
+    return pageNow(query);
   };
 }

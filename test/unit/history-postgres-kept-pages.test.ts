@@ -78,6 +78,36 @@ describe.concurrent('recent pages kept by a PostgreSQL history instance', () => 
     expect(await ids(page(here))).toEqual(['c']);
   });
 
+  it('shares a statement among the reads waiting at once, each of which sees the change made before it began', async (ctx) => {
+    const { elsewhere, deployment } = await start(ctx);
+    const pool = deployment.pool();
+    const sent: string[] = [];
+    const query = pool.query.bind(pool);
+    pool.query = ((config: { name?: string }, ...rest: unknown[]) => {
+      if (typeof config === 'object' && config.name?.startsWith('vg_history_')) sent.push(config.name === 'vg_history_marker' ? 'marker' : 'page');
+      return (query as (...args: unknown[]) => unknown)(config, ...rest);
+    }) as typeof pool.query;
+    const here = await deployment.instance({ retentionMs: WEEK, soldStatuses: [], now: () => T0 + 60_000 }, pool);
+    await elsewhere.apply(event('t1', 'pending', T0, 'e1'));
+    expect(await ids(page(here))).toEqual(['t1']);
+    expect(sent).toEqual(['page']);
+    await elsewhere.apply(event('t2', 'pending', T0 + 1_000, 'e2'));
+    // Ten at once: the first looks at the marker, the nine others share the next look (sent after they all began);
+    // then the first reads the page it found changed, and the others share the next reading.
+    sent.length = 0;
+    const reads = await Promise.all(Array.from({ length: 10 }, () => ids(page(here))));
+    expect(reads).toEqual(Array.from({ length: 10 }, () => ['t2', 't1']));
+    expect(sent.filter((name) => name === 'marker')).toHaveLength(2);
+    // Two or three: whether the first reading was answered before the others looked.
+    expect(sent.filter((name) => name === 'page').length).toBeLessThanOrEqual(3);
+    // A read under way while an event is applied may show it or not; one beginning after it was applied shows it.
+    const during = ids(page(here));
+    await elsewhere.apply(event('t3', 'pending', T0 + 2_000, 'e3'));
+    const after = ids(page(here));
+    expect([['t2', 't1'], ['t3', 't2']]).toContainEqual(await during);
+    expect(await after).toEqual(['t3', 't2']);
+  });
+
   it("keeps a page for one account: another account's change leaves it, and another account never gets it", async (ctx) => {
     const { here, elsewhere } = await start(ctx);
     await here.apply({ ...event('t1', 'pending', T0, 'e1'), account: 'acme' });
