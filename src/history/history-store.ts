@@ -63,8 +63,9 @@ export interface PaymentNote {
 
 export interface HistoryStore {
   /**
-   * Whether the records it hands out are its own objects, handed out again by later reads (in process); when not
-   * (a database parses them afresh at every read), remembering what is derived from one is work for nothing.
+   * Whether the records of its recent pages are objects it keeps and hands out again to later reads (in process; in
+   * PostgreSQL, the pages each instance keeps while their account does not change); when not (records parsed afresh
+   * at every read), remembering what is derived from one is work for nothing.
    */
   readonly keepsRecords?: boolean;
   /**

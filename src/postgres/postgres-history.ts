@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { accountOf } from '../contract/accounts.js';
 import { eventTime } from '../events/event-time.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { applyEvent, applyPayment, type Applied, type HistoryRecord } from '../history/history-record.js';
-import type { HistoryOptions, HistoryStore, RecentPage, RecentQuery } from '../history/history-store.js';
-import { bucketChanges, countInBucketsSql, readStats, sweepBuckets, type Parameter } from './postgres-buckets.js';
+import type { HistoryOptions, HistoryStore } from '../history/history-store.js';
+import { bucketChanges, readStats, sweepBuckets } from './postgres-buckets.js';
+import { recentPages } from './recent-pages.js';
 
 /*
  * The history in PostgreSQL, shared by every instance of a deployment and kept
@@ -59,7 +59,6 @@ const SWEEP_BATCH = 500;
  */
 const RETRY_CODES = new Set(['23505', '40P01', '40001']);
 const ATTEMPTS = 5;
-const MINUTE = 60_000;
 
 /** A change of one transaction's record in an account's history: the rule given the record (undefined: none yet) and the change's seq. */
 interface Step {
@@ -72,17 +71,6 @@ const codeOf = (error: unknown): string | undefined => (error as { code?: unknow
 
 /** A record's key in a batch: its account and transaction id, joined by NUL, which no account name holds. */
 const keyOf = (account: string, transactionId: string) => `${account}\u0000${transactionId}`;
-
-/** The name of a prepared statement of this text: one per text, so a connection never holds two texts under one name. */
-const statementNames = new Map<string, string>();
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `vg_history_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-    statementNames.set(text, name);
-  }
-  return name;
-}
 
 export function createPostgresHistory(pool: Pool, options: PostgresHistoryOptions): PostgresHistory {
   const now = options.now ?? Date.now;
@@ -217,57 +205,14 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   }, options.sweepEveryMs);
   timer.unref();
 
-  /**
-   * A page of the account's records, and their total count when asked for, in one statement: a round trip is most
-   * of a read's cost. The statement is a named (prepared) one: its text depends only on whether statuses and the
-   * count are asked for, so each connection plans it once instead of at every read, which cost more than running it.
-   */
-  async function recent(query: RecentQuery): Promise<RecentPage> {
-    // As in process: a cursor at or past `until` pages from `until` down.
-    const upper = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
-    const values: unknown[] = [];
-    const parameter: Parameter = (value) => `$${values.push(value)}`;
-    const account = parameter(query.account);
-    const statuses = query.statuses.length === 0 ? null : query.statuses;
-    const horizonAt = parameter(horizon());
-    // Every row counted or paged is the account's: the cursor positions a page within its history only. The status
-    // condition is written only when there is one, so that the plan kept for the statement is the right one for it.
-    const matching = `account = ${account}${statuses ? ` AND status = ANY(${parameter(statuses)}::text[])` : ''}`;
-    const page = `SELECT record FROM history_transactions
-        WHERE touched_at >= ${horizonAt} AND last_updated >= ${parameter(query.since)} AND ${matching}
-          AND (last_updated, transaction_id) < (${parameter(upper.lastUpdated)}, ${parameter(upper.transactionId)}::text COLLATE "C")
-        ORDER BY last_updated DESC, transaction_id DESC LIMIT ${parameter(query.first + 1)}`;
-    const count = query.withTotal === false ? 'NULL' : countRecentSql(parameter, account, horizonAt, matching, query.since, query.until, statuses);
-    const text = `SELECT (SELECT json_agg(p.record) FROM (${page}) p) AS records, ${count} AS n`;
-    const { rows } = await pool.query<{ records: HistoryRecord[] | null; n: string | null }>({ name: statementName(text), text, values });
-    const records = rows[0]!.records ?? [];
-    const n = rows[0]!.n;
-    return { records: records.slice(0, query.first), hasNextPage: records.length > query.first, ...(n === null ? {} : { totalCount: Number(n) }) };
-  }
-
-  /**
-   * The account's records last updated in `since`–`until` (of these statuses: `matching` says both),
-   * within retention, without counting rows: the whole minutes of the range from the buckets' per-status counts (which
-   * count each record in the minute, hour and day of its last update), less the records past
-   * retention not swept yet (found by the index on the last change), plus the records of the
-   * range's partial minutes at its ends, counted by the index on the last update.
-   */
-  function countRecentSql(parameter: Parameter, account: string, horizonAt: string, matching: string, since: number, until: number, statuses: readonly string[] | null): string {
-    const [from, to] = [Math.ceil(since / MINUTE) * MINUTE, Math.floor(until / MINUTE) * MINUTE];
-    const rows = (where: string) => `(SELECT count(*) FROM history_transactions WHERE ${where} AND ${matching})`;
-    const between = (a: number, b: number) => `(last_updated >= ${parameter(a)} AND last_updated < ${parameter(b)})`;
-    if (from >= to) return rows(`touched_at >= ${horizonAt} AND ${between(since, until)}`);
-    return `(${countInBucketsSql(parameter, account, from, to, now(), statuses)}
-      - ${rows(`touched_at < ${horizonAt} AND ${between(from, to)}`)}
-      + ${rows(`touched_at >= ${horizonAt} AND (${between(since, from)} OR ${between(to, until)})`)})`;
-  }
-
   return {
     apply: (event) => applyAll([event]),
     applyAll,
     notePayment: async (note, readBack) =>
       (await changeAll([{ account: note.account, transactionId: note.transactionId, rule: (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack) }]))[0]!,
-    recent,
+    // The pages of `recent` are kept, and handed out again while the account's records do not change (recent-pages.ts).
+    keepsRecords: true,
+    recent: recentPages(pool, { now, retentionMs: options.retentionMs }),
     stats: (query) => readStats(pool, query, now()),
     async records(account, ids) {
       if (ids.length === 0) return [];

@@ -101,7 +101,7 @@ async function firstSchemaDatabase(ctx: TestContext) {
 }
 
 /** The migrations after the first schema, in order. */
-const LATER = ['1795723200000_history-accounts', '1795900000000_history-sums-in-keys', '1796000000000_history-currencies'];
+const LATER = ['1795723200000_history-accounts', '1795900000000_history-sums-in-keys', '1796000000000_history-currencies', '1796100000000_history-change-markers'];
 
 describe('PostgreSQL history migrations on a database holding a history', () => {
   it('moves every row of the first schema to the default account, and reads and applies on as the in-process store does', async (ctx) => {

@@ -35,7 +35,7 @@ describe.concurrent('PostgreSQL history', () => {
     const database = await testDatabase();
     ctx.onTestFinished(() => database.drop());
     const logger = createLogger('silent');
-    expect(await migrate(database.url, logger)).toEqual(['1764000000000_history', '1795723200000_history-accounts', '1795900000000_history-sums-in-keys', '1796000000000_history-currencies']);
+    expect(await migrate(database.url, logger)).toEqual(['1764000000000_history', '1795723200000_history-accounts', '1795900000000_history-sums-in-keys', '1796000000000_history-currencies', '1796100000000_history-change-markers']);
     expect(await migrate(database.url, logger)).toEqual([]);
   });
 
