@@ -166,6 +166,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     // forward mode the gateway has no key, and another account's vendings are not that key's to read.
     const withCurrency = createEventCurrency({
       defaultCurrency: config.defaultCurrency,
+      heldTransaction: base.heldTransaction && ((account, transactionId) => base.heldTransaction?.(transactionId, account)),
       vendingCurrency: config.forwardMode
         ? undefined
         : async (account, vendingId) =>

@@ -244,7 +244,7 @@ export type SubscriptionVendingUpdatedArgs = {
 /** A sale made at a vending machine (contract part 2, "Transaction"). */
 export type Transaction = {
   __typename?: 'Transaction';
-  /** The currency of `total` and of the lines' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction). */
+  /** The currency of `total` and of the lines' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction); decided when its event is published, and for a transaction the history holds, the currency the history counted it in. */
   currency: Scalars['String']['output'];
   /** Identifier of the customer, when the service knows one. */
   customerId: Maybe<Scalars['ID']['output']>;
