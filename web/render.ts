@@ -56,10 +56,18 @@ export function machineDetail(detail: Detail): HTMLElement {
     const image = el('img', { src: product.productThumbnail ?? '', alt: '', loading: 'lazy' });
     image.addEventListener('error', () => image.removeAttribute('src'), { once: true });
     products.append(
-      el('li', { class: 'product' }, image, el('span', {}, product.productName ?? product.productId), el('span', {}, `${money(product.productPrice, detail.currencyCode)} × ${product.quantity ?? '?'}`)),
+      el('li', { class: 'product' }, image, el('span', {}, product.productName ?? product.productId), el('span', {}, `${money(product.productPrice, detail.currency)} × ${product.quantity ?? '?'}`)),
     );
   }
-  return el('div', {}, el('p', { class: 'hint' }, [detail.address, detail.building].filter(Boolean).join(' · ')), products);
+  // The currency the gateway counts this machine's sales in (`currency`), not the service's `currencyCode` as sent,
+  // which may be missing, numeric or in lower case: prices and sales then name the same currency.
+  return el(
+    'div',
+    {},
+    el('p', { class: 'hint' }, [detail.address, detail.building].filter(Boolean).join(' · ')),
+    el('p', { class: 'hint', 'data-currency': detail.currency }, `Prices and sales in ${detail.currency}`),
+    products,
+  );
 }
 
 export function feedItem(event: TransactionEvent): HTMLLIElement {

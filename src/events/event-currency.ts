@@ -1,5 +1,5 @@
 import { boundedCache } from '../backends/bounded-cache.js';
-import { currencyCode, currencyInFields, linkedVendingId } from '../contract/index.js';
+import { currencyInFields, linkedVendingId, vendingCurrency } from '../contract/index.js';
 import { accountOf } from '../contract/accounts.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
@@ -19,10 +19,10 @@ export interface EventCurrencyOptions {
   /** DEFAULT_CURRENCY. */
   defaultCurrency: string;
   /**
-   * The `currencyCode` of a vending of the account, read from the service; undefined when it cannot be read (no key
+   * A vending of the account, read from the service; undefined when it cannot be read (no key
    * of the gateway's own, another account's vending, the service away): the event then takes the default.
    */
-  vendingCurrency?: ((account: string, vendingId: string) => Promise<unknown>) | undefined;
+  vendingCurrency?: ((account: string, vendingId: string) => Promise<{ currencyCode?: unknown } | undefined>) | undefined;
   /** The transaction as the backend holds it without a call to the service (Backend.heldTransaction), if it does. */
   heldTransaction?: ((account: string, transactionId: string) => Record<string, unknown> | undefined) | undefined;
 }
@@ -38,8 +38,11 @@ export function createEventCurrency(options: EventCurrencyOptions): (event: Tran
     const key = `${account}:${vendingId}`;
     const held = known.get(key);
     if (held !== undefined) return held;
-    const code = currencyCode(await options.vendingCurrency?.(account, vendingId).catch(() => undefined));
-    if (code) known.set(key, code);
+    const read = await options.vendingCurrency?.(account, vendingId).catch(() => undefined);
+    if (read === undefined) return undefined;
+    // A machine read has a currency by the one rule for machines (the page names the same one), its code or the default.
+    const code = vendingCurrency(read.currencyCode, options.defaultCurrency);
+    known.set(key, code);
     return code;
   }
 

@@ -1,4 +1,4 @@
-import { currencyCode, currencyInFields, linkedVendingId, type Transaction } from '../contract/index.js';
+import { currencyInFields, linkedVendingId, vendingCurrency, type Transaction } from '../contract/index.js';
 import type { GatewayContext } from './context.js';
 
 /*
@@ -26,8 +26,7 @@ export async function currencyOfTransaction(tx: Transaction, ctx: GatewayContext
       .load(vendingId)
       // A vending that cannot be read (unknown, the service away) leaves the default: the amount is still shown.
       .catch(() => undefined);
-    const code = currencyCode(vending?.currencyCode);
-    if (code) return code;
+    if (vending) return vendingCurrency(vending.currencyCode, ctx.defaultCurrency);
   }
   return ctx.defaultCurrency;
 }

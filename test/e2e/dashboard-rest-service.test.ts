@@ -2,15 +2,18 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from '../helpers/browser.js';
+import { postGraphQL } from '../helpers/graphql-client.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 
 /*
  * The dashboard in front of a REST service (the stand-in), in Chromium with
  * every other origin blocked: what the page does with what the service sends
- * that the demo never does, an event for a transaction the service answers 404
+ * that the demo never does: an event for a transaction the service answers 404
  * for (the gateway sends the event with `transaction: null` and a NOT_FOUND
- * error: the page shows the event from its own fields).
+ * error: the page shows the event from its own fields); machines whose
+ * `currencyCode` is missing, a number or in lower case (the machine panel
+ * names the currency their sales are counted in).
  */
 const hasChromium = chromiumFor('dashboard REST service browser test');
 
@@ -35,6 +38,10 @@ async function post(transaction: Record<string, unknown>, at?: Date): Promise<vo
 describe.skipIf(!hasChromium)('dashboard page in front of a REST service', () => {
   beforeAll(async () => {
     upstream = await startStandInUpstream({ keys: [UPSTREAM_KEY] });
+    // What a service may send in place of a three-letter code.
+    delete upstream.vendings[0]!.currencyCode;
+    upstream.vendings[1]!.currencyCode = 978;
+    upstream.vendings[2]!.currencyCode = 'gbp';
     running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: UPSTREAM_KEY, API_KEYS: TEST_KEY });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, locale: 'en-US' });
@@ -69,8 +76,35 @@ describe.skipIf(!hasChromium)('dashboard page in front of a REST service', () =>
     expect(await page.locator('#feed-note').textContent()).toBe('');
   });
 
+  it('names, for each machine, the currency its sales are counted in, however the service writes it', async () => {
+    const cases = [
+      { machine: upstream.vendings[0]!, currency: 'EUR', id: '0badc0de-0000-4000-8000-0000000000e1' },
+      { machine: upstream.vendings[1]!, currency: 'EUR', id: '0badc0de-0000-4000-8000-0000000000e2' },
+      { machine: upstream.vendings[2]!, currency: 'GBP', id: '0badc0de-0000-4000-8000-0000000000e3' },
+    ];
+    for (const { machine, currency, id } of cases) {
+      await page.locator(`.machine[data-vending-id="${machine.vendingId as string}"]`).click();
+      const first = (machine.products as Array<{ productPrice: number }>)[0]!;
+      const price = new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(first.productPrice);
+      await expect.poll(() => page.locator('#detail .product span').nth(1).textContent(), { timeout: 3_000 }).toMatch(new RegExp(`^${price.replace(/[.$]/g, '\\$&')} ×`));
+      expect(await page.locator('#detail [data-currency]').getAttribute('data-currency')).toBe(currency);
+      // A sale at that machine is counted in the same currency.
+      await post({ transactionId: id, status: 'completed', products: LINES, vendingId: machine.vendingId });
+      await expect.poll(() => page.locator(`#recent-rows tr[data-transaction-id="${id}"] td.num`).textContent(), { timeout: 3_000 }).toBe(
+        new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(5),
+      );
+    }
+    // The service's own value is carried through as it sent it.
+    const { body } = await postGraphQL<{ vending: { currencyCode: string | null } }>(running.url, 'query($id: ID!) { vending(id: $id) { currencyCode } }', {
+      variables: { id: upstream.vendings[2]!.vendingId },
+      key: TEST_KEY,
+    });
+    expect(body.data?.vending.currencyCode).toBe('gbp');
+  });
+
   it('breaks no rule of its Content-Security-Policy, and nothing leaves for another origin', async () => {
     expect(await page.evaluate(() => (globalThis as unknown as { violations: string[] }).violations)).toEqual([]);
-    expect(elsewhere).toEqual([]);
+    // The product thumbnails are the https addresses the service sends (allowed, and blocked here): nothing else leaves.
+    expect(elsewhere.filter((url) => !url.startsWith('https://cdn.example.com/p/'))).toEqual([]);
   });
 });

@@ -29,7 +29,7 @@ describe('event currency', () => {
       defaultCurrency: 'EUR',
       vendingCurrency: async (account, vendingId) => {
         reads.push(`${account}/${vendingId}`);
-        return vendingId === 'se' ? 'SEK' : vendingId === 'odd' ? 'kronor' : undefined;
+        return vendingId === 'se' ? { currencyCode: 'SEK' } : vendingId === 'odd' ? { currencyCode: 'kronor' } : undefined;
       },
     });
     expect((await withCurrency(event({ currencyCode: 'gbp', vendingId: 'se' }))).currency).toBe('GBP');
@@ -52,7 +52,7 @@ describe('event currency', () => {
     const held: Record<string, Record<string, unknown>> = { t1: { transactionId: 't1', vendingId: 'se' } };
     const withCurrency = createEventCurrency({
       defaultCurrency: 'EUR',
-      vendingCurrency: async (_account, vendingId) => (vendingId === 'se' ? 'SEK' : vendingId === 'gb' ? 'GBP' : undefined),
+      vendingCurrency: async (_account, vendingId) => (vendingId === 'se' ? { currencyCode: 'SEK' } : vendingId === 'gb' ? { currencyCode: 'gbp' } : undefined),
       heldTransaction: (account, id) => (account === '' ? held[id] : undefined),
     });
     expect((await withCurrency(event({}))).currency).toBe('SEK');

@@ -170,7 +170,7 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       vendingCurrency: config.forwardMode
         ? undefined
         : async (account, vendingId) =>
-            account === DEFAULT_ACCOUNT ? (await served.getVending(vendingId, {}, { authorization: '', identity: SYSTEM_IDENTITY })).currencyCode : undefined,
+            account === DEFAULT_ACCOUNT ? await served.getVending(vendingId, {}, { authorization: '', identity: SYSTEM_IDENTITY }) : undefined,
     });
     app.decorate('withCurrency', withCurrency);
     if (base.upstreamState) {

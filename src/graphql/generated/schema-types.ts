@@ -440,7 +440,9 @@ export type Vending = {
   building: Maybe<Scalars['String']['output']>;
   /** Country of the machine, as the service codes it (e.g. "DE"). */
   countryCode: Maybe<Scalars['String']['output']>;
-  /** Currency of the machine's prices (e.g. "EUR"). */
+  /** Computed by the gateway: the currency the machine's prices and sales are counted in (ISO 4217, upper case): its `currencyCode` when that is three letters, else DEFAULT_CURRENCY (a code missing, numeric or otherwise unreadable). The same rule decides the currency of a transaction that names this machine. */
+  currency: Scalars['String']['output'];
+  /** Currency of the machine's prices (e.g. "EUR"), as the service sends it (its case, or a code that is not three letters, kept): `currency` is the one its sales are counted in. */
   currencyCode: Maybe<Scalars['String']['output']>;
   /** Whether the machine is enabled for sales; independent of `online`. */
   enabled: Maybe<Scalars['Boolean']['output']>;
