@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemoryBackend } from '../../src/backends/memory/memory-backend.js';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from '../helpers/browser.js';
-import { demoBackend, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, pollVendingsEvery, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
  * The Machines panel live, in Chromium with every other origin blocked: a
@@ -30,7 +30,7 @@ const card = (id: string) => page.locator(`.machine[data-vending-id="${id}"]`);
 describe.skipIf(!hasChromium)('dashboard page: machines live', () => {
   beforeAll(async () => {
     backend = demoBackend();
-    running = await startGateway({ SIMULATOR: 'off', VENDING_POLL_MS: '100' }, { backend });
+    running = await startGateway({ SIMULATOR: 'off', VENDING_POLL_MS: '1000' }, { backend }, pollVendingsEvery(100));
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, locale: 'en-US' });
     elsewhere = await keepToOrigin(context, new URL(running.url).origin);
