@@ -209,7 +209,8 @@ const StatusTotalRef = builder.objectRef<StatusTotal>('StatusTotal').implement({
  */
 const CurrencyStatusTotalRef = builder.objectRef<StatusTotal>('CurrencyStatusTotal').implement({
   description: 'Transactions of one status, in one currency.',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.CurrencyStatusTotal>()({
     status: t.exposeString('status', { description: 'Their status now.' }),
     count: t.exposeInt('count', { description: 'How many.' }),
     total: t.exposeFloat('total', { description: 'The sum of their totals, in this currency.' }),
@@ -229,7 +230,8 @@ const ProductSalesRef = builder.objectRef<ProductTotal>('ProductSales').implemen
 
 const CurrencyProductSalesRef = builder.objectRef<ProductTotal>('CurrencyProductSales').implement({
   description: 'What one product sold in the range, in one currency.',
-  fields: (t) => ({
+  fields: (t) =>
+    fieldsOf<Sdl.CurrencyProductSales>()({
     productId: t.exposeID('productId', { description: 'The product.' }),
     productName: t.exposeString('productName', { nullable: true, description: 'Its name as last seen.' }),
     quantity: t.exposeFloat('quantity', { description: 'Units sold in this currency (a line without a quantity counts one).' }),
