@@ -122,9 +122,14 @@ export function startLiveFeed(key: string, handlers: FeedHandlers): () => void {
             stopped = true;
             return handlers.onNotice(`No live events: ${String(result.errors?.[0]?.message)}.`, false);
           }
-          if (result.errors?.length) return handlers.onNotice(describeProblem(code, String(result.errors[0]?.message)), false);
           const event = stream.eventOf(result.data);
-          if (!event) return;
+          // An event with errors is partial data (the service no longer returns its transaction: `transaction` is
+          // null with NOT_FOUND): the event's own fields still say what happened, so it is shown; only a result
+          // without an event is a problem to read.
+          if (!event) {
+            if (result.errors?.length) handlers.onNotice(describeProblem(code, String(result.errors[0]?.message)), false);
+            return;
+          }
           stream.lastEventId = event.eventId;
           stream.deliver(event);
         },

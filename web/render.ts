@@ -26,6 +26,25 @@ function since(iso: string): HTMLElement {
   return el('time', { datetime: at.toISOString(), title: at.toLocaleString() }, text);
 }
 
+/**
+ * "Offline at least since 14:05". `offlineSince` is when the gateway first read
+ * the machine offline: it went offline then or before (within VENDING_POLL_MS
+ * when the gateway saw it online earlier, at any time before when it was
+ * already offline as the gateway started), so the time is a bound, and reads as one.
+ */
+function offlineNote(offlineSince: string | null): HTMLElement {
+  if (!offlineSince) return el('span', { class: 'offline' }, 'Offline');
+  return el(
+    'span',
+    {
+      class: 'offline',
+      title: 'When the gateway first read it offline: it went offline then or before, possibly much earlier if it was already offline when the gateway started.',
+    },
+    'Offline at least since ',
+    since(offlineSince),
+  );
+}
+
 /** An amount in its currency, which it always names (a code Intl does not know is written before the number). */
 export function money(amount: number | null, currency: string | null): string {
   if (amount === null) return '—';
@@ -44,7 +63,7 @@ export function machineCard(machine: Machine, selected: boolean, onSelect: (id: 
     el('span', { class: 'name' }, machine.identifier ?? machine.vendingId),
     el('span', { class: 'where' }, [machine.address, machine.building, machine.countryCode].filter(Boolean).join(' · ')),
     el('span', { class: 'flags' }, flag('online', machine.online), flag('enabled', machine.enabled), el('span', { class: 'flag' }, `${machine.productCount ?? '?'} products`)),
-    machine.online === false ? el('span', { class: 'offline' }, 'Offline', ...(machine.offlineSince ? [' since ', since(machine.offlineSince)] : [])) : null,
+    machine.online === false ? offlineNote(machine.offlineSince) : null,
   );
   button.addEventListener('click', () => onSelect(machine.vendingId));
   return el('li', {}, button);
@@ -56,10 +75,18 @@ export function machineDetail(detail: Detail): HTMLElement {
     const image = el('img', { src: product.productThumbnail ?? '', alt: '', loading: 'lazy' });
     image.addEventListener('error', () => image.removeAttribute('src'), { once: true });
     products.append(
-      el('li', { class: 'product' }, image, el('span', {}, product.productName ?? product.productId), el('span', {}, `${money(product.productPrice, detail.currencyCode)} × ${product.quantity ?? '?'}`)),
+      el('li', { class: 'product' }, image, el('span', {}, product.productName ?? product.productId), el('span', {}, `${money(product.productPrice, detail.currency)} × ${product.quantity ?? '?'}`)),
     );
   }
-  return el('div', {}, el('p', { class: 'hint' }, [detail.address, detail.building].filter(Boolean).join(' · ')), products);
+  // The currency the gateway counts this machine's sales in (`currency`), not the service's `currencyCode` as sent,
+  // which may be missing, numeric or in lower case: prices and sales then name the same currency.
+  return el(
+    'div',
+    {},
+    el('p', { class: 'hint' }, [detail.address, detail.building].filter(Boolean).join(' · ')),
+    el('p', { class: 'hint', 'data-currency': detail.currency }, `Prices and sales in ${detail.currency}`),
+    products,
+  );
 }
 
 export function feedItem(event: TransactionEvent): HTMLLIElement {

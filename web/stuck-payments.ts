@@ -29,10 +29,13 @@ export interface StuckPayments {
   stop(): void;
 }
 
-/** Minutes from the input, within its bounds, else the default. */
-function minutesOf(input: HTMLInputElement): number {
-  const value = Math.round(Number(input.value));
-  return Number.isFinite(value) && value >= 1 && value <= 1_440 ? value : DEFAULT_MINUTES;
+const MIN_MINUTES = 1;
+const MAX_MINUTES = 1_440;
+
+/** Minutes typed, when they are a whole number within the bounds; else undefined (the page says so). */
+function minutesIn(text: string | null): number | undefined {
+  const value = text === null || text.trim() === '' ? Number.NaN : Number(text);
+  return Number.isInteger(value) && value >= MIN_MINUTES && value <= MAX_MINUTES ? value : undefined;
 }
 
 const pendingFor = (since: number, now: number): string => {
@@ -55,19 +58,22 @@ function stuckRow(transaction: RecentTransaction, now: number): HTMLTableRowElem
 
 export function startStuckPayments(key: string): StuckPayments {
   const input = $<HTMLInputElement>('stuck-threshold');
-  const saved = Math.round(Number(localStorage.getItem(THRESHOLD_STORAGE)));
-  input.value = String(saved >= 1 && saved <= 1_440 ? saved : DEFAULT_MINUTES);
+  const note = $('stuck-note');
+  /** The threshold in use: the box shows it, whatever was typed last. */
+  let minutes = minutesIn(localStorage.getItem(THRESHOLD_STORAGE)) ?? DEFAULT_MINUTES;
+  input.value = String(minutes);
+  note.textContent = '';
   let stopped = false;
 
   const list = coalesced(async () => {
-    const minutes = minutesOf(input);
+    const asked = minutes;
     const now = Date.now();
     try {
-      const { recentTransactions: page } = await runQuery(RecentTransactionsDocument, { first: ROWS, status: [STUCK_STATUS], until: new Date(now - minutes * 60_000).toISOString() }, key);
-      if (stopped || minutes !== minutesOf(input)) return;
+      const { recentTransactions: page } = await runQuery(RecentTransactionsDocument, { first: ROWS, status: [STUCK_STATUS], until: new Date(now - asked * 60_000).toISOString() }, key);
+      if (stopped || asked !== minutes) return;
       const rows = page.edges.map((edge) => edge.node).reverse();
       $('stuck-rows').replaceChildren(
-        ...(rows.length > 0 ? rows.map((row) => stuckRow(row, now)) : [el('tr', { class: 'empty' }, el('td', { colspan: '4' }, `No payment pending longer than ${minutes} min.`))]),
+        ...(rows.length > 0 ? rows.map((row) => stuckRow(row, now)) : [el('tr', { class: 'empty' }, el('td', { colspan: '4' }, `No payment pending longer than ${asked} min.`))]),
       );
       $('stuck-count').textContent = `(${page.totalCount})`;
     } catch {
@@ -75,8 +81,20 @@ export function startStuckPayments(key: string): StuckPayments {
     }
   }, REFETCH_DELAY_MS);
 
+  // A value that is not a whole number of minutes within the bounds is refused in words, and the box shows the
+  // threshold still in use: a box showing one value while the list uses another would mislead.
   const onChange = () => {
-    localStorage.setItem(THRESHOLD_STORAGE, String(minutesOf(input)));
+    const typed = input.value;
+    const chosen = minutesIn(typed);
+    if (chosen === undefined) {
+      const what = typed.trim() === '' ? 'That is not a number' : `“${typed}” is refused`;
+      note.textContent = `${what}: the threshold is a whole number of minutes from ${MIN_MINUTES} to ${MAX_MINUTES}. Still listing payments pending longer than ${minutes} min.`;
+      input.value = String(minutes);
+      return;
+    }
+    note.textContent = '';
+    minutes = chosen;
+    localStorage.setItem(THRESHOLD_STORAGE, String(minutes));
     list.now();
   };
   input.addEventListener('change', onChange);

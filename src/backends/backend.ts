@@ -130,6 +130,12 @@ export interface Backend {
    * Returns a function that stops the calls.
    */
   watchTransactionChanges?(listener: (transaction: Transaction) => void): () => void;
+  /**
+   * The transaction as this backend holds it, when it can say so without a
+   * call to the service (the memory backend is the service); undefined when it
+   * holds none for `account`. Backends that would have to ask leave it out.
+   */
+  heldTransaction?(id: string, account: string): Transaction | undefined;
   /** Releases connections and timers, ending calls still under way (shutdown waited for them first). */
   close(): Promise<void>;
 }

@@ -59,20 +59,22 @@ interface Doc {
   doc: string;
 }
 
-type IntegerOptions = Doc & { min: number; max: number };
+/** `offAt0`: 0 is also accepted, meaning off, below a `min` that keeps a setting from running too often. */
+type IntegerOptions = Doc & { min: number; max: number; offAt0?: boolean };
 
 /** A whole number within bounds; without a default the variable is optional. */
 export function integer(options: IntegerOptions & { default: number }): Setting<number>;
 export function integer(options: IntegerOptions): Setting<number | undefined>;
 export function integer(options: IntegerOptions & { default?: number }): Setting<number | undefined> {
   const { min, max } = options;
+  const off = options.offAt0 === true;
   return {
     doc: options.doc,
-    accepts: `a whole number from ${min} to ${max}`,
+    accepts: `${off ? '0 (off) or ' : ''}a whole number from ${min} to ${max}`,
     fallback: options.default,
     secret: false,
     emptyIsValue: false,
-    read: (raw) => (/^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max ? Number(raw) : REJECTED),
+    read: (raw) => (/^\d+$/.test(raw) && ((off && Number(raw) === 0) || (Number(raw) >= min && Number(raw) <= max)) ? Number(raw) : REJECTED),
     show: String,
   };
 }
@@ -106,6 +108,8 @@ type TextOptions = Doc & {
   emptyIsValue?: boolean;
   /** What is wrong with a value (undefined: nothing), in words that quote none of it; `accepts` says what is. */
   problem?: (value: string) => string | undefined;
+  /** A value must match it; one that does not is refused with `accepts` alone (which then says the rule, once). */
+  pattern?: RegExp;
   accepts?: string;
 };
 
@@ -120,6 +124,7 @@ export function text(options: TextOptions & { default?: string }): Setting<strin
     secret: options.secret ?? false,
     emptyIsValue: options.emptyIsValue ?? false,
     read(raw) {
+      if (options.pattern && !options.pattern.test(raw)) return REJECTED;
       const problem = options.problem?.(raw);
       return problem === undefined ? raw : new Rejected(problem);
     },

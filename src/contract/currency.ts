@@ -18,6 +18,16 @@ export function currencyCode(value: unknown): string | undefined {
   return typeof value === 'string' && CODE.test(value.trim()) ? value.trim().toUpperCase() : undefined;
 }
 
+/**
+ * The currency a machine's prices and sales are counted in: its
+ * `currencyCode` when that is three letters (kept upper case), else
+ * DEFAULT_CURRENCY (a code missing, a number such as 978, or anything else).
+ * The one rule for a machine, wherever its currency is decided.
+ */
+export function vendingCurrency(currencyCodeSent: unknown, defaultCurrency: string): string {
+  return currencyCode(currencyCodeSent) ?? defaultCurrency;
+}
+
 /** The currency a transaction's own fields name, if any. */
 export function currencyInFields(transaction: Record<string, unknown> | undefined): string | undefined {
   if (!transaction) return undefined;

@@ -1,12 +1,16 @@
 import { boundedCache } from '../backends/bounded-cache.js';
-import { currencyCode, currencyInFields, linkedVendingId } from '../contract/index.js';
+import { currencyInFields, linkedVendingId, vendingCurrency } from '../contract/index.js';
 import { accountOf } from '../contract/accounts.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*
  * The currency of an event's amounts, decided once, where the event is
  * published (contract/currency.ts says the order): the transaction's own
- * field, else the `currencyCode` of the vending it names, else the default.
+ * field, else the `currencyCode` of the vending it names; when the event names
+ * neither, the same of the transaction as the backend holds it, where that
+ * costs no call to the service (the memory backend); else the default. A
+ * REST service's webhook without a currency or a vendingId takes the default:
+ * reading the transaction back for every such webhook would double the calls.
  * Everything after the log (history, subscribers, every instance) reads the
  * decision the event carries, so it is never made twice or differently.
  */
@@ -15,10 +19,12 @@ export interface EventCurrencyOptions {
   /** DEFAULT_CURRENCY. */
   defaultCurrency: string;
   /**
-   * The `currencyCode` of a vending of the account, read from the service; undefined when it cannot be read (no key
+   * A vending of the account, read from the service; undefined when it cannot be read (no key
    * of the gateway's own, another account's vending, the service away): the event then takes the default.
    */
-  vendingCurrency?: ((account: string, vendingId: string) => Promise<unknown>) | undefined;
+  vendingCurrency?: ((account: string, vendingId: string) => Promise<{ currencyCode?: unknown } | undefined>) | undefined;
+  /** The transaction as the backend holds it without a call to the service (Backend.heldTransaction), if it does. */
+  heldTransaction?: ((account: string, transactionId: string) => Record<string, unknown> | undefined) | undefined;
 }
 
 /** A vending's currency is set when the machine is: read once an hour at most per vending. */
@@ -32,16 +38,31 @@ export function createEventCurrency(options: EventCurrencyOptions): (event: Tran
     const key = `${account}:${vendingId}`;
     const held = known.get(key);
     if (held !== undefined) return held;
-    const code = currencyCode(await options.vendingCurrency?.(account, vendingId).catch(() => undefined));
-    if (code) known.set(key, code);
+    const read = await options.vendingCurrency?.(account, vendingId).catch(() => undefined);
+    if (read === undefined) return undefined;
+    // A machine read has a currency by the one rule for machines (the page names the same one), its code or the default.
+    const code = vendingCurrency(read.currencyCode, options.defaultCurrency);
+    known.set(key, code);
     return code;
+  }
+
+  /** The currency a transaction's fields name, or that of the vending they name. */
+  async function named(account: string, transaction: Record<string, unknown> | undefined): Promise<string | undefined> {
+    const own = currencyInFields(transaction);
+    if (own) return own;
+    const vendingId = linkedVendingId(transaction);
+    return vendingId === undefined ? undefined : ofVending(account, vendingId);
   }
 
   return async (event) => {
     if (event.currency !== undefined) return event;
-    const own = currencyInFields(event.transaction);
-    const vendingId = own ? undefined : linkedVendingId(event.transaction);
-    const currency = own ?? (vendingId && (await ofVending(accountOf(event), vendingId))) ?? options.defaultCurrency;
+    const account = accountOf(event);
+    const sent = event.transaction as Record<string, unknown> | undefined;
+    const fromEvent = currencyInFields(sent) !== undefined || linkedVendingId(sent) !== undefined;
+    const currency =
+      (await named(account, sent)) ??
+      (fromEvent ? undefined : await named(account, options.heldTransaction?.(account, event.transactionId))) ??
+      options.defaultCurrency;
     return { ...event, currency };
   };
 }

@@ -1,15 +1,22 @@
-import { currencyCode, currencyInFields, linkedVendingId, type Transaction } from '../contract/index.js';
+import { currencyInFields, linkedVendingId, vendingCurrency, type Transaction } from '../contract/index.js';
 import type { GatewayContext } from './context.js';
 
 /*
- * A transaction's currency as GraphQL shows it, by the rule every part of the
- * gateway follows (contract/currency.ts): its own field, else its vending's
- * `currencyCode` (read through the operation's loader, so a page of
- * transactions of one machine reads it once), else DEFAULT_CURRENCY. One the
- * history decided when the event came (`decided`) stands.
+ * A transaction's currency as GraphQL shows it. The history's decision wins:
+ * the one it made when the event came (`decided`, for a transaction read from
+ * the history, else the record the history keeps of it), so that
+ * `Transaction.currency` never disagrees with what the history counted for
+ * that transaction, even where the service's own copy names a vending the
+ * webhook did not. A transaction the history never saw follows the rule every
+ * part of the gateway follows (contract/currency.ts): its own field, else its
+ * vending's `currencyCode` (read through the operation's loader, so a page of
+ * transactions of one machine reads it once), else DEFAULT_CURRENCY.
  */
 export async function currencyOfTransaction(tx: Transaction, ctx: GatewayContext, decided?: string): Promise<string> {
   if (decided) return decided;
+  // A history that cannot be read now leaves the rule: the amount is still shown.
+  const recorded = ctx.history ? (await ctx.history.record(tx.transactionId).catch(() => undefined))?.currency : undefined;
+  if (recorded) return recorded;
   const own = currencyInFields(tx);
   if (own) return own;
   const vendingId = linkedVendingId(tx);
@@ -19,8 +26,7 @@ export async function currencyOfTransaction(tx: Transaction, ctx: GatewayContext
       .load(vendingId)
       // A vending that cannot be read (unknown, the service away) leaves the default: the amount is still shown.
       .catch(() => undefined);
-    const code = currencyCode(vending?.currencyCode);
-    if (code) return code;
+    if (vending) return vendingCurrency(vending.currencyCode, ctx.defaultCurrency);
   }
   return ctx.defaultCurrency;
 }

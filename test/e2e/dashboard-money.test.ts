@@ -127,6 +127,34 @@ describe.skipIf(!hasChromium)('dashboard page: money by currency, stuck payments
     await expect.poll(listed, { timeout: 3_000 }).toEqual([]);
   });
 
+  it('refuses a threshold that is not a whole number of minutes from 1 to 1440, saying so and showing the one in use', async () => {
+    const box = page.locator('#stuck-threshold');
+    const note = page.locator('#stuck-note');
+    // Typed as an operator types (a number box holds '' for letters typed into it), then left.
+    const set = async (value: string) => {
+      await box.fill('');
+      await box.focus();
+      await page.keyboard.type(value);
+      await box.blur();
+    };
+    await set('7');
+    await expect.poll(() => note.textContent(), { timeout: 3_000 }).toBe('');
+    expect(await box.inputValue()).toBe('7');
+    for (const typed of ['0.5', '0.1', '2000', '0', '-5', '', 'abc']) {
+      await set(typed);
+      // The box shows the value in use again, and the page says what was refused and why.
+      await expect.poll(() => box.inputValue(), { timeout: 3_000 }).toBe('7');
+      const said = await note.textContent();
+      expect(said, typed).toMatch(/whole number of minutes from 1 to 1440/);
+      expect(said, typed).toMatch(/pending longer than 7 min/);
+      expect(await page.locator('#stuck-rows').textContent()).not.toMatch(/longer than 10 min/);
+    }
+    // A value that is kept clears the note.
+    await set('12');
+    await expect.poll(() => note.textContent(), { timeout: 3_000 }).toBe('');
+    expect(await box.inputValue()).toBe('12');
+  });
+
   it('breaks no rule of its Content-Security-Policy, and nothing leaves for another origin', async () => {
     expect(await page.evaluate(() => (globalThis as unknown as { violations: string[] }).violations)).toEqual([]);
     expect(elsewhere).toEqual([]);

@@ -40,6 +40,20 @@ describe('README examples', () => {
     }
   });
 
+  it('list demo transactions by currency, sending no one to the source for them', async () => {
+    expect(readme).not.toContain('demo-data.ts');
+    const rows = [...readme.matchAll(/^\| ([A-Z]{3}) \| `([0-9a-f-]{36})` \|$/gm)].map((m) => [m[1]!, m[2]!] as const);
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+    for (const [currency, id] of rows) {
+      const response = await fetch(`${running.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: DEVELOPMENT_API_KEY },
+        body: JSON.stringify({ query: 'query($id: ID!) { transaction(id: $id) { currency } }', variables: { id } }),
+      });
+      expect(((await response.json()) as { data?: { transaction: { currency: string } | null } }).data?.transaction?.currency, id).toBe(currency);
+    }
+  });
+
   it('GraphQL curl body returns the demo fleet', async () => {
     const body = /-d '(\{"query".*\})'/.exec(readme)?.[1];
     expect(body).toBeDefined();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_KEY, startForwardGateway, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { TEST_KEY, pollVendingsEvery, startForwardGateway, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
@@ -17,7 +17,9 @@ import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 const UPSTREAM_KEY = 'gateway-own-key';
 const QUERY = 'subscription($vendingId: ID, $after: ID) { vendingUpdated(vendingId: $vendingId, after: $after) { eventId vendingId changed status online enabled offlineSince vending { identifier } } }';
+/** How often the machines are read here: faster than VENDING_POLL_MS allows, through `pollVendingsEvery`. */
 const POLL = '100';
+const fastPoll = pollVendingsEvery(Number(POLL));
 
 let upstream: StandInUpstream;
 const started: RunningGateway[] = [];
@@ -37,9 +39,9 @@ const serviceGateway = async (env: Record<string, string> = {}) => {
     UPSTREAM_URL: upstream.url,
     UPSTREAM_API_KEY: UPSTREAM_KEY,
     API_KEYS: `${TEST_KEY},other-account-key:read+subscribe@elsewhere`,
-    VENDING_POLL_MS: POLL,
+    VENDING_POLL_MS: '1000',
     ...env,
-  });
+  }, {}, fastPoll);
   started.push(gateway);
   return gateway;
 };
@@ -117,7 +119,7 @@ describe('vendingUpdated over the REST backend', () => {
 
   it('reads nothing in forward mode, which has no key of its own', async () => {
     const gets = upstream.callsTo('GET', '/vendings').length;
-    const gateway = await startForwardGateway(upstream.url, { VENDING_POLL_MS: POLL });
+    const gateway = await startForwardGateway(upstream.url, { VENDING_POLL_MS: '1000' }, {}, fastPoll);
     started.push(gateway);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(upstream.callsTo('GET', '/vendings').length).toBe(gets);
@@ -135,7 +137,7 @@ describe('vendingUpdated on instances sharing a Redis', () => {
     const prefix = `vendings-${randomUUID()}:`;
     // Each instance with its own key for the service, so that the reads say which instance made them.
     const instance = async (key: string) => {
-      const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: key, API_KEYS: TEST_KEY, VENDING_POLL_MS: POLL, REDIS_URL: redis.url, REDIS_PREFIX: prefix });
+      const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: key, API_KEYS: TEST_KEY, VENDING_POLL_MS: '1000', REDIS_URL: redis.url, REDIS_PREFIX: prefix }, {}, fastPoll);
       started.push(gateway);
       return gateway;
     };

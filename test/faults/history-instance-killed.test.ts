@@ -121,6 +121,10 @@ describe('an instance killed between admitting events and applying them to the h
       ]),
     );
     const stats = await runOperation(other.url, TransactionStatsDocument, {});
-    expect(stats.data?.transactionStats.byStatus).toEqual([{ status: 'completed', count: 2, total: 4 }, { status: 'failed', count: 1, total: 2 }]);
+    expect(stats.data?.transactionStats.byStatus).toEqual([{ status: 'completed', count: 2 }, { status: 'failed', count: 1 }]);
+    // Totals per currency: these webhooks name none, so all are in DEFAULT_CURRENCY.
+    expect(stats.data?.transactionStats.byCurrency.map((entry) => [entry.currency, entry.byStatus])).toEqual([
+      ['EUR', [{ status: 'completed', count: 2, total: 4 }, { status: 'failed', count: 1, total: 2 }]],
+    ]);
   }, 60_000);
 });

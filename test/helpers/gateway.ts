@@ -35,6 +35,16 @@ export const tuneUpstream =
  */
 export const forwardModeEnv = (upstreamUrl: string): Record<string, string> => ({ BACKEND: 'rest', UPSTREAM_URL: upstreamUrl });
 
+/**
+ * `tune` that reads the machines every `ms` for `vendingUpdated`, below the
+ * second VENDING_POLL_MS allows (each read is the whole fleet): a test waits
+ * for several reads, and a real service is not read. Set VENDING_POLL_MS too
+ * (any accepted value) so that the environment says polling is on.
+ */
+export const pollVendingsEvery =
+  (ms: number) =>
+  (config: Config): Config => ({ ...config, vendingPollMs: ms });
+
 /** A gateway in forward mode in front of `upstreamUrl`; `env` is layered over it. */
 export const startForwardGateway = (upstreamUrl: string, env: Record<string, string> = {}, deps: GatewayDeps = {}, tune?: (config: Config) => Config): Promise<RunningGateway> =>
   startGateway({ ...forwardModeEnv(upstreamUrl), ...env }, deps, tune);

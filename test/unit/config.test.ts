@@ -99,4 +99,15 @@ describe.concurrent('loadConfig', () => {
     expect(service.upstream?.apiKey).toBe('k');
     expect(service.apiKeys.map((entry) => entry.key)).toEqual(['c']);
   });
+
+  it('refuses a VENDING_POLL_MS that would read the whole fleet many times a second, keeping 0 for off', () => {
+    for (const fast of ['1', '999']) expect(() => loadConfig({ VENDING_POLL_MS: fast }), fast).toThrow(/^VENDING_POLL_MS must be 0 \(off\) or a whole number from 1000 to 3600000, got "\d+"$/);
+    expect(loadConfig({ VENDING_POLL_MS: '0' }).vendingPollMs).toBe(0);
+    expect(loadConfig({ VENDING_POLL_MS: '1000' }).vendingPollMs).toBe(1_000);
+  });
+
+  it('says the rule of DEFAULT_CURRENCY once, in one line', () => {
+    expect(() => loadConfig({ DEFAULT_CURRENCY: 'EURO' })).toThrow(/^DEFAULT_CURRENCY must be an ISO 4217 currency code \(three letters\), got "EURO"$/);
+    expect(loadConfig({ DEFAULT_CURRENCY: 'gbp' }).defaultCurrency).toBe('GBP');
+  });
 });

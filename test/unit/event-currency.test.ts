@@ -29,7 +29,7 @@ describe('event currency', () => {
       defaultCurrency: 'EUR',
       vendingCurrency: async (account, vendingId) => {
         reads.push(`${account}/${vendingId}`);
-        return vendingId === 'se' ? 'SEK' : vendingId === 'odd' ? 'kronor' : undefined;
+        return vendingId === 'se' ? { currencyCode: 'SEK' } : vendingId === 'odd' ? { currencyCode: 'kronor' } : undefined;
       },
     });
     expect((await withCurrency(event({ currencyCode: 'gbp', vendingId: 'se' }))).currency).toBe('GBP');
@@ -46,5 +46,22 @@ describe('event currency', () => {
   it('falls back to the default when the vending cannot be read', async () => {
     const withCurrency = createEventCurrency({ defaultCurrency: 'USD', vendingCurrency: async () => Promise.reject(new Error('service away')) });
     expect((await withCurrency(event({ vendingId: 'x' }))).currency).toBe('USD');
+  });
+
+  it('asks the transaction the backend holds only when the event names neither a currency nor a vending', async () => {
+    const held: Record<string, Record<string, unknown>> = { t1: { transactionId: 't1', vendingId: 'se' } };
+    const withCurrency = createEventCurrency({
+      defaultCurrency: 'EUR',
+      vendingCurrency: async (_account, vendingId) => (vendingId === 'se' ? { currencyCode: 'SEK' } : vendingId === 'gb' ? { currencyCode: 'gbp' } : undefined),
+      heldTransaction: (account, id) => (account === '' ? held[id] : undefined),
+    });
+    expect((await withCurrency(event({}))).currency).toBe('SEK');
+    held.t1 = { transactionId: 't1', currencyCode: 'usd', vendingId: 'se' };
+    expect((await withCurrency(event({}))).currency).toBe('USD');
+    // The event's own word comes first, even when it names a vending whose currency cannot be read.
+    expect((await withCurrency(event({ vendingId: 'gb' }))).currency).toBe('GBP');
+    expect((await withCurrency(event({ vendingId: 'unknown' }))).currency).toBe('EUR');
+    // Another account's transactions are not the backend's to tell.
+    expect((await withCurrency(event({}, 'elsewhere'))).currency).toBe('EUR');
   });
 });

@@ -166,10 +166,11 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     // forward mode the gateway has no key, and another account's vendings are not that key's to read.
     const withCurrency = createEventCurrency({
       defaultCurrency: config.defaultCurrency,
+      heldTransaction: base.heldTransaction && ((account, transactionId) => base.heldTransaction?.(transactionId, account)),
       vendingCurrency: config.forwardMode
         ? undefined
         : async (account, vendingId) =>
-            account === DEFAULT_ACCOUNT ? (await served.getVending(vendingId, {}, { authorization: '', identity: SYSTEM_IDENTITY })).currencyCode : undefined,
+            account === DEFAULT_ACCOUNT ? await served.getVending(vendingId, {}, { authorization: '', identity: SYSTEM_IDENTITY }) : undefined,
     });
     app.decorate('withCurrency', withCurrency);
     if (base.upstreamState) {

@@ -101,6 +101,10 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
       const current = transactions.get(update.transactionId);
       transactions.set(update.transactionId, { ...current, ...structuredClone(update) });
     },
+    heldTransaction(id, account) {
+      const found = account === DEFAULT_ACCOUNT ? transactions.get(id) : undefined;
+      return found && structuredClone(found);
+    },
     watchTransactionChanges(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);

@@ -16,19 +16,32 @@ export type Scalars = {
   JSONObject: { input: Record<string, unknown>; output: Record<string, unknown>; }
 };
 
+/** What one product sold in the range, in one currency. */
+export type CurrencyProductSales = {
+  __typename?: 'CurrencyProductSales';
+  /** productPrice × quantity, summed, in this currency. */
+  amount: Scalars['Float']['output'];
+  /** The product. */
+  productId: Scalars['ID']['output'];
+  /** Its name as last seen. */
+  productName: Maybe<Scalars['String']['output']>;
+  /** Units sold in this currency (a line without a quantity counts one). */
+  quantity: Scalars['Float']['output'];
+};
+
 /** The transactions of one currency over the range, with the products sold in it. */
 export type CurrencyStats = {
   __typename?: 'CurrencyStats';
   /** By their status now, most first; totals in this currency. */
-  byStatus: Array<StatusTotal>;
+  byStatus: Array<CurrencyStatusTotal>;
   /** How many transactions in the whole range. */
   count: Scalars['Int']['output'];
   /** ISO 4217 code: the transaction's own, else its vending's `currencyCode`, else DEFAULT_CURRENCY. */
   currency: Scalars['String']['output'];
   /** The products sold most in this currency, by amount. */
-  topProductsByAmount: Array<ProductSales>;
+  topProductsByAmount: Array<CurrencyProductSales>;
   /** The products sold most in this currency, by units; amounts in this currency. */
-  topProductsByQuantity: Array<ProductSales>;
+  topProductsByQuantity: Array<CurrencyProductSales>;
   /** The sum of the totals of those that count as sold, in this currency. */
   totalSold: Scalars['Float']['output'];
 };
@@ -45,11 +58,22 @@ export type CurrencyStatsTopProductsByQuantityArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** Transactions of one status, in one currency. */
+export type CurrencyStatusTotal = {
+  __typename?: 'CurrencyStatusTotal';
+  /** How many. */
+  count: Scalars['Int']['output'];
+  /** Their status now. */
+  status: Scalars['String']['output'];
+  /** The sum of their totals, in this currency. */
+  total: Scalars['Float']['output'];
+};
+
 /** The transactions of one currency in an interval. */
 export type CurrencyTotal = {
   __typename?: 'CurrencyTotal';
   /** By their status now, most first; totals in this currency. */
-  byStatus: Array<StatusTotal>;
+  byStatus: Array<CurrencyStatusTotal>;
   /** How many transactions. */
   count: Scalars['Int']['output'];
   /** ISO 4217 code: the transaction's own, else its vending's `currencyCode`, else DEFAULT_CURRENCY. */
@@ -118,7 +142,10 @@ export type ProductLine = {
 /** What one product sold in the range. */
 export type ProductSales = {
   __typename?: 'ProductSales';
-  /** productPrice × quantity, summed. */
+  /**
+   * productPrice × quantity, summed across currencies.
+   * @deprecated Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.
+   */
   amount: Scalars['Float']['output'];
   /** The product. */
   productId: Scalars['ID']['output'];
@@ -214,7 +241,10 @@ export type StatusTotal = {
   count: Scalars['Int']['output'];
   /** Their status now. */
   status: Scalars['String']['output'];
-  /** The sum of their totals. */
+  /**
+   * The sum of their totals, added across currencies.
+   * @deprecated Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.
+   */
   total: Scalars['Float']['output'];
 };
 
@@ -244,7 +274,7 @@ export type SubscriptionVendingUpdatedArgs = {
 /** A sale made at a vending machine (contract part 2, "Transaction"). */
 export type Transaction = {
   __typename?: 'Transaction';
-  /** The currency of `total` and of the lines' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction). */
+  /** The currency of `total` and of the lines' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction); decided when its event is published, and for a transaction the history holds, the currency the history counted it in. */
   currency: Scalars['String']['output'];
   /** Identifier of the customer, when the service knows one. */
   customerId: Maybe<Scalars['ID']['output']>;
@@ -311,11 +341,14 @@ export type TransactionStats = {
   intervals: Array<TransactionStatsInterval>;
   /** Start of the range, aligned down to the interval. */
   since: Scalars['DateTime']['output'];
-  /** The products sold most, by amount (sold transactions of the range). */
+  /** The products sold most, by amount added across currencies (sold transactions of the range): `byCurrency` ranks them in each currency. */
   topProductsByAmount: Array<ProductSales>;
   /** The products sold most, by units (sold transactions of the range); a product sold in several currencies has its amounts added across them: `byCurrency` keeps them apart. */
   topProductsByQuantity: Array<ProductSales>;
-  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies as it always was: a fleet selling in several currencies reads `byCurrency` instead. */
+  /**
+   * The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies.
+   * @deprecated Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.
+   */
   totalSold: Scalars['Float']['output'];
   /** End of the range (excluded), aligned up to the interval. */
   until: Scalars['DateTime']['output'];
@@ -346,7 +379,10 @@ export type TransactionStatsInterval = {
   end: Scalars['DateTime']['output'];
   /** Start of the interval (included). */
   start: Scalars['DateTime']['output'];
-  /** The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies as it always was: a fleet selling in several currencies reads `byCurrency` instead. */
+  /**
+   * The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies.
+   * @deprecated Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.
+   */
   totalSold: Scalars['Float']['output'];
 };
 
@@ -404,7 +440,9 @@ export type Vending = {
   building: Maybe<Scalars['String']['output']>;
   /** Country of the machine, as the service codes it (e.g. "DE"). */
   countryCode: Maybe<Scalars['String']['output']>;
-  /** Currency of the machine's prices (e.g. "EUR"). */
+  /** Computed by the gateway: the currency the machine's prices and sales are counted in (ISO 4217, upper case): its `currencyCode` when that is three letters, else DEFAULT_CURRENCY (a code missing, numeric or otherwise unreadable). The same rule decides the currency of a transaction that names this machine. */
+  currency: Scalars['String']['output'];
+  /** Currency of the machine's prices (e.g. "EUR"), as the service sends it (its case, or a code that is not three letters, kept): `currency` is the one its sales are counted in. */
   currencyCode: Maybe<Scalars['String']['output']>;
   /** Whether the machine is enabled for sales; independent of `online`. */
   enabled: Maybe<Scalars['Boolean']['output']>;

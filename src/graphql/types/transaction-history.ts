@@ -189,13 +189,31 @@ const StatsIntervalRef = builder.enumType('StatsInterval', {
   } as const),
 });
 
+/** Why the figures that add amounts of different currencies together are kept, and what to read instead. */
+const ACROSS_CURRENCIES = 'Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.';
+
 const StatusTotalRef = builder.objectRef<StatusTotal>('StatusTotal').implement({
   description: 'Transactions of one status.',
   fields: (t) =>
     fieldsOf<Sdl.StatusTotal>()({
     status: t.exposeString('status', { description: 'Their status now.' }),
     count: t.exposeInt('count', { description: 'How many.' }),
-    total: t.exposeFloat('total', { description: 'The sum of their totals.' }),
+    total: t.exposeFloat('total', { description: 'The sum of their totals, added across currencies.', deprecationReason: ACROSS_CURRENCIES }),
+  }),
+});
+
+/*
+ * The figures of one currency have types of their own, so that the figures
+ * that add currencies together (above) can be deprecated without deprecating
+ * the same figure within one currency.
+ */
+const CurrencyStatusTotalRef = builder.objectRef<StatusTotal>('CurrencyStatusTotal').implement({
+  description: 'Transactions of one status, in one currency.',
+  fields: (t) =>
+    fieldsOf<Sdl.CurrencyStatusTotal>()({
+    status: t.exposeString('status', { description: 'Their status now.' }),
+    count: t.exposeInt('count', { description: 'How many.' }),
+    total: t.exposeFloat('total', { description: 'The sum of their totals, in this currency.' }),
   }),
 });
 
@@ -206,14 +224,25 @@ const ProductSalesRef = builder.objectRef<ProductTotal>('ProductSales').implemen
     productId: t.exposeID('productId', { description: 'The product.' }),
     productName: t.exposeString('productName', { nullable: true, description: 'Its name as last seen.' }),
     quantity: t.exposeFloat('quantity', { description: 'Units sold (a line without a quantity counts one).' }),
-    amount: t.exposeFloat('amount', { description: 'productPrice × quantity, summed.' }),
+    amount: t.exposeFloat('amount', { description: 'productPrice × quantity, summed across currencies.', deprecationReason: ACROSS_CURRENCIES }),
+  }),
+});
+
+const CurrencyProductSalesRef = builder.objectRef<ProductTotal>('CurrencyProductSales').implement({
+  description: 'What one product sold in the range, in one currency.',
+  fields: (t) =>
+    fieldsOf<Sdl.CurrencyProductSales>()({
+    productId: t.exposeID('productId', { description: 'The product.' }),
+    productName: t.exposeString('productName', { nullable: true, description: 'Its name as last seen.' }),
+    quantity: t.exposeFloat('quantity', { description: 'Units sold in this currency (a line without a quantity counts one).' }),
+    amount: t.exposeFloat('amount', { description: 'productPrice × quantity, summed, in this currency.' }),
   }),
 });
 
 const byStatusField = { description: 'Transactions by their status now, most first.' };
 const totalSoldField = {
-  description:
-    'The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies as it always was: a fleet selling in several currencies reads `byCurrency` instead.',
+  description: 'The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies.',
+  deprecationReason: ACROSS_CURRENCIES,
 };
 const byCurrencyDescription = 'The same figures per currency (ISO 4217 code, in code order): amounts of different currencies are never added.';
 
@@ -224,7 +253,7 @@ const CurrencyTotalRef = builder.objectRef<CurrencyTotal>('CurrencyTotal').imple
     currency: t.exposeString('currency', { description: 'ISO 4217 code: the transaction\'s own, else its vending\'s `currencyCode`, else DEFAULT_CURRENCY.' }),
     count: t.exposeInt('count', { description: 'How many transactions.' }),
     totalSold: t.exposeFloat('totalSold', { description: 'The sum of the totals of those that count as sold, in this currency.' }),
-    byStatus: t.field({ type: [StatusTotalRef], description: 'By their status now, most first; totals in this currency.', resolve: (c) => c.byStatus }),
+    byStatus: t.field({ type: [CurrencyStatusTotalRef], description: 'By their status now, most first; totals in this currency.', resolve: (c) => c.byStatus }),
   }),
 });
 
@@ -258,15 +287,15 @@ const CurrencyStatsRef = builder.objectRef<CurrencyStats>('CurrencyStats').imple
     currency: t.exposeString('currency', { description: 'ISO 4217 code: the transaction\'s own, else its vending\'s `currencyCode`, else DEFAULT_CURRENCY.' }),
     count: t.exposeInt('count', { description: 'How many transactions in the whole range.' }),
     totalSold: t.exposeFloat('totalSold', { description: 'The sum of the totals of those that count as sold, in this currency.' }),
-    byStatus: t.field({ type: [StatusTotalRef], description: 'By their status now, most first; totals in this currency.', resolve: (c) => c.byStatus }),
+    byStatus: t.field({ type: [CurrencyStatusTotalRef], description: 'By their status now, most first; totals in this currency.', resolve: (c) => c.byStatus }),
     topProductsByQuantity: t.field({
-      type: [ProductSalesRef],
+      type: [CurrencyProductSalesRef],
       description: 'The products sold most in this currency, by units; amounts in this currency.',
       args: topArgs(t) as never,
       resolve: (c, args: { first?: number | null }) => top(c, args.first, 'quantity'),
     }),
     topProductsByAmount: t.field({
-      type: [ProductSalesRef],
+      type: [CurrencyProductSalesRef],
       description: 'The products sold most in this currency, by amount.',
       args: topArgs(t) as never,
       resolve: (c, args: { first?: number | null }) => top(c, args.first, 'amount'),
@@ -295,7 +324,7 @@ const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStat
     }),
     topProductsByAmount: t.field({
       type: [ProductSalesRef],
-      description: 'The products sold most, by amount (sold transactions of the range).',
+      description: 'The products sold most, by amount added across currencies (sold transactions of the range): `byCurrency` ranks them in each currency.',
       args: topArgs(t) as never,
       resolve: (s, args: { first?: number | null }) => top(s, args.first, 'amount'),
     }),

@@ -42,7 +42,7 @@ TransactionRef.implement({
     }),
     currency: t.string({
       description:
-        'The currency of `total` and of the lines\' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction).',
+        'The currency of `total` and of the lines\' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction); decided when its event is published, and for a transaction the history holds, the currency the history counted it in.',
       resolve: (tx, _args, ctx) => currencyOfTransaction(tx, ctx, decidedCurrency(tx)),
     }),
     extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),

@@ -1,3 +1,4 @@
+import { vendingCurrency } from '../../contract/currency.js';
 import { ContractViolation, driftOf, parseProductLine, vendingSchema, wasRead, type ProductLine, type Vending } from '../../contract/index.js';
 import type { GatewayContext } from '../context.js';
 import { ErrorCode, GatewayError } from '../../errors.js';
@@ -57,7 +58,16 @@ VendingRef.implement({
     address: t.string({ nullable: true, description: 'Street address of the machine.', resolve: ({ vending }) => servedOrNull(vending, 'address') }),
     building: t.string({ nullable: true, description: 'Building or spot where the machine stands.', resolve: ({ vending }) => servedOrNull(vending, 'building') }),
     countryCode: t.string({ nullable: true, description: 'Country of the machine, as the service codes it (e.g. "DE").', resolve: ({ vending }) => servedOrNull(vending, 'countryCode') }),
-    currencyCode: t.string({ nullable: true, description: 'Currency of the machine\'s prices (e.g. "EUR").', resolve: ({ vending }) => servedOrNull(vending, 'currencyCode') }),
+    currencyCode: t.string({
+      nullable: true,
+      description: 'Currency of the machine\'s prices (e.g. "EUR"), as the service sends it (its case, or a code that is not three letters, kept): `currency` is the one its sales are counted in.',
+      resolve: ({ vending }) => servedOrNull(vending, 'currencyCode'),
+    }),
+    currency: t.string({
+      description:
+        'Computed by the gateway: the currency the machine\'s prices and sales are counted in (ISO 4217, upper case): its `currencyCode` when that is three letters, else DEFAULT_CURRENCY (a code missing, numeric or otherwise unreadable). The same rule decides the currency of a transaction that names this machine.',
+      resolve: ({ vending }, _args, ctx) => vendingCurrency((vending as Record<string, unknown>).currencyCode, ctx.defaultCurrency),
+    }),
     identifier: t.string({ nullable: true, description: 'Operator-facing name of the machine.', resolve: ({ vending }) => servedOrNull(vending, 'identifier') }),
     posId: t.id({ nullable: true, description: 'Identifier of the machine\'s point of sale (UUID-shaped string).', resolve: ({ vending }) => servedOrNull(vending, 'posId') }),
     products: t.field({
