@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from '../helpers/browser.js';
+import { chromiumFor, openDashboard } from '../helpers/browser.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
@@ -20,15 +20,7 @@ let elsewhere: string[] = [];
 describe.skipIf(!hasChromium)('a first look at a fresh start', () => {
   beforeAll(async () => {
     running = await startGateway({ SIMULATOR: 'auto' }, { demoHour: true });
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 1600 }, locale: 'en-US' });
-    elsewhere = await keepToOrigin(context, new URL(running.url).origin);
-    await notePolicyViolations(context);
-    page = await context.newPage();
-    await page.goto(`${running.url}/`);
-    await page.locator('#key').fill(TEST_KEY);
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.getElementById('connection')?.textContent === 'live', undefined, { timeout: 10_000 });
+    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY, { height: 1600 }));
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { total } from '../../src/graphql/amounts.js';
-import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from '../helpers/browser.js';
+import { chromiumFor, openDashboard } from '../helpers/browser.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
@@ -47,16 +47,7 @@ describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
     startedBefore = Date.now();
     running = await startGateway({ SIMULATOR: 'off' });
     startedAfter = Date.now();
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    elsewhere = await keepToOrigin(context, new URL(running.url).origin);
-    await notePolicyViolations(context);
-    page = await context.newPage();
-    await page.goto(`${running.url}/`);
-    await page.locator('#key').fill(TEST_KEY);
-    await page.keyboard.press('Enter');
-    // Live, so that events reach the page from here on.
-    await page.waitForFunction(() => document.getElementById('connection')?.textContent === 'live', undefined, { timeout: 5_000 });
+    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY, { height: 900 }));
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemoryBackend } from '../../src/backends/memory/memory-backend.js';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
-import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from '../helpers/browser.js';
+import { chromiumFor, openDashboard } from '../helpers/browser.js';
 import { demoBackend, pollVendingsEvery, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
@@ -31,15 +31,7 @@ describe.skipIf(!hasChromium)('dashboard page: machines live', () => {
   beforeAll(async () => {
     backend = demoBackend();
     running = await startGateway({ SIMULATOR: 'off', VENDING_POLL_MS: '1000' }, { backend }, pollVendingsEvery(100));
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, locale: 'en-US' });
-    elsewhere = await keepToOrigin(context, new URL(running.url).origin);
-    await notePolicyViolations(context);
-    page = await context.newPage();
-    await page.goto(`${running.url}/`);
-    await page.locator('#key').fill(TEST_KEY);
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.getElementById('connection')?.textContent === 'live', undefined, { timeout: 5_000 });
+    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

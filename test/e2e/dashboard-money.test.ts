@@ -4,7 +4,7 @@ import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import type { Transaction } from '../../src/contract/index.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { total } from '../../src/graphql/amounts.js';
-import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from '../helpers/browser.js';
+import { chromiumFor, openDashboard } from '../helpers/browser.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
@@ -43,15 +43,7 @@ const eur = sale('EUR');
 describe.skipIf(!hasChromium)('dashboard page: money by currency, stuck payments', () => {
   beforeAll(async () => {
     running = await startGateway({ SIMULATOR: 'off' });
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, locale: 'en-US' });
-    elsewhere = await keepToOrigin(context, new URL(running.url).origin);
-    await notePolicyViolations(context);
-    page = await context.newPage();
-    await page.goto(`${running.url}/`);
-    await page.locator('#key').fill(TEST_KEY);
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.getElementById('connection')?.textContent === 'live', undefined, { timeout: 5_000 });
+    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
     // SEK through the machine the transaction names (no currency of its own), GBP named by the transaction, EUR by neither.
     expect(sek.vendingId).toBe(SE.vendingId);
     await post({ transactionId: sek.transactionId, status: 'completed', products: sek.products, vendingId: sek.vendingId });

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { chromiumFor, keepToOrigin, launchChromium, notePolicyViolations } from '../helpers/browser.js';
+import { chromiumFor, openDashboard } from '../helpers/browser.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
@@ -43,15 +43,7 @@ describe.skipIf(!hasChromium)('dashboard page in front of a REST service', () =>
     upstream.vendings[1]!.currencyCode = 978;
     upstream.vendings[2]!.currencyCode = 'gbp';
     running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: UPSTREAM_KEY, API_KEYS: TEST_KEY });
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, locale: 'en-US' });
-    elsewhere = await keepToOrigin(context, new URL(running.url).origin);
-    await notePolicyViolations(context);
-    page = await context.newPage();
-    await page.goto(`${running.url}/`);
-    await page.locator('#key').fill(TEST_KEY);
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.getElementById('connection')?.textContent === 'live', undefined, { timeout: 5_000 });
+    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

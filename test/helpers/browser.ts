@@ -53,3 +53,29 @@ export async function keepToOrigin(context: BrowserContext, origin: string): Pro
   });
   return elsewhere;
 }
+
+export interface OpenDashboard {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  /** Addresses other than the gateway's the page asked for (each refused). */
+  elsewhere: string[];
+}
+
+/**
+ * The dashboard of the gateway at `url` in a new Chromium, as an operator
+ * opens it: kept to the gateway's origin, its policy violations noted, the
+ * key typed in, and live (its feed connected) before it is handed over.
+ */
+export async function openDashboard(url: string, key: string, { height = 1000, locale = 'en-US' }: { height?: number; locale?: string } = {}): Promise<OpenDashboard> {
+  const browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1280, height }, locale });
+  const elsewhere = await keepToOrigin(context, new URL(url).origin);
+  await notePolicyViolations(context);
+  const page = await context.newPage();
+  await page.goto(`${url}/`);
+  await page.locator('#key').fill(key);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('connection')?.textContent === 'live', undefined, { timeout: 10_000 });
+  return { browser, context, page, elsewhere };
+}
