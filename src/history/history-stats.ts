@@ -238,18 +238,33 @@ export function summarize(since: number, until: number, interval: Interval, buck
     const start = since + index * width;
     return { start, end: start + width, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(bucketSold), byStatus, byCurrency: currencyTotals(currencies) };
   });
-  const byStatus = byStatusOf(allCounts, allTotals);
-  const productList = productTotals(products);
+  return rangeStats({ since, until, interval, buckets: out, counts: allCounts, totals: allTotals, sold, products, currencies: allCurrencies });
+}
+
+/** A range's statistics from its intervals and the range's sums (integer millionths), whichever store added them up. */
+export function rangeStats(range: {
+  since: number;
+  until: number;
+  interval: Interval;
+  buckets: StatsBucket[];
+  counts: Map<string, number>;
+  totals: Map<string, number>;
+  sold: number;
+  products: ReadonlyMap<string, ProductSums>;
+  currencies: ReadonlyMap<string, CurrencySums>;
+}): TransactionStats {
+  const byStatus = byStatusOf(range.counts, range.totals);
+  const products = productTotals(range.products);
   return {
-    since,
-    until,
-    interval,
-    buckets: out,
+    since: range.since,
+    until: range.until,
+    interval: range.interval,
+    buckets: range.buckets,
     count: byStatus.reduce((sum, s) => sum + s.count, 0),
-    totalSold: fromMicro(sold),
+    totalSold: fromMicro(range.sold),
     byStatus,
-    products: productList,
-    byCurrency: currencyStats(allCurrencies, namesOf(productList)),
+    products,
+    byCurrency: currencyStats(range.currencies, namesOf(products)),
   };
 }
 

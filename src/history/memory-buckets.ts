@@ -2,12 +2,10 @@ import type { Contribution } from './history-record.js';
 import {
   addCurrencySums,
   byStatusOf,
-  currencyStats,
   currencyTotals,
   INTERVAL_MS,
   LEVELS,
-  namesOf,
-  productTotals,
+  rangeStats,
   sumsOf,
   type CurrencySums,
   type Interval,
@@ -221,19 +219,7 @@ export function createMemoryBuckets(): MemoryBuckets {
         }
       }
     }
-    const byStatus = byStatusOf(allCounts, allTotals);
-    const productList = productTotals(products);
-    return {
-      since,
-      until,
-      interval,
-      buckets: rows,
-      count: byStatus.reduce((sum, s) => sum + s.count, 0),
-      totalSold: fromMicro(sold),
-      byStatus,
-      products: productList,
-      byCurrency: currencyStats(currencies, namesOf(productList)),
-    };
+    return rangeStats({ since, until, interval, buckets: rows, counts: allCounts, totals: allTotals, sold, products, currencies });
   }
 
   function sweep(horizon: number): void {
