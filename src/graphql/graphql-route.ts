@@ -6,7 +6,7 @@ import { scopeOfRequest, type RequestScope } from '../http/request-scope.js';
 import type { Owner } from '../backends/owner.js';
 import { boundUnsent } from '../http/unsent-bound.js';
 import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
-import type { OperationPlans, PlanParams, Planned } from './operation-plans.js';
+import type { OperationPlans } from './operation-plans.js';
 
 /*
  * `/graphql` on the front door (yoga serves /graphql only). A
@@ -136,7 +136,7 @@ export interface GraphQLRouteOptions {
   path: string;
   masking: GraphQLMasking;
   /** Runs a fast-path request from its plan (operation-plans.ts), once the guard admitted it; none without plans. */
-  plans?: (Pick<OperationPlans, 'replay'> & { run(params: PlanParams, scope: RequestScope): Promise<Planned | undefined> }) | undefined;
+  plans?: Pick<OperationPlans, 'run' | 'replay'> | undefined;
   /** Plain queries through yoga's engine without its Fetch adapter. @default true (benchmarks compare both) */
   fastPath?: boolean;
   /** The front door's guard for /graphql: authentication and rate limit (not for the GraphiQL page). */

@@ -59,7 +59,7 @@ export interface OperationPlans {
    * Runs a request from its plan, once the front door admitted it; undefined when it has none or a rule that
    * depends on the request would refuse it (then yoga's path answers).
    */
-  run(params: PlanParams, scope: RequestScope, named: (requested: string | undefined, own: string | undefined) => void): Promise<Planned | undefined>;
+  run(params: PlanParams, scope: RequestScope): Promise<Planned | undefined>;
   /** What a replayed request's execution returns or throws, instead of running again (use-compiled-execution.ts). */
   replayed(request: object): Replay | undefined;
   /** Marks a request whose execution, already run from its plan, came to this. */
@@ -69,13 +69,15 @@ export interface OperationPlans {
 export interface OperationPlansOptions {
   services: GatewayServices;
   maxCost: number;
+  /** Names a planned run's operation for the metrics: the request's name, else its document's (as yoga's path does). */
+  nameOperation(scope: RequestScope, requested: string | undefined, own: string | undefined): void;
   /** Plans remembered; the least recently used is forgotten (and made again on its next run). @default 1000 */
   maxPlans?: number;
 }
 
 const keyOf = (text: string, operationName: unknown) => `${typeof operationName === 'string' ? operationName : ''}\n${text}`;
 
-export function createOperationPlans({ services, maxCost, maxPlans = 1_000 }: OperationPlansOptions): OperationPlans {
+export function createOperationPlans({ services, maxCost, nameOperation, maxPlans = 1_000 }: OperationPlansOptions): OperationPlans {
   const plans = boundedCache<Plan>({ max: maxPlans });
   const replays = new WeakMap<object, Replay>();
   return {
@@ -87,7 +89,7 @@ export function createOperationPlans({ services, maxCost, maxPlans = 1_000 }: Op
       const cost = costExceeds({ schema: noted, document, operationName, variableValues: {} }, maxCost);
       plans.set(key, { document, compiled, permission: permissionFor[operation.operation], name: operation.name?.value, fixedCost: cost.fixed && !cost.exceeds });
     },
-    async run(params, scope, named) {
+    async run(params, scope) {
       const plan = plans.get(keyOf(params.query, params.operationName));
       if (!plan) return undefined;
       const { credential } = scope;
@@ -102,12 +104,12 @@ export function createOperationPlans({ services, maxCost, maxPlans = 1_000 }: Op
       try {
         result = await plan.compiled.query(undefined, context, variables);
       } catch (thrown) {
-        named(operationName, plan.name);
+        nameOperation(scope, operationName, plan.name);
         return { replay: { thrown } };
       }
       // Variables refused before anything ran: graphql-js words those refusals as clients know them.
       if (result.data === undefined && result.errors?.length) return undefined;
-      named(operationName, plan.name);
+      nameOperation(scope, operationName, plan.name);
       return result.errors?.length ? { replay: { result } } : { result };
     },
     replayed: (request) => replays.get(request),

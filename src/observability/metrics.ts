@@ -11,10 +11,11 @@ export interface GatewayMetrics {
   /** Yoga plugin: names the GraphQL operation in the request's scope and notes results with errors. */
   plugin(): Plugin;
   /**
-   * Names the GraphQL operation of a request answered without yoga (a result held by the response cache), as the
-   * plugin names those yoga runs: by the request's `operationName`.
+   * Names the GraphQL operation of a request answered without yoga (a result held by the response cache, a run
+   * from its plan), as the plugin names those yoga runs: by the request's `operationName`, else by the document's
+   * own name for its operation when that is known.
    */
-  nameOperation(scope: OperationScope, name: string | null | undefined): void;
+  nameOperation(scope: OperationScope, requested: string | null | undefined, own?: string | undefined): void;
   /** Counts one answered HTTP request (the front door calls it for every route). */
   answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void;
   upstreamCall(call: UpstreamCall): void;
@@ -242,7 +243,10 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       });
     },
     answered,
-    nameOperation: setOperation,
+    nameOperation(scope, requested, own) {
+      setOperation(scope, requested);
+      if (scope.operation === undefined) setOperation(scope, own);
+    },
     upstreamCall(call) {
       upstreamRequests.inc({ method: call.method, route: call.route, outcome: String(call.outcome) });
       upstreamDuration.observe({ route: call.route }, call.durationMs / 1000);

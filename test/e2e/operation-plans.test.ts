@@ -78,4 +78,12 @@ describe('a request that finds a plan', () => {
     expect(codesOf(refused)).toEqual(['BAD_USER_INPUT']);
     expect(refused.body.errors?.[0]?.message).toMatch(/^Variable "\$id" got invalid value/);
   });
+
+  it('is counted in the metrics under its document\'s operation name, as yoga\'s path counts it', async () => {
+    const named = 'query PlannedRead($id: ID!) { transaction(id: $id) { status } }';
+    await planned(named, READER, { id: second!.transactionId });
+    expect(codesOf(await postGraphQL(running.url, named, { key: READER, variables: { id: second!.transactionId } }))).toEqual([]);
+    const metrics = await (await fetch(`${running.url}/metrics`)).text();
+    expect(metrics).toMatch(/vending_gateway_requests_total\{transport="graphql",operation="PlannedRead",outcome="2xx"\} 4\b/);
+  });
 });

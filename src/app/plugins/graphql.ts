@@ -62,7 +62,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     // entities, and trusted documents (a plan is found by the text a client sends).
     const plans =
       compiledExecution && (deps.fastPaths?.plans ?? true) && !tracing && !responseCache && config.limits.trustedDocuments !== 'only'
-        ? createOperationPlans({ services, maxCost: config.limits.maxCost })
+        ? createOperationPlans({ services, maxCost: config.limits.maxCost, nameOperation: metrics.nameOperation })
         : undefined;
     await tracing?.loaded;
     const masking: GraphQLMasking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
@@ -101,15 +101,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
                 return result;
               }
             : undefined,
-        plans: plans && {
-          run: (params, scope) =>
-            plans.run(params, scope, (requested, own) => {
-              // As the metrics plugin names an operation yoga runs: by the request's name, else by the document's.
-              metrics.nameOperation(scope, requested);
-              if (scope.operation === undefined) metrics.nameOperation(scope, own);
-            }),
-          replay: plans.replay,
-        },
+        plans,
         path: GRAPHQL_PATH,
         masking,
         fastPath: deps.fastPaths?.graphqlFastPath ?? true,
