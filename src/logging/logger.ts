@@ -43,7 +43,7 @@ export function yogaLogger(logger: Logger): YogaLogger {
   return { debug: forward('debug'), info: forward('info'), warn: forward('warn'), error: forward('error') };
 }
 
-type LevelMethod = 'info' | 'error' | 'debug' | 'fatal' | 'warn' | 'trace' | 'silent';
+type LevelMethod = 'info' | 'error' | 'debug' | 'fatal' | 'warn' | 'trace';
 
 /**
  * A request's logger (the front door gives one to every request, bound to its
@@ -92,7 +92,7 @@ export class LazyChildLogger {
     return this.made.child(bindings, options);
   }
 
-  private write(method: Exclude<LevelMethod, 'silent'>, args: unknown[]): void {
+  private write(method: LevelMethod, args: unknown[]): void {
     (this.made[method] as (...a: unknown[]) => void)(...args);
   }
 }
