@@ -93,6 +93,47 @@ function expectedOf(issue: z.core.$ZodIssue | undefined): string {
 type Shape = Record<string, z.ZodType>;
 
 /**
+ * What a field's check accepts outright, read off its schema once: a plain
+ * JSON type with no refinement, optional and nullable or not. A value this
+ * accepts passes the schema without running it (most fields of most answers);
+ * anything else is judged by the schema itself, so the schema stays the rule.
+ */
+function plainAcceptance(schema: z.ZodType): ((value: unknown) => boolean) | undefined {
+  let def = schema._zod.def as { type: string; innerType?: z.ZodType; checks?: unknown[] };
+  let optional = false;
+  let nullable = false;
+  for (;;) {
+    if (def.type === 'optional' && def.innerType) optional = true;
+    else if (def.type === 'nullable' && def.innerType) nullable = true;
+    else break;
+    def = def.innerType._zod.def as typeof def;
+  }
+  if (def.checks?.length) return undefined;
+  const base =
+    def.type === 'string' ? (value: unknown) => typeof value === 'string'
+    : def.type === 'number' ? (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+    : def.type === 'boolean' ? (value: unknown) => typeof value === 'boolean'
+    : def.type === 'unknown' ? () => true
+    : undefined;
+  if (!base) return undefined;
+  return (value) => (value === undefined ? optional : value === null ? nullable : base(value));
+}
+
+/** A shape's fields with their checks and what each accepts outright, made once per shape. */
+const fieldsOfShape = new Map<Shape, Array<[string, z.ZodType, ((value: unknown) => boolean) | undefined]>>();
+function fieldsOf(shape: Shape) {
+  let fields = fieldsOfShape.get(shape);
+  if (!fields) {
+    fields = Object.entries(shape).map(([field, check]) => [field, check, plainAcceptance(check)]);
+    fieldsOfShape.set(shape, fields);
+  }
+  return fields;
+}
+
+/** Whether `value` passes `schema` without running it (exported for the test that holds it to the schema). */
+export const acceptedOutright = (schema: z.ZodType, value: unknown): boolean => plainAcceptance(schema)?.(value) ?? false;
+
+/**
  * Reads one object field by field with the contract schema's field checks.
  * Fields the schema does not name are kept as received, in their order; the
  * result holds converted values, and leaves out the fields that drifted
@@ -102,7 +143,7 @@ function readObject(resource: ResourceName, shape: Shape, value: Record<string, 
   const drifts = new Map<string, Drift>();
   // Every field in the order sent; known ones are then replaced by what is read of them, or left out.
   const read: Record<string, unknown> = { ...value };
-  for (const [field, check] of Object.entries(shape)) {
+  for (const [field, check, accepts] of fieldsOf(shape)) {
     const sent = value[field];
     if (readField) {
       const own = readField(field, sent, drifts);
@@ -111,6 +152,7 @@ function readObject(resource: ResourceName, shape: Shape, value: Record<string, 
         continue;
       }
     }
+    if (accepts?.(sent)) continue;
     const result = check.safeParse(sent);
     if (result.success) continue;
     const expected = expectedOf(result.error.issues[0]);

