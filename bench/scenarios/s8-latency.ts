@@ -37,8 +37,15 @@ const CAPACITY_IN_FLIGHT = 64;
 const GOAL_P99_ADDED_MS = 2;
 /** Below this share of its core while the closed loop saturated it, the gateway was not what bounded the capacity. */
 const BOUND_CORES = 0.9;
-/** Late sends above this share of a round void it: its tail would be the generator's, not the server's (p99.9 needs < 0.1%). */
-const LATE_SHARE_LIMIT = 0.001;
+/**
+ * Late sends above this share of a round void it: its p99 would be the generator's, not the server's.
+ * Below it a late send still counts from its scheduled time on both the hop and the gateway, so the p99
+ * added (gateway minus hop, round by round) leaves the generator's share out; the p99.9 of a round
+ * with more than 0.1% late is partly the generator's, which is why it is reported and not judged.
+ * (On this 2-core VM, the generator sharing its core with the upstream left 0.2–0.9% of its sends
+ * more than 2 ms late on a quiet machine, even at nice −15: a limit of 0.1% voided every run.)
+ */
+const LATE_SHARE_LIMIT = 0.01;
 
 // S1's 60 ids in turn (lib/queries.ts): one id comes back every 60 requests (about 50 ms at 1,200 req/s), long after its
 // answer, so coalescing cannot answer for the gateway; upstream calls per request show it (≈ 1).
