@@ -2,6 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createUpstreamClient, type UpstreamClient } from '../../src/backends/rest/upstream-client.js';
+import { ClientOwner } from '../../src/backends/owner.js';
+import { ClientGone } from '../../src/errors.js';
 
 /*
  * The upstream client alone against a scripted server: each request takes the
@@ -10,7 +12,7 @@ import { createUpstreamClient, type UpstreamClient } from '../../src/backends/re
  * retried, that a PUT never is, the attempts reported, and what a connection
  * lost in the middle of an answer's body does.
  */
-type Step = 'ok' | '503' | '500' | '404' | 'reset' | 'hang' | 'mid-body';
+type Step = 'ok' | '503' | '500' | '404' | 'reset' | 'hang' | 'mid-body' | 'slow';
 interface Seen { method: string; url: string; range: string | undefined }
 
 let server: Server;
@@ -35,6 +37,7 @@ beforeAll(async () => {
       const step = script.shift() ?? 'ok';
       if (step === 'reset') return void req.socket.destroy();
       if (step === 'hang') return;
+      if (step === 'slow') return void setTimeout(() => res.writeHead(200, answers.ok.headers).end(answers.ok.body), 150);
       if (step === 'mid-body') {
         // The head and part of the body, then the connection is gone.
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
@@ -130,5 +133,22 @@ describe('a PUT', () => {
     script = ['reset', 'ok'];
     expect(await failure(put(c))).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
     expect(seen.map((s) => s.method)).toEqual(['PUT', 'PUT']);
+  });
+});
+
+describe('a call whose client leaves', () => {
+  it('fails at once while queued for a connection, and its request is never sent', async () => {
+    const single = createUpstreamClient({ url, timeoutMs: 2_000, connections: 1, retries: 0 });
+    clients.push(single);
+    script = ['slow', 'ok'];
+    const first = get(single);
+    const owner = new ClientOwner();
+    const queued = failure(single.send({ method: 'GET', path: '/things/2', authorization: 'key', owner }));
+    owner.leave();
+    expect(await queued).toBeInstanceOf(ClientGone);
+    expect((await first).status).toBe(200);
+    // The connection is free again: a request still queued behind the first would have arrived by now.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen.map((s) => s.url)).toEqual(['/api/things/1']);
   });
 });
