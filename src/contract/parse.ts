@@ -139,6 +139,13 @@ export const acceptedOutright = (schema: z.ZodType, value: unknown): boolean => 
  * result holds converted values, and leaves out the fields that drifted
  * without a conversion.
  */
+/**
+ * The drifts of every object read without any: one map for all, so an answer
+ * true to the contract adds nothing young to the WeakMap (whose values a young
+ * collection keeps one round even when their keys are gone).
+ */
+const NO_DRIFTS: ReadonlyMap<string, Drift> = new Map();
+
 function readObject(resource: ResourceName, shape: Shape, value: Record<string, unknown>, readField?: (field: string, sent: unknown, drifts: Map<string, Drift>) => unknown): Record<string, unknown> {
   const drifts = new Map<string, Drift>();
   // Every field in the order sent; known ones are then replaced by what is read of them, or left out.
@@ -162,7 +169,7 @@ function readObject(resource: ResourceName, shape: Shape, value: Record<string, 
     if (conversion !== undefined) read[field] = conversion;
     else delete read[field];
   }
-  driftsByObject.set(read, drifts);
+  driftsByObject.set(read, drifts.size > 0 ? drifts : NO_DRIFTS);
   return read;
 }
 
