@@ -134,18 +134,18 @@ function fieldsOf(shape: Shape) {
 export const acceptedOutright = (schema: z.ZodType, value: unknown): boolean => plainAcceptance(schema)?.(value) ?? false;
 
 /**
- * Reads one object field by field with the contract schema's field checks.
- * Fields the schema does not name are kept as received, in their order; the
- * result holds converted values, and leaves out the fields that drifted
- * without a conversion.
- */
-/**
  * The drifts of every object read without any: one map for all, so an answer
  * true to the contract adds nothing young to the WeakMap (whose values a young
  * collection keeps one round even when their keys are gone).
  */
 const NO_DRIFTS: ReadonlyMap<string, Drift> = new Map();
 
+/**
+ * Reads one object field by field with the contract schema's field checks.
+ * Fields the schema does not name are kept as received, in their order; the
+ * result holds converted values, and leaves out the fields that drifted
+ * without a conversion.
+ */
 function readObject(resource: ResourceName, shape: Shape, value: Record<string, unknown>, readField?: (field: string, sent: unknown, drifts: Map<string, Drift>) => unknown): Record<string, unknown> {
   const drifts = new Map<string, Drift>();
   // Every field in the order sent; known ones are then replaced by what is read of them, or left out.
