@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClients } from './redis-clients.js';
 import type { RedisKeys } from './redis-keys.js';
+import { redisProblem } from './redis-problem.js';
 
 /*
  * A deployment on one Redis server that ran before the event log's keys
@@ -14,10 +16,18 @@ import type { RedisKeys } from './redis-keys.js';
  * the first takes the keys over, the others find the tagged stream there.
  * Only on one server: a cluster never ran the untagged keys (their script
  * crossed slots).
+ *
+ * The start (and so the gateway's listening) waits for the move: a command
+ * that fails because Redis or this process was slow (a timeout, a connection
+ * that closed) is tried again until the move is done or WAIT_MS has passed,
+ * since a move left undone at start is never done (the first event appended
+ * makes the tagged stream, and RENAMENX then leaves the old one alone).
  */
 
-/** How long the start waits for Redis before it leaves the old keys where they are (said in the log). */
-const WAIT_MS = 5_000;
+/** How long the start keeps trying before it leaves the old keys where they are (said in the log). */
+const WAIT_MS = 30_000;
+/** The pause between two tries, after a command failed. */
+const RETRY_MS = 200;
 
 type Entries = Array<[id: string, fields: string[]]>;
 
@@ -52,16 +62,23 @@ export async function carryUntaggedKeys(clients: RedisClients, keys: RedisKeys, 
   const { untagged } = keys;
   const commands = clients.commands as Redis;
   if (!untagged || clients.topology !== 'standalone') return;
-  if (!(await clients.connected(WAIT_MS))) {
-    logger.warn('Redis did not answer at start: an event log kept under the keys of an earlier version (untagged) was not looked for');
-    return;
+  const deadline = Date.now() + WAIT_MS;
+  /** Whether a try failed: its rename of the stream may have been done with the answer lost, so the next try looks. */
+  let failedBefore = false;
+  let problem = 'Redis did not answer';
+  while (Date.now() < deadline) {
+    if (!(await clients.connected(deadline - Date.now()))) break;
+    try {
+      const stream = (await renamed(commands, untagged.stream, keys.stream)) || (failedBefore && (await commands.exists(keys.stream)) === 1 && (await commands.exists(untagged.stream)) === 0);
+      if (stream) await carryPerEventKeys(commands, keys, untagged);
+      const queue = await renamed(commands, untagged.historyQueue, keys.historyQueue);
+      if (stream || queue) logger.info({ stream: keys.stream, historyQueue: queue ? keys.historyQueue : undefined }, 'the event log kept by an earlier version was moved to its tagged keys');
+      return;
+    } catch (error) {
+      problem = redisProblem(error);
+      failedBefore = true;
+      await sleep(RETRY_MS);
+    }
   }
-  try {
-    const stream = await renamed(commands, untagged.stream, keys.stream);
-    if (stream) await carryPerEventKeys(commands, keys, untagged);
-    const queue = await renamed(commands, untagged.historyQueue, keys.historyQueue);
-    if (stream || queue) logger.info({ stream: keys.stream, historyQueue: queue ? keys.historyQueue : undefined }, 'the event log kept by an earlier version was moved to its tagged keys');
-  } catch (error) {
-    logger.warn({ err: error }, 'the event log kept by an earlier version could not be moved to its tagged keys; it starts anew');
-  }
+  logger.warn({ reason: problem }, 'Redis did not take the start\'s look for an event log kept under the keys of an earlier version (untagged); it was not moved');
 }

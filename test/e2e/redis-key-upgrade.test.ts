@@ -28,8 +28,8 @@ describe('upgrading a deployment whose event log has untagged keys', () => {
     await redis?.close();
   });
 
-  it('renames the stream, the event positions and the history queue at start, and resumes after an old event', async () => {
-    const prefix = `upgrade-${randomUUID().slice(0, 8)}:`;
+  /** An earlier version's log under `prefix`: three events with their positions, and the history queue holding the third. */
+  async function earlierLog(prefix: string): Promise<string[]> {
     const event = (n: number) => ({ eventId: `old-${n}`, type: 'transaction.update', format: 'ENVELOPED', receivedAt: new Date().toISOString(), transactionId: `tx-${n}`, status: `s-${n}`, products: [], transaction: { transactionId: `tx-${n}`, status: `s-${n}`, products: [] } });
     const positions: string[] = [];
     for (const n of [1, 2, 3]) {
@@ -38,14 +38,24 @@ describe('upgrading a deployment whose event log has untagged keys', () => {
       await admin.set(`${prefix}event-position:old-${n}`, position, 'EX', 3_600);
     }
     await admin.xadd(`${prefix}history-queue`, '*', 'event', JSON.stringify(event(3)));
+    return positions;
+  }
 
-    const gateway = await startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix });
-    gateways.push(gateway);
+  async function expectMoved(prefix: string, positions: string[]): Promise<void> {
     const keys = redisKeys(prefix);
     expect(await admin.exists(`${prefix}events`, `${prefix}history-queue`)).toBe(0);
     expect(await admin.xlen(keys.stream)).toBe(3);
     expect(await admin.xlen(keys.historyQueue)).toBe(1);
     expect(await admin.get(keys.eventPosition('old-1', undefined))).toBe(positions[0]);
+  }
+
+  it('renames the stream, the event positions and the history queue at start, and resumes after an old event', async () => {
+    const prefix = `upgrade-${randomUUID().slice(0, 8)}:`;
+    const positions = await earlierLog(prefix);
+
+    const gateway = await startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix });
+    gateways.push(gateway);
+    await expectMoved(prefix, positions);
 
     const client = wsClient(gateway.url, TEST_KEY);
     const sub = subscribe(client, 'subscription($after: ID) { transactionUpdated(after: $after) { eventId } }', { after: 'old-1' });
@@ -53,4 +63,15 @@ describe('upgrading a deployment whose event log has untagged keys', () => {
     expect(sub.received.map((result) => result.data?.transactionUpdated?.eventId)).toEqual(['old-2', 'old-3']);
     await client.dispose();
   });
+
+  // A start on a busy machine, or beside a Redis that is itself starting, sees commands time out: the move is tried
+  // again until it is done, and the gateway listens only then (it used to give up after 5 s, leaving the old log behind).
+  it('moves the old keys when Redis answers nothing for the first seconds of the start', async () => {
+    const prefix = `upgrade-${randomUUID().slice(0, 8)}:`;
+    const positions = await earlierLog(prefix);
+    await admin.call('CLIENT', 'PAUSE', '7000', 'ALL');
+    const gateway = await startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix });
+    gateways.push(gateway);
+    await expectMoved(prefix, positions);
+  }, 45_000);
 });
