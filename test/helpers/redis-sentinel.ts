@@ -9,7 +9,15 @@ import { ask, infoField, redisProcess, scratchDirectory, waitForAsync, type Redi
  * with a short down-after and failover timeout so a killed master is
  * replaced within seconds. Stopped (every process killed, its files
  * removed) by close().
+ *
+ * Sentinel's own clocks are set short too (SENTINEL DEBUG, Redis 7): a test
+ * waits on Sentinel's pace, so it drives that pace. By default a returning
+ * old master is made a replica only after its INFO (every 10 s) has reported
+ * the wrong role for four hello periods (8 s), and a Sentinel whose timer ran
+ * late (a busy machine) enters TILT and acts on nothing for 30 s: a
+ * demotion took over 100 s with the whole suite running on two cores.
  */
+const SENTINEL_CLOCKS = ['info-period', '500', 'publish-period', '250', 'tilt-trigger', '5000', 'tilt-period', '1000', 'min-link-reconnect-period', '500'];
 
 export interface TestRedisSentinel {
   /** The master's name, as REDIS_SENTINEL_MASTER takes it. */
@@ -65,6 +73,7 @@ export async function startTestRedisSentinel(options: TestRedisSentinelOptions =
       sentinels.push(redisProcess(port, ['--sentinel', '--dir', scratch.path], file));
     }
     await Promise.all(sentinels.map((sentinel) => sentinel.start()));
+    await Promise.all(sentinels.map((sentinel) => ask(sentinel.port, (client) => client.call('SENTINEL', 'DEBUG', ...SENTINEL_CLOCKS))));
   } catch (error) {
     await close();
     throw error;
