@@ -201,7 +201,7 @@ async function viaWs(url: string, operation: Operation, key: string): Promise<An
   try {
     return await new Promise<Answer>((resolve, reject) => {
       let answer: Answer | undefined;
-      client.subscribe(operation as never, {
+      client.subscribe(operation, {
         next: (result) => void (answer = result as Answer),
         error: (error) => (Array.isArray(error) ? resolve({ errors: error as Answer['errors'] }) : reject(error instanceof Error ? error : new Error(JSON.stringify(error)))),
         complete: () => (answer ? resolve(answer) : reject(new Error('completed without a result'))),

@@ -34,8 +34,8 @@ function startMain(env: Record<string, string>): Run {
     stderr: '',
     exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
   };
-  child.stdout!.on('data', (chunk: Buffer) => (run.stdout += chunk.toString('utf8')));
-  child.stderr!.on('data', (chunk: Buffer) => (run.stderr += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => (run.stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (run.stderr += chunk.toString('utf8')));
   const giveUp = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS);
   void run.exited.then(() => clearTimeout(giveUp));
   return run;

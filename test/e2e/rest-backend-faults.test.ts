@@ -26,7 +26,7 @@ afterEach(() => upstream.clearFaults());
 
 const rest = async (path: string, init: RequestInit = {}) => {
   const response = await fetch(gateway.url + path, { ...init, headers: { authorization: KEY, 'content-type': 'application/json', ...init.headers } });
-  return { status: response.status, body: (await response.json()) as any };
+  return { status: response.status, body: (await response.json()) };
 };
 
 describe('nothing lost', () => {

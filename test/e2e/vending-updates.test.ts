@@ -147,11 +147,11 @@ describe('vendingUpdated on instances sharing a Redis', () => {
     await new Promise((resolve) => setTimeout(resolve, 10 * Number(POLL)));
     const reads = [vendingGetsBy(UPSTREAM_KEY) - byA, vendingGetsBy('second-gateway-key') - byB];
     expect(reads.filter((count) => count > 0)).toHaveLength(1);
-    const [holder, other] = reads[0]! > 0 ? [a!, b!] : [b!, a!];
+    const [holder, other] = reads[0]! > 0 ? [a, b] : [b, a];
 
-    const clients = [wsClient(a!.url, TEST_KEY), wsClient(b!.url, TEST_KEY)];
+    const clients = [wsClient(a.url, TEST_KEY), wsClient(b.url, TEST_KEY)];
     const subs = clients.map((client) => subscribe(client, QUERY, {}));
-    expect(await waitFor(() => a!.gateway.activeSubscriptions() >= 1 && b!.gateway.activeSubscriptions() >= 1, 5_000)).toBe(true);
+    expect(await waitFor(() => a.gateway.activeSubscriptions() >= 1 && b.gateway.activeSubscriptions() >= 1, 5_000)).toBe(true);
     const machine = upstream.vendings[2]!;
     machine.online = !machine.online;
     const events = await Promise.all(subs.map((sub) => sub.next(5_000)));

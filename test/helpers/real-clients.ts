@@ -68,7 +68,7 @@ export function graphqlWsClient(httpUrl: string, key: string, { resume = false }
   const payload = { query: DOCUMENT, variables: { after: null as string | null } };
   const stop = ws.subscribe<{ transactionUpdated: TransactionUpdate }>(payload, {
     next: (result) => {
-      rec.onResult(result as Result);
+      rec.onResult(result);
       const eventId = result.data?.transactionUpdated.eventId;
       if (resume && eventId) payload.variables.after = eventId;
     },

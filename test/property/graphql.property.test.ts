@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { describeExchange, isObject, jsonValue, leaksNothing, nestedJson, readAnswer, runs, TRANSACTION_IDS } from './arbitraries.js';
 import { document, graphqlPayload as payload, name } from './graphql-documents.js';
@@ -19,13 +19,13 @@ import { document, graphqlPayload as payload, name } from './graphql-documents.j
 describe('POST /graphql with random documents', () => {
   let running: RunningGateway;
   beforeAll(async () => {
-    running = await startGateway();
+    running = await answeringGateway();
   });
   afterAll(() => running.close());
 
   async function check(body: string): Promise<void> {
     const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: TEST_KEY };
-    const answer = await readAnswer(await fetch(`${running.url}/graphql`, { method: 'POST', headers, body }));
+    const answer = await readAnswer(await running.fetch(`${running.url}/graphql`, { method: 'POST', headers, body }));
     const what = describeExchange({ body }, answer);
     expect(answer.status, what).toBeLessThan(500);
     expect(isObject(answer.json), what).toBe(true);

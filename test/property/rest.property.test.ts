@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { OTHER_KEY, answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import {
   anyText, describeExchange, headerValue, idLike, isErrorEnvelope, isObject, jsonValue, leaksNothing, nestedJson, nestedJsonText, percentEncode, readAnswer, runs,
   TRANSACTION_IDS, VENDING_IDS,
@@ -105,7 +105,7 @@ type RandomRequest = typeof request extends fc.Arbitrary<infer T> ? T : never;
 describe('REST passthrough with random requests', () => {
   let running: RunningGateway;
   beforeAll(async () => {
-    running = await startGateway({ MAX_BODY_BYTES: String(LIMIT) });
+    running = await answeringGateway({ MAX_BODY_BYTES: String(LIMIT) });
   });
   afterAll(() => running.close());
 
@@ -116,7 +116,7 @@ describe('REST passthrough with random requests', () => {
     if (r.authorization !== undefined) headers.authorization = r.authorization;
     if (r.contentType !== undefined) headers['content-type'] = r.contentType;
     const body = method === 'GET' || r.body === undefined ? undefined : r.body;
-    const answer = await readAnswer(await fetch(url.href, { method, headers, body }));
+    const answer = await readAnswer(await running.fetch(url.href, { method, headers, body }));
     return { url, answer, sent: { method, url: url.href.slice(running.url.length), headers, body: typeof body === 'string' ? body : body && Buffer.from(body).toString('utf8') } };
   }
 

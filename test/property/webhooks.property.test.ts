@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { answeringGateway, type RunningGateway } from '../helpers/gateway.js';
 import {
   anyText, describeExchange, envelopedBody, headerValue, isErrorEnvelope, isObject, jsonValue, leaksNothing, legacyBody, legacyOfSize, legacyWith, nestedJson,
   nestedJsonText, readAnswer, runs, transaction,
@@ -110,7 +110,7 @@ async function collectEvents(bus: EventBus) {
 type Target = { running: RunningGateway; collector: Awaited<ReturnType<typeof collectEvents>>; secret: string | undefined };
 
 async function open(secret: string | undefined): Promise<Target> {
-  const running = await startGateway({ MAX_BODY_BYTES: String(LIMIT), ...(secret ? { WEBHOOK_SECRET: secret } : {}) });
+  const running = await answeringGateway({ MAX_BODY_BYTES: String(LIMIT), ...(secret ? { WEBHOOK_SECRET: secret } : {}) });
   return { running, collector: await collectEvents(running.gateway.bus), secret };
 }
 
@@ -135,12 +135,12 @@ async function exchange(target: Target, request: Webhook): Promise<void> {
   const { collector } = target;
   const before = collector.events.length;
   const { wire, headers: sent } = toWire(request);
-  const answer = await readAnswer(await fetch(`${target.running.url}/webhooks`, { method: 'POST', headers: sent, body: wire }));
+  const answer = await readAnswer(await target.running.fetch(`${target.running.url}/webhooks`, { method: 'POST', headers: sent, body: wire }));
   const what = describeExchange({ headers: sent, body: wire.toString('utf8') }, answer);
 
   const sentinel = { transactionId: `sentinel-${++sequence}`, status: 'sentinel', products: [] };
   const good = buildWebhookRequest({ form: 'legacy', transaction: sentinel, secret: target.secret });
-  expect((await fetch(`${target.running.url}/webhooks`, { method: 'POST', headers: good.headers, body: good.body })).status).toBe(200);
+  expect((await target.running.fetch(`${target.running.url}/webhooks`, { method: 'POST', headers: good.headers, body: good.body })).status).toBe(200);
   await collector.until((event) => event.transactionId === sentinel.transactionId);
   const published = collector.events.slice(before).filter((event) => event.transactionId !== sentinel.transactionId);
 

@@ -82,7 +82,7 @@ describe.concurrent('loadConfig', () => {
   ])('rejects %o with one line naming the variable', (env, message) => {
     let error: unknown;
     try {
-      loadConfig(env as Record<string, string>);
+      loadConfig(env);
     } catch (caught) {
       error = caught;
     }

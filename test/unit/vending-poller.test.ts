@@ -15,7 +15,7 @@ import { startVendingPoller, type VendingLease } from '../../src/events/vending-
 const logger = pino({ level: 'silent' });
 const HOUR = 3_600_000;
 
-const machine = (vendingId: string, online: boolean): Vending => ({ vendingId, status: 'active', online, enabled: true, products: [] }) as unknown as Vending;
+const machine = (vendingId: string, online: boolean): Vending => ({ vendingId, status: 'active', online, enabled: true, products: [] });
 
 function poller(machines: Vending[], options: { now: () => number; lease?: VendingLease; offlineSince?: (id: string) => string | undefined }) {
   const published: VendingUpdate[] = [];
@@ -89,7 +89,7 @@ describe('vending poller', () => {
   it('names the fields that differ between two reads, products included', () => {
     const before = machine('a', true);
     expect(vendingChanges(undefined, before)).toEqual([]);
-    expect(vendingChanges(before, { ...before, products: [{ productId: 'p', quantity: 1 }] } as unknown as Vending)).toEqual(['products']);
-    expect(vendingChanges(before, { ...before, address: 'elsewhere' } as unknown as Vending)).toEqual([]);
+    expect(vendingChanges(before, { ...before, products: [{ productId: 'p', quantity: 1 }] })).toEqual(['products']);
+    expect(vendingChanges(before, { ...before, address: 'elsewhere' })).toEqual([]);
   });
 });

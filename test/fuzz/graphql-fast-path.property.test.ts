@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayDeps } from '../../src/app/gateway.js';
 import { OTHER_KEY, startForwardGateway, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startStandInUpstream, type Fault, type StandInUpstream } from '../helpers/stand-in-upstream.js';
-import { anyText, jsonValue, runs, TRANSACTION_IDS, VENDING_IDS } from './arbitraries.js';
-import { graphqlPayload } from './graphql-documents.js';
+import { anyText, jsonValue, runs, TRANSACTION_IDS, VENDING_IDS } from '../property/arbitraries.js';
+import { graphqlPayload } from '../property/graphql-documents.js';
 
 /*
  * The GraphQL fast path (src/graphql/graphql-route.ts: yoga's engine for

@@ -114,7 +114,7 @@ describe.concurrent('PostgreSQL history', () => {
     for (let i = 0; i < 105; i += 1) {
       const e = event('t1', i % 3 ? 'pending' : 'completed', T0 + ((i * 7) % 50) * 1_000, `e${i}`, 1.25, 3);
       await history.apply(e);
-      memory.apply!(e);
+      memory.apply(e);
     }
     for (let i = 0; i < 25; i += 1) {
       const note = { account: DEFAULT_ACCOUNT, transactionId: 't1', fields: [`f${i}`], at: T0 + ((i * 11) % 30) * 1_000 };

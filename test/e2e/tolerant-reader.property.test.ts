@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
-import { jsonValue, runs, type JsonValue } from './arbitraries.js';
+import { jsonValue, runs, type JsonValue } from '../property/arbitraries.js';
 
 /*
  * The tolerant reader under random drifts of the contract's shapes: the
@@ -59,7 +59,7 @@ const drifted = (base: Json, own: DriftOf[], lines: DriftOf[]): Json => {
   const changed = own.reduce(apply, base);
   const products = changed.products;
   if (!Array.isArray(products) || lines.length === 0 || products.length === 0) return changed;
-  return { ...changed, products: products.map((line, i) => (i === 0 && typeof line === 'object' && line !== null && !Array.isArray(line) ? lines.reduce(apply, line as Json) : line)) };
+  return { ...changed, products: products.map((line, i) => (i === 0 && typeof line === 'object' && line !== null && !Array.isArray(line) ? lines.reduce(apply, line) : line)) };
 };
 
 let counter = 0;

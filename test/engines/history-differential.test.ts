@@ -9,7 +9,7 @@ import type { HistoryStore, RecentPage } from '../../src/history/history-store.j
 import { createMemoryHistory } from '../../src/history/memory-history.js';
 import type pg from 'pg';
 import { postgresHistoryDeployment, type PostgresHistoryDeployment } from '../helpers/postgres.js';
-import { runs } from './arbitraries.js';
+import { runs } from '../property/arbitraries.js';
 
 /*
  * The PostgreSQL history against the in-process one (the reference): a random
@@ -205,11 +205,11 @@ async function checkPostgres(deployment: PostgresHistoryDeployment, pools: [pg.P
     } else if (s.kind === 'publish') {
       const event = eventAt(s.webhook);
       await (s.elsewhere ? elsewhere : here).apply(event);
-      memory.apply!(event);
+      memory.apply(event);
     } else if (s.kind === 'batch') {
       const batch = s.webhooks.map(eventAt);
       await (s.elsewhere ? elsewhere : here).applyAll(batch);
-      for (const event of batch) memory.apply!(event);
+      for (const event of batch) memory.apply(event);
     } else if (s.kind === 'burst') {
       const burst = s.webhooks.map(eventAt);
       // Each event by one instance or the other at once, or each instance a batch of every other event at once.
@@ -221,7 +221,7 @@ async function checkPostgres(deployment: PostgresHistoryDeployment, pools: [pg.P
         const records = await here.records(account, [...new Set(burst.filter((event) => (event.account ?? DEFAULT_ACCOUNT) === account).map((event) => event.transactionId))]);
         for (const record of records) for (const entry of record?.entries ?? []) seqOf.set(entry[3], entry[1]);
       }
-      for (const event of [...burst].sort((a, b) => (seqOf.get(a.eventId) ?? 0) - (seqOf.get(b.eventId) ?? 0))) memory.apply!(event);
+      for (const event of [...burst].sort((a, b) => (seqOf.get(a.eventId) ?? 0) - (seqOf.get(b.eventId) ?? 0))) memory.apply(event);
     } else {
       const note = { account: s.account ?? DEFAULT_ACCOUNT, transactionId: s.transactionId, fields: s.fields, at: T0 + s.at };
       const readBack = s.readBack && { transactionId: s.transactionId, ...s.readBack };

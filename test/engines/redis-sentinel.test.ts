@@ -36,11 +36,11 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     const prefix = `sentinel-${randomUUID().slice(0, 8)}:`;
     const env = { REDIS_SENTINELS: group.sentinelSeeds, REDIS_SENTINEL_MASTER: group.name, REDIS_PREFIX: prefix, EVENT_LOG_SIZE: '1000000' };
     const [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
-    gateways.push(a!, b!);
-    for (const gateway of [a!, b!]) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
-    const subscribers = [await liveSubscriber(a!), await liveSubscriber(b!)];
-    const readiness = [watchReadiness(a!), watchReadiness(b!)];
-    const sender = keepSending([a!, b!], 'sentinel');
+    gateways.push(a, b);
+    for (const gateway of [a, b]) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
+    const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
+    const readiness = [watchReadiness(a), watchReadiness(b)];
+    const sender = keepSending([a, b], 'sentinel');
     expect(await waitFor(() => sender.accepted.length >= 5, 10_000)).toBe(true);
 
     const old = await group.master();
@@ -80,7 +80,7 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     expect(missing).toEqual([]);
     expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
     for (const subscriber of subscribers) expect(await Promise.race([subscriber.sub.ended.then(() => 'ended', () => 'ended'), Promise.resolve('open')])).toBe('open');
-    for (const gateway of [a!, b!]) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
+    for (const gateway of [a, b]) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
     await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
   }, 200_000);
 
@@ -88,9 +88,9 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     const prefix = `sentinel-${randomUUID().slice(0, 8)}:`;
     const env = { REDIS_SENTINELS: group.sentinelSeeds, REDIS_SENTINEL_MASTER: group.name, REDIS_PREFIX: prefix };
     const [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
-    gateways.push(a!, b!);
-    const subscribers = [await liveSubscriber(a!), await liveSubscriber(b!)];
-    const sender = keepSending([a!, b!], 'asked');
+    gateways.push(a, b);
+    const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
+    const sender = keepSending([a, b], 'asked');
     expect(await waitFor(() => sender.accepted.length >= 5, 10_000)).toBe(true);
 
     const old = await group.master();
@@ -103,7 +103,7 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     expect(await waitFor(() => sender.accepted.length >= byPromotion + 10, 20_000)).toBe(true);
     await sender.stop();
     expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
-    for (const gateway of [a!, b!]) expect(await waitFor(() => gateway.gateway.ready(), 10_000)).toBe(true);
+    for (const gateway of [a, b]) expect(await waitFor(() => gateway.gateway.ready(), 10_000)).toBe(true);
     await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
   }, 60_000);
 });

@@ -4,8 +4,8 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { subscribe, wsClient } from '../helpers/ws-client.js';
-import { anyText, envelopedBody, jsonValue, legacyBody, mostly, oddId, percentEncodeLoosely, runs } from './arbitraries.js';
-import { graphqlPayload } from './graphql-documents.js';
+import { anyText, envelopedBody, jsonValue, legacyBody, mostly, oddId, percentEncodeLoosely, runs } from '../property/arbitraries.js';
+import { graphqlPayload } from '../property/graphql-documents.js';
 import { rawRequest } from '../helpers/raw-request.js';
 
 /*
@@ -169,7 +169,7 @@ const withOddIds = fc.tuple(fc.oneof(legacyBody, envelopedBody), oddId, oddId, f
   const copy: Record<string, unknown> = { ...body };
   if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
     const inner = data as Record<string, unknown>;
-    const target = typeof inner.object === 'object' && inner.object !== null ? { ...inner, object: { ...(inner.object as object), transactionId } } : { ...inner, transactionId };
+    const target = typeof inner.object === 'object' && inner.object !== null ? { ...inner, object: { ...(inner.object), transactionId } } : { ...inner, transactionId };
     copy.data = target;
   }
   if (envelopeToo) copy.id = eventId;
