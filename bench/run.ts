@@ -191,7 +191,7 @@ interface MachineCpu {
 /** Linux /proc figures (USER_HZ 100); NaN elsewhere. */
 function machineCpu(): MachineCpu {
   try {
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
     const self = readFileSync('/proc/self/stat', 'utf8');
     const fields = self.slice(self.lastIndexOf(')') + 2).split(' ').map(Number);
     // utime, stime, cutime, cstime: fields 14–17 of stat, 11–14 after the command name.

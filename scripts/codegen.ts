@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { generate } from '@graphql-codegen/cli';
 import config, { PERSISTED_DOCUMENTS_FILE } from '../codegen.js';
 import { configFiles } from './config-files.js';
-import { syncGeneratedFiles } from './generated-files.js';
+import { syncGeneratedFiles, type GeneratedFile } from './generated-files.js';
 import { buildPersistedDocuments } from './persisted-documents.js';
 
 /*
@@ -14,9 +14,10 @@ const root = resolve(import.meta.dirname, '..');
 const check = process.argv.includes('--check');
 
 const name = check ? 'codegen:check' : 'codegen';
-let outputs: Awaited<ReturnType<typeof generate>>;
+/** What codegen wrote, as `generate` gives it (typed `any` by the CLI). */
+let outputs: GeneratedFile[];
 try {
-  outputs = await generate({ ...config, cwd: root, silent: true, errorsOnly: true }, false);
+  outputs = (await generate({ ...config, cwd: root, silent: true, errorsOnly: true }, false)) as GeneratedFile[];
 } catch (error) {
   // Typically an operation in schema/operations/ that no longer fits the schema.
   const details = (error as { errors?: unknown[] }).errors?.map(String).join('\n') ?? String(error);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { renderEnvExample, withReadmeTable } from '../src/config/docs.js';
-import { syncGeneratedFiles, type GeneratedFile } from './generated-files.js';
+import type { GeneratedFile } from './generated-files.js';
 
 /** The files generated from the configuration spec, as they should be under `root`. */
 export function configFiles(root: string): GeneratedFile[] {

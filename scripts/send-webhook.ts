@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { DEVELOPMENT_API_KEY, parseKeyEntry, type KeyEntry } from '../src/config/index.js';
-import { buildWebhookRequest, type WebhookForm } from '../src/events/webhook-request.js';
+import { buildWebhookRequest } from '../src/events/webhook-request.js';
 
 /*
  * npm run webhook -- --transaction <id> [--status completed] [--form legacy|enveloped]
@@ -117,12 +117,12 @@ async function currentProducts(webhookUrl: string, key: string): Promise<unknown
   }
   const products = (JSON.parse(text) as { data?: { products?: unknown } }).data?.products;
   if (!Array.isArray(products)) fail(`GET ${url} answered without a products list, ${instead}`);
-  return products;
+  return products as unknown[];
 }
 
 const products = values.products !== undefined ? givenProducts(values.products) : await currentProducts(values.url, values.key);
 const request = buildWebhookRequest({
-  form: values.form as WebhookForm,
+  form: values.form,
   // The contract's types are checked by the gateway, which answers 400 naming any problem.
   transaction: { transactionId, status: values.status, products: products as never },
   secret: values.secret,

@@ -42,15 +42,15 @@ interface Stream<T> {
  */
 export function startLiveFeed(key: string, handlers: FeedHandlers): () => void {
   const transactions: Stream<TransactionEvent> = {
-    live: LiveTransactionsDocument as never,
-    resume: ResumeTransactionsDocument as never,
+    live: LiveTransactionsDocument,
+    resume: ResumeTransactionsDocument,
     eventOf: (data) => (data as LiveTransactionsSubscription | undefined)?.transactionUpdated,
     deliver: (event) => handlers.onEvent(event),
     lastEventId: undefined,
   };
   const vendings: Stream<VendingEvent> = {
-    live: LiveVendingsDocument as never,
-    resume: ResumeVendingsDocument as never,
+    live: LiveVendingsDocument,
+    resume: ResumeVendingsDocument,
     eventOf: (data) => (data as LiveVendingsSubscription | undefined)?.vendingUpdated,
     deliver: (event) => handlers.onVending(event),
     lastEventId: undefined,
@@ -65,7 +65,7 @@ export function startLiveFeed(key: string, handlers: FeedHandlers): () => void {
   function retry(): void {
     if (stopped) return;
     handlers.onState('reconnecting');
-    client?.dispose();
+    void client?.dispose();
     client = undefined;
     timer = setTimeout(connect, Math.min(500 * 2 ** attempt++, 5_000));
   }
@@ -148,6 +148,6 @@ export function startLiveFeed(key: string, handlers: FeedHandlers): () => void {
   return () => {
     stopped = true;
     clearTimeout(timer);
-    client?.dispose();
+    void client?.dispose();
   };
 }

@@ -112,7 +112,7 @@ async function grow(target: number): Promise<void> {
 
 async function close(): Promise<void> {
   closing = true;
-  const all = sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? undefined : new Promise((r) => ws.once('close', r))));
+  const all = sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise((r) => ws.once('close', r))));
   for (const ws of sockets) ws.close(1000);
   await Promise.race([Promise.all(all), new Promise((r) => setTimeout(r, 10_000))]);
   for (const ws of sockets) ws.terminate();

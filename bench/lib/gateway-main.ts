@@ -9,8 +9,10 @@ import { parseArgs } from 'node:util';
  * the sources through tsx carry esbuild's `keepNames` wrappers, which cost
  * closures made per request CPU and memory the deployed gateway does not pay.
  */
-const { loadConfig } = (await import('../../dist/config/index.js' as string)) as typeof import('../../src/config/index.js');
-const { createGateway } = (await import('../../dist/app/gateway.js' as string)) as typeof import('../../src/app/gateway.js');
+/** Named through a variable, so TypeScript types the modules from src/ (below) instead of looking into dist/. */
+const dist = '../../dist';
+const { loadConfig } = (await import(`${dist}/config/index.js`)) as typeof import('../../src/config/index.js');
+const { createGateway } = (await import(`${dist}/app/gateway.js`)) as typeof import('../../src/app/gateway.js');
 
 /** Absent: createGateway's own default. */
 const onOff = (value: string | undefined, flag: string): boolean | undefined => {

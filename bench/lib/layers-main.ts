@@ -71,7 +71,7 @@ const yogaOf = (compiledExecution: boolean) =>
   }).yoga;
 
 const scope = () => {
-  const made = newScope('bench', deployed.logger as never, 'application/json', config.upstreamCallsPerRequest);
+  const made = newScope('bench', deployed.logger, 'application/json', config.upstreamCallsPerRequest);
   made.credential = credential;
   return made;
 };
@@ -86,7 +86,7 @@ function graphql(yoga: ReturnType<typeof yogaOf>) {
     });
     scopeOfRequest.set(request, scope());
     const result = await yoga.getResultForParams({ params: { query: SINGLE_BY_ID_QUERY, variables: { id } }, request }, {});
-    return (await processRegularResult(result as never, yoga.fetchAPI, 'application/graphql-response+json')).text();
+    return processRegularResult(result as never, yoga.fetchAPI, 'application/graphql-response+json').text();
   };
 }
 

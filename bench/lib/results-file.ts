@@ -100,7 +100,7 @@ export function parseResults(text: string): ScenarioResults[] {
     try {
       value = JSON.parse(match[1]!);
     } catch (error) {
-      throw new Error(`bench/RESULTS.md: a ${MARK} block is not JSON (${(error as Error).message})`);
+      throw new Error(`bench/RESULTS.md: a ${MARK} block is not JSON (${(error as Error).message})`, { cause: error });
     }
     sections.push(checkSection(value));
   }

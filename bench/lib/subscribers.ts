@@ -82,7 +82,7 @@ function socketFleet(options: SocketFleetOptions): Fleet {
     grow: (target) => inBatches(sockets.length, target - sockets.length, open, failed),
     async close() {
       closing = true;
-      const all = sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? undefined : new Promise((r) => ws.once('close', r))));
+      const all = sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise((r) => ws.once('close', r))));
       for (const ws of sockets) ws.close(1000);
       await Promise.race([Promise.all(all), new Promise((r) => setTimeout(r, 10_000))]);
       for (const ws of sockets) ws.terminate();

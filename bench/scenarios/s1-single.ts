@@ -1,6 +1,5 @@
 import { hopCells, measureWithHop } from '../lib/against-hop.js';
 import type { Build, Switch } from '../lib/builds.js';
-import { CURRENT } from '../lib/builds.js';
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
 import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession, type HttpSession, type HttpTarget, type Measurement } from '../lib/http-load.js';

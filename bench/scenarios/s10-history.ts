@@ -171,7 +171,6 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
   const retried = fills.on.reduce((n, f) => n + f.retried, 0);
   const steps = (pick: (f: FillStep) => number, list: FillStep[], digits = 1) => list.map((f) => fmt(pick(f), digits)).join(' / ');
-  const added = (pick: (f: FillStep) => number) => fills.on.map((f, k) => `${pick(f) - pick(fills.off[k]!) >= 0 ? '+' : ''}${fmt(pick(f) - pick(fills.off[k]!))}`).join(' / ');
   const postgres = where === 'PostgreSQL';
   const cost = (f: FillStep, k: number) => f.gatewayUs - fills.off[k]!.gatewayUs + f.storeUs;
   const costs = fills.on.map(cost);

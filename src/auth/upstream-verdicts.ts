@@ -55,7 +55,7 @@ export interface VerdictsOptions {
   now?: (() => number) | undefined;
 }
 
-export interface Verdicts<V extends {}> {
+export interface Verdicts<V extends NonNullable<unknown>> {
   /** The verdict remembered under `key` (a name made from `keyDigest`), if it is still served. */
   get(key: string): V | undefined;
   /**
@@ -72,7 +72,7 @@ export interface Verdicts<V extends {}> {
 /** How long after a failed ask a refusal by the limit is told as the service's failure. */
 const FAILING_FOR_MS = 10_000;
 
-export function createVerdicts<V extends {}>(options: VerdictsOptions): Verdicts<V> {
+export function createVerdicts<V extends NonNullable<unknown>>(options: VerdictsOptions): Verdicts<V> {
   const { limit } = options;
   const now = options.now ?? Date.now;
   const held: LRUCache<string, V> = boundedCache<V>({ max: options.maxEntries, ttlMs: options.ttlMs, now: options.now });

@@ -30,7 +30,7 @@ export interface BoundedCacheOptions<V> {
   onEvict?: ((value: V, key: string) => void) | undefined;
 }
 
-export function boundedCache<V extends {}>(options: BoundedCacheOptions<V>): LRUCache<string, V> {
+export function boundedCache<V extends NonNullable<unknown>>(options: BoundedCacheOptions<V>): LRUCache<string, V> {
   const now = options.now ?? Date.now;
   const onEvict = options.onEvict;
   return new LRUCache<string, V>({
@@ -41,7 +41,7 @@ export function boundedCache<V extends {}>(options: BoundedCacheOptions<V>): LRU
 }
 
 /** How long an entry of `cache` is still served, in ms; 0 when it is not held or no longer served. */
-export function remainingMs<V extends {}>(cache: LRUCache<string, V>, key: string): number {
+export function remainingMs<V extends NonNullable<unknown>>(cache: LRUCache<string, V>, key: string): number {
   // lru-cache counts from the `ttlMs - 1` it was given (above).
   return cache.has(key) ? cache.getRemainingTTL(key) + 1 : 0;
 }

@@ -20,7 +20,7 @@ const meaning = (name: string, setting: AnySetting, required: string): string =>
 /** The default in words, `markup` wrapping each value (backticks for Markdown). */
 function defaultText(setting: AnySetting, markup: (value: string) => string): string {
   const show = (value: unknown) => {
-    const shown = setting.show(value as never);
+    const shown = setting.show(value);
     return shown === '' ? 'none' : markup(shown);
   };
   const { fallback } = setting;

@@ -53,6 +53,7 @@ export interface Setting<V> {
 }
 
 // Settings differ in value type, which `read`, `show` and `fallback` use both ways.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- `unknown` would refuse every setting but Setting<unknown>.
 export type AnySetting = Setting<any>;
 
 interface Doc {

@@ -19,7 +19,7 @@ export function idTooLong(id: string): boolean {
  * servers once decoded), and control characters (NUL ends a string in C, CR/LF
  * end an HTTP line; the rest have no place in an id). C0, DEL and C1.
  */
-const ROUTABLE = /[/\\\u0000-\u001f\u007f-\u009f]/;
+const ROUTABLE = /[/\\\p{Cc}]/u;
 /** Half of a UTF-16 surrogate pair without its other half (String.prototype.isWellFormed, which ES2023 lacks). */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

@@ -106,7 +106,7 @@ function plainAcceptance(schema: z.ZodType): ((value: unknown) => boolean) | und
     if (def.type === 'optional' && def.innerType) optional = true;
     else if (def.type === 'nullable' && def.innerType) nullable = true;
     else break;
-    def = def.innerType._zod.def as typeof def;
+    def = def.innerType._zod.def;
   }
   if (def.checks?.length) return undefined;
   const base =
@@ -190,13 +190,13 @@ export const parseProductLine = (value: unknown): ProductLine =>
 function productLines(resource: ResourceName, sent: unknown, drifts: Map<string, Drift>): unknown {
   if (!Array.isArray(sent)) return undefined;
   if (sent.every(isJsonObject)) return sent.map(parseProductLine);
-  const odd = sent.find((line) => !isJsonObject(line));
+  const odd: unknown = sent.find((line) => !isJsonObject(line));
   drifts.set('products', { resource, field: 'products', kind: 'wrong_type', sent: `array holding ${jsonType(odd)}`, expected: 'array of objects' });
   return sent;
 }
 
 export const parseTransaction = (value: unknown): Transaction =>
-  readObject('transaction', transactionSchema.shape as unknown as Shape, requireObject('transaction', value), (field, sent, drifts) =>
+  readObject('transaction', transactionSchema.shape, requireObject('transaction', value), (field, sent, drifts) =>
     field === 'products' ? productLines('transaction', sent, drifts) : undefined,
   ) as Transaction;
 
@@ -209,7 +209,7 @@ export interface VendingReadOptions {
 }
 
 export const parseVending = (value: unknown, options: VendingReadOptions = {}): Vending =>
-  readObject('vending', vendingSchema.shape as unknown as Shape, requireObject('vending', value), (field, sent, drifts) =>
+  readObject('vending', vendingSchema.shape, requireObject('vending', value), (field, sent, drifts) =>
     field === 'products' && options.flatProducts === true ? productLines('vending', sent, drifts) : undefined,
   ) as Vending;
 

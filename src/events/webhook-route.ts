@@ -155,7 +155,7 @@ export function webhookRoutes(options: WebhookRouteOptions): Route[] {
 
   /** The decoded body, or the answer when there is none to read (413, 415, 400). */
   async function readBody(request: FastifyRequest, report: Report): Promise<string | Answer> {
-    const bytes = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
+    const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const encoding = request.headers['content-encoding'];
     try {
       return await decodeBodyText(bytes, typeof encoding === 'string' ? encoding : undefined, options.maxBodyBytes);

@@ -113,11 +113,11 @@ const readyAnswers = new WeakMap<ExecutionResult, Map<string, ReadyAnswer>>();
 
 async function readyAnswerOf(result: ExecutionResult, mediaType: string, yoga: Yoga): Promise<ReadyAnswer> {
   let byType = readyAnswers.get(result);
-  if (!byType) readyAnswers.set(result, (byType = new Map()));
+  if (!byType) readyAnswers.set(result, (byType = new Map<string, ReadyAnswer>()));
   let ready = byType.get(mediaType);
   if (!ready) {
     // The plugin serves a copy of what it holds, and so yoga's writer gets one here (held results are never written to).
-    const response = await processRegularResult({ ...result }, yoga.fetchAPI, mediaType);
+    const response = processRegularResult({ ...result }, yoga.fetchAPI, mediaType);
     const headers: Array<[string, string]> = [];
     response.headers.forEach((value, key) => void headers.push([key, value]));
     ready = { status: response.status, headers, body: await response.text() };
@@ -210,7 +210,7 @@ export function graphqlRoute({ yoga, heldResult, plans, path, masking, fastPath 
         } catch (error) {
           result = thrownResult(error, masking);
         }
-        return send(reply, await processRegularResult(result, yoga.fetchAPI, mediaType), maxUnsentBytes);
+        return send(reply, processRegularResult(result, yoga.fetchAPI, mediaType), maxUnsentBytes);
       }
       const fetchRequest = fetchRequestOf(request, yoga);
       scopeOfRequest.set(fetchRequest, request.scope);

@@ -14,6 +14,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
+  OperationTypeNode,
 } from 'graphql';
 
 /*
@@ -112,7 +113,7 @@ export function operationCost({ schema, operation, fragments, variables }: CostI
     return type && isCompositeType(type) ? type : undefined;
   }
 
-  const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+  const root = operation.operation === OperationTypeNode.QUERY ? schema.getQueryType() : operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getSubscriptionType();
   let cost = 0;
   for (const selection of operation.selectionSet.selections) {
     cost += selection.kind === Kind.FIELD ? fieldCost(selection, root ?? undefined) : selectionCost({ kind: Kind.SELECTION_SET, selections: [selection] }, root ?? undefined);

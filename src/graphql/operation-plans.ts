@@ -1,4 +1,4 @@
-import { getOperationAST, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionResult, type GraphQLSchema, OperationTypeNode } from 'graphql';
 import type { CompiledQuery } from 'graphql-jit';
 import { permissionFor } from '../auth/permissions.js';
 import { boundedCache } from '../backends/bounded-cache.js';
@@ -26,7 +26,7 @@ import { costExceeds } from './use-query-limits.js';
  * of a result that is only `data`). A result with errors is handed to yoga's
  * path as the execution's result (`replayed`), so that masking, error codes
  * and the metrics shape it exactly as they shape any other; nothing runs
- * twice. test/property/graphql-fast-path.property.test.ts holds both paths to
+ * twice. test/fuzz/graphql-fast-path.property.test.ts holds both paths to
  * the same answers, upstream faults included.
  */
 
@@ -85,7 +85,7 @@ export function createOperationPlans({ services, maxCost, nameOperation, maxPlan
       const key = keyOf(text, operationName);
       if (plans.get(key)?.compiled === compiled) return;
       const operation = getOperationAST(document, operationName);
-      if (!operation || operation.operation === 'subscription') return;
+      if (!operation || operation.operation === OperationTypeNode.SUBSCRIPTION) return;
       const cost = costExceeds({ schema: noted, document, operationName, variableValues: {} }, maxCost);
       plans.set(key, { document, compiled, permission: permissionFor[operation.operation], name: operation.name?.value, fixedCost: cost.fixed && !cost.exceeds });
     },

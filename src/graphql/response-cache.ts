@@ -124,7 +124,7 @@ const keyOf = (documentString: string, operationName: string | null | undefined,
 export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes = 65_536 }: ResponseCacheOptions): ResponseCache {
   const held = createInMemoryCache({ max: maxEntries });
   const cache = keepingOnlyFresh(held);
-  const plugin = useResponseCache({
+  const plugin: Plugin = useResponseCache({
     ttl: ttlMs,
     cache,
     session: (request) => sessionOf(request) ?? null,
@@ -135,7 +135,7 @@ export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes 
     // Bounded in bytes too (entries × largest result: 64 MiB by default): a client's 500-id batch is not kept.
     shouldCacheResult: ({ result }) => !result.errors?.length && JSON.stringify(result.data).length <= maxResultBytes,
     buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) => keyOf(documentString, operationName, variableValues, sessionId),
-  }) as Plugin;
+  });
   return {
     // A request a rule refused before it is answered with that refusal, never with a result held for its key.
     plugin: { ...plugin, onParams: (payload) => (refusedInParams(payload.request) ? undefined : plugin.onParams?.(payload)) },

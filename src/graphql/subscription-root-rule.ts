@@ -1,4 +1,4 @@
-import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, OperationTypeNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /*
@@ -19,7 +19,7 @@ export function subscriptionRootProblems(document: DocumentNode): GraphQLError[]
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const problems: GraphQLError[] = [];
   for (const operation of document.definitions) {
-    if (operation.kind !== Kind.OPERATION_DEFINITION || operation.operation !== 'subscription') continue;
+    if (operation.kind !== Kind.OPERATION_DEFINITION || operation.operation !== OperationTypeNode.SUBSCRIPTION) continue;
     const what = operation.name ? `Subscription "${operation.name.value}"` : 'An anonymous subscription';
     const visited = new Set<string>();
     const check = (selectionSet: SelectionSetNode): void => {

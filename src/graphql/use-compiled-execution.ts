@@ -1,5 +1,5 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type Source, type SourceLocation } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type Source, type SourceLocation, OperationTypeNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { OperationPlans } from './operation-plans.js';
 
@@ -36,7 +36,7 @@ function compiledFor(args: ExecutionArgs): Compiled {
     byName.set(name, known + 1);
     return 'interpret';
   }
-  const result = getOperationAST(args.document, args.operationName)?.operation === 'subscription' ? undefined : compileQuery(args.schema, args.document, args.operationName ?? undefined);
+  const result = getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.SUBSCRIPTION ? undefined : compileQuery(args.schema, args.document, args.operationName ?? undefined);
   const compiled = result && isCompiledQuery(result) ? result : 'interpret';
   byName.set(name, compiled);
   return compiled;

@@ -144,7 +144,7 @@ function useOperationCost(maxCost: number): Plugin {
 const reportedAs = (shape: Shape) => ({
   propagateOnRejection: false,
   exposeLimits: true,
-  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(shape(error) as GraphQLError)],
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(shape<GraphQLError>(error))],
 });
 
 /** Deepest bracket nesting a document may have: well past MAX_DEPTH plus a JSON literal of MAX_JSON_DEPTH. */
@@ -188,7 +188,7 @@ export function queryLimitRules(limits: QueryLimits): Pick<OperationRules, 'docu
         maxTokens: { n: limits.maxTokens, exposeLimits: true },
         // Ours instead (without-suggestion.ts): Armor's misses enum values and variables.
         blockFieldSuggestion: { enabled: false },
-      }) as Plugin,
+      }),
     ],
     'max-cost': [useOperationCost(limits.maxCost)],
     introspection: limits.introspection ? [] : [{ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) }],

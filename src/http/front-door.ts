@@ -67,7 +67,7 @@ export interface Route {
   transport: string;
   operation: string;
   guard?: (request: FastifyRequest) => Promise<void> | void;
-  handler(request: FastifyRequest, reply: FastifyReply): Promise<unknown> | unknown;
+  handler(request: FastifyRequest, reply: FastifyReply): unknown;
 }
 
 export interface FrontDoorOptions {

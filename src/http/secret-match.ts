@@ -8,7 +8,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
  */
 
 // One-shot hashing: no Hash object per request.
-const digest = (value: string): Buffer => hash('sha256', value, 'buffer') as unknown as Buffer;
+const digest = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 export function secretMatcher(secrets: readonly string[]): (presented: string) => boolean {
   const accepted = secrets.map(digest);

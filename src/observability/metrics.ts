@@ -15,7 +15,7 @@ export interface GatewayMetrics {
    * from its plan), as the plugin names those yoga runs: by the request's `operationName`, else by the document's
    * own name for its operation when that is known.
    */
-  nameOperation(scope: OperationScope, requested: string | null | undefined, own?: string | undefined): void;
+  nameOperation(scope: OperationScope, requested: string | null | undefined, own?: string  ): void;
   /** Counts one answered HTTP request (the front door calls it for every route). */
   answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void;
   upstreamCall(call: UpstreamCall): void;
@@ -231,7 +231,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   };
 
   return {
-    plugin: () => plugin as Plugin,
+    plugin: () => plugin,
     gauge(name, help, read) {
       new Gauge({
         name: `${PREFIX}${name}`,

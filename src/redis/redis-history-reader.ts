@@ -169,7 +169,7 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
       closed = true;
       // A consumer holding nothing leaves the group (one that holds entries stays, so that they can be claimed).
       try {
-        const held = (await commands.xpending(options.key, GROUP, '-', '+', 1, consumer)) as unknown[];
+        const held = (await commands.xpending(options.key, GROUP, '-', '+', 1, consumer));
         if (held.length === 0) await commands.xgroup('DELCONSUMER', options.key, GROUP, consumer);
       } catch {
         // Redis away: the consumer stays, holding nothing; another instance's claims pass it by.

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult, OperationTypeNode } from 'graphql';
 
 import type { Context, SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -179,7 +179,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         const document = parse(params.query!);
         const errors = validate(schema, document);
         if (errors.length > 0) return { errors };
-        const isSubscription = getOperationAST(document, params.operationName)?.operation === 'subscription';
+        const isSubscription = getOperationAST(document, params.operationName)?.operation === OperationTypeNode.SUBSCRIPTION;
         // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
         if (!isSubscription) (context as WebSocketServerContext).owner = ownerOf(ctx);
         const contextValue = await contextFactory();

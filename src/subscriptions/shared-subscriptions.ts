@@ -99,7 +99,7 @@ export function createSharedSubscriptions(): SharedSubscriptions {
         const queued = member.queue.shift();
         if (queued) return Promise.resolve({ done: false, value: queued });
         if (member.failure !== undefined) {
-          const failure = member.failure;
+          const failure: unknown = member.failure;
           member.failure = undefined;
           return Promise.reject(failure);
         }

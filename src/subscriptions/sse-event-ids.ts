@@ -100,7 +100,7 @@ export function useEventIds({ stopping = () => false }: EventIdsOptions = {}): P
       if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
       // Other single results keep yoga's writer, which also sets their HTTP status.
       const results = isAsyncIterable(result) ? (result as AsyncIterable<ExecutionResult>) : frameId(result as ExecutionResult) ? once(result as ExecutionResult) : undefined;
-      if (results) setResultProcessor((_processed, fetchAPI) => sseResponse(results, fetchAPI as never, stopping), 'text/event-stream');
+      if (results) setResultProcessor((_processed, fetchAPI) => sseResponse(results, fetchAPI, stopping), 'text/event-stream');
     },
   };
 }

@@ -52,7 +52,7 @@ function complainTo(logger: Logger): void {
     const now = Date.now();
     if (now - (lastSaid.get(message) ?? -Infinity) < COMPLAINT_EVERY_MS) return;
     lastSaid.set(message, now);
-    const err = args.find((arg) => arg instanceof Error) as Error | undefined;
+    const err = args.find((arg): arg is Error => arg instanceof Error);
     logger.warn({ err: err && { message: err.message } }, `tracing: ${message}`);
   };
   const quiet = () => {};

@@ -21,7 +21,7 @@ import { waitFor } from '../helpers/wait-for.js';
  * sent before, while A was down, and while they were coming back.
  */
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
+const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });

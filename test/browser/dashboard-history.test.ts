@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
@@ -20,7 +20,6 @@ const MINUTE = 60_000;
 
 let running: RunningGateway;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let elsewhere: string[] = [];
 let startedBefore = 0;
@@ -47,7 +46,7 @@ describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
     startedBefore = Date.now();
     running = await startGateway({ SIMULATOR: 'off' });
     startedAfter = Date.now();
-    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY, { height: 900 }));
+    ({ browser, page, elsewhere } = await openDashboard(running.url, TEST_KEY, { height: 900 }));
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemoryBackend } from '../../src/backends/memory/memory-backend.js';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
@@ -21,7 +21,6 @@ const STOCKHOLM = byName('VM-SE-0108');
 let backend: MemoryBackend;
 let running: RunningGateway;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let elsewhere: string[] = [];
 
@@ -31,7 +30,7 @@ describe.skipIf(!hasChromium)('dashboard page: machines live', () => {
   beforeAll(async () => {
     backend = demoBackend();
     running = await startGateway({ SIMULATOR: 'off', VENDING_POLL_MS: '1000' }, { backend }, pollVendingsEvery(100));
-    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
+    ({ browser, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

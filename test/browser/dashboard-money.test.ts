@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import type { Transaction } from '../../src/contract/index.js';
@@ -26,7 +26,6 @@ const format = (amount: number, currency: string) => new Intl.NumberFormat('en-U
 
 let running: RunningGateway;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let elsewhere: string[] = [];
 
@@ -43,7 +42,7 @@ const eur = sale('EUR');
 describe.skipIf(!hasChromium)('dashboard page: money by currency, stuck payments', () => {
   beforeAll(async () => {
     running = await startGateway({ SIMULATOR: 'off' });
-    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
+    ({ browser, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
     // SEK through the machine the transaction names (no currency of its own), GBP named by the transaction, EUR by neither.
     expect(sek.vendingId).toBe(SE.vendingId);
     await post({ transactionId: sek.transactionId, status: 'completed', products: sek.products, vendingId: sek.vendingId });

@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { chromiumFor, openDashboard } from '../helpers/browser.js';
@@ -25,7 +25,6 @@ const LINES = [{ productId: 'p-cola', productName: 'Cola', productPrice: 2.5, qu
 let upstream: StandInUpstream;
 let running: RunningGateway;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let elsewhere: string[] = [];
 
@@ -43,7 +42,7 @@ describe.skipIf(!hasChromium)('dashboard page in front of a REST service', () =>
     upstream.vendings[1]!.currencyCode = 978;
     upstream.vendings[2]!.currencyCode = 'gbp';
     running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: UPSTREAM_KEY, API_KEYS: TEST_KEY });
-    ({ browser, context, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
+    ({ browser, page, elsewhere } = await openDashboard(running.url, TEST_KEY));
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

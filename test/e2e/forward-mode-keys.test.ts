@@ -139,7 +139,7 @@ describe('a key the upstream accepts', () => {
     clients.forEach((client) => subscribe(client, SUBSCRIPTION));
     expect(await waitFor(() => gateway.gateway.activeSubscriptions() === 10)).toBe(true);
     expect(checksOf(key)).toBe(1);
-    await Promise.all(clients.map((client) => client.dispose()));
+    await Promise.all(clients.map(async (client) => client.dispose()));
   });
 });
 

@@ -11,7 +11,7 @@ import {
   type RecordingClient,
 } from '../helpers/real-clients.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /*
@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/wait-for.js';
  * settings; the test never resubscribes for them.
  */
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
+const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });

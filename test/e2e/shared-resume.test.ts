@@ -15,7 +15,7 @@ type Update = { transactionUpdated: { eventId: string; status: string } };
 let running: RunningGateway | undefined;
 const clients: Client[] = [];
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.dispose()));
+  await Promise.all(clients.splice(0).map(async (client) => client.dispose()));
   await running?.close();
   running = undefined;
 });

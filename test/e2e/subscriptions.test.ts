@@ -131,7 +131,7 @@ describe('the event\'s transaction', () => {
     expect((await otherSub.next()).data!.transactionUpdated.transaction.customerId).toBe(target.customerId);
     // One read for TEST_KEY's 50 subscribers, one for OTHER_KEY's.
     expect(backend.callsTo('getTransaction').length - reads).toBe(2);
-    await Promise.all([...clients, other].map((client) => client.dispose()));
+    await Promise.all([...clients, other].map(async (client) => client.dispose()));
     expect(await untilSubscribed(before)).toBe(true);
   });
 
@@ -183,7 +183,7 @@ describe('execute once per event', () => {
       same.slice(0, 5).forEach((sub) => sub.unsubscribe());
       expect(await waitFor(() => gw.gateway.activeSubscriptions() === 3)).toBe(true);
       expect(gw.gateway.bus.activeSubscriptions()).toBe(3);
-      await Promise.all(clients.map((client) => client.dispose()));
+      await Promise.all(clients.map(async (client) => client.dispose()));
       expect(await waitFor(() => gw.gateway.activeSubscriptions() === 0 && gw.gateway.bus.activeSubscriptions() === 0)).toBe(true);
       await gw.close();
     }

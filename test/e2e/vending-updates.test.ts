@@ -169,6 +169,6 @@ describe('vendingUpdated on instances sharing a Redis', () => {
     expect(change).toMatchObject({ vendingId: machine.vendingId, online: machine.online });
     // Nothing delivered twice across the hand-over.
     expect(new Set(remaining.received.map((result) => result.data!.vendingUpdated.eventId)).size).toBe(remaining.received.length);
-    await Promise.all(clients.map((client) => client.dispose()));
+    await Promise.all(clients.map(async (client) => client.dispose()));
   });
 });

@@ -8,7 +8,7 @@ import type { SubscribeOptions } from '../../src/events/event-bus.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { buildWebhookRequest, type WebhookForm, type WebhookRequest } from '../../src/events/webhook-request.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { startGateway, TEST_KEY } from '../helpers/gateway.js';
 import { sseSubscribe } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { jsonLines } from '../helpers/log-lines.js';

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
-import { describe, expect, it, type TestContext } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { sseSubscribe, type SseSubscription } from '../helpers/sse-client.js';
 

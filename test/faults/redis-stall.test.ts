@@ -105,7 +105,7 @@ describe.skipIf(!redisServerOnPath())('a stalled Redis (SIGSTOP)', () => {
     } catch {
       // not running
     }
-    await Promise.all(clients.map((client) => client.dispose()));
+    await Promise.all(clients.map(async (client) => client.dispose()));
     await Promise.all([a?.close(), b?.close()]);
     await redis?.close();
   }, 30_000);

@@ -36,7 +36,10 @@ function descendants(root: number): number[] {
   }
   const found: number[] = [];
   const walk = (pid: number) => {
-    for (const [child, parent] of parents) if (parent === pid) (found.push(child), walk(child));
+    for (const [child, parent] of parents) if (parent === pid) {
+      found.push(child);
+      walk(child);
+    }
   };
   walk(root);
   return found;

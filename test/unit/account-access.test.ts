@@ -15,7 +15,7 @@ import { GatewayError } from '../../src/errors.js';
  */
 
 // Every bounded memory the account access makes, to look into what it keeps.
-const caches = vi.hoisted(() => [] as Array<LRUCache<string, {}>>);
+const caches = vi.hoisted(() => [] as Array<LRUCache<string, NonNullable<unknown>>>);
 vi.mock('../../src/backends/bounded-cache.js', async (original) => {
   const actual = await original<typeof import('../../src/backends/bounded-cache.js')>();
   return {

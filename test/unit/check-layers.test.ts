@@ -1,27 +1,35 @@
 import { rmSync, writeFileSync } from 'node:fs';
+import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { LAYERS, looseRootFiles, unreached, violations } from '../../scripts/check-layers.js';
+import { looseRootFiles, partsWithoutLayer, unreached } from '../../scripts/check-layers.js';
+import { forbiddenImports, LAYERS } from '../../scripts/layers.js';
 
-/* The layering check CI runs (scripts/check-layers.ts): it holds for src/, and it would catch an import that points up. */
+/*
+ * The layering of src/ (scripts/layers.ts): ESLint's import rule catches an
+ * import that points up, and `check:layers` the rest of the layout (CI runs both).
+ */
 
-describe('check:layers', () => {
-  it('finds no import against the layering in src/', () => {
-    expect(violations()).toEqual([]);
-  });
-
-  it('names an import that points up (the HTTP kit reaching into a feature), with its file and line', () => {
+describe('the layering of src/', () => {
+  it('names an import that points up (the HTTP kit reaching into a feature), with its file, line and rule', async () => {
     const probe = new URL('../../src/http/zz-layer-probe.ts', import.meta.url);
     writeFileSync(probe, "// probe\nimport { schema } from '../graphql/schema.js';\nexport const probe = schema;\n");
     try {
-      expect(violations().filter((v) => v.file.includes('zz-layer-probe'))).toEqual([{ file: 'http/zz-layer-probe.ts', line: 2, from: 'http', to: 'graphql' }]);
+      // The layering rule alone: the type-aware rules would need the probe in the TypeScript program.
+      const eslint = new ESLint({ overrideConfigFile: true, overrideConfig: [(await import('../../eslint.config.js')).layering] });
+      const [result] = await eslint.lintFiles([probe.pathname]);
+      expect(result?.messages.map(({ ruleId, line }) => ({ ruleId, line }))).toEqual([{ ruleId: 'import-x/no-restricted-paths', line: 2 }]);
     } finally {
       rmSync(probe);
     }
-  });
+  }, 60_000);
 
-  it('gives every top-level part of src/ exactly one layer', () => {
+  it('gives every top-level part of src/ exactly one layer, and forbids each part what lies above it', () => {
     const parts = LAYERS.flat();
     expect(new Set(parts).size).toBe(parts.length);
+    expect(partsWithoutLayer()).toEqual([]);
+    const zones = forbiddenImports();
+    expect(zones.find((zone) => zone.target === './src/contract')?.from).toContain('./src/graphql');
+    expect(zones.find((zone) => zone.target === './src/main.ts')).toBeUndefined();
   });
 
   it('finds every file of src/ reached from main.ts, scripts/, bench/, web/ or codegen.ts, and names one that is not', () => {

@@ -34,4 +34,5 @@ const gateway = createGatewayRuntime({
   ...derivedFields,
 });
 
-createServer(gateway).listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
+// The gateway is a request listener (it returns a promise Node does not wait for; it answers on the response).
+createServer((request, response) => void gateway(request, response)).listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');

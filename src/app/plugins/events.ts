@@ -67,7 +67,7 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
     const feed = applyShared && !redis ? createHistoryFeed({ apply: applyShared, transient: isTransientPostgresError, logger, retryMs, maxQueued }) : undefined;
     const historyGroup = applyShared && redis ? HISTORY_GROUP : undefined;
-    const applyInProcess = inProcess && feedHistory((event) => inProcess.apply!(event), logger);
+    const applyInProcess = inProcess && feedHistory((event) => inProcess.apply(event), logger);
 
     const events: EventTransport = redis
       ? createRedisEventTransport(redis, { ...config, logger, historyGroup })

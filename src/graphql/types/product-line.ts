@@ -1,6 +1,5 @@
 import { productLineSchema } from '../../contract/index.js';
 import { lineTotal } from '../amounts.js';
-import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef } from '../refs.js';

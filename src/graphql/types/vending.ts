@@ -6,7 +6,7 @@ import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, VendingRef, type ProductsViewValue } from '../refs.js';
-import { paginate, VendingConnectionRef, VendingFilterInput, type VendingFilterValue } from './vending-connection.js';
+import { paginate, VendingConnectionRef, VendingFilterInput } from './vending-connection.js';
 import { requireId } from './transaction.js';
 import { served, servedOrNull } from '../served-fields.js';
 
@@ -25,11 +25,11 @@ export function productsParam(ctx: GatewayContext, view: ProductsViewValue): str
 }
 
 function flatProducts({ vending, view }: { vending: Vending; view: ProductsViewValue }) {
-  const products = served(vending, 'products');
+  const products: unknown = served(vending, 'products');
   if (view !== 'FLAT' || !Array.isArray(products)) return null;
   try {
     // Lines the REST backend read already carry their drifts; the memory backend's are read here.
-    return products.map((line) => (typeof line === 'object' && line !== null && wasRead(line) ? (line as ProductLine) : parseProductLine(line)));
+    return products.map((line: unknown) => (typeof line === 'object' && line !== null && wasRead(line) ? (line as ProductLine) : parseProductLine(line)));
   } catch (error) {
     if (error instanceof ContractViolation) throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `vending ${vending.vendingId}: ${error.message}`);
     throw error;
@@ -131,7 +131,7 @@ builder.queryFields((t) =>
       // A vending the service sent without a readable vendingId cannot be a node (its id is non-null and its
       // cursor), and its error would null the whole connection: it is left out, as its drift is counted and logged.
       const views = all.filter((vending) => !unreadableId(vending)).map((vending) => ({ vending, view: products }));
-      return paginate(views, (filter ?? undefined) as VendingFilterValue | undefined, first ?? undefined, after ?? undefined);
+      return paginate(views, (filter ?? undefined), first ?? undefined, after ?? undefined);
     },
   }),
 }));
