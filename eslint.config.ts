@@ -23,7 +23,15 @@ export const layering: Linter.Config = {
 };
 
 export default defineConfig(
-  globalIgnores(['dist/', 'coverage/', 'node_modules/', 'src/graphql/generated/', 'test/client-consumer/', 'test/fixtures/*.js', 'packages/*/dist/']),
+  globalIgnores([
+    'dist/',
+    'coverage/',
+    'node_modules/',
+    'src/graphql/generated/',
+    'test/client-consumer/',
+    'test/fixtures/*.js',
+    'packages/*/dist/',
+  ]),
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

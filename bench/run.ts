@@ -84,7 +84,9 @@ try {
 }
 const edited = existsSync(RESULTS) ? editedOutsideData(readFileSync(RESULTS, 'utf8'), previous) : [];
 if (edited.length > 0) {
-  process.stderr.write(`bench/RESULTS.md: the heading or table of ${edited.join(' ')} differs from its bench-results JSON; the file will be written from the JSON (stop now and edit it there to keep the change)\n`);
+  process.stderr.write(
+    `bench/RESULTS.md: the heading or table of ${edited.join(' ')} differs from its bench-results JSON; the file will be written from the JSON (stop now and edit it there to keep the change)\n`,
+  );
 }
 
 const started = performance.now();
@@ -117,10 +119,30 @@ try {
     } catch (error) {
       // One failing scenario must not lose the others' figures.
       log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      own = [{ scenario: scenario.name, variant: scenario.title, value: '', p99: '', ratio: '', target: '', calls: '', errors: 'scenario failed', notes: '', voided: String(error instanceof Error ? error.message : error).split('\n')[0]!.slice(0, 200) }];
+      own = [
+        {
+          scenario: scenario.name,
+          variant: scenario.title,
+          value: '',
+          p99: '',
+          ratio: '',
+          target: '',
+          calls: '',
+          errors: 'scenario failed',
+          notes: '',
+          voided: String(error instanceof Error ? error.message : error)
+            .split('\n')[0]!
+            .slice(0, 200),
+        },
+      ];
     }
     rows.push(...own);
-    ran.push({ name: scenario.name, rows: own, comparisons: comparisons.slice(comparisonsBefore), seconds: (performance.now() - scenarioStarted) / 1_000 });
+    ran.push({
+      name: scenario.name,
+      rows: own,
+      comparisons: comparisons.slice(comparisonsBefore),
+      seconds: (performance.now() - scenarioStarted) / 1_000,
+    });
   }
 } finally {
   await stopAll();
@@ -159,11 +181,22 @@ try {
   process.stderr.write(`${(error as Error).message}; merging into the copy read at the start\n`);
 }
 writeFileSync(RESULTS, renderResults(mergeResults(previous, sections)));
-process.stderr.write(`[${elapsed()}] wrote ${sections.map((s) => s.scenario).join(' ')} to bench/RESULTS.md, kept ${previous.filter((p) => !sections.some((s) => s.scenario === p.scenario)).map((p) => p.scenario).join(' ') || 'nothing else'}\n`);
+process.stderr.write(
+  `[${elapsed()}] wrote ${sections.map((s) => s.scenario).join(' ')} to bench/RESULTS.md, kept ${
+    previous
+      .filter((p) => !sections.some((s) => s.scenario === p.scenario))
+      .map((p) => p.scenario)
+      .join(' ') || 'nothing else'
+  }\n`,
+);
 
 /** The commit the working tree is at, and whether the code measured differs from it. */
 function commitText(): string {
-  const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'scripts', 'package.json', 'package-lock.json', ':!bench/RESULTS.md'], { cwd: REPO_ROOT, encoding: 'utf8' })
+  const dirty = execFileSync(
+    'git',
+    ['status', '--porcelain', '--', 'src', 'bench', 'scripts', 'package.json', 'package-lock.json', ':!bench/RESULTS.md'],
+    { cwd: REPO_ROOT, encoding: 'utf8' },
+  )
     .split('\n')
     .filter(Boolean).length;
   return `${headAtStart}${dirty ? ` with ${dirty} uncommitted change(s) under src/, bench/, scripts/ or in the package files` : ''}`;
@@ -191,9 +224,17 @@ interface MachineCpu {
 /** Linux /proc figures (USER_HZ 100); NaN elsewhere. */
 function machineCpu(): MachineCpu {
   try {
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     const self = readFileSync('/proc/self/stat', 'utf8');
-    const fields = self.slice(self.lastIndexOf(')') + 2).split(' ').map(Number);
+    const fields = self
+      .slice(self.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     // utime, stime, cutime, cstime: fields 14–17 of stat, 11–14 after the command name.
     const own = (fields[11]! + fields[12]! + fields[13]! + fields[14]!) / 100;
     const busy = (user! + nice! + system! + irq! + softirq!) / 100;

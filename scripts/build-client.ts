@@ -57,7 +57,8 @@ export function buildClientPackage(): void {
   const rootVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const clientVersion = (JSON.parse(readFileSync(join(CLIENT_PACKAGE, 'package.json'), 'utf8')) as { version: string }).version;
   // The package describes one release of the gateway: a different number would promise operations another gateway may not serve.
-  if (clientVersion !== rootVersion) throw new Error(`build-client: packages/client is version ${clientVersion}, the gateway ${rootVersion}; give both the same`);
+  if (clientVersion !== rootVersion)
+    throw new Error(`build-client: packages/client is version ${clientVersion}, the gateway ${rootVersion}; give both the same`);
 
   for (const folder of ['dist', 'schema']) rmSync(join(CLIENT_PACKAGE, folder), { recursive: true, force: true });
   mkdirSync(join(CLIENT_PACKAGE, 'dist'), { recursive: true });

@@ -38,7 +38,9 @@ const SIDE_EFFECT_IMPORT = /(?:^|\s)import\s+['"](\.{1,2}\/[^'"]+)['"]/g;
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(IMPORT), ...text.matchAll(SIDE_EFFECT_IMPORT)].map((match) => resolve(dirname(file), match[1] ?? match[2] ?? '').replace(/\.js$/, '.ts'));
+  return [...text.matchAll(IMPORT), ...text.matchAll(SIDE_EFFECT_IMPORT)].map((match) =>
+    resolve(dirname(file), match[1] ?? match[2] ?? '').replace(/\.js$/, '.ts'),
+  );
 }
 
 /**

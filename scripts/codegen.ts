@@ -40,4 +40,8 @@ if (check && stale.length > 0) {
   for (const filename of stale) process.stderr.write(`${name}: ${filename} is out of date; run npm run codegen\n`);
   process.exit(1);
 }
-process.stdout.write(check ? 'codegen:check: generated files are up to date\n' : `codegen: wrote ${stale.length === 0 ? 'nothing (up to date)' : stale.join(', ')}\n`);
+process.stdout.write(
+  check
+    ? 'codegen:check: generated files are up to date\n'
+    : `codegen: wrote ${stale.length === 0 ? 'nothing (up to date)' : stale.join(', ')}\n`,
+);

@@ -50,6 +50,12 @@ export function forbiddenImports(): Array<{ target: string; from: string[]; mess
       return other !== part && !(theirs < own || (theirs === own && sameLayer.has(`${part}→${other}`)));
     });
     if (forbidden.length === 0) return [];
-    return [{ target: pathOf(part), from: forbidden.map(pathOf), message: `${part} may not import a part of its own or a higher layer unless SAME_LAYER_EDGES allows it (scripts/layers.ts, docs/ARCHITECTURE.md)` }];
+    return [
+      {
+        target: pathOf(part),
+        from: forbidden.map(pathOf),
+        message: `${part} may not import a part of its own or a higher layer unless SAME_LAYER_EDGES allows it (scripts/layers.ts, docs/ARCHITECTURE.md)`,
+      },
+    ];
   });
 }

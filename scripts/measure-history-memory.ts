@@ -42,7 +42,18 @@ function event(transactionId: string, at: number, eventId: string): TransactionU
   });
   const status = STATUSES[Math.floor(random() * STATUSES.length)]!;
   const time = new Date(at).toISOString();
-  return { eventId, type: 'transaction.update', format: 'ENVELOPED', receivedAt: time, occurredAt: time, transactionId, status, products, transaction: { transactionId, status, products }, raw: {} };
+  return {
+    eventId,
+    type: 'transaction.update',
+    format: 'ENVELOPED',
+    receivedAt: time,
+    occurredAt: time,
+    transactionId,
+    status,
+    products,
+    transaction: { transactionId, status, products },
+    raw: {},
+  };
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -67,7 +78,13 @@ async function timed(runs: number, run: () => Promise<unknown>): Promise<string>
 
 for (const size of SIZES) {
   const before = heap();
-  const history = createMemoryHistory({ maxTransactions: size, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => NOW });
+  const history = createMemoryHistory({
+    maxTransactions: size,
+    retentionMs: WEEK,
+    defaultCurrency: 'EUR',
+    soldStatuses: [],
+    now: () => NOW,
+  });
   // Over 8 days: the hours before the week asked hold transactions too (the slowest case to read).
   const step = (WEEK + DAY) / size;
   for (let i = 0; i < size; i += 1) history.apply(event(`t${i}`, NOW - WEEK - DAY + i * step, `e${i}`));
@@ -88,7 +105,12 @@ for (const size of SIZES) {
 
   const stats = statsQuery(DEFAULT_ACCOUNT, { since: new Date(NOW - WEEK), until: new Date(NOW), interval: 'HOUR' }, NOW);
   // Warm: the figures are a running gateway's, not its first query's compilation.
-  for (let i = 0; i < 5; i += 1) await Promise.all([history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50 })), history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50, status: ['pending'] })), history.stats(stats)]);
+  for (let i = 0; i < 5; i += 1)
+    await Promise.all([
+      history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50 })),
+      history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50, status: ['pending'] })),
+      history.stats(stats),
+    ]);
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const recentAll = await timed(200, () => history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 50 })));

@@ -50,7 +50,11 @@ async function fill(pool: pg.Client, size: number): Promise<void> {
             LATERAL (SELECT CASE WHEN g % 5 = 0 THEN 'pending' ELSE 'completed' END AS status, $2::bigint - (g::bigint * ${7 * DAY - 1}) / $1::bigint AS at) s`,
     [size, NOW, PRODUCTS],
   );
-  for (const [level, width] of [['m', 60_000], ['h', HOUR], ['d', DAY]] as const) {
+  for (const [level, width] of [
+    ['m', 60_000],
+    ['h', HOUR],
+    ['d', DAY],
+  ] as const) {
     await pool.query(
       `INSERT INTO history_bucket_totals (level, start, field, value, touched_at)
        SELECT $1, last_updated / $2 * $2, f.field, sum(f.value), $3::bigint FROM history_transactions,
@@ -71,7 +75,18 @@ async function fill(pool: pg.Client, size: number): Promise<void> {
 function event(id: string, n: number): TransactionUpdateEvent {
   const products = [{ productId: `p${n % PRODUCTS}`, productName: `Product ${n % PRODUCTS}`, productPrice: 1.5, quantity: 1 }];
   const at = new Date(NOW - (n % 600) * 1_000).toISOString();
-  return { eventId: `m-${n}`, type: 'transaction.update', format: 'ENVELOPED', receivedAt: at, occurredAt: at, transactionId: id, status: n % 2 ? 'completed' : 'pending', products, transaction: { transactionId: id, products }, raw: {} };
+  return {
+    eventId: `m-${n}`,
+    type: 'transaction.update',
+    format: 'ENVELOPED',
+    receivedAt: at,
+    occurredAt: at,
+    transactionId: id,
+    status: n % 2 ? 'completed' : 'pending',
+    products,
+    transaction: { transactionId: id, products },
+    raw: {},
+  };
 }
 
 async function measure(size: number): Promise<void> {
@@ -81,7 +96,13 @@ async function measure(size: number): Promise<void> {
   url.pathname = `/${name}`;
   const logger = createLogger('warn');
   const pool = createPostgresPool(url.toString(), logger);
-  const history = createPostgresHistory(pool, { retentionMs: 7 * DAY + HOUR, defaultCurrency: 'EUR', soldStatuses: ['completed'], sweepEveryMs: DAY, now: () => NOW });
+  const history = createPostgresHistory(pool, {
+    retentionMs: 7 * DAY + HOUR,
+    defaultCurrency: 'EUR',
+    soldStatuses: ['completed'],
+    sweepEveryMs: DAY,
+    now: () => NOW,
+  });
   try {
     await migrate(url.toString(), logger);
     await history.start();

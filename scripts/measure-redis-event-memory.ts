@@ -30,7 +30,11 @@ function webhookEvent(n: number) {
     ],
   };
   const request = buildWebhookRequest({ form: 'enveloped', id: `msg_${randomUUID()}`, transaction });
-  const parsed = parseWebhookText(request.body, { receivedAt: new Date().toISOString(), webhookId: undefined, madeId: `gw_${randomUUID()}` });
+  const parsed = parseWebhookText(request.body, {
+    receivedAt: new Date().toISOString(),
+    webhookId: undefined,
+    madeId: `gw_${randomUUID()}`,
+  });
   if (!parsed.ok) throw new Error('unreadable webhook');
   return parsed.event;
 }
@@ -54,7 +58,9 @@ for (const kind of ['dedupe', 'event-position', 'last-digest']) {
   if (one) console.log(`MEMORY USAGE ${kind}: ${await inspect.memory('USAGE', one)} bytes`);
 }
 for (const key of keys.filter((key) => !/:(dedupe|event-position|last-digest):/.test(key))) {
-  console.log(`MEMORY USAGE ${key.slice(prefix.length)}: ${Math.round(Number(await inspect.memory('USAGE', key, 'SAMPLES', 0)) / count)} bytes per event`);
+  console.log(
+    `MEMORY USAGE ${key.slice(prefix.length)}: ${Math.round(Number(await inspect.memory('USAGE', key, 'SAMPLES', 0)) / count)} bytes per event`,
+  );
 }
 await inspect.del(...keys);
 await log.close();

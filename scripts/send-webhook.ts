@@ -42,7 +42,10 @@ function defaultUrl(): string {
  * read the products, else the first; the development key without API_KEYS.
  */
 function defaultKey(): string {
-  const entries = (process.env.API_KEYS ?? '').split(',').map(parseKeyEntry).filter((entry): entry is KeyEntry => typeof entry !== 'string');
+  const entries = (process.env.API_KEYS ?? '')
+    .split(',')
+    .map(parseKeyEntry)
+    .filter((entry): entry is KeyEntry => typeof entry !== 'string');
   return (entries.find((entry) => entry.permissions.includes('read')) ?? entries[0])?.key ?? DEVELOPMENT_API_KEY;
 }
 
@@ -105,14 +108,18 @@ async function currentProducts(webhookUrl: string, key: string): Promise<unknown
   } catch (error) {
     const { cause } = error as { cause?: { code?: string; message?: string } };
     const why = cause?.code ?? cause?.message ?? String(error);
-    fail(`cannot reach the gateway at ${url.origin} (${why}) to read transaction ${transactionId}'s products: start it, or point --url (or PORT and HOST) at it, ${instead}`);
+    fail(
+      `cannot reach the gateway at ${url.origin} (${why}) to read transaction ${transactionId}'s products: start it, or point --url (or PORT and HOST) at it, ${instead}`,
+    );
   }
   const text = await response.text();
   if (!response.ok) {
     const advice =
-      response.status === 401 || response.status === 403 ? 'the gateway refused the key: pass --key with one of its API_KEYS'
-      : response.status === 404 ? 'no such transaction there'
-      : 'the gateway could not answer';
+      response.status === 401 || response.status === 403
+        ? 'the gateway refused the key: pass --key with one of its API_KEYS'
+        : response.status === 404
+          ? 'no such transaction there'
+          : 'the gateway could not answer';
     fail(`GET ${url} answered ${response.status} ${text.trim().slice(0, 200)}: ${advice}, ${instead}`);
   }
   const products = (JSON.parse(text) as { data?: { products?: unknown } }).data?.products;

@@ -33,7 +33,9 @@ const catalogue = {
 export type ErrorCode = keyof typeof catalogue;
 
 /** Each code by name, for code that sets or compares one. */
-export const ErrorCode = Object.freeze(Object.fromEntries(Object.keys(catalogue).map((code) => [code, code]))) as { readonly [C in ErrorCode]: C };
+export const ErrorCode = Object.freeze(Object.fromEntries(Object.keys(catalogue).map((code) => [code, code]))) as {
+  readonly [C in ErrorCode]: C;
+};
 
 /** Every code of the catalogue. */
 export const ERROR_CODES = Object.keys(catalogue) as readonly ErrorCode[];
@@ -150,5 +152,4 @@ export function withShortQuotes(message: string): string {
 export const notFound = (what: string, id: string): GatewayError =>
   new GatewayError(ErrorCode.NOT_FOUND, `${what} ${quoted(id)} was not found`);
 
-export const badUserInput = (message: string): GatewayError =>
-  new GatewayError(ErrorCode.BAD_USER_INPUT, message);
+export const badUserInput = (message: string): GatewayError => new GatewayError(ErrorCode.BAD_USER_INPUT, message);

@@ -15,7 +15,10 @@ function exitOnStartError(error: unknown): never {
   const { code, address, port } = error as { code?: string; address?: string; port?: number };
   if (code === 'EADDRINUSE') {
     const which = config.metrics.port === config.port || port === config.metrics.port ? 'METRICS_PORT' : 'PORT';
-    const why = config.metrics.port === config.port ? `is PORT's own (${config.port}): give the metrics a port of their own` : `${address ?? config.host}:${port ?? ''} is already in use by another process`;
+    const why =
+      config.metrics.port === config.port
+        ? `is PORT's own (${config.port}): give the metrics a port of their own`
+        : `${address ?? config.host}:${port ?? ''} is already in use by another process`;
     process.stderr.write(`vending-gateway: ${which}: ${why}\n`);
     process.exit(1);
   }
@@ -32,10 +35,20 @@ try {
 const gateway = createGateway(config, { demoHour: true });
 // Reading API_KEYS_FILE happens as the gateway starts: a file it cannot use is a configuration error too.
 const { url, metricsUrl } = await gateway.listen().catch(exitOnStartError);
-const places = [`dashboard at ${url}/`, ...(config.graphiql && config.limits.trustedDocuments !== 'only' ? [`GraphiQL at ${url}/graphql`] : []), ...(metricsUrl ? [`metrics at ${metricsUrl}`] : [])];
-gateway.logger.info({ url, backend: config.backend, redis: config.redis?.kind ?? 'none (events in this process)', metricsUrl }, `listening on ${url}: ${places.join(', ')}`);
+const places = [
+  `dashboard at ${url}/`,
+  ...(config.graphiql && config.limits.trustedDocuments !== 'only' ? [`GraphiQL at ${url}/graphql`] : []),
+  ...(metricsUrl ? [`metrics at ${metricsUrl}`] : []),
+];
+gateway.logger.info(
+  { url, backend: config.backend, redis: config.redis?.kind ?? 'none (events in this process)', metricsUrl },
+  `listening on ${url}: ${places.join(', ')}`,
+);
 if (config.unknownNodeEnv !== undefined) {
-  gateway.logger.warn({ nodeEnv: config.unknownNodeEnv }, `NODE_ENV=${config.unknownNodeEnv} is not "production": running with the development defaults (the development key, introspection, GraphiQL, field suggestions)`);
+  gateway.logger.warn(
+    { nodeEnv: config.unknownNodeEnv },
+    `NODE_ENV=${config.unknownNodeEnv} is not "production": running with the development defaults (the development key, introspection, GraphiQL, field suggestions)`,
+  );
 }
 for (const { name, instead } of config.retiredVariables) {
   gateway.logger.warn({ variable: name }, `${name} is no longer read and is ignored: ${instead}`);

@@ -34,7 +34,10 @@ export async function runQuery<T, V>(document: TypedDocumentNode<T, V>, variable
   } catch {
     throw new GatewayProblem('The gateway cannot be reached. Is it running?', undefined);
   }
-  const body = (await response.json().catch(() => ({}))) as { data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+  const body = (await response.json().catch(() => ({}))) as {
+    data?: T;
+    errors?: Array<{ message: string; extensions?: { code?: string } }>;
+  };
   const first = body.errors?.[0];
   if (first || !body.data) {
     const code = first?.extensions?.code;

@@ -82,7 +82,14 @@ async function open(key: string): Promise<void> {
       // The machine as it is now: its card says so at once, and its products if it is the one shown.
       machines = machines.map((machine) =>
         machine.vendingId === event.vendingId
-          ? { ...machine, status: event.status, online: event.online, enabled: event.enabled, offlineSince: event.offlineSince, productCount: event.vending.productCount }
+          ? {
+              ...machine,
+              status: event.status,
+              online: event.online,
+              enabled: event.enabled,
+              offlineSince: event.offlineSince,
+              productCount: event.vending.productCount,
+            }
           : machine,
       );
       renderFleet();

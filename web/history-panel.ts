@@ -1,11 +1,16 @@
-import {
-  RecentTransactionsDocument,
-  TransactionStatsDocument,
-  type TransactionStatsQuery,
-} from '../src/graphql/generated/operations.js';
+import { RecentTransactionsDocument, TransactionStatsDocument, type TransactionStatsQuery } from '../src/graphql/generated/operations.js';
 import { GatewayProblem, runQuery } from './api.js';
 import { coalesced } from './coalesced.js';
-import { coverageNote, coveredLater, fillChartCurrencies, fillStatusFilter, recentRows, statsSummary, topProductItems, topProductsOf } from './history-view.js';
+import {
+  coverageNote,
+  coveredLater,
+  fillChartCurrencies,
+  fillStatusFilter,
+  recentRows,
+  statsSummary,
+  topProductItems,
+  topProductsOf,
+} from './history-view.js';
 import type { TransactionEvent } from './live-feed.js';
 import { salesChart } from './sales-chart.js';
 
@@ -74,10 +79,19 @@ export function startHistoryPanel(key: string): HistoryPanel {
   const list = coalesced(async () => {
     const status = chosenStatus();
     try {
-      const { recentTransactions: page } = await runQuery(RecentTransactionsDocument, { first: ROWS, status: status === undefined ? null : [status] }, key);
+      const { recentTransactions: page } = await runQuery(
+        RecentTransactionsDocument,
+        { first: ROWS, status: status === undefined ? null : [status] },
+        key,
+      );
       // The filter changed while this was in flight: the run it asked for shows the right rows.
       if (stopped || status !== chosenStatus()) return;
-      $('recent-rows').replaceChildren(...recentRows(page.edges.map((edge) => edge.node), status));
+      $('recent-rows').replaceChildren(
+        ...recentRows(
+          page.edges.map((edge) => edge.node),
+          status,
+        ),
+      );
       $('recent-count').textContent = `(${page.totalCount})`;
       seen(page.edges.map((edge) => edge.node.status));
       answered('list');
@@ -123,10 +137,13 @@ export function startHistoryPanel(key: string): HistoryPanel {
   // The hour slides each minute even when nothing sells: refetch just after every minute starts.
   let minuteTimer: ReturnType<typeof setTimeout> | undefined;
   const nextMinute = () => {
-    minuteTimer = setTimeout(() => {
-      hour.now();
-      nextMinute();
-    }, 60_000 - (Date.now() % 60_000) + 250);
+    minuteTimer = setTimeout(
+      () => {
+        hour.now();
+        nextMinute();
+      },
+      60_000 - (Date.now() % 60_000) + 250,
+    );
   };
   nextMinute();
 

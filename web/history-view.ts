@@ -16,9 +16,17 @@ type ProductSales = CurrencyStats['topProductsByQuantity'][number] & { currency:
 const TOP_SHOWN = 5;
 
 /** Colours for the statuses the demo and most services use; any other status is shown plain. */
-const TONES: Record<string, string> = { completed: 'ok', active: 'info', pending: 'warn', cancelled: 'bad', refunded: 'bad', failed: 'bad' };
+const TONES: Record<string, string> = {
+  completed: 'ok',
+  active: 'info',
+  pending: 'warn',
+  cancelled: 'bad',
+  refunded: 'bad',
+  failed: 'bad',
+};
 
-export const statusPill = (status: string): HTMLSpanElement => el('span', { class: `pill ${TONES[status.toLowerCase()] ?? ''}`.trim() }, status);
+export const statusPill = (status: string): HTMLSpanElement =>
+  el('span', { class: `pill ${TONES[status.toLowerCase()] ?? ''}`.trim() }, status);
 
 const productsLine = (products: RecentTransaction['products']): string =>
   products.map((line) => `${line.quantity ?? 1} × ${line.productName ?? line.productId}`).join(', ') || 'no products';
@@ -60,7 +68,9 @@ export function fillStatusFilter(select: HTMLSelectElement, statuses: ReadonlySe
  */
 export function topProductsOf(byCurrency: readonly CurrencyStats[]): ProductSales[] {
   const all = byCurrency.flatMap((entry) => entry.topProductsByQuantity.map((product) => ({ ...product, currency: entry.currency })));
-  return all.sort((a, b) => b.quantity - a.quantity || a.currency.localeCompare(b.currency) || a.productId.localeCompare(b.productId)).slice(0, TOP_SHOWN);
+  return all
+    .sort((a, b) => b.quantity - a.quantity || a.currency.localeCompare(b.currency) || a.productId.localeCompare(b.productId))
+    .slice(0, TOP_SHOWN);
 }
 
 /**
@@ -101,7 +111,14 @@ export function statsSummary(stats: Stats): HTMLElement {
     'div',
     { class: 'summary' },
     ...(sold.length > 0
-      ? sold.map((entry) => el('span', { class: 'figure', 'data-currency': entry.currency }, el('strong', {}, money(entry.totalSold, entry.currency)), ' sold'))
+      ? sold.map((entry) =>
+          el(
+            'span',
+            { class: 'figure', 'data-currency': entry.currency },
+            el('strong', {}, money(entry.totalSold, entry.currency)),
+            ' sold',
+          ),
+        )
       : [el('span', { class: 'figure' }, el('strong', {}, 'Nothing'), ' sold')]),
     el('span', { class: 'figure' }, el('strong', {}, String(stats.count)), ` transaction${stats.count === 1 ? '' : 's'}`),
     ...stats.byStatus.map((entry) => el('span', { class: 'figure' }, statusPill(entry.status), ` ${entry.count}`)),
@@ -122,6 +139,12 @@ export function coveredLater(stats: Pick<TransactionStatsQuery['transactionStats
 export function coverageNote(covered: Date | undefined): Array<Node | string> {
   if (!covered) return [];
   const sameDay = covered.toDateString() === new Date().toDateString();
-  const text = sameDay ? covered.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }) : covered.toLocaleString();
-  return ['History covers only since ', el('time', { datetime: covered.toISOString() }, text), ': earlier sales of this hour are not counted.'];
+  const text = sameDay
+    ? covered.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+    : covered.toLocaleString();
+  return [
+    'History covers only since ',
+    el('time', { datetime: covered.toISOString() }, text),
+    ': earlier sales of this hour are not counted.',
+  ];
 }

@@ -9,20 +9,26 @@ import type { TransactionEvent } from './live-feed.js';
 type Machine = FleetOverviewQuery['vendings']['nodes'][number];
 type Detail = NonNullable<VendingDetailQuery['vending']>;
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: Array<Node | string | null>): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string> = {},
+  ...children: Array<Node | string | null>
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
   for (const child of children) if (child !== null) node.append(child);
   return node;
 }
 
-const flag = (label: string, on: boolean | null) => el('span', { class: `flag ${on ? 'on' : 'off'}`, 'data-flag': label }, `${label}: ${on === null ? 'unknown' : on ? 'yes' : 'no'}`);
+const flag = (label: string, on: boolean | null) =>
+  el('span', { class: `flag ${on ? 'on' : 'off'}`, 'data-flag': label }, `${label}: ${on === null ? 'unknown' : on ? 'yes' : 'no'}`);
 
 /** "since 14:05" (today) or "since 3 Dec, 14:05": when the gateway first saw the machine offline. */
 function since(iso: string): HTMLElement {
   const at = new Date(iso);
   const clock = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
-  const text = at.toDateString() === new Date().toDateString() ? clock : `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })}, ${clock}`;
+  const text =
+    at.toDateString() === new Date().toDateString() ? clock : `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })}, ${clock}`;
   return el('time', { datetime: at.toISOString(), title: at.toLocaleString() }, text);
 }
 
@@ -38,7 +44,8 @@ function offlineNote(offlineSince: string | null): HTMLElement {
     'span',
     {
       class: 'offline',
-      title: 'When the gateway first read it offline: it went offline then or before, possibly much earlier if it was already offline when the gateway started.',
+      title:
+        'When the gateway first read it offline: it went offline then or before, possibly much earlier if it was already offline when the gateway started.',
     },
     'Offline at least since ',
     since(offlineSince),
@@ -59,10 +66,23 @@ export function money(amount: number | null, currency: string | null): string {
 export function machineCard(machine: Machine, selected: boolean, onSelect: (id: string) => void): HTMLLIElement {
   const button = el(
     'button',
-    { type: 'button', class: 'machine', 'aria-pressed': String(selected), 'data-vending-id': machine.vendingId, 'data-online': String(machine.online), 'data-status': machine.status ?? '' },
+    {
+      type: 'button',
+      class: 'machine',
+      'aria-pressed': String(selected),
+      'data-vending-id': machine.vendingId,
+      'data-online': String(machine.online),
+      'data-status': machine.status ?? '',
+    },
     el('span', { class: 'name' }, machine.identifier ?? machine.vendingId),
     el('span', { class: 'where' }, [machine.address, machine.building, machine.countryCode].filter(Boolean).join(' · ')),
-    el('span', { class: 'flags' }, flag('online', machine.online), flag('enabled', machine.enabled), el('span', { class: 'flag' }, `${machine.productCount ?? '?'} products`)),
+    el(
+      'span',
+      { class: 'flags' },
+      flag('online', machine.online),
+      flag('enabled', machine.enabled),
+      el('span', { class: 'flag' }, `${machine.productCount ?? '?'} products`),
+    ),
     machine.online === false ? offlineNote(machine.offlineSince) : null,
   );
   button.addEventListener('click', () => onSelect(machine.vendingId));
@@ -75,7 +95,13 @@ export function machineDetail(detail: Detail): HTMLElement {
     const image = el('img', { src: product.productThumbnail ?? '', alt: '', loading: 'lazy' });
     image.addEventListener('error', () => image.removeAttribute('src'), { once: true });
     products.append(
-      el('li', { class: 'product' }, image, el('span', {}, product.productName ?? product.productId), el('span', {}, `${money(product.productPrice, detail.currency)} × ${product.quantity ?? '?'}`)),
+      el(
+        'li',
+        { class: 'product' },
+        image,
+        el('span', {}, product.productName ?? product.productId),
+        el('span', {}, `${money(product.productPrice, detail.currency)} × ${product.quantity ?? '?'}`),
+      ),
     );
   }
   // The currency the gateway counts this machine's sales in (`currency`), not the service's `currencyCode` as sent,

@@ -29,7 +29,11 @@ const PAD = { top: 24, right: 10, bottom: 26, left: 44 };
 /** Room an axis label needs, in pixels, so neighbours never overlap. */
 const LABEL_ROOM = 48;
 
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Record<string, string | number>, ...children: Array<Node | string>): SVGElementTagNameMap[K] {
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string | number>,
+  ...children: Array<Node | string>
+): SVGElementTagNameMap[K] {
   const node = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
   node.append(...children);
@@ -67,7 +71,15 @@ export function salesChart(all: readonly StatsInterval[], width: number, currenc
   const baseline = PAD.top + plotHeight;
   const slot = plotWidth / Math.max(1, intervals.length);
   const barWidth = Math.max(1, slot * 0.7);
-  const root = svg('svg', { class: 'chart', width, height: HEIGHT, viewBox: `0 0 ${width} ${HEIGHT}`, role: 'img', 'aria-label': chartSummary(intervals, currency), 'data-currency': currency });
+  const root = svg('svg', {
+    class: 'chart',
+    width,
+    height: HEIGHT,
+    viewBox: `0 0 ${width} ${HEIGHT}`,
+    role: 'img',
+    'aria-label': chartSummary(intervals, currency),
+    'data-currency': currency,
+  });
 
   // The axis's unit: its figures are amounts in this currency.
   if (currency) root.append(svg('text', { class: 'tick unit', x: PAD.left - 6, y: 11, 'text-anchor': 'end' }, currency));
@@ -90,7 +102,16 @@ export function salesChart(all: readonly StatsInterval[], width: number, currenc
     root.append(
       svg(
         'rect',
-        { class: classes, x: x.toFixed(2), y: (baseline - height).toFixed(2), width: barWidth.toFixed(2), height: height.toFixed(2), 'data-start': interval.start, 'data-total-sold': interval.totalSold, 'data-count': interval.count },
+        {
+          class: classes,
+          x: x.toFixed(2),
+          y: (baseline - height).toFixed(2),
+          width: barWidth.toFixed(2),
+          height: height.toFixed(2),
+          'data-start': interval.start,
+          'data-total-sold': interval.totalSold,
+          'data-count': interval.count,
+        },
         svg('title', {}, tip),
       ),
     );

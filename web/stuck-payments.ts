@@ -45,13 +45,18 @@ const pendingFor = (since: number, now: number): string => {
 
 function stuckRow(transaction: RecentTransaction, now: number): HTMLTableRowElement {
   const since = transaction.lastUpdated ? new Date(transaction.lastUpdated).getTime() : now;
-  const lines = transaction.products.map((line) => `${line.quantity ?? 1} × ${line.productName ?? line.productId}`).join(', ') || 'no products';
+  const lines =
+    transaction.products.map((line) => `${line.quantity ?? 1} × ${line.productName ?? line.productId}`).join(', ') || 'no products';
   return el(
     'tr',
     { 'data-transaction-id': transaction.transactionId },
     el('td', { class: 'id', title: transaction.transactionId }, transaction.transactionId.slice(0, 8)),
     el('td', { class: 'num' }, money(transaction.total, transaction.currency)),
-    el('td', { class: 'late' }, el('time', { datetime: new Date(since).toISOString(), title: new Date(since).toLocaleString() }, pendingFor(since, now))),
+    el(
+      'td',
+      { class: 'late' },
+      el('time', { datetime: new Date(since).toISOString(), title: new Date(since).toLocaleString() }, pendingFor(since, now)),
+    ),
     el('td', { class: 'lines', title: lines }, lines),
   );
 }
@@ -69,11 +74,17 @@ export function startStuckPayments(key: string): StuckPayments {
     const asked = minutes;
     const now = Date.now();
     try {
-      const { recentTransactions: page } = await runQuery(RecentTransactionsDocument, { first: ROWS, status: [STUCK_STATUS], until: new Date(now - asked * 60_000).toISOString() }, key);
+      const { recentTransactions: page } = await runQuery(
+        RecentTransactionsDocument,
+        { first: ROWS, status: [STUCK_STATUS], until: new Date(now - asked * 60_000).toISOString() },
+        key,
+      );
       if (stopped || asked !== minutes) return;
       const rows = page.edges.map((edge) => edge.node).reverse();
       $('stuck-rows').replaceChildren(
-        ...(rows.length > 0 ? rows.map((row) => stuckRow(row, now)) : [el('tr', { class: 'empty' }, el('td', { colspan: '4' }, `No payment pending longer than ${asked} min.`))]),
+        ...(rows.length > 0
+          ? rows.map((row) => stuckRow(row, now))
+          : [el('tr', { class: 'empty' }, el('td', { colspan: '4' }, `No payment pending longer than ${asked} min.`))]),
       );
       $('stuck-count').textContent = `(${page.totalCount})`;
     } catch {

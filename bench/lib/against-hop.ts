@@ -35,7 +35,10 @@ export function againstHop(rounds: RunFigures[][], side: number, hopErrors: numb
     rps: { median: median(rps), min: Math.min(...rps), max: Math.max(...rps) },
     cpu: median(rounds.map((r) => cpuPerAnswer(r[side]!) / cpuPerAnswer(r[0]!))),
     hopErrors,
-    saturated: { subject: rounds.some((r) => r[side]!.loadgenElu > LOADGEN_SATURATED), hop: rounds.some((r) => r[0]!.loadgenElu > LOADGEN_SATURATED) },
+    saturated: {
+      subject: rounds.some((r) => r[side]!.loadgenElu > LOADGEN_SATURATED),
+      hop: rounds.some((r) => r[0]!.loadgenElu > LOADGEN_SATURATED),
+    },
   };
 }
 
@@ -43,7 +46,10 @@ export function againstHop(rounds: RunFigures[][], side: number, hopErrors: numb
  * Warms up each subject, then runs the hop and the subjects in turns (the hop first, then in turns: the rounds'
  * order reverses every other round); ratios of each subject to the hop, in the subjects' order.
  */
-export async function measureWithHop(hop: HttpSession, subjects: HttpSession[]): Promise<Array<{ m: Measurement; against: AgainstHop; rounds: RunFigures[][] }>> {
+export async function measureWithHop(
+  hop: HttpSession,
+  subjects: HttpSession[],
+): Promise<Array<{ m: Measurement; against: AgainstHop; rounds: RunFigures[][] }>> {
   for (const subject of subjects) await subject.warmUp();
   const hopErrorsBefore = hop.result().errors.total;
   const rounds = await runInTurns([hop, ...subjects]);

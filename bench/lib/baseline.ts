@@ -54,7 +54,11 @@ export async function prepareBaseline(revision: string, log: (message: string) =
     log(`baseline ${short}: npm ci (its own dependencies)`);
     await run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: tree, maxBuffer: 64 * 2 ** 20 });
     const build = await describeBuild(`${tree}/`, `before (${short})`, short);
-    log(`baseline ${short}: gateways start from ${build.entry}; switches ${Object.entries(build.switches).map(([k, v]) => `${k} by ${'flag' in v ? `--${v.flag}` : v.variable}`).join(', ')}`);
+    log(
+      `baseline ${short}: gateways start from ${build.entry}; switches ${Object.entries(build.switches)
+        .map(([k, v]) => `${k} by ${'flag' in v ? `--${v.flag}` : v.variable}`)
+        .join(', ')}`,
+    );
     return { ...build, revision: short, subject: git('log', '-1', '--format=%s', commit), remove };
   } catch (error) {
     remove();

@@ -29,9 +29,20 @@ export interface Build {
 }
 
 /** Flags of bench/lib/gateway-main.ts (a120032 on), then the variables revisions before it read. */
-const FLAGS: Record<Switch, string> = { coalesce: 'coalesce', sharing: 'sharing', graphqlFastPath: 'graphql-fast-path', compiledExecution: 'compiled-execution', responseCache: 'response-cache', plans: 'plans' };
+const FLAGS: Record<Switch, string> = {
+  coalesce: 'coalesce',
+  sharing: 'sharing',
+  graphqlFastPath: 'graphql-fast-path',
+  compiledExecution: 'compiled-execution',
+  responseCache: 'response-cache',
+  plans: 'plans',
+};
 // Switches that came as flags only (compiled execution, the response cache) have no variable.
-const VARIABLES: Partial<Record<Switch, string>> = { coalesce: 'UPSTREAM_COALESCE', sharing: 'SUBSCRIPTION_SHARING', graphqlFastPath: 'DIRECT_LANE' };
+const VARIABLES: Partial<Record<Switch, string>> = {
+  coalesce: 'UPSTREAM_COALESCE',
+  sharing: 'SUBSCRIPTION_SHARING',
+  graphqlFastPath: 'DIRECT_LANE',
+};
 
 /** The configuration variables a checkout declares: its spec (0b6903a on), else every upper-case name in its config sources. */
 async function variablesOf(root: string): Promise<string[]> {
@@ -40,7 +51,10 @@ async function variablesOf(root: string): Promise<string[]> {
     const module = (await import(pathToFileURL(specFile).href)) as { spec?: Record<string, unknown> };
     if (module.spec) return Object.keys(module.spec);
   }
-  const sources = [`${root}src/config.ts`, ...(existsSync(`${root}src/config`) ? readdirSync(`${root}src/config`).map((f) => `${root}src/config/${f}`) : [])];
+  const sources = [
+    `${root}src/config.ts`,
+    ...(existsSync(`${root}src/config`) ? readdirSync(`${root}src/config`).map((f) => `${root}src/config/${f}`) : []),
+  ];
   const names = new Set<string>(['NODE_ENV', 'PORT', 'HOST']);
   for (const file of sources.filter((f) => existsSync(f) && f.endsWith('.ts'))) {
     for (const match of readFileSync(file, 'utf8').matchAll(/\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bBACKEND\b/g)) names.add(match[0]);

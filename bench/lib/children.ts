@@ -161,7 +161,10 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
   const preload = existsSync(`${root}bench/lib/child-preload.ts`) ? `${root}bench/lib/child-preload.ts` : PRELOAD;
   const nodeArgs = [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', preload, options.entry, ...(options.args ?? [])];
   // nice and taskset exec what follows in their own place: the pid, and so the /proc CPU figures, are node's.
-  const prefix = [...(options.nice === undefined ? [] : ['nice', '-n', String(options.nice)]), ...(options.cpus === undefined ? [] : ['taskset', '-c', options.cpus])];
+  const prefix = [
+    ...(options.nice === undefined ? [] : ['nice', '-n', String(options.nice)]),
+    ...(options.cpus === undefined ? [] : ['taskset', '-c', options.cpus]),
+  ];
   const [command, ...args] = [...prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
   const child = spawn(command, args, {
     cwd: root,

@@ -14,7 +14,8 @@ import { planogram, transactions, vendings } from './fixtures.js';
 
 export const UPSTREAM_KEY = 'bench-upstream-key';
 
-type Route = 'GET /transactions/{id}' | 'PUT /transactions/{id}/payment' | 'GET /vendings' | 'GET /vendings/{id}' | 'unauthorized' | 'not found';
+type Route =
+  'GET /transactions/{id}' | 'PUT /transactions/{id}/payment' | 'GET /vendings' | 'GET /vendings/{id}' | 'unauthorized' | 'not found';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 const notFound = (what: string) => json({ errors: { message: `${what} not found` } });
@@ -25,8 +26,15 @@ const EMPTY = json({});
 function buildAnswers(): Map<string, [Route, Buffer]> {
   const answers = new Map<string, [Route, Buffer]>();
   for (const t of transactions) answers.set(`/transactions/${t.transactionId}`, ['GET /transactions/{id}', json({ data: t })]);
-  const views = { flat: (v: (typeof vendings)[number]) => v, planogram: (v: (typeof vendings)[number]) => ({ ...v, products: planogram(v.products) }) };
-  for (const [query, view] of [['', views.flat], ['?products=flat', views.flat], ['?products=planogram', views.planogram]] as const) {
+  const views = {
+    flat: (v: (typeof vendings)[number]) => v,
+    planogram: (v: (typeof vendings)[number]) => ({ ...v, products: planogram(v.products) }),
+  };
+  for (const [query, view] of [
+    ['', views.flat],
+    ['?products=flat', views.flat],
+    ['?products=planogram', views.planogram],
+  ] as const) {
     answers.set(`/vendings${query}`, ['GET /vendings', json({ data: vendings.map(view) })]);
     for (const v of vendings) answers.set(`/vendings/${v.vendingId}${query}`, ['GET /vendings/{id}', json({ data: view(v) })]);
   }
@@ -44,7 +52,11 @@ export interface ContractUpstreamOptions {
   delayMs?: number;
 }
 
-export async function startContractUpstream(port = 0, host = '127.0.0.1', { delayMs = 0 }: ContractUpstreamOptions = {}): Promise<ContractUpstream> {
+export async function startContractUpstream(
+  port = 0,
+  host = '127.0.0.1',
+  { delayMs = 0 }: ContractUpstreamOptions = {},
+): Promise<ContractUpstream> {
   const answers = buildAnswers();
   const counts: Record<string, number> = {};
   const count = (route: Route) => (counts[route] = (counts[route] ?? 0) + 1);
@@ -52,7 +64,8 @@ export async function startContractUpstream(port = 0, host = '127.0.0.1', { dela
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
     res.end(body);
   };
-  const send = delayMs > 0 ? (res: ServerResponse, status: number, body: Buffer) => void setTimeout(sendNow, delayMs, res, status, body) : sendNow;
+  const send =
+    delayMs > 0 ? (res: ServerResponse, status: number, body: Buffer) => void setTimeout(sendNow, delayMs, res, status, body) : sendNow;
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? '/';
@@ -82,7 +95,8 @@ export async function startContractUpstream(port = 0, host = '127.0.0.1', { dela
         } catch {
           body = undefined;
         }
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) return send(res, 400, json({ errors: { message: 'body must be a JSON object' } }));
+        if (typeof body !== 'object' || body === null || Array.isArray(body))
+          return send(res, 400, json({ errors: { message: 'body must be a JSON object' } }));
         send(res, 200, EMPTY);
       });
       return;

@@ -45,7 +45,11 @@ export interface SideFigures {
  * same length (a UUID, as graphql-ws clients make them), so every client reads as many bytes.
  */
 export const rawFrame = (eventId: string, status: string) =>
-  JSON.stringify({ id: '00000000-0000-4000-8000-000000000000', type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
+  JSON.stringify({
+    id: '00000000-0000-4000-8000-000000000000',
+    type: 'next',
+    payload: { data: { transactionUpdated: { eventId, status } } },
+  });
 
 interface Open {
   side: FanoutSide;
@@ -69,7 +73,12 @@ async function openSide(side: FanoutSide, processes: number): Promise<Open> {
 }
 
 /** Sizes in order; returns, per side (in `sides` order), its figures per size. */
-export async function fanoutInTurns(sides: FanoutSide[], sizes: Array<{ size: number; shortfall?: string }>, rounds: number, log: (m: string) => void): Promise<SideFigures[][]> {
+export async function fanoutInTurns(
+  sides: FanoutSide[],
+  sizes: Array<{ size: number; shortfall?: string }>,
+  rounds: number,
+  log: (m: string) => void,
+): Promise<SideFigures[][]> {
   const processes = fleetProcesses(Math.max(...sizes.map((s) => s.size)));
   const open: Open[] = [];
   const figures: SideFigures[][] = sides.map(() => []);
@@ -83,7 +92,18 @@ export async function fanoutInTurns(sides: FanoutSide[], sizes: Array<{ size: nu
         await o.fleet.grow(size);
         const openSeconds = (performance.now() - started) / 1_000;
         const unprobed = await o.fleet.probeAll((id) => o.post(id, 0));
-        per.set(o, { size, ...(shortfall ? { shortfall } : {}), rounds: [], serverCpu: [], loadgenCpu: [], openSeconds, unprobed, warmupErrors: 0, failures: 0, processes });
+        per.set(o, {
+          size,
+          ...(shortfall ? { shortfall } : {}),
+          rounds: [],
+          serverCpu: [],
+          loadgenCpu: [],
+          openSeconds,
+          unprobed,
+          warmupErrors: 0,
+          failures: 0,
+          processes,
+        });
       }
       for (const o of open) {
         for (let r = 0; r < WARMUP_ROUNDS; r += 1) {
@@ -108,7 +128,9 @@ export async function fanoutInTurns(sides: FanoutSide[], sizes: Array<{ size: nu
         f.failures = o.fleet.failures;
         figures[k]!.push(f);
         const pct = (x: number) => `${Math.round(x * 100)}%`;
-        log(`${o.side.label} ${size}: p99 ${f.rounds.map((x) => Math.round(x.p99)).join('/')} ms, loadgen ELU ${f.rounds.map((x) => pct(x.loadgenElu)).join('/')}`);
+        log(
+          `${o.side.label} ${size}: p99 ${f.rounds.map((x) => Math.round(x.p99)).join('/')} ms, loadgen ELU ${f.rounds.map((x) => pct(x.loadgenElu)).join('/')}`,
+        );
       });
     }
   } finally {

@@ -44,7 +44,20 @@ export const uuid = (kind: number, n: number): string => {
   return `${kind.toString(16).padStart(8, '0')}-0000-4000-8000-${hex}`;
 };
 
-const NAMES = ['Cola 0.5 l', 'Still water 0.5 l', 'Paprika chips 75 g', 'Chocolate bar', 'Cold brew coffee', 'Orange juice', 'Gummy bears', 'Protein bar', 'Iced tea', 'Pretzels', 'Energy drink', 'Mint gum'];
+const NAMES = [
+  'Cola 0.5 l',
+  'Still water 0.5 l',
+  'Paprika chips 75 g',
+  'Chocolate bar',
+  'Cold brew coffee',
+  'Orange juice',
+  'Gummy bears',
+  'Protein bar',
+  'Iced tea',
+  'Pretzels',
+  'Energy drink',
+  'Mint gum',
+];
 // Prices in quarters keep products' sums exact in binary floating point.
 const CATALOG = NAMES.map((productName, i) => ({
   productId: uuid(1, i),
@@ -89,7 +102,12 @@ export function planogram(products: ProductLine[]): unknown {
   const rows: Array<{ row: number; columns: unknown[] }> = [];
   products.forEach((p, i) => {
     const row = Math.floor(i / 4);
-    (rows[row] ??= { row: row + 1, columns: [] }).columns.push({ column: (i % 4) + 1, productId: p.productId, capacity: 10, stock: p.quantity });
+    (rows[row] ??= { row: row + 1, columns: [] }).columns.push({
+      column: (i % 4) + 1,
+      productId: p.productId,
+      capacity: 10,
+      stock: p.quantity,
+    });
   });
   return { layout: 'grid', rows };
 }

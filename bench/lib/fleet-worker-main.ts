@@ -45,7 +45,11 @@ function note(i: number, data: Buffer): void {
   const at = monotonicMs();
   let update: { eventId?: unknown; status?: unknown } | undefined;
   try {
-    const message = JSON.parse(data.toString()) as { id?: string; type?: string; payload?: { errors?: unknown; data?: { transactionUpdated?: { eventId?: unknown; status?: unknown } } } };
+    const message = JSON.parse(data.toString()) as {
+      id?: string;
+      type?: string;
+      payload?: { errors?: unknown; data?: { transactionUpdated?: { eventId?: unknown; status?: unknown } } };
+    };
     if (message.type === 'ping') return void sockets[i]!.send('{"type":"pong"}');
     const ours = kind === 'raw' || message.id === ids[i];
     if (message.type === 'next' && ours && !message.payload?.errors) update = message.payload?.data?.transactionUpdated;
@@ -106,7 +110,9 @@ async function grow(target: number): Promise<void> {
     probed = more;
   }
   for (let start = sockets.length; start < target; start += BATCH) {
-    await Promise.all(Array.from({ length: Math.min(BATCH, target - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))));
+    await Promise.all(
+      Array.from({ length: Math.min(BATCH, target - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))),
+    );
   }
 }
 
@@ -152,6 +158,8 @@ async function handle(request: WorkerRequest): Promise<WorkerReply> {
 }
 
 process.on('message', (request: WorkerRequest) => {
-  handle(request).then(send, (error: unknown) => send({ seq: request.seq, size: sockets.length, failures: failed.size, error: String(error) }));
+  handle(request).then(send, (error: unknown) =>
+    send({ seq: request.seq, size: sockets.length, failures: failed.size, error: String(error) }),
+  );
 });
 send({ event: 'ready' });

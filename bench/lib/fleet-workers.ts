@@ -77,7 +77,10 @@ async function startProcess(wsUrl: string, kind: 'graphql-ws' | 'raw', onEvent: 
   child.process.once('exit', (code) => {
     for (const settle of pending.values()) settle({ seq: 0, size: 0, failures: 0, error: `exited (${code}): ${child.output().trim()}` });
   });
-  await Promise.race([started, sleep(30_000).then(() => Promise.reject(new Error(`fleet process not ready in 30 s: ${child.output().trim()}`)))]);
+  await Promise.race([
+    started,
+    sleep(30_000).then(() => Promise.reject(new Error(`fleet process not ready in 30 s: ${child.output().trim()}`))),
+  ]);
   return self;
 }
 
@@ -111,7 +114,9 @@ export async function startWorkerFleet(httpUrl: string, kind: 'graphql-ws' | 'ra
     processes,
     async grow(target) {
       // Subscriber i lives in process i mod N.
-      await Promise.all(workers.map((w, k) => w.ask({ op: 'grow', target: Math.floor(target / processes) + (k < target % processes ? 1 : 0) })));
+      await Promise.all(
+        workers.map((w, k) => w.ask({ op: 'grow', target: Math.floor(target / processes) + (k < target % processes ? 1 : 0) })),
+      );
     },
     async probeAll(post, timeoutMs = 60_000) {
       await all({ op: 'probe-reset' });

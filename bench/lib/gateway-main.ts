@@ -22,7 +22,14 @@ const onOff = (value: string | undefined, flag: string): boolean | undefined => 
 };
 
 const { values } = parseArgs({
-  options: { coalesce: { type: 'string' }, sharing: { type: 'string' }, 'graphql-fast-path': { type: 'string' }, 'compiled-execution': { type: 'string' }, 'response-cache': { type: 'string' }, plans: { type: 'string' } },
+  options: {
+    coalesce: { type: 'string' },
+    sharing: { type: 'string' },
+    'graphql-fast-path': { type: 'string' },
+    'compiled-execution': { type: 'string' },
+    'response-cache': { type: 'string' },
+    plans: { type: 'string' },
+  },
 });
 const gateway = createGateway(loadConfig(process.env), {
   fastPaths: {

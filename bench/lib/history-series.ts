@@ -45,16 +45,31 @@ const PRODUCT_KIND = 7;
 /** Product `k` of the series' catalogue; prices in quarters, so sums stay exact in binary floating point. */
 function product(k: number, quantity: number): ProductLine {
   const n = k % SERIES_PRODUCTS;
-  return { productId: uuid(PRODUCT_KIND, n), productName: `Product ${n}`, productPrice: 1 + (n % 7) * 0.25, productThumbnail: `https://cdn.example.com/s10/${n}.png`, productSku: `S10-${n}`, quantity };
+  return {
+    productId: uuid(PRODUCT_KIND, n),
+    productName: `Product ${n}`,
+    productPrice: 1 + (n % 7) * 0.25,
+    productThumbnail: `https://cdn.example.com/s10/${n}.png`,
+    productSku: `S10-${n}`,
+    quantity,
+  };
 }
-const productsOf = (i: number): ProductLine[] => [product(i, 1 + (i % 3)), product(i + 667, 1 + ((i + 1) % 3)), product(i + 1_334, 1 + ((i + 2) % 3))];
+const productsOf = (i: number): ProductLine[] => [
+  product(i, 1 + (i % 3)),
+  product(i + 667, 1 + ((i + 1) % 3)),
+  product(i + 1_334, 1 + ((i + 2) % 3)),
+];
 
 /** A series of up to `size` transactions, the newest dated `newestAt` (ms); `tag` keeps its event ids apart from another run's. */
 export function historySeries(size: number, newestAt: number, tag: string): HistorySeries {
   const start = newestAt - size * STEP_MS;
   const pendingAt = (i: number) => start + i * STEP_MS;
   const lastUpdated = (i: number) => pendingAt(i) + (i % 4 === 0 ? 0 : STEP_MS / 2);
-  const transaction = (i: number, status: string): WebhookTransaction => ({ transactionId: uuid(SERIES_KIND, i), status, products: productsOf(i) });
+  const transaction = (i: number, status: string): WebhookTransaction => ({
+    transactionId: uuid(SERIES_KIND, i),
+    status,
+    products: productsOf(i),
+  });
   const node = (i: number) => {
     const products = productsOf(i);
     return {
@@ -139,7 +154,14 @@ export async function postEvents(gatewayUrl: string, events: SeriesEvent[], inFl
   } finally {
     await sender.close();
   }
-  return { webhooks: events.length, seconds: (performance.now() - started) / 1_000, failed, retried, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99) };
+  return {
+    webhooks: events.length,
+    seconds: (performance.now() - started) / 1_000,
+    failed,
+    retried,
+    p50: quantile(ms, 0.5),
+    p99: quantile(ms, 0.99),
+  };
 }
 
 /** How many transactions the gateway's history holds (`totalCount`), or why it could not say (HISTORY=off answers an error). */

@@ -146,7 +146,14 @@ export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; se
         const sent = (result.requests as { sent?: number }).sent ?? result.requests.total;
         callsPerQuery = contractCalls(before, await watch.upstream.stats()) / Math.max(1, sent);
       }
-      const figures = { rps: result.requests.total / result.duration, p99: result.latency.p99, requests: result.requests.total, callsPerQuery, serverCores, loadgenElu };
+      const figures = {
+        rps: result.requests.total / result.duration,
+        p99: result.latency.p99,
+        requests: result.requests.total,
+        callsPerQuery,
+        serverCores,
+        loadgenElu,
+      };
       runs.push(figures);
       return figures;
     },
@@ -166,7 +173,13 @@ export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; se
         p99: median(runs.map((r) => r.p99)),
         callsPerQuery: watch.upstream ? median(runs.map((r) => r.callsPerQuery ?? Number.NaN)) : undefined,
         cpuPerRequestUs,
-        errors: { non2xx, mismatches: counters.mismatches, connection, timeouts, total: non2xx + counters.mismatches + connection + timeouts },
+        errors: {
+          non2xx,
+          mismatches: counters.mismatches,
+          connection,
+          timeouts,
+          total: non2xx + counters.mismatches + connection + timeouts,
+        },
         notes,
       };
     },
@@ -187,7 +200,13 @@ export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstre
 export const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
 
 /** A GraphQL POST target. */
-export function graphqlTarget(url: string, path: string, key: string, cases: Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>, accept?: string): HttpTarget {
+export function graphqlTarget(
+  url: string,
+  path: string,
+  key: string,
+  cases: Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>,
+  accept?: string,
+): HttpTarget {
   return {
     url,
     method: 'POST',

@@ -22,7 +22,8 @@ const { loadConfig } = await dist<typeof import('../../src/config/index.js')>('c
 const { createGraphQLServer } = await dist<typeof import('../../src/graphql/graphql-server.js')>('graphql/graphql-server');
 const { newScope, scopeOfRequest } = await dist<typeof import('../../src/http/request-scope.js')>('http/request-scope');
 const { createCircuitBreaker } = await dist<typeof import('../../src/backends/rest/circuit-breaker.js')>('backends/rest/circuit-breaker');
-const { createConcurrencyLimit } = await dist<typeof import('../../src/backends/rest/concurrency-limit.js')>('backends/rest/concurrency-limit');
+const { createConcurrencyLimit } =
+  await dist<typeof import('../../src/backends/rest/concurrency-limit.js')>('backends/rest/concurrency-limit');
 const { createUpstreamClient } = await dist<typeof import('../../src/backends/rest/upstream-client.js')>('backends/rest/upstream-client');
 
 const upstreamUrl = process.env.UPSTREAM_URL ?? '';
@@ -75,7 +76,8 @@ const scope = () => {
   made.credential = credential;
   return made;
 };
-const viaClient = async (id: string) => JSON.parse((await client.send({ method: 'GET', path: `/transactions/${id}`, authorization: UPSTREAM_KEY })).text) as unknown;
+const viaClient = async (id: string) =>
+  JSON.parse((await client.send({ method: 'GET', path: `/transactions/${id}`, authorization: UPSTREAM_KEY })).text) as unknown;
 
 /** One GraphQL operation as the fast path runs it: yoga's engine for parsed parameters, then its JSON writer. */
 function graphql(yoga: ReturnType<typeof yogaOf>) {
@@ -92,12 +94,18 @@ function graphql(yoga: ReturnType<typeof yogaOf>) {
 
 /** In the order each adds to the one before it. */
 const LAYERS: Array<[string, (id: string) => Promise<unknown>]> = [
-  ['undici request + JSON.parse (what the bare hop does, less its HTTP server)', async (id) => {
-    const answer = await pool.request({ method: 'GET', path: `/transactions/${id}`, headers: { authorization: UPSTREAM_KEY } });
-    return JSON.parse(await answer.body.text()) as unknown;
-  }],
+  [
+    'undici request + JSON.parse (what the bare hop does, less its HTTP server)',
+    async (id) => {
+      const answer = await pool.request({ method: 'GET', path: `/transactions/${id}`, headers: { authorization: UPSTREAM_KEY } });
+      return JSON.parse(await answer.body.text()) as unknown;
+    },
+  ],
   ['upstream client (one deadline per call, retries, stop)', viaClient],
-  ['+ concurrency limit + circuit breaker (opossum)', (id) => limit.run(() => breaker.run(() => viaClient(id)), undefined, upstream.timeoutMs)],
+  [
+    '+ concurrency limit + circuit breaker (opossum)',
+    (id) => limit.run(() => breaker.run(() => viaClient(id)), undefined, upstream.timeoutMs),
+  ],
   ['REST backend (+ contract check, call accounting)', (id) => bare.app.upstream.getTransaction(id, credential, scope())],
   ['+ coalescing (the backend as deployed)', (id) => deployed.backend.getTransaction(id, credential, scope())],
   ['GraphQL transaction(id: $id) in process, compiled execution (yoga engine, loaders, JSON writer)', graphql(yogaOf(true))],

@@ -30,7 +30,10 @@ export const toWire = (target: HttpTarget): WireTarget => ({
   cases: target.cases.map((c) => ({ path: c.path, ...(c.body === undefined ? {} : { body: c.body }), check: c.check.toWire() })),
 });
 
-const fromWire = (wire: WireTarget): HttpTarget => ({ ...wire, cases: wire.cases.map((c) => ({ ...c, check: BodyCheck.fromWire(c.check) })) });
+const fromWire = (wire: WireTarget): HttpTarget => ({
+  ...wire,
+  cases: wire.cases.map((c) => ({ ...c, check: BodyCheck.fromWire(c.check) })),
+});
 
 async function jsonOf(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];

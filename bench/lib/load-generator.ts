@@ -13,7 +13,13 @@ import { contractCalls, type Upstream } from './servers.js';
 
 /** The generator process, where `placement` says (pinning.ts). */
 export function startLoadGenerator(placement: Placement = {}): Promise<Child> {
-  return spawnNode({ name: 'S8 load generator', entry: 'bench/lib/load-generator-main.ts', env: {}, ready: answers200('/readyz'), ...placement });
+  return spawnNode({
+    name: 'S8 load generator',
+    entry: 'bench/lib/load-generator-main.ts',
+    env: {},
+    ready: answers200('/readyz'),
+    ...placement,
+  });
 }
 
 async function post<T>(generator: Child, path: string, body: unknown, seconds = 0): Promise<T> {

@@ -66,7 +66,10 @@ export interface LoadGenerator {
 
 export const noErrors = (): OpenLoopErrors => ({ non2xx: 0, mismatches: 0, connection: 0, timeouts: 0, total: 0 });
 
-const totalOf = (errors: OpenLoopErrors): OpenLoopErrors => ({ ...errors, total: errors.non2xx + errors.mismatches + errors.connection + errors.timeouts });
+const totalOf = (errors: OpenLoopErrors): OpenLoopErrors => ({
+  ...errors,
+  total: errors.non2xx + errors.mismatches + errors.connection + errors.timeouts,
+});
 
 /** One target over a pool of its own, kept between runs (connections stay warm). */
 export function loadGenerator(target: HttpTarget): LoadGenerator {
@@ -177,7 +180,13 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
       for (let k = 0; k < inFlight; k += 1) loop();
     });
     const elapsed = (until - started) / 1_000;
-    return { rps: answered / elapsed, answered, seconds: elapsed, errors: totalOf(errors), loadgenElu: performance.eventLoopUtilization(elu).utilization };
+    return {
+      rps: answered / elapsed,
+      answered,
+      seconds: elapsed,
+      errors: totalOf(errors),
+      loadgenElu: performance.eventLoopUtilization(elu).utilization,
+    };
   }
 
   return { openLoop, closedLoop, close: () => pool.close() };

@@ -64,7 +64,11 @@ export async function measurePaired(before: Side, after: Side, upstream: Upstrea
   await a.warmUp();
   // before-after, after-before, …
   const rounds = await runInTurns([b, a]);
-  return pairedOf(b.result(), a.result(), rounds.map(([fb, fa]) => fa!.rps / fb!.rps));
+  return pairedOf(
+    b.result(),
+    a.result(),
+    rounds.map(([fb, fa]) => fa!.rps / fb!.rps),
+  );
 }
 
 const clean = (p: Paired) => p.before.errors.total === 0 && p.after.errors.total === 0;
@@ -82,7 +86,13 @@ export const pairedRatioText = (p: Paired): string =>
   `after/before: req/s ${times(p.rps)} [pairs ${fmt(Math.min(...p.pairs), 2)}–${fmt(Math.max(...p.pairs), 2)}], CPU/request ${times(p.cpu)}`;
 
 /** The two rows of a paired measurement: before (the baseline) then after. `extra` fills each row's other cells. */
-export function pairedRows(scenario: string, what: string, p: Paired, baseline: Build, extra: { before?: Partial<Row>; after?: Partial<Row> } = {}): Row[] {
+export function pairedRows(
+  scenario: string,
+  what: string,
+  p: Paired,
+  baseline: Build,
+  extra: { before?: Partial<Row>; after?: Partial<Row> } = {},
+): Row[] {
   const runs = `${SETTINGS.pairedRuns} runs in turns with the other build`;
   const rowOf = (label: string, m: Measurement, more: Partial<Row> | undefined) => {
     const row = httpRow(scenario, `${what} — ${label}`, m, more);

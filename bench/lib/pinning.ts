@@ -76,7 +76,13 @@ export function planPlacement(wanted: boolean): S8Placement {
   const found = cores(wanted);
   const serverNice = { nice: SERVER_NICE };
   if ('why' in found) {
-    return { pinned: false, text: `UNPINNED (${found.why}): every process on any core`, server: serverNice, upstream: serverNice, generator: { nice: GENERATOR_NICE } };
+    return {
+      pinned: false,
+      text: `UNPINNED (${found.why}): every process on any core`,
+      server: serverNice,
+      upstream: serverNice,
+      generator: { nice: GENERATOR_NICE },
+    };
   }
   return {
     pinned: true,

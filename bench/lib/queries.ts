@@ -23,11 +23,16 @@ const transactionView = (t: Transaction) => ({
  */
 export const ROTATED_IDS: string[] = transactions.slice(0, 60).map((t) => t.transactionId);
 
-export const SINGLE_BY_ID_QUERY = 'query ($id: ID!) { transaction(id: $id) { transactionId customerId status total products { productId productName productPrice quantity } } }';
+export const SINGLE_BY_ID_QUERY =
+  'query ($id: ID!) { transaction(id: $id) { transactionId customerId status total products { productId productName productPrice quantity } } }';
 
 /** One GraphQL request per rotated id, each with its own expected answer. */
 export const rotatedSingleCases = () =>
-  ROTATED_IDS.map((id) => ({ query: SINGLE_BY_ID_QUERY, variables: { id }, check: new BodyCheck({ data: { transaction: transactionView(transactionById.get(id)!) } }) }));
+  ROTATED_IDS.map((id) => ({
+    query: SINGLE_BY_ID_QUERY,
+    variables: { id },
+    check: new BodyCheck({ data: { transaction: transactionView(transactionById.get(id)!) } }),
+  }));
 
 /** The upstream's (and REST passthrough's) envelope of a transaction, as the contract upstream serialises it. */
 export const transactionEnvelope = (id: string): string => JSON.stringify({ data: transactionById.get(id) });
@@ -41,14 +46,20 @@ export const BATCH_IDS: string[] = (() => {
 })();
 export const BATCH_DISTINCT = new Set(BATCH_IDS).size;
 
-export const BATCH_QUERY = 'query Batch($ids: [ID!]!) { transactions(ids: $ids) { transactionId status total products { productId quantity } } }';
+export const BATCH_QUERY =
+  'query Batch($ids: [ID!]!) { transactions(ids: $ids) { transactionId status total products { productId quantity } } }';
 
 export const batchCheck = () =>
   new BodyCheck({
     data: {
       transactions: BATCH_IDS.map((id) => {
         const t = transactions.find((x) => x.transactionId === id)!;
-        return { transactionId: t.transactionId, status: t.status, total: totalOf(t), products: t.products.map(({ productId, quantity }) => ({ productId, quantity })) };
+        return {
+          transactionId: t.transactionId,
+          status: t.status,
+          total: totalOf(t),
+          products: t.products.map(({ productId, quantity }) => ({ productId, quantity })),
+        };
       }),
     },
   });
@@ -66,7 +77,15 @@ export const fleetCheck = () =>
       ...Object.fromEntries(
         FLEET.map((v, i) => [
           `v${i}`,
-          { vendingId: v.vendingId, identifier: v.identifier, status: v.status, online: v.online, enabled: v.enabled, address: v.address, productCount: v.products.length },
+          {
+            vendingId: v.vendingId,
+            identifier: v.identifier,
+            status: v.status,
+            online: v.online,
+            enabled: v.enabled,
+            address: v.address,
+            productCount: v.products.length,
+          },
         ]),
       ),
     },
@@ -80,7 +99,8 @@ export const fleetCheck = () =>
  * values as the ones above, inside that envelope: the answers carry the same data.
  */
 
-const HIVE_TRANSACTION = (id: string, fields: string) => `getTransaction(id: "${id}") { ... on TransactionEnvelope { data { ${fields} } } }`;
+const HIVE_TRANSACTION = (id: string, fields: string) =>
+  `getTransaction(id: "${id}") { ... on TransactionEnvelope { data { ${fields} } } }`;
 
 export const HIVE_SINGLE_QUERY = `query { transaction: ${HIVE_TRANSACTION(S1_ID, 'transactionId customerId status total products { productId productName productPrice quantity }')} }`;
 
@@ -98,5 +118,7 @@ export const HIVE_FLEET_QUERY = `query Fleet { vendings: listVendings(products: 
 
 export const hiveFleetCheck = () => {
   const { data } = fleetCheck().expected as { data: Record<string, unknown> };
-  return new BodyCheck({ data: Object.fromEntries(Object.entries(data).map(([alias, value]) => [alias, alias === 'vendings' ? value : { data: value }])) });
+  return new BodyCheck({
+    data: Object.fromEntries(Object.entries(data).map(([alias, value]) => [alias, alias === 'vendings' ? value : { data: value }])),
+  });
 };

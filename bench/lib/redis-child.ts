@@ -31,7 +31,12 @@ export async function redisInfo(url: string, section: string): Promise<Map<strin
   try {
     await redis.connect();
     const text = await redis.info(section);
-    return new Map(text.split('\r\n').filter((l) => l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)]));
+    return new Map(
+      text
+        .split('\r\n')
+        .filter((l) => l.includes(':'))
+        .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)]),
+    );
   } finally {
     redis.disconnect();
   }

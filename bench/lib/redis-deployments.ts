@@ -58,8 +58,12 @@ async function withReplica(): Promise<RedisDeployment> {
     servers.push(master);
     servers.push(await startRedis(['--replicaof', '127.0.0.1', String(master.port)]));
     // The gateway waits for replicas only once the master counts one (ROLE): measured turns must not begin before.
-    const synced = await waitForAsync(async () => (await redisInfo(master.redisUrl, 'replication')).get('slave0')?.includes('state=online') === true, 30_000, 100);
-    if (!synced) throw new Error('the bench\'s Redis replica did not come online within 30 s');
+    const synced = await waitForAsync(
+      async () => (await redisInfo(master.redisUrl, 'replication')).get('slave0')?.includes('state=online') === true,
+      30_000,
+      100,
+    );
+    if (!synced) throw new Error("the bench's Redis replica did not come online within 30 s");
   });
   const master = servers[0]!;
   return deployment('replica', servers, (prefix) => ({ REDIS_URL: master.redisUrl, REDIS_PREFIX: prefix }));
@@ -70,12 +74,18 @@ async function cluster(masters = 3): Promise<RedisDeployment> {
   await starting(servers, async () => {
     for (let index = 0; index < masters * 2; index++) {
       // Its nodes.conf in the server's own directory (redis-main.ts); the bus port named, not the port + 10000, which may be taken.
-      servers.push(await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(await freePort())]));
+      servers.push(
+        await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(await freePort())]),
+      );
     }
     const addresses = servers.map((server) => `127.0.0.1:${server.port}`);
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
-    if (!(await waitForAsync(() => clusterHealthy(servers.map((server) => server.port)), 60_000, 200))) throw new Error('the bench\'s Redis Cluster did not become healthy within 60 s');
+    if (!(await waitForAsync(() => clusterHealthy(servers.map((server) => server.port)), 60_000, 200)))
+      throw new Error("the bench's Redis Cluster did not become healthy within 60 s");
   });
   const seeds = servers.map((server) => `127.0.0.1:${server.port}`).join(',');
   return deployment('cluster', servers, (prefix) => ({ REDIS_CLUSTER_NODES: seeds, REDIS_PREFIX: prefix }));
@@ -93,8 +103,12 @@ export function redisKindsFrom(value: string | undefined): RedisKind[] {
   const text = (value ?? 'all').trim().toLowerCase();
   if (text === 'all' || text === 'on' || text === '') return [...REDIS_KINDS];
   if (text === 'off') return [];
-  const asked = text.split(',').map((part) => part.trim()).filter(Boolean);
+  const asked = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   const unknown = asked.filter((part) => !REDIS_KINDS.includes(part as RedisKind));
-  if (unknown.length > 0) throw new Error(`BENCH_S5_REDIS: unknown ${unknown.join(', ')}; use off, all, or some of ${REDIS_KINDS.join(',')}`);
+  if (unknown.length > 0)
+    throw new Error(`BENCH_S5_REDIS: unknown ${unknown.join(', ')}; use off, all, or some of ${REDIS_KINDS.join(',')}`);
   return REDIS_KINDS.filter((kind) => asked.includes(kind));
 }

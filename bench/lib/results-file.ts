@@ -85,7 +85,10 @@ function renderSection(s: ScenarioResults): string {
     `- load: ${r.load}`,
     ...r.notes.map((note) => `- ${note}`),
   ].join('\n');
-  const comparisons = s.comparisons.length > 0 ? `\n\nBefore and after (after ÷ before of each build's median):\n\n${renderComparisons(s.comparisons, s.baselineLabel ?? 'before')}` : '';
+  const comparisons =
+    s.comparisons.length > 0
+      ? `\n\nBefore and after (after ÷ before of each build's median):\n\n${renderComparisons(s.comparisons, s.baselineLabel ?? 'before')}`
+      : '';
   // Checked and in one key order, so what is read back renders the same text. JSON never holds ">"
   // outside its strings, so escaping it there keeps "-->" out of the comment.
   const data = JSON.stringify(checkSection(s), null, 1).replace(/>/g, '\\u003e');
@@ -105,7 +108,9 @@ export function parseResults(text: string): ScenarioResults[] {
     sections.push(checkSection(value));
   }
   if (sections.length === 0 && /^\|\s*scenario\s*\|/m.test(text)) {
-    throw new Error(`bench/RESULTS.md holds a table without ${MARK} blocks (an older form): convert it, or move it away, before a run replaces it`);
+    throw new Error(
+      `bench/RESULTS.md holds a table without ${MARK} blocks (an older form): convert it, or move it away, before a run replaces it`,
+    );
   }
   const names = sections.map((s) => s.scenario);
   const twice = names.find((name, i) => names.indexOf(name) !== i);
@@ -142,9 +147,14 @@ function checkSection(value: unknown): ScenarioResults {
     },
     rows: list(s.rows, `${at}: rows`).map((row, i) => {
       const r = record(row, `${at}: rows[${i}]`);
-      return { ...fields(r, ROW_FIELDS, `${at}: rows[${i}]`), ...(r.voided === undefined ? {} : { voided: text(r.voided, `${at}: rows[${i}].voided`) }) };
+      return {
+        ...fields(r, ROW_FIELDS, `${at}: rows[${i}]`),
+        ...(r.voided === undefined ? {} : { voided: text(r.voided, `${at}: rows[${i}].voided`) }),
+      };
     }),
-    comparisons: list(s.comparisons, `${at}: comparisons`).map((c, i) => fields(record(c, `${at}: comparisons[${i}]`), COMPARISON_FIELDS, `${at}: comparisons[${i}]`)),
+    comparisons: list(s.comparisons, `${at}: comparisons`).map((c, i) =>
+      fields(record(c, `${at}: comparisons[${i}]`), COMPARISON_FIELDS, `${at}: comparisons[${i}]`),
+    ),
     ...(s.baselineLabel === undefined ? {} : { baselineLabel: text(s.baselineLabel, `${at}: baselineLabel`) }),
   };
 }

@@ -84,7 +84,13 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
  * start (the sources may be mid-edit by someone else) is retried. `placement`:
  * the child's core and priority (S8, pinning.ts).
  */
-export async function startGateway(upstreamUrl: string, variant: Variant, extraEnv: Record<string, string> = {}, build: Build = CURRENT, placement: Placement = {}): Promise<Child> {
+export async function startGateway(
+  upstreamUrl: string,
+  variant: Variant,
+  extraEnv: Record<string, string> = {},
+  build: Build = CURRENT,
+  placement: Placement = {},
+): Promise<Child> {
   const env: Record<string, string | undefined> = {
     ...Object.fromEntries(build.variables.map((name) => [name, undefined])),
     // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
@@ -99,7 +105,9 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
     RATE_LIMIT_PER_SECOND: '0',
     CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
     // BENCH_OTLP_ENDPOINT=<address>: tracing on, for the builds that have it (the variable is unset above like every other).
-    ...(process.env.BENCH_OTLP_ENDPOINT && build.variables.includes('OTEL_EXPORTER_OTLP_ENDPOINT') ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
+    ...(process.env.BENCH_OTLP_ENDPOINT && build.variables.includes('OTEL_EXPORTER_OTLP_ENDPOINT')
+      ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT }
+      : {}),
     ...extraEnv,
   };
   const args: string[] = [];
@@ -122,13 +130,27 @@ export async function startGateway(upstreamUrl: string, variant: Variant, extraE
   // BENCH_CPU_PROF=<folder>: every gateway child writes a V8 CPU profile there when it stops, one subfolder per build.
   // BENCH_CPU_PROF_INTERVAL=<µs>: a finer sampling interval than V8's 1,000 µs, for short runs.
   const interval = process.env.BENCH_CPU_PROF_INTERVAL ? [`--cpu-prof-interval=${process.env.BENCH_CPU_PROF_INTERVAL}`] : [];
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF, build.revision ?? 'after')}`, ...interval] : [];
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF, build.revision ?? 'after')}`, ...interval]
+    : [];
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await spawnNode({ name, root: build.root, entry: build.entry, args, env, nodeFlags: ['--expose-gc', ...profile], ready: answers200('/readyz'), ...(profile.length ? { stopGraceMs: 15_000 } : {}), ...placement });
+      return await spawnNode({
+        name,
+        root: build.root,
+        entry: build.entry,
+        args,
+        env,
+        nodeFlags: ['--expose-gc', ...profile],
+        ready: answers200('/readyz'),
+        ...(profile.length ? { stopGraceMs: 15_000 } : {}),
+        ...placement,
+      });
     } catch (error) {
       if (attempt >= 4) throw error;
-      process.stderr.write(`  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`);
+      process.stderr.write(
+        `  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`,
+      );
       await sleep(10_000);
     }
   }
@@ -163,7 +185,13 @@ export async function startPeer(peer: PeerName, upstreamUrl: string): Promise<Ch
 
 /** S1's floor: a bare Node proxy hop to the upstream (bare-hop-main.ts); `placement`: its core and priority, as S8 places the gateway. */
 export async function startBareHop(upstreamUrl: string, placement: Placement = {}): Promise<Child> {
-  return spawnNode({ name: 'bare proxy hop', entry: 'bench/lib/bare-hop-main.ts', env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY }, ready: answers200('/readyz'), ...placement });
+  return spawnNode({
+    name: 'bare proxy hop',
+    entry: 'bench/lib/bare-hop-main.ts',
+    env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY },
+    ready: answers200('/readyz'),
+    ...placement,
+  });
 }
 
 /** S5's webhook sender (webhook-pacer.ts), alone in its process so its clock times only the server. */
@@ -203,7 +231,12 @@ export async function gcTotals(child: Child): Promise<GcTotals> {
   const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((total, m) => total + Number(m[1]), 0);
   const count = sum(/^nodejs_gc_duration_seconds_count\{[^}]*\} ([0-9.eE+-]+)$/gm);
   const within = (le: string) => sum(new RegExp(`^nodejs_gc_duration_seconds_bucket\\{(?=[^}]*le="${le}")[^}]*\\} ([0-9.eE+-]+)$`, 'gm'));
-  return { count, seconds: sum(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([0-9.eE+-]+)$/gm), over1ms: count - within('0.001'), over10ms: count - within('0.01') };
+  return {
+    count,
+    seconds: sum(/^nodejs_gc_duration_seconds_sum\{[^}]*\} ([0-9.eE+-]+)$/gm),
+    over1ms: count - within('0.001'),
+    over10ms: count - within('0.01'),
+  };
 }
 
 /** Reads one unlabelled sample of a Prometheus metric from the child's /metrics. */

@@ -30,7 +30,9 @@ const wsUrl = (httpUrl: string, path: string) => `${httpUrl.replace(/^http/, 'ws
 /** Opens `count` subscribers from `from` on, BATCH at a time; `open(i)` resolves once subscriber i is connected. */
 async function inBatches(from: number, count: number, open: (i: number) => Promise<void>, failed: Set<number>): Promise<void> {
   for (let start = from; start < from + count; start += BATCH) {
-    await Promise.all(Array.from({ length: Math.min(BATCH, from + count - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))));
+    await Promise.all(
+      Array.from({ length: Math.min(BATCH, from + count - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))),
+    );
   }
 }
 
@@ -94,11 +96,15 @@ export const liteFleet = (httpUrl: string, sink: (i: number, data: Buffer) => vo
   socketFleet({
     url: wsUrl(httpUrl, '/graphql'),
     protocol: 'graphql-transport-ws',
-    handshake: [JSON.stringify({ type: 'connection_init', payload: { Authorization: CLIENT_KEY } }), JSON.stringify({ id: '1', type: 'subscribe', payload: { query: SUBSCRIPTION } })],
+    handshake: [
+      JSON.stringify({ type: 'connection_init', payload: { Authorization: CLIENT_KEY } }),
+      JSON.stringify({ id: '1', type: 'subscribe', payload: { query: SUBSCRIPTION } }),
+    ],
     sink,
   });
 
-export const rawFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void): Fleet => socketFleet({ url: wsUrl(httpUrl, '/'), sink });
+export const rawFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void): Fleet =>
+  socketFleet({ url: wsUrl(httpUrl, '/'), sink });
 
 /** The eventId of a graphql-ws `next` message, read without parsing the JSON; undefined for any other message. */
 export function eventIdOf(data: Buffer): string | undefined {

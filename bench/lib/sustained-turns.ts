@@ -103,11 +103,22 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
   const probeSender: WebhookSender = webhookSender(server.url, 1);
   log(`${label}: opening ${subscribers} subscribers`);
   await fleet.grow(subscribers);
-  const unprobed = await probes.probeAll((id) => (raw ? probeSender.postRaw('/broadcast', rawMessage(id, statusFor(0))) : probeSender.post(id, 0)));
+  const unprobed = await probes.probeAll((id) =>
+    raw ? probeSender.postRaw('/broadcast', rawMessage(id, statusFor(0))) : probeSender.post(id, 0),
+  );
 
   async function turn(pacer: Child, rate: number, seconds: number, turnIndex: number): Promise<TurnResult> {
     const total = rate * seconds;
-    const t: TurnState = { prefix: `${PREFIX}${turnIndex}_`, total, counts: new Uint8Array(subscribers * total), arrivedAt: new Float64Array(subscribers * total), reached: new Uint32Array(total), delivered: 0, foreign: 0, lastArrival: 0 };
+    const t: TurnState = {
+      prefix: `${PREFIX}${turnIndex}_`,
+      total,
+      counts: new Uint8Array(subscribers * total),
+      arrivedAt: new Float64Array(subscribers * total),
+      reached: new Uint32Array(total),
+      delivered: 0,
+      foreign: 0,
+      lastArrival: 0,
+    };
     current = t;
     log(`${label}: turn ${turnIndex}, ${total} webhooks at ${rate}/s from the pacer process`);
     const elu = performance.eventLoopUtilization();
@@ -115,7 +126,15 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
     const t0 = performance.now();
     let answers: PacedWebhook[] | undefined;
     let pacerError: unknown;
-    const running = runPacer(pacer, { target: server.url, mode: raw ? 'raw' : 'gateway', rate, seconds, prefix: t.prefix, connections: SENDER_CONNECTIONS, graceMs: CAP_MS }).then(
+    const running = runPacer(pacer, {
+      target: server.url,
+      mode: raw ? 'raw' : 'gateway',
+      rate,
+      seconds,
+      prefix: t.prefix,
+      connections: SENDER_CONNECTIONS,
+      graceMs: CAP_MS,
+    }).then(
       (results) => void (answers = results),
       (error: unknown) => void (pacerError = error),
     );

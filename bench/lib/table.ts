@@ -19,7 +19,17 @@ export interface Row {
   voided?: string;
 }
 
-const HEADER = ['scenario', 'variant', 'req/s (median [range]) or figures', 'p99 ms', 'ratio', 'target', 'upstream calls/query', 'errors', 'notes'];
+const HEADER = [
+  'scenario',
+  'variant',
+  'req/s (median [range]) or figures',
+  'p99 ms',
+  'ratio',
+  'target',
+  'upstream calls/query',
+  'errors',
+  'notes',
+];
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -40,7 +50,12 @@ export const rpsText = (m: Measurement): string => `${fmt(m.rps.median)} [${fmt(
 export function errorsText(m: Measurement): string {
   const e = m.errors;
   if (e.total === 0) return '0';
-  const parts = [e.non2xx && `${e.non2xx} non-2xx`, e.mismatches && `${e.mismatches} mismatched`, e.connection && `${e.connection} conn`, e.timeouts && `${e.timeouts} timeouts`];
+  const parts = [
+    e.non2xx && `${e.non2xx} non-2xx`,
+    e.mismatches && `${e.mismatches} mismatched`,
+    e.connection && `${e.connection} conn`,
+    e.timeouts && `${e.timeouts} timeouts`,
+  ];
   return parts.filter(Boolean).join(', ');
 }
 

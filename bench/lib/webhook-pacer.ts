@@ -49,7 +49,7 @@ async function pace(run: PacerRun): Promise<PacedWebhook[]> {
     run.mode === 'raw' ? sender.postRaw('/broadcast', rawMessage(`${run.prefix}${n}`, statusFor(n))) : sender.post(`${run.prefix}${n}`, n);
   const t0 = performance.now();
   try {
-    for (let n = 0; n < total; ) {
+    for (let n = 0; n < total;) {
       const due = Math.min(total, Math.floor(((performance.now() - t0) * run.rate) / 1_000) + 1);
       for (; n < due; n += 1) {
         const entry = results[n]!;

@@ -40,7 +40,8 @@ export function peerResolvers<Context>(reads: (context: Context) => VendingReads
   return {
     Query: {
       transaction: (_: unknown, { id }: { id: string }, context: Context) => reads(context).getTransaction(id),
-      transactions: (_: unknown, { ids }: { ids: string[] }, context: Context) => Promise.all(ids.map((id) => reads(context).getTransaction(id))),
+      transactions: (_: unknown, { ids }: { ids: string[] }, context: Context) =>
+        Promise.all(ids.map((id) => reads(context).getTransaction(id))),
       vending: (_: unknown, { id }: { id: string }, context: Context) => reads(context).getVending(id),
       vendings: async (_: unknown, __: unknown, context: Context) => ({ totalCount: (await reads(context).getVendings()).length }),
     },

@@ -50,7 +50,14 @@ interface Shape {
 }
 
 /** Variant fields that are fast-path switches, by the name builds.ts knows them under. */
-const SWITCHES = [['coalesce'], ['sharing'], ['graphqlFastPath'], ['compiledExecution'], ['responseCache'], ['plans']] as const satisfies ReadonlyArray<readonly [Switch & keyof Variant]>;
+const SWITCHES = [
+  ['coalesce'],
+  ['sharing'],
+  ['graphqlFastPath'],
+  ['compiledExecution'],
+  ['responseCache'],
+  ['plans'],
+] as const satisfies ReadonlyArray<readonly [Switch & keyof Variant]>;
 
 /** One gateway per variant, its shapes measured one after the other, each in turns with the hop. */
 const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
@@ -66,21 +73,40 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
     // The warm-up sends the 60 ids in order before anything else, so the measured runs find every id cached.
     variant: { cacheTtlMs: CACHE_HOUR_MS },
     shapes: [
-      { what: 'gateway GraphQL transaction(id: $id), cache hits (CACHE_TTL_MS 1 h)', goal: 1.5, of: gatewayGraphql, hits: true, key: 'S1 graphql cache on' },
+      {
+        what: 'gateway GraphQL transaction(id: $id), cache hits (CACHE_TTL_MS 1 h)',
+        goal: 1.5,
+        of: gatewayGraphql,
+        hits: true,
+        key: 'S1 graphql cache on',
+      },
       { what: 'gateway REST GET /transactions/{id}, cache hits (CACHE_TTL_MS 1 h)', goal: 2, of: gatewayRest, hits: true },
     ],
   },
   {
     variant: { cacheTtlMs: 0, plans: 'off' },
-    shapes: [{ what: "gateway GraphQL transaction(id: $id), cache off, plans off (every request through yoga's engine)", of: gatewayGraphql }],
+    shapes: [
+      { what: "gateway GraphQL transaction(id: $id), cache off, plans off (every request through yoga's engine)", of: gatewayGraphql },
+    ],
   },
   {
     variant: { cacheTtlMs: 0, compiledExecution: 'off' },
-    shapes: [{ what: 'gateway GraphQL transaction(id: $id), cache off, compiled execution off (graphql-js executes every request)', of: gatewayGraphql }],
+    shapes: [
+      {
+        what: 'gateway GraphQL transaction(id: $id), cache off, compiled execution off (graphql-js executes every request)',
+        of: gatewayGraphql,
+      },
+    ],
   },
   {
     variant: { cacheTtlMs: CACHE_HOUR_MS, responseCache: 'off' },
-    shapes: [{ what: 'gateway GraphQL transaction(id: $id), cache hits, response cache off (entity cache only: executed every time)', of: gatewayGraphql, hits: true }],
+    shapes: [
+      {
+        what: 'gateway GraphQL transaction(id: $id), cache hits, response cache off (entity cache only: executed every time)',
+        of: gatewayGraphql,
+        hits: true,
+      },
+    ],
   },
   {
     variant: { cacheTtlMs: 0, graphqlFastPath: 'off' },
@@ -95,7 +121,8 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
 ];
 
 /** Upstream calls in the measured runs of a variant that should have answered every request from its cache. */
-const missText = (m: Measurement): string => (m.callsPerQuery !== undefined && m.callsPerQuery > 0.005 ? `; NOT all cache hits (${fmt(m.callsPerQuery, 3)} upstream calls/answer)` : '');
+const missText = (m: Measurement): string =>
+  m.callsPerQuery !== undefined && m.callsPerQuery > 0.005 ? `; NOT all cache hits (${fmt(m.callsPerQuery, 3)} upstream calls/answer)` : '';
 
 /** One gateway variant of the working tree: each shape in turns with the hop. */
 async function measureGroup(ctx: ScenarioContext, hop: HttpSession, { variant, shapes }: (typeof GROUPS)[number]): Promise<Row[]> {
@@ -115,20 +142,35 @@ async function measureGroup(ctx: ScenarioContext, hop: HttpSession, { variant, s
 }
 
 /** One variant on the baseline's gateway and the working tree's: each round runs the hop, before and after. */
-async function measureGroupPaired(ctx: ScenarioContext, hop: HttpSession, baseline: Build, { variant, shapes }: (typeof GROUPS)[number]): Promise<Row[]> {
+async function measureGroupPaired(
+  ctx: ScenarioContext,
+  hop: HttpSession,
+  baseline: Build,
+  { variant, shapes }: (typeof GROUPS)[number],
+): Promise<Row[]> {
   const { upstream, log } = ctx;
   // Before the front door the GraphQL fast path was the direct lane (DIRECT_LANE), which REST took too.
   const lane = baseline.switches.graphqlFastPath;
-  const suffix = variant.graphqlFastPath === 'off' && lane && 'variable' in lane ? `; ${baseline.label}: ${lane.variable}=off, which sent REST through yoga too` : '';
+  const suffix =
+    variant.graphqlFastPath === 'off' && lane && 'variable' in lane
+      ? `; ${baseline.label}: ${lane.variable}=off, which sent REST through yoga too`
+      : '';
   return withChild(startGateway(upstream.url, variant, {}, baseline), (before) =>
     withChild(startGateway(upstream.url, variant), async (after) => {
       const rows: Row[] = [];
       for (const shape of shapes) {
         const what = `${shape.what}${suffix}`;
         log(`${what}: the hop, ${baseline.label} and after in turns`);
-        const sessions = [httpSession(shape.of(before.url), { upstream, server: before }), httpSession(shape.of(after.url), { upstream, server: after })];
+        const sessions = [
+          httpSession(shape.of(before.url), { upstream, server: before }),
+          httpSession(shape.of(after.url), { upstream, server: after }),
+        ];
         const [b, a] = await measureWithHop(hop, sessions);
-        const p = pairedOf(b!.m, a!.m, b!.rounds.map((r) => r[2]!.rps / r[1]!.rps));
+        const p = pairedOf(
+          b!.m,
+          a!.m,
+          b!.rounds.map((r) => r[2]!.rps / r[1]!.rps),
+        );
         if (shape.key) {
           ctx.shared.set(shape.key, p.after);
           ctx.sharedPairs.set(shape.key, p);
@@ -156,8 +198,19 @@ export const s1: Scenario = {
       log('bare proxy hop: warm-up');
       await hop.warmUp();
       log('the upstream straight: in turns with the hop');
-      const [direct] = await measureWithHop(hop, [httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }, exact), { upstream, server: upstream })]);
-      const rows: Row[] = [{ ...httpRow('S1', 'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)', direct!.m), ...hopCells(direct!.against, direct!.m) }];
+      const [direct] = await measureWithHop(hop, [
+        httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }, exact), { upstream, server: upstream }),
+      ]);
+      const rows: Row[] = [
+        {
+          ...httpRow(
+            'S1',
+            'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)',
+            direct!.m,
+          ),
+          ...hopCells(direct!.against, direct!.m),
+        },
+      ];
       for (const group of GROUPS) {
         // A lever the baseline does not have (a switch it does not take) is measured on the working tree alone.
         const paired = baseline && SWITCHES.every(([name]) => group.variant[name] === undefined || baseline.switches[name] !== undefined);
@@ -171,4 +224,3 @@ export const s1: Scenario = {
     });
   },
 };
-

@@ -4,7 +4,19 @@ import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { parseWebhookText, type TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { createPostgresHistory } from '../../src/postgres/postgres-history.js';
 import { cpuSecondsBetween, cpuSecondsOf, cpuSecondsOfProcesses, type Child } from '../lib/children.js';
-import { historySeries, historyTotal, PAGE, postEvents, RECENT_PENDING_QUERY, RECENT_QUERY, SERIES_PRODUCTS, STATS_QUERY, type FillResult, type HistorySeries, type SeriesEvent } from '../lib/history-series.js';
+import {
+  historySeries,
+  historyTotal,
+  PAGE,
+  postEvents,
+  RECENT_PENDING_QUERY,
+  RECENT_QUERY,
+  SERIES_PRODUCTS,
+  STATS_QUERY,
+  type FillResult,
+  type HistorySeries,
+  type SeriesEvent,
+} from '../lib/history-series.js';
 import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession } from '../lib/http-load.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
@@ -34,8 +46,15 @@ import { httpRow, verdict, type Row } from '../lib/table.js';
 /** The same for both stores: a history shared by instances reads as fast as each instance's own (at 300 000 and more in PostgreSQL). */
 const GOAL = { 'in process': 2_000, PostgreSQL: 2_000 } as const;
 type Where = keyof typeof GOAL;
-const sizesOf = (list: string | undefined) => (list ?? '10000,50000').split(',').map(Number).sort((a, b) => a - b);
-const SIZES: Record<Where, number[]> = { 'in process': sizesOf(process.env.BENCH_S10_SIZES), PostgreSQL: sizesOf(process.env.BENCH_S10_POSTGRES_SIZES) };
+const sizesOf = (list: string | undefined) =>
+  (list ?? '10000,50000')
+    .split(',')
+    .map(Number)
+    .sort((a, b) => a - b);
+const SIZES: Record<Where, number[]> = {
+  'in process': sizesOf(process.env.BENCH_S10_SIZES),
+  PostgreSQL: sizesOf(process.env.BENCH_S10_POSTGRES_SIZES),
+};
 const largest = (where: Where) => SIZES[where].at(-1)!;
 
 /** One memory figure of both sides at 0 and after each size. */
@@ -47,11 +66,14 @@ interface Growth {
 /** The measured gateways hold the whole series (the default bound is 100 000), with room for it in their heap past 300 000. */
 const historyEnv = (where: Where): Record<string, string> => ({
   HISTORY_MAX_TRANSACTIONS: String(Math.max(largest(where), 100_000)),
-  ...(where === 'in process' && largest(where) > 300_000 ? { NODE_OPTIONS: `--max-old-space-size=${Math.ceil(largest(where) / 1_000_000) * 4_096}` } : {}),
+  ...(where === 'in process' && largest(where) > 300_000
+    ? { NODE_OPTIONS: `--max-old-space-size=${Math.ceil(largest(where) / 1_000_000) * 4_096}` }
+    : {}),
 });
 
 const pointsOf = (where: Where) => [0, ...SIZES[where]];
-const perTransaction = (where: Where, g: Growth, from: number, to: number) => (g.on[to]! - g.on[from]! - (g.off[to]! - g.off[from]!)) / (pointsOf(where)[to]! - pointsOf(where)[from]!);
+const perTransaction = (where: Where, g: Growth, from: number, to: number) =>
+  (g.on[to]! - g.on[from]! - (g.off[to]! - g.off[from]!)) / (pointsOf(where)[to]! - pointsOf(where)[from]!);
 const mb = (bytes: number) => `${bytes >= 0 ? '+' : ''}${fmt(bytes / 2 ** 20, 1)} MB`;
 
 /** The marginal figure: between the two largest sizes, or from 0 when one size is given. */
@@ -59,7 +81,17 @@ const marginal = (where: Where, g: Growth) => perTransaction(where, g, SIZES[whe
 const stepsText = (where: Where, what: string, g: Growth, withOff = true) =>
   `${what} per transaction ${SIZES[where]
     .map((to, k) => `${fmt(pointsOf(where)[k]!)} → ${fmt(to)}: ${fmt(perTransaction(where, g, k, k + 1))} B`)
-    .join(', ')} (history on ${g.on.slice(1).map((v) => mb(v - g.on[0]!)).join(' / ')}${withOff ? `, off ${g.off.slice(1).map((v) => mb(v - g.off[0]!)).join(' / ')}` : ''})`;
+    .join(', ')} (history on ${g.on
+    .slice(1)
+    .map((v) => mb(v - g.on[0]!))
+    .join(' / ')}${
+    withOff
+      ? `, off ${g.off
+          .slice(1)
+          .map((v) => mb(v - g.off[0]!))
+          .join(' / ')}`
+      : ''
+  })`;
 
 /** Why a store's rows cannot stand when its history does not hold the whole series. */
 const notHeld = (where: Where, held: number | string) =>
@@ -130,7 +162,14 @@ interface Fills {
  * Takes `on` to each size: fills it up to the step's last SAMPLE transactions, whose webhooks are then posted to `on`
  * and to `off` and measured; `snapshot` runs at the start and after each step.
  */
-async function fillBoth(ctx: ScenarioContext, where: Where, on: FillTarget, off: FillTarget, series: HistorySeries, snapshot: () => Promise<void>): Promise<Fills> {
+async function fillBoth(
+  ctx: ScenarioContext,
+  where: Where,
+  on: FillTarget,
+  off: FillTarget,
+  series: HistorySeries,
+  snapshot: () => Promise<void>,
+): Promise<Fills> {
   const fills: Fills = { on: [], off: [] };
   await snapshot();
   let from = 0;
@@ -191,7 +230,9 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
       postgres
         ? `PostgreSQL's CPU per webhook ${steps((f) => f.storeUs, fills.on, 0)} µs (its processes in /proc; the gateway applies what waits in batches just after the answers, and the step ends once the history holds them); the transactions before the measured ones were applied beside the gateway, by the same store code, in batches`
         : 'the transactions before the measured ones were posted to history on only',
-      retried > 0 ? `${fmt(retried)} answers 503 (the history's feed held its bound) that the senders came back after, as a sender retries` : '',
+      retried > 0
+        ? `${fmt(retried)} answers 503 (the history's feed held its bound) that the senders came back after, as a sender retries`
+        : '',
       `HISTORY=off: ${fmt(rateOf(fills.off))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.off)} ms, p99 ${steps((f) => f.p99, fills.off)} ms`,
       `answer times of a closed loop of 32 senders, for reading (not S5's paced rate); the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
     ]
@@ -208,9 +249,22 @@ const readVariant = (where: Where, pendingOnly: boolean) =>
  * Reads of one query, every answer checked: closed loop over 32 connections (the throughput), then one at a time (a
  * read's own time: its p99 is the goal, not a queue's).
  */
-async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pendingOnly: boolean, series: HistorySeries, storeCpu?: () => Promise<Map<number, number>>): Promise<Row> {
+async function reads(
+  ctx: ScenarioContext,
+  gateway: Child,
+  where: Where,
+  pendingOnly: boolean,
+  series: HistorySeries,
+  storeCpu?: () => Promise<Map<number, number>>,
+): Promise<Row> {
   const query = pendingOnly ? RECENT_PENDING_QUERY : RECENT_QUERY;
-  const target = graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query, check: series.recentCheck(largest(where), pendingOnly) }], APOLLO_CLIENT_ACCEPT);
+  const target = graphqlTarget(
+    gateway.url,
+    '/graphql',
+    CLIENT_KEY,
+    [{ query, check: series.recentCheck(largest(where), pendingOnly) }],
+    APOLLO_CLIENT_ACCEPT,
+  );
   let storeUs: number | undefined;
   const measure = async (connections?: number) => {
     const session = httpSession(connections ? { ...target, connections } : target, { server: gateway });
@@ -219,7 +273,8 @@ async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pending
     for (let run = 0; run < 3; run += 1) await session.run();
     const result = session.result();
     // The closed loop's only: what the store's processes used over its runs, per request.
-    if (before && storeCpu && !connections) storeUs = (cpuSecondsBetween(before, await storeCpu()) / result.runs.reduce((n, r) => n + r.requests, 0)) * 1e6;
+    if (before && storeCpu && !connections)
+      storeUs = (cpuSecondsBetween(before, await storeCpu()) / result.runs.reduce((n, r) => n + r.requests, 0)) * 1e6;
     return result;
   };
   const m = await measure();
@@ -248,15 +303,38 @@ const statsVariant = (where: Where) =>
 async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries): Promise<Row> {
   const until = Math.ceil(Date.now() / HOUR) * HOUR;
   const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };
-  const response = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: CLIENT_KEY }, body: JSON.stringify({ query: STATS_QUERY, variables }) });
-  const first = (await response.json()) as { data?: { transactionStats: { count: number; intervals: unknown[]; topProductsByQuantity: unknown[]; topProductsByAmount: unknown[] } } };
+  const response = await fetch(`${gateway.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
+    body: JSON.stringify({ query: STATS_QUERY, variables }),
+  });
+  const first = (await response.json()) as {
+    data?: { transactionStats: { count: number; intervals: unknown[]; topProductsByQuantity: unknown[]; topProductsByAmount: unknown[] } };
+  };
   const stats = first.data?.transactionStats;
   const expected = series.countBetween(largest(where), until - WEEK, until);
-  if (stats?.count !== expected || stats.intervals.length !== 168 || stats.topProductsByQuantity.length !== 10 || stats.topProductsByAmount.length !== 10) {
-    return notMeasured(statsVariant(where), `the first answer is not the series' week (count ${stats?.count ?? 'none'}, expected ${expected}): ${JSON.stringify(first).slice(0, 200)}`);
+  if (
+    stats?.count !== expected ||
+    stats.intervals.length !== 168 ||
+    stats.topProductsByQuantity.length !== 10 ||
+    stats.topProductsByAmount.length !== 10
+  ) {
+    return notMeasured(
+      statsVariant(where),
+      `the first answer is not the series' week (count ${stats?.count ?? 'none'}, expected ${expected}): ${JSON.stringify(first).slice(0, 200)}`,
+    );
   }
   // One at a time, as dashboards refreshing now and then ask: the p99 is a read's own time, not a queue's.
-  const target = { ...graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }], APOLLO_CLIENT_ACCEPT), connections: 1 };
+  const target = {
+    ...graphqlTarget(
+      gateway.url,
+      '/graphql',
+      CLIENT_KEY,
+      [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }],
+      APOLLO_CLIENT_ACCEPT,
+    ),
+    connections: 1,
+  };
   const session = httpSession(target, { server: gateway });
   await session.warmUp();
   await metric(gateway, 'nodejs_eventloop_lag_max_seconds');
@@ -265,11 +343,31 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   const m = session.result();
   ctx.log(`${where}, week by hour: ${fmt(m.rps.median)} req/s, p99 ${fmt(m.p99, 1)} ms, event loop max delay ${fmt(loopMaxMs, 1)} ms`);
   const met = m.p99 <= 50 && loopMaxMs <= 20;
-  const row = httpRow('S10', statsVariant(where), m, { target: `p99 ≤ 50 ms and the event loop never blocked > 20 ms ${m.errors.total > 0 ? 'VOID (errors)' : verdict(met)}` });
-  return { ...row, notes: [`${row.notes}`, `event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms`, `the week holds ${fmt(expected)} transactions`].join('; ') };
+  const row = httpRow('S10', statsVariant(where), m, {
+    target: `p99 ≤ 50 ms and the event loop never blocked > 20 ms ${m.errors.total > 0 ? 'VOID (errors)' : verdict(met)}`,
+  });
+  return {
+    ...row,
+    notes: [
+      `${row.notes}`,
+      `event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms`,
+      `the week holds ${fmt(expected)} transactions`,
+    ].join('; '),
+  };
 }
 
-const notMeasured = (variant: string, why: string): Row => ({ scenario: 'S10', variant, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: why });
+const notMeasured = (variant: string, why: string): Row => ({
+  scenario: 'S10',
+  variant,
+  value: '',
+  p99: '',
+  ratio: '',
+  target: '',
+  calls: '',
+  errors: '',
+  notes: '',
+  voided: why,
+});
 
 function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
   return {
@@ -295,7 +393,10 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
     const heap: Growth = { on: [], off: [] };
     const rss: Growth = { on: [], off: [] };
     const fills = await fillBoth(ctx, 'in process', { gateway: on }, { gateway: off }, series, async () => {
-      for (const [side, gateway] of [['on', on], ['off', off]] as const) {
+      for (const [side, gateway] of [
+        ['on', on],
+        ['off', off],
+      ] as const) {
         const reading = await memoryAfterGc(gateway);
         heap[side].push(reading.heap);
         rss[side].push(reading.rss);
@@ -304,12 +405,30 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
     const held = await historyTotal(on.url);
     const rows = [
       fillRow('in process', fills, held),
-      memoryRow('in process', 'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks', `heap ${fmt(marginal('in process', heap))} B, RSS ${fmt(marginal('in process', rss))} B per transaction (${span('in process')})`, [stepsText('in process', 'heap', heap), stepsText('in process', 'RSS', rss), 'one transaction a second of event time: the per-minute statistics grow with it'], held),
+      memoryRow(
+        'in process',
+        'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks',
+        `heap ${fmt(marginal('in process', heap))} B, RSS ${fmt(marginal('in process', rss))} B per transaction (${span('in process')})`,
+        [
+          stepsText('in process', 'heap', heap),
+          stepsText('in process', 'RSS', rss),
+          'one transaction a second of event time: the per-minute statistics grow with it',
+        ],
+        held,
+      ),
     ];
     for (const pendingOnly of [false, true]) {
-      rows.push(held === largest('in process') ? await reads(ctx, on, 'in process', pendingOnly, series) : notMeasured(readVariant('in process', pendingOnly), notHeld('in process', held)));
+      rows.push(
+        held === largest('in process')
+          ? await reads(ctx, on, 'in process', pendingOnly, series)
+          : notMeasured(readVariant('in process', pendingOnly), notHeld('in process', held)),
+      );
     }
-    rows.push(held === largest('in process') ? await statsReads(ctx, on, 'in process', series) : notMeasured(statsVariant('in process'), notHeld('in process', held)));
+    rows.push(
+      held === largest('in process')
+        ? await statsReads(ctx, on, 'in process', series)
+        : notMeasured(statsVariant('in process'), notHeld('in process', held)),
+    );
     return rows;
   } finally {
     await Promise.all([on.stop(), off.stop()]);
@@ -331,7 +450,9 @@ async function asAdmin<T>(work: (client: pg.Client) => Promise<T>, url = ADMIN_U
 /** The history's tables with their indexes and TOAST, in bytes (0 before the gateway's migrations made them). */
 const historyBytes = (url: string) =>
   asAdmin(async (client) => {
-    const { rows } = await client.query<{ bytes: string | null }>(`SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public' AND c.relname LIKE 'history\\_%'`);
+    const { rows } = await client.query<{ bytes: string | null }>(
+      `SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public' AND c.relname LIKE 'history\\_%'`,
+    );
     return Number(rows[0]?.bytes ?? 0);
   }, url);
 
@@ -340,7 +461,9 @@ const historyBytes = (url: string) =>
  * to it while the reads run), not those of other databases on a shared server.
  */
 async function backendsCpu(database: string): Promise<Map<number, number>> {
-  const { rows } = await asAdmin((client) => client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]));
+  const { rows } = await asAdmin((client) =>
+    client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]),
+  );
   return new Map(rows.map(({ pid }) => [pid, cpuSecondsOf(pid)] as const).filter(([, used]) => !Number.isNaN(used)));
 }
 
@@ -354,7 +477,12 @@ const FILL_BATCH = 500;
  */
 function besideTheGateway(databaseUrl: string) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  const store = createPostgresHistory(pool, { retentionMs: 7 * 24 * HOUR, defaultCurrency: 'EUR', soldStatuses: [], sweepEveryMs: 24 * HOUR });
+  const store = createPostgresHistory(pool, {
+    retentionMs: 7 * 24 * HOUR,
+    defaultCurrency: 'EUR',
+    soldStatuses: [],
+    sweepEveryMs: 24 * HOUR,
+  });
   const toEvent = ({ id, transaction, at }: SeriesEvent): TransactionUpdateEvent => {
     const request = buildWebhookRequest({ form: 'enveloped', id, transaction, at });
     const result = parseWebhookText(request.body, { receivedAt: new Date().toISOString(), madeId: id });
@@ -389,7 +517,12 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
       // The HISTORY=off gateway keeps nothing in the database: its side stays 0.
       const bytes: Growth = { on: [], off: [] };
       const beside = besideTheGateway(databaseUrl);
-      const target = { gateway: on, settle: (size: number) => settled(on.url, size), bulk: beside.fill, storeCpu: () => cpuSecondsOfProcesses('postgres') };
+      const target = {
+        gateway: on,
+        settle: (size: number) => settled(on.url, size),
+        bulk: beside.fill,
+        storeCpu: () => cpuSecondsOfProcesses('postgres'),
+      };
       const fills = await fillBoth(ctx, 'PostgreSQL', target, { gateway: off }, series, async () => {
         await asAdmin((client) => client.query('VACUUM ANALYZE'), databaseUrl);
         bytes.on.push(await historyBytes(databaseUrl));
@@ -403,14 +536,26 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
           'PostgreSQL',
           "the history's tables and indexes (pg_total_relation_size, after VACUUM ANALYZE)",
           `${fmt(marginal('PostgreSQL', bytes))} B per transaction (${span('PostgreSQL')})`,
-          [stepsText('PostgreSQL', 'tables and indexes', bytes, false), `at the end ${fmt(bytes.on.at(-1)! / 2 ** 20, 1)} MB`, 'one transaction a second of event time: the per-minute sums grow with it'],
+          [
+            stepsText('PostgreSQL', 'tables and indexes', bytes, false),
+            `at the end ${fmt(bytes.on.at(-1)! / 2 ** 20, 1)} MB`,
+            'one transaction a second of event time: the per-minute sums grow with it',
+          ],
           held,
         ),
       ];
       for (const pendingOnly of [false, true]) {
-        rows.push(held === largest('PostgreSQL') ? await reads(ctx, on, 'PostgreSQL', pendingOnly, series, () => backendsCpu(name)) : notMeasured(readVariant('PostgreSQL', pendingOnly), notHeld('PostgreSQL', held)));
+        rows.push(
+          held === largest('PostgreSQL')
+            ? await reads(ctx, on, 'PostgreSQL', pendingOnly, series, () => backendsCpu(name))
+            : notMeasured(readVariant('PostgreSQL', pendingOnly), notHeld('PostgreSQL', held)),
+        );
       }
-      rows.push(held === largest('PostgreSQL') ? await statsReads(ctx, on, 'PostgreSQL', series) : notMeasured(statsVariant('PostgreSQL'), notHeld('PostgreSQL', held)));
+      rows.push(
+        held === largest('PostgreSQL')
+          ? await statsReads(ctx, on, 'PostgreSQL', series)
+          : notMeasured(statsVariant('PostgreSQL'), notHeld('PostgreSQL', held)),
+      );
       return rows;
     } finally {
       await Promise.all([on.stop(), off.stop()]);

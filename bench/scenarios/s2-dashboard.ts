@@ -23,7 +23,11 @@ const VARIANTS: Array<{ label: string; variant: Variant; key?: string }> = [
 /** Upstream calls of one query sent alone; NaN when its answer is wrong. */
 async function callsAlone(url: string, upstream: Upstream, body: string, check: BodyCheck): Promise<number> {
   const before = await upstream.stats();
-  const response = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: CLIENT_KEY }, body });
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
+    body,
+  });
   const ok = response.status === 200 && check.matches(await response.text());
   return ok ? contractCalls(before, await upstream.stats()) : Number.NaN;
 }
@@ -34,16 +38,38 @@ export const s2: Scenario = {
   async run({ upstream, shared, log }) {
     const rows: Row[] = [];
     const shapes = [
-      { name: 'batch', label: `transactions(ids: 50, ${BATCH_DISTINCT} distinct)`, query: BATCH_QUERY, variables: { ids: BATCH_IDS }, check: batchCheck, target: BATCH_DISTINCT },
-      { name: 'fleet', label: 'fleet: vendings{totalCount} + 20 vending aliases', query: FLEET_QUERY, variables: undefined, check: fleetCheck, target: 1 },
+      {
+        name: 'batch',
+        label: `transactions(ids: 50, ${BATCH_DISTINCT} distinct)`,
+        query: BATCH_QUERY,
+        variables: { ids: BATCH_IDS },
+        check: batchCheck,
+        target: BATCH_DISTINCT,
+      },
+      {
+        name: 'fleet',
+        label: 'fleet: vendings{totalCount} + 20 vending aliases',
+        query: FLEET_QUERY,
+        variables: undefined,
+        check: fleetCheck,
+        target: 1,
+      },
     ];
     for (const { label, variant, key } of VARIANTS) {
       await withChild(startGateway(upstream.url, variant), async (gateway) => {
         for (const shape of shapes) {
           log(`${shape.label}, ${label}`);
           // Before any load: on a fresh gateway the cache (if on) is cold, so this is the query's own cost.
-          const alone = await callsAlone(gateway.url, upstream, JSON.stringify({ query: shape.query, variables: shape.variables }), shape.check());
-          const m = await measureHttp(graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: shape.query, variables: shape.variables, check: shape.check() }]), { upstream, server: gateway });
+          const alone = await callsAlone(
+            gateway.url,
+            upstream,
+            JSON.stringify({ query: shape.query, variables: shape.variables }),
+            shape.check(),
+          );
+          const m = await measureHttp(
+            graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: shape.query, variables: shape.variables, check: shape.check() }]),
+            { upstream, server: gateway },
+          );
           if (key) shared.set(`${key} ${shape.name}`, m);
           const row = httpRow('S2', `${shape.label}, ${label}`, m, {
             calls: `alone ${fmt(alone)}; under load ${fmt(m.callsPerQuery ?? Number.NaN, 2)}`,

@@ -19,7 +19,9 @@ export const s3: Scenario = {
       const cases = transactions.map((t) => ({
         query: MUTATION,
         variables: { id: t.transactionId },
-        check: new BodyCheck({ data: { updateTransactionPayment: { transaction: { transactionId: t.transactionId, status: t.status, total: totalOf(t) } } } }),
+        check: new BodyCheck({
+          data: { updateTransactionPayment: { transaction: { transactionId: t.transactionId, status: t.status, total: totalOf(t) } } },
+        }),
       }));
       const m = await measureHttp(graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases), { upstream, server: gateway });
       return [httpRow('S3', 'updateTransactionPayment (PUT, then the read-back), defaults', m)];

@@ -30,11 +30,16 @@ const SATURATED_ELU = 0.95;
 
 type Sharing = 'on' | 'off';
 
-const errorsOf = (f: SideFigures) => f.rounds.reduce((sum, r) => sum + r.missing + r.duplicates + r.wrong, 0) + f.unprobed + f.warmupErrors + f.failures;
+const errorsOf = (f: SideFigures) =>
+  f.rounds.reduce((sum, r) => sum + r.missing + r.duplicates + r.wrong, 0) + f.unprobed + f.warmupErrors + f.failures;
 const medianOf = (f: SideFigures, pick: (r: FleetRound) => number) => median(f.rounds.map(pick));
 const pct = (x: number) => `${fmt(x * 100)}%`;
 /** Per round r, a ÷ b of the rounds measured next to each other: median and range. */
-function perRound(a: SideFigures, b: SideFigures, pick: (f: SideFigures, r: number) => number): { median: number; min: number; max: number } {
+function perRound(
+  a: SideFigures,
+  b: SideFigures,
+  pick: (f: SideFigures, r: number) => number,
+): { median: number; min: number; max: number } {
   const ratios = a.rounds.map((_, r) => pick(a, r) / pick(b, r));
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
 }
@@ -43,7 +48,9 @@ const cpuAt = (f: SideFigures, r: number) => f.serverCpu[r]!;
 
 function errorsText(f: SideFigures): string {
   const sum = (pick: (r: FleetRound) => number) => f.rounds.reduce((total, r) => total + pick(r), 0);
-  return errorsOf(f) === 0 ? '0' : `missing ${sum((r) => r.missing)}, dup ${sum((r) => r.duplicates)}, wrong ${sum((r) => r.wrong)}, unprobed ${f.unprobed}, warm-up ${f.warmupErrors}, conn failures ${f.failures}`;
+  return errorsOf(f) === 0
+    ? '0'
+    : `missing ${sum((r) => r.missing)}, dup ${sum((r) => r.duplicates)}, wrong ${sum((r) => r.wrong)}, unprobed ${f.unprobed}, warm-up ${f.warmupErrors}, conn failures ${f.failures}`;
 }
 
 function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
@@ -61,7 +68,10 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
     errors: errorsText(f),
     notes: [
       `${f.rounds.length} rounds (median), in turns`,
-      `webhook answered in ${fmt(medianOf(f, (r) => r.answerMs), 1)} ms`,
+      `webhook answered in ${fmt(
+        medianOf(f, (r) => r.answerMs),
+        1,
+      )} ms`,
       `opened in ${fmt(f.openSeconds, 1)} s`,
       `server CPU per fan-out ${fmt(cpuMs)} ms (${fmt((cpuMs * 1_000) / f.size, 1)} µs/subscriber)`,
       `loadgen: ${f.processes} fleet processes, CPU per fan-out ${fmt(median(f.loadgenCpu) * 1_000)} ms, ELU ${pct(elu)} (busiest process over its deliveries)${elu > SATURATED_ELU ? ', saturated' : ''}`,
@@ -92,7 +102,9 @@ function gatewayRow({ sharing, build, f, raw, before, largest, paired }: Gateway
   const clean = errors === 0 && (before ? errorsOf(before) === 0 : true);
   const goal = `p99 ≤ ${TARGET_VS_RAW}× raw's${f.shortfall ? ` (at ${fmt(f.size)}: open-files limit)` : ''}`;
   const judged = sharing === 'on' && largest;
-  const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers${paired ? ` — ${build.label}` : ''}`, f, [`server CPU per fan-out ${times(cpuVsRaw)} the raw broadcaster's`]);
+  const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers${paired ? ` — ${build.label}` : ''}`, f, [
+    `server CPU per fan-out ${times(cpuVsRaw)} the raw broadcaster's`,
+  ]);
   return {
     ...row,
     ratio: [
@@ -102,7 +114,8 @@ function gatewayRow({ sharing, build, f, raw, before, largest, paired }: Gateway
       .filter(Boolean)
       .join('; '),
     target: [
-      judged && `${goal} ${errors > 0 || !rawClean ? 'VOID (errors)' : `${verdict(vsRaw.median <= TARGET_VS_RAW)}${saturated ? ' (load generator saturated: a bound)' : ''}`}`,
+      judged &&
+        `${goal} ${errors > 0 || !rawClean ? 'VOID (errors)' : `${verdict(vsRaw.median <= TARGET_VS_RAW)}${saturated ? ' (load generator saturated: a bound)' : ''}`}`,
       versus && `after p99 ≤ ${fmt(1 / SLOWER_LIMIT, 2)}× before ${clean ? verdict(versus.median <= 1 / SLOWER_LIMIT) : 'VOID'}`,
     ]
       .filter(Boolean)
@@ -133,13 +146,21 @@ export const s4: Scenario = {
       const label = (build: Build) => `gateway, sharing ${sharing}${baseline ? ` — ${build.label}` : ''}`;
       const starts = [() => startRawWs(), ...builds.map((build) => () => startGateway(upstream.url, { sharing }, {}, build))];
       const figures = await withChildren(starts, (children) => {
-        const sides: FanoutSide[] = children.map((server, k) => (k === 0 ? { label: 'raw ws broadcast', server, kind: 'raw' } : { label: label(builds[k - 1]!), server, kind: 'graphql-ws' }));
+        const sides: FanoutSide[] = children.map((server, k) =>
+          k === 0 ? { label: 'raw ws broadcast', server, kind: 'raw' } : { label: label(builds[k - 1]!), server, kind: 'graphql-ws' },
+        );
         return fanoutInTurns(sides, sizes, ROUNDS, log);
       });
       const [raw, ...gateways] = figures as [SideFigures[], ...SideFigures[][]];
       sizes.forEach(({ size }, s) => {
         const rawF = raw[s]!;
-        rows.push(baseRow(`raw ws broadcast (baseline), ${fmt(size)} clients, in turns with the sharing-${sharing} gateway${baseline ? 's' : ''}`, rawF, []));
+        rows.push(
+          baseRow(
+            `raw ws broadcast (baseline), ${fmt(size)} clients, in turns with the sharing-${sharing} gateway${baseline ? 's' : ''}`,
+            rawF,
+            [],
+          ),
+        );
         builds.forEach((build, b) => {
           const f = gateways[b]![s]!;
           const before = baseline && build === CURRENT ? gateways[0]![s] : undefined;
@@ -154,7 +175,11 @@ export const s4: Scenario = {
               before: `${fmt(medianOf(before, (r) => r.p99))} ms (${fmt(median(before.serverCpu) * 1_000)} ms)`,
               after: `${fmt(medianOf(f, (r) => r.p99))} ms (${fmt(median(f.serverCpu) * 1_000)} ms)`,
               ratio: `p99 ${times(versus.median)} (rounds ${fmt(versus.min, 2)}–${fmt(versus.max, 2)}); CPU ${times(cpu.median)}`,
-              verdict: clean ? (versus.median <= 1 / SLOWER_LIMIT ? 'PASS' : `FAIL (p99 ${fmt((versus.median - 1) * 100)}% higher)`) : 'VOID (errors)',
+              verdict: clean
+                ? versus.median <= 1 / SLOWER_LIMIT
+                  ? 'PASS'
+                  : `FAIL (p99 ${fmt((versus.median - 1) * 100)}% higher)`
+                : 'VOID (errors)',
             });
           }
         });

@@ -66,9 +66,11 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
   const lags = new Float64Array(sum((t) => t.lags.length));
   turns.reduce((at, t) => (lags.set(t.lags, at), at + t.lags.length), 0);
   lags.sort();
-  const lag = (q: number) => (lags.length === 0 ? Number.NaN : lags[Math.min(lags.length - 1, Math.max(0, Math.ceil(q * lags.length) - 1))]!);
+  const lag = (q: number) =>
+    lags.length === 0 ? Number.NaN : lags[Math.min(lags.length - 1, Math.max(0, Math.ceil(q * lags.length) - 1))]!;
   const expected = acceptedCount * side.subscribers;
-  const errors = lost + late + duplicates + side.wrong + side.strays + foreign + rejected + unanswered + side.unprobed + side.failures + warmUpErrors;
+  const errors =
+    lost + late + duplicates + side.wrong + side.strays + foreign + rejected + unanswered + side.unprobed + side.failures + warmUpErrors;
   const ok = errors === 0 && quantile(answerMs, 0.99) <= 50;
   const timed = (f: (t: TurnResult) => number) => sum((t) => f(t) * t.busySeconds) / busySeconds;
   const drained = turns.every((t) => t.drained);
@@ -84,7 +86,18 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
     errors:
       errors === 0
         ? '0'
-        : [lost && `lost ${lost}`, late && `undelivered at the cap ${late}`, duplicates && `dup ${duplicates}`, rejected && `non-200 ${rejected}`, unanswered && `unanswered ${unanswered}`, side.wrong && `wrong msgs ${side.wrong}`, (foreign || side.strays) && `unknown ids ${foreign + side.strays}`, side.unprobed && `unprobed ${side.unprobed}`, side.failures && `conn failures ${side.failures}`, warmUpErrors && `in the warm-up turn ${warmUpErrors}`]
+        : [
+            lost && `lost ${lost}`,
+            late && `undelivered at the cap ${late}`,
+            duplicates && `dup ${duplicates}`,
+            rejected && `non-200 ${rejected}`,
+            unanswered && `unanswered ${unanswered}`,
+            side.wrong && `wrong msgs ${side.wrong}`,
+            (foreign || side.strays) && `unknown ids ${foreign + side.strays}`,
+            side.unprobed && `unprobed ${side.unprobed}`,
+            side.failures && `conn failures ${side.failures}`,
+            warmUpErrors && `in the warm-up turn ${warmUpErrors}`,
+          ]
             .filter(Boolean)
             .join(', '),
     notes: [
@@ -96,7 +109,10 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
         : turns.some((t) => t.stillArriving)
           ? `wait capped ${CAP_MS / 1_000} s after the sending while deliveries still arrived`
           : 'deliveries stopped before all arrived',
-      `server CPU ${fmt(timed((t) => t.cores), 2)} cores; receiver ELU ${fmt(timed((t) => t.receiverElu) * 100)}%${turns.some((t) => t.receiverElu > 0.95) ? ' (saturated)' : ''}`,
+      `server CPU ${fmt(
+        timed((t) => t.cores),
+        2,
+      )} cores; receiver ELU ${fmt(timed((t) => t.receiverElu) * 100)}%${turns.some((t) => t.receiverElu > 0.95) ? ' (saturated)' : ''}`,
     ]
       .filter(Boolean)
       .join('; '),
@@ -116,7 +132,12 @@ function differenceRow(where: string, on: Row, off: Row, onTurns: TurnResult[], 
   const spread = Math.max(...byRound) - Math.min(...byRound);
   const noisy = spread > HISTORY_BUDGET_MS ? ` (the rounds differ by ${fmt(spread, 2)} ms: noise of that size)` : '';
   const fed = typeof held === 'number' && held > 0;
-  const voided = on.voided || off.voided ? 'a side had errors' : fed ? undefined : `the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}${where === 'Redis' ? ' with REDIS_URL' : ''}`;
+  const voided =
+    on.voided || off.voided
+      ? 'a side had errors'
+      : fed
+        ? undefined
+        : `the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}${where === 'Redis' ? ' with REDIS_URL' : ''}`;
   return {
     scenario: 'S5',
     variant: `history on − off, ${where}: webhook answer time`,
@@ -153,12 +174,19 @@ interface Measured {
  * BENCH_S5_ROUNDS rounds, forward then back (on-off, off-on, …), so drift of
  * the machine lands on every one; `use` reads them before they stop.
  */
-async function inTurns<T>(upstreamUrl: string, pacer: Child, contenders: Contender[], log: (m: string) => void, use: (measured: Measured[]) => Promise<T>): Promise<T> {
+async function inTurns<T>(
+  upstreamUrl: string,
+  pacer: Child,
+  contenders: Contender[],
+  log: (m: string) => void,
+  use: (measured: Measured[]) => Promise<T>,
+): Promise<T> {
   const servers: Child[] = [];
   const sides: Side[] = [];
   try {
     for (const contender of contenders) servers.push(await startGateway(upstreamUrl, {}, contender.env));
-    for (const [index, contender] of contenders.entries()) sides.push(await openSide(contender.label, servers[index]!, false, SUBSCRIBERS, log));
+    for (const [index, contender] of contenders.entries())
+      sides.push(await openSide(contender.label, servers[index]!, false, SUBSCRIBERS, log));
     const measured: Measured[] = [];
     for (const [index, contender] of contenders.entries()) {
       const warmUp = await sides[index]!.turn(pacer, RATE, WARMUP_SECONDS, 1_000 + index);
@@ -187,7 +215,10 @@ function measuredRow(m: Measured): Row {
   const webhooks = m.turns.reduce((n, t) => n + t.answers.length, 0);
   const perWebhook = (seconds: number) => `${fmt((seconds * 1_000) / webhooks, 3)} ms`;
   const total = m.redisCpu.reduce((a, b) => a + b, 0);
-  const redis = m.redisCpu.length > 1 ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, the busiest ${perWebhook(Math.max(...m.redisCpu))}` : `Redis CPU ${perWebhook(total)} per webhook`;
+  const redis =
+    m.redisCpu.length > 1
+      ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, the busiest ${perWebhook(Math.max(...m.redisCpu))}`
+      : `Redis CPU ${perWebhook(total)} per webhook`;
   return { ...row, notes: `${row.notes}; ${redis} (INFO, over the turns)` };
 }
 
@@ -222,10 +253,25 @@ const REDIS_LABELS = {
 async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisDeployment[], log: (m: string) => void): Promise<Row[]> {
   const contenders: Contender[] = deployments.flatMap((redis) => [
     { label: REDIS_LABELS[redis.kind], env: redis.env(`s5-${redis.kind}`), redis },
-    ...(redis.kind === 'single' ? [{ label: 'gateway, REDIS_URL (events in Redis), HISTORY=off', env: { ...redis.env('s5-off'), HISTORY: 'off' }, redis }] : []),
+    ...(redis.kind === 'single'
+      ? [{ label: 'gateway, REDIS_URL (events in Redis), HISTORY=off', env: { ...redis.env('s5-off'), HISTORY: 'off' }, redis }]
+      : []),
   ]);
   if (!(openFilesLimit() >= fdsNeeded(contenders.length * SUBSCRIBERS))) {
-    return [{ scenario: 'S5', variant: `Redis: ${deployments.map((d) => d.kind).join(', ')}`, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: `ulimit -n ${openFilesLimit()} < ${fdsNeeded(contenders.length * SUBSCRIBERS)} needed` }];
+    return [
+      {
+        scenario: 'S5',
+        variant: `Redis: ${deployments.map((d) => d.kind).join(', ')}`,
+        value: '',
+        p99: '',
+        ratio: '',
+        target: '',
+        calls: '',
+        errors: '',
+        notes: '',
+        voided: `ulimit -n ${openFilesLimit()} < ${fdsNeeded(contenders.length * SUBSCRIBERS)} needed`,
+      },
+    ];
   }
   return inTurns(upstreamUrl, pacer, contenders, log, async (measured) => {
     const rows = measured.map(measuredRow);
@@ -233,12 +279,25 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
     const out: Row[] = [];
     if (single >= 0) {
       const held = await historyTotal(measured[single]!.server.url);
-      out.push(rows[single]!, rows[single + 1]!, differenceRow('Redis', rows[single]!, rows[single + 1]!, measured[single]!.turns, measured[single + 1]!.turns, held));
+      out.push(
+        rows[single]!,
+        rows[single + 1]!,
+        differenceRow('Redis', rows[single]!, rows[single + 1]!, measured[single]!.turns, measured[single + 1]!.turns, held),
+      );
     }
     for (const [index, m] of measured.entries()) {
       if (m.contender.redis?.kind === 'single') continue;
       out.push(rows[index]!);
-      if (single >= 0) out.push(costRow(m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis', m, measured[single]!, rows[index]!, rows[single]!));
+      if (single >= 0)
+        out.push(
+          costRow(
+            m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis',
+            m,
+            measured[single]!,
+            rows[index]!,
+            rows[single]!,
+          ),
+        );
     }
     return out;
   });
@@ -264,7 +323,20 @@ export const s5: Scenario = {
     const limit = openFilesLimit();
     // Two gateways' subscribers are open at once in this process.
     if (!(limit >= fdsNeeded(2 * SUBSCRIBERS))) {
-      return [{ scenario: 'S5', variant: `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`, value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: `ulimit -n ${limit} < ${fdsNeeded(2 * SUBSCRIBERS)} needed` }];
+      return [
+        {
+          scenario: 'S5',
+          variant: `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`,
+          value: '',
+          p99: '',
+          ratio: '',
+          target: '',
+          calls: '',
+          errors: '',
+          notes: '',
+          voided: `ulimit -n ${limit} < ${fdsNeeded(2 * SUBSCRIBERS)} needed`,
+        },
+      ];
     }
     return withChild(startWebhookPacer(), async (pacer) => {
       const inProcess: Contender[] = [
@@ -278,7 +350,18 @@ export const s5: Scenario = {
       if (redisKinds.length > 0 && redisServerOnPath()) {
         rows.push(...(await withRedisDeployments(redisKinds, (deployments) => redisTurns(upstream.url, pacer, deployments, log))));
       } else if (redisKinds.length > 0) {
-        rows.push({ scenario: 'S5', variant: 'history on − off, Redis', value: '', p99: '', ratio: '', target: '', calls: '', errors: '', notes: '', voided: 'no redis-server on PATH' });
+        rows.push({
+          scenario: 'S5',
+          variant: 'history on − off, Redis',
+          value: '',
+          p99: '',
+          ratio: '',
+          target: '',
+          calls: '',
+          errors: '',
+          notes: '',
+          voided: 'no redis-server on PATH',
+        });
       }
       const raw = await withChild(startRawWs(), async (server) => {
         const side = await openSide('raw', server, true, SUBSCRIBERS, log);

@@ -52,7 +52,12 @@ export const s6: Scenario = {
             target: `≤ ${TARGET_KB} KB/subscriber${shortfall ? ` (to ${fmt(to)}: open-files limit)` : ''} ${errors > 0 ? 'VOID (errors)' : verdict(rssKb <= TARGET_KB && heapKb <= TARGET_KB)}`,
             calls: '',
             errors: errors === 0 ? '0' : `unprobed ${unprobedLow + unprobedHigh}, conn failures ${fleet.failures}`,
-            notes: [`RSS ${mb(low.rss)} → ${mb(high.rss)}, heap ${mb(low.heap)} → ${mb(high.heap)} (after forced GC; read from /metrics)`, shortfall].filter(Boolean).join('; '),
+            notes: [
+              `RSS ${mb(low.rss)} → ${mb(high.rss)}, heap ${mb(low.heap)} → ${mb(high.heap)} (after forced GC; read from /metrics)`,
+              shortfall,
+            ]
+              .filter(Boolean)
+              .join('; '),
             ...(errors > 0 ? { voided: 'subscribers failed' } : Number.isNaN(rssKb) ? { voided: 'metrics missing' } : {}),
           },
         ];

@@ -25,7 +25,9 @@ interface Document {
   accept?: string;
 }
 
-const one = (query: string, check: () => BodyCheck, variables?: Record<string, unknown>): Document => ({ cases: () => [{ query, variables, check: check() }] });
+const one = (query: string, check: () => BodyCheck, variables?: Record<string, unknown>): Document => ({
+  cases: () => [{ query, variables, check: check() }],
+});
 
 const HAND_WRITTEN = { apollo: true, mercurius: true, hive: false } as const;
 const PEER_ORDER: PeerName[] = ['apollo', 'mercurius', 'hive'];
@@ -76,14 +78,20 @@ export const s7: Scenario = {
       });
     }
     const gatewayTarget = (url: string, shape: (typeof SHAPES)[number]) => targetOf(url, '/graphql', shape.gateway);
-    const reused = new Set(SHAPES.filter((s) => (baseline ? sharedPairs.has(s.sharedKey) : shared.has(s.sharedKey))).map((s) => s.sharedKey));
+    const reused = new Set(
+      SHAPES.filter((s) => (baseline ? sharedPairs.has(s.sharedKey) : shared.has(s.sharedKey))).map((s) => s.sharedKey),
+    );
     const missing = SHAPES.filter((s) => !reused.has(s.sharedKey));
     if (missing.length > 0 && baseline) {
       await withChild(startGateway(upstream.url, {}, {}, baseline), (before) =>
         withChild(startGateway(upstream.url, {}), async (after) => {
           for (const shape of missing) {
             log(`gateway ${baseline.label} and after in turns: ${shape.label}`);
-            const p = await measurePaired({ build: baseline, target: gatewayTarget(before.url, shape), server: before }, { build: CURRENT, target: gatewayTarget(after.url, shape), server: after }, upstream);
+            const p = await measurePaired(
+              { build: baseline, target: gatewayTarget(before.url, shape), server: before },
+              { build: CURRENT, target: gatewayTarget(after.url, shape), server: after },
+              upstream,
+            );
             sharedPairs.set(shape.sharedKey, p);
             shared.set(shape.sharedKey, p.after);
           }
@@ -103,7 +111,11 @@ export const s7: Scenario = {
       const pair: Paired | undefined = baseline ? sharedPairs.get(shape.sharedKey) : undefined;
       for (const peer of PEER_ORDER) {
         const theirs = peers[peer][i]!;
-        rows.push(httpRow('S7', `${PEERS[peer].name}: ${shape.label}`, theirs, { ratio: `gateway ${times(ratioOf(ours.rps.median, theirs.rps.median))} this peer` }));
+        rows.push(
+          httpRow('S7', `${PEERS[peer].name}: ${shape.label}`, theirs, {
+            ratio: `gateway ${times(ratioOf(ours.rps.median, theirs.rps.median))} this peer`,
+          }),
+        );
       }
       rows.push(...gatewayRows(shape, ours, peers, i, pair, reused.has(shape.sharedKey), baseline));
       if (pair && baseline) {
@@ -116,12 +128,26 @@ export const s7: Scenario = {
 };
 
 /** The gateway against the best clean peer of one shape: one row, or before/after rows with `--baseline`. */
-function gatewayRows(shape: (typeof SHAPES)[number], ours: Measurement, peers: Record<PeerName, Measurement[]>, i: number, pair: Paired | undefined, reused: boolean, baseline: Build | undefined): Row[] {
+function gatewayRows(
+  shape: (typeof SHAPES)[number],
+  ours: Measurement,
+  peers: Record<PeerName, Measurement[]>,
+  i: number,
+  pair: Paired | undefined,
+  reused: boolean,
+  baseline: Build | undefined,
+): Row[] {
   const clean = PEER_ORDER.filter((p) => peers[p][i]!.errors.total === 0);
   const best = clean.sort((a, b) => peers[b][i]!.rps.median - peers[a][i]!.rps.median)[0];
   const voidedPeers = PEER_ORDER.filter((p) => !clean.includes(p)).map((p) => PEERS[p].name);
   const against = (m: Measurement) => {
-    if (!best) return { ratio: 'n/a', target: `≥ ${shape.target}× the best peer: no peer without errors`, notes: '', voided: 'every peer had errors' };
+    if (!best)
+      return {
+        ratio: 'n/a',
+        target: `≥ ${shape.target}× the best peer: no peer without errors`,
+        notes: '',
+        voided: 'every peer had errors',
+      };
     const theirs = peers[best][i]!;
     const ratio = ratioOf(m.rps.median, theirs.rps.median);
     const skipped = voidedPeers.length ? `; not compared (errors): ${voidedPeers.join(', ')}` : '';

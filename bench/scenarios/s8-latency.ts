@@ -2,7 +2,15 @@ import { niceOf, type Child } from '../lib/children.js';
 import { CURRENT } from '../lib/builds.js';
 import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, SETTINGS, type HttpTarget } from '../lib/http-load.js';
-import { measuredClosedLoop, measuredOpenLoop, remoteGenerator, startLoadGenerator, type CapacityRun, type OpenLoopRun, type Watch } from '../lib/load-generator.js';
+import {
+  measuredClosedLoop,
+  measuredOpenLoop,
+  remoteGenerator,
+  startLoadGenerator,
+  type CapacityRun,
+  type OpenLoopRun,
+  type Watch,
+} from '../lib/load-generator.js';
 import { LATE_MS, type LoadGenerator, type OpenLoopErrors } from '../lib/open-loop.js';
 import { planPlacement, type S8Placement } from '../lib/pinning.js';
 import { ROTATED_IDS, rotatedSingleCases, transactionEnvelope } from '../lib/queries.js';
@@ -50,9 +58,15 @@ const LATE_SHARE_LIMIT = 0.01;
 // S1's 60 ids in turn (lib/queries.ts): one id comes back every 60 requests (about 50 ms at 1,200 req/s), long after its
 // answer, so coalescing cannot answer for the gateway; upstream calls per request show it (≈ 1).
 // The hop forwards the upstream's bytes; the gateway's REST answer is judged by content (as in S1).
-const restCases = (check: (envelope: string) => BodyCheck) => ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) }));
+const restCases = (check: (envelope: string) => BodyCheck) =>
+  ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) }));
 
-const hopTarget = (hop: Child): HttpTarget => ({ url: hop.url, method: 'GET', headers: {}, cases: restCases((envelope) => BodyCheck.exact(envelope)) });
+const hopTarget = (hop: Child): HttpTarget => ({
+  url: hop.url,
+  method: 'GET',
+  headers: {},
+  cases: restCases((envelope) => BodyCheck.exact(envelope)),
+});
 const restTarget = (gateway: Child): HttpTarget => ({
   url: gateway.url,
   method: 'GET',
@@ -60,7 +74,8 @@ const restTarget = (gateway: Child): HttpTarget => ({
   cases: restCases((envelope) => new BodyCheck(JSON.parse(envelope))),
 });
 /** S8's request, as S1 sends it: `transaction(id: $id)` with the id in variables, and Apollo Client's Accept. */
-const graphqlOf = (gateway: Child): HttpTarget => graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
+const graphqlOf = (gateway: Child): HttpTarget =>
+  graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 
 interface Path {
   what: string;
@@ -80,12 +95,17 @@ interface Capacity {
 
 /** The pinned gateway's req/s for S8's request, closed loop: a warm-up, then SETTINGS.runs runs, the median. */
 async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (message: string) => void): Promise<Capacity> {
-  log(`capacity: closed loop, ${CAPACITY_IN_FLIGHT} in flight, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s`);
+  log(
+    `capacity: closed loop, ${CAPACITY_IN_FLIGHT} in flight, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s`,
+  );
   const warmUpErrors = (await generator.closedLoop(CAPACITY_IN_FLIGHT, SETTINGS.warmupSeconds)).errors;
   const runs: CapacityRun[] = [];
-  for (let run = 0; run < SETTINGS.runs; run += 1) runs.push(await measuredClosedLoop(generator, CAPACITY_IN_FLIGHT, SETTINGS.runSeconds, gateway));
+  for (let run = 0; run < SETTINGS.runs; run += 1)
+    runs.push(await measuredClosedLoop(generator, CAPACITY_IN_FLIGHT, SETTINGS.runSeconds, gateway));
   const rps = median(runs.map((r) => r.rps));
-  log(`capacity: ${fmt(rps)} req/s (${runs.map((r) => fmt(r.rps)).join(', ')}), gateway ${fmt(median(runs.map((r) => r.serverCores)), 2)} cores`);
+  log(
+    `capacity: ${fmt(rps)} req/s (${runs.map((r) => fmt(r.rps)).join(', ')}), gateway ${fmt(median(runs.map((r) => r.serverCores)), 2)} cores`,
+  );
   return { runs, warmUpErrors, rps };
 }
 
@@ -99,7 +119,12 @@ async function measureRounds(paths: Path[], rate: number, log: (message: string)
       path.runs.push(await measuredOpenLoop(path.generator, rate, SECONDS, path.watch));
       if (gcBefore && path.gc && path.watch.server) {
         const after = await gcTotals(path.watch.server);
-        path.gc.push({ count: after.count - gcBefore.count, seconds: after.seconds - gcBefore.seconds, over1ms: after.over1ms - gcBefore.over1ms, over10ms: after.over10ms - gcBefore.over10ms });
+        path.gc.push({
+          count: after.count - gcBefore.count,
+          seconds: after.seconds - gcBefore.seconds,
+          over1ms: after.over1ms - gcBefore.over1ms,
+          over10ms: after.over10ms - gcBefore.over10ms,
+        });
       }
     }
   }
@@ -114,7 +139,12 @@ const behindSchedule = (p: Path): boolean => p.runs.some((r) => r.late > LATE_SH
 
 function errorsText(all: OpenLoopErrors[]): string {
   const sum = sumErrors(all);
-  const parts = [sum('non2xx') && `${sum('non2xx')} non-2xx`, sum('mismatches') && `${sum('mismatches')} mismatched`, sum('connection') && `${sum('connection')} conn`, sum('timeouts') && `${sum('timeouts')} timeouts`];
+  const parts = [
+    sum('non2xx') && `${sum('non2xx')} non-2xx`,
+    sum('mismatches') && `${sum('mismatches')} mismatched`,
+    sum('connection') && `${sum('connection')} conn`,
+    sum('timeouts') && `${sum('timeouts')} timeouts`,
+  ];
   return parts.filter(Boolean).join(', ') || '0';
 }
 
@@ -122,9 +152,15 @@ function voidOf(path: Path, hop: Path | undefined): string | undefined {
   const reasons: string[] = [];
   const hopErrors = hop ? errorCount(allErrorsOf(hop)) > 0 : false;
   if (errorCount(allErrorsOf(path)) > 0 || hopErrors) reasons.push(hopErrors ? "errors (the hop's count too)" : 'errors');
-  const sides: Array<[Path | undefined, string]> = [[path, 'this path'], [hop, 'the hop']];
+  const sides: Array<[Path | undefined, string]> = [
+    [path, 'this path'],
+    [hop, 'the hop'],
+  ];
   const behind = sides.filter((side): side is [Path, string] => side[0] !== undefined && behindSchedule(side[0]));
-  if (behind.length > 0) reasons.push(`generator behind schedule: ${behind.map(([p, where]) => `${lateOf(p)} sends > ${LATE_MS} ms late on ${where}`).join(', ')}`);
+  if (behind.length > 0)
+    reasons.push(
+      `generator behind schedule: ${behind.map(([p, where]) => `${lateOf(p)} sends > ${LATE_MS} ms late on ${where}`).join(', ')}`,
+    );
   return reasons.length > 0 ? reasons.join('; ') : undefined;
 }
 
@@ -138,7 +174,12 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
     ...(placement.pinned ? [] : [placement.text]),
     `${ROUNDS} rounds × ${SECONDS} s at ${fmt(rate)} req/s (${setting}), ${fmt(path.runs[0]?.scheduled ?? 0)} sends each, upstream answers after ${DELAY_MS} ms`,
     `p99 per round ${path.runs.map((r) => ms(r.p99)).join(', ')} ms`,
-    ...(hop ? [`p99 added per round ${path.runs.map((r, i) => ms(r.p99 - hop.runs[i]!.p99)).join(', ')} ms`, `p99.9 added per round ${path.runs.map((r, i) => ms(r.p999 - hop.runs[i]!.p999)).join(', ')} ms`] : []),
+    ...(hop
+      ? [
+          `p99 added per round ${path.runs.map((r, i) => ms(r.p99 - hop.runs[i]!.p99)).join(', ')} ms`,
+          `p99.9 added per round ${path.runs.map((r, i) => ms(r.p999 - hop.runs[i]!.p999)).join(', ')} ms`,
+        ]
+      : []),
     `max ${ms(Math.max(...path.runs.map((r) => r.max)))} ms`,
     `generator: ${fmt(lateOf(path))} of ${fmt(sends)} sends left > ${LATE_MS} ms late (per round ${path.runs.map((r) => r.late).join(', ')}; a round voids above ${LATE_SHARE_LIMIT * 100}%), max send lag ${ms(Math.max(...path.runs.map((r) => r.maxSendLagMs)))} ms, ELU ${fmt(median(path.runs.map((r) => r.loadgenElu)) * 100)}%`,
     `server CPU ${fmt(median(path.runs.map((r) => r.serverCpuUs)))} µs/request, ${fmt((median(path.runs.map((r) => r.serverCpuUs)) * rate) / 1e4)}% of a core`,
@@ -174,13 +215,19 @@ function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, p
     `closed loop, ${CAPACITY_IN_FLIGHT} requests in flight, ${SETTINGS.runs} × ${SETTINGS.runSeconds} s after ${SETTINGS.warmupSeconds} s of warm-up`,
     `gateway CPU ${fmt(median(capacity.runs.map((r) => r.serverCores)), 2)} cores, ${fmt(median(capacity.runs.map((r) => r.serverCpuUs)))} µs/request`,
     // Saturated by the closed loop, a gateway with its core to itself uses all of it; less means others took the rest.
-    ...(median(capacity.runs.map((r) => r.serverCores)) < BOUND_CORES ? [`CAPACITY LOW: the saturated gateway used less than ${BOUND_CORES} of a core, other processes took the rest, so the rate is lower than the gateway's half`] : []),
+    ...(median(capacity.runs.map((r) => r.serverCores)) < BOUND_CORES
+      ? [
+          `CAPACITY LOW: the saturated gateway used less than ${BOUND_CORES} of a core, other processes took the rest, so the rate is lower than the gateway's half`,
+        ]
+      : []),
     `generator ELU ${fmt(median(capacity.runs.map((r) => r.loadgenElu)) * 100)}%`,
-    FIXED_RATE === undefined ? `the open-loop rate is ${LOAD_SHARE * 100}% of the median: ${fmt(rate)} req/s` : `the open-loop rate is BENCH_S8_RATE's ${fmt(rate)} req/s, ${fmt((rate / capacity.rps) * 100)}% of the median`,
+    FIXED_RATE === undefined
+      ? `the open-loop rate is ${LOAD_SHARE * 100}% of the median: ${fmt(rate)} req/s`
+      : `the open-loop rate is BENCH_S8_RATE's ${fmt(rate)} req/s, ${fmt((rate / capacity.rps) * 100)}% of the median`,
   ];
   return {
     scenario: 'S8',
-    variant: "capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)",
+    variant: 'capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)',
     value: `${fmt(capacity.rps)} [${fmt(Math.min(...rps))}–${fmt(Math.max(...rps))}]`,
     p99: '',
     ratio: '',
@@ -204,16 +251,41 @@ export const s8: Scenario = {
           withChild(startGateway(upstream.url, { cacheTtlMs: 0 }, {}, CURRENT, placement.server), async (gateway) => {
             // What each got: `nice` runs a child at the bench's own priority where raising it is not allowed.
             const priority = `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
-            const hop: Path = { what: 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', generator: await remoteGenerator(generatorChild, hopTarget(bare)), watch: { upstream, server: bare }, runs: [], warmUpErrors: [] };
-            const rest: Path = { what: 'gateway REST GET /transactions/{id}, cache off', generator: await remoteGenerator(generatorChild, restTarget(gateway)), watch: { upstream, server: gateway }, runs: [], warmUpErrors: [], gc: [] };
-            const graphql: Path = { what: "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)", generator: await remoteGenerator(generatorChild, graphqlOf(gateway)), watch: { upstream, server: gateway }, runs: [], warmUpErrors: [], gc: [] };
+            const hop: Path = {
+              what: 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)',
+              generator: await remoteGenerator(generatorChild, hopTarget(bare)),
+              watch: { upstream, server: bare },
+              runs: [],
+              warmUpErrors: [],
+            };
+            const rest: Path = {
+              what: 'gateway REST GET /transactions/{id}, cache off',
+              generator: await remoteGenerator(generatorChild, restTarget(gateway)),
+              watch: { upstream, server: gateway },
+              runs: [],
+              warmUpErrors: [],
+              gc: [],
+            };
+            const graphql: Path = {
+              what: "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)",
+              generator: await remoteGenerator(generatorChild, graphqlOf(gateway)),
+              watch: { upstream, server: gateway },
+              runs: [],
+              warmUpErrors: [],
+              gc: [],
+            };
             const capacity = await measureCapacity(graphql.generator, gateway, log);
             const rate = FIXED_RATE ?? Math.max(1, Math.round(capacity.rps * LOAD_SHARE));
             const setting = FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the capacity` : 'BENCH_S8_RATE';
             log(`open loop at ${fmt(rate)} req/s (${setting}); ${priority}`);
             await measureRounds([hop, rest, graphql], rate, log);
             await Promise.all([hop, rest, graphql].map((p) => p.generator.close()));
-            return [capacityRow(capacity, rate, placement, priority), row(hop, undefined, rate, setting, placement), row(rest, hop, rate, setting, placement), row(graphql, hop, rate, setting, placement)];
+            return [
+              capacityRow(capacity, rate, placement, priority),
+              row(hop, undefined, rate, setting, placement),
+              row(rest, hop, rate, setting, placement),
+              row(graphql, hop, rate, setting, placement),
+            ];
           }),
         ),
       ),

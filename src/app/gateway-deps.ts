@@ -40,4 +40,10 @@ export const DEMO_HOUR_MS = 3_600_000;
  * with its simulator, and a history in this process only.
  */
 export const seedsDemoHour = (config: Config, deps: GatewayDeps): boolean =>
-  deps.demoHour === true && deps.backend === undefined && config.backend === 'memory' && config.simulator.mode !== 'off' && config.history !== undefined && config.redis === undefined && config.databaseUrl === undefined;
+  deps.demoHour === true &&
+  deps.backend === undefined &&
+  config.backend === 'memory' &&
+  config.simulator.mode !== 'off' &&
+  config.history !== undefined &&
+  config.redis === undefined &&
+  config.databaseUrl === undefined;

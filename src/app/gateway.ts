@@ -53,7 +53,12 @@ export interface Gateway {
 }
 
 /** The features, in the order they start; they stop in the reverse order. */
-function registerFeatures(app: FastifyInstance, config: Config, deps: GatewayDeps, tracing: ReturnType<typeof createTracing> | undefined): void {
+function registerFeatures(
+  app: FastifyInstance,
+  config: Config,
+  deps: GatewayDeps,
+  tracing: ReturnType<typeof createTracing> | undefined,
+): void {
   const options = { config, deps };
   app.register(shutdownPlugin, { timeoutMs: config.shutdownTimeoutMs, graceMs: config.shutdownGraceMs });
   app.register(tracingPlugin, { tracing });

@@ -98,7 +98,12 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
   const { forward } = options;
   if (!forward) return NAMED;
   const { probe, ttlMs, maxEntries = 10_000, now = Date.now } = forward;
-  const verdicts = createVerdicts<boolean>({ ttlMs, maxEntries, now, limit: forward.limit ?? createCheckLimit(forward.checksPerSecond, now) });
+  const verdicts = createVerdicts<boolean>({
+    ttlMs,
+    maxEntries,
+    now,
+    limit: forward.limit ?? createCheckLimit(forward.checksPerSecond, now),
+  });
   // Each account's latest transaction, by account name.
   const noted = boundedCache<string>({ max: options.maxAccounts ?? 1_000 });
 
@@ -156,7 +161,8 @@ export function createAccountAccess(options: AccountAccessOptions = {}): Account
     async historyAccount(credential) {
       for (const account of [...noted.keys()].sort()) {
         const transactionId = noted.peek(account);
-        if (transactionId !== undefined && (await verdict(credential.authorization, accountSlot(account), transactionId, account))) return account;
+        if (transactionId !== undefined && (await verdict(credential.authorization, accountSlot(account), transactionId, account)))
+          return account;
       }
       return DEFAULT_ACCOUNT;
     },

@@ -30,7 +30,9 @@ export interface AuthenticatorOptions {
   /** Tokens, besides keys. */
   jwt?: JwtVerifier | undefined;
   /** Forward mode: asks the upstream about a client's own key. */
-  upstream?: { check(authorization: string): Promise<void>; watch(authorization: string, onRefused: (error: GatewayError) => void): () => void } | undefined;
+  upstream?:
+    | { check(authorization: string): Promise<void>; watch(authorization: string, onRefused: (error: GatewayError) => void): () => void }
+    | undefined;
   /** Whether keys can change while the gateway runs (API_KEYS_FILE). @default false */
   keysChange?: boolean;
 }
@@ -38,8 +40,10 @@ export interface AuthenticatorOptions {
 const unknownKey = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'Unknown API key', { failsRequest: true });
 const revoked = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The API key was revoked');
 const expired = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The token has expired');
-const cannotSubscribe = () => new GatewayError(ErrorCode.FORBIDDEN, 'This API key lost the "subscribe" permission', { extensions: { permission: 'subscribe' } });
-const movedAccount = () => new GatewayError(ErrorCode.FORBIDDEN, 'This API key now belongs to another account: subscribe again to receive its events');
+const cannotSubscribe = () =>
+  new GatewayError(ErrorCode.FORBIDDEN, 'This API key lost the "subscribe" permission', { extensions: { permission: 'subscribe' } });
+const movedAccount = () =>
+  new GatewayError(ErrorCode.FORBIDDEN, 'This API key now belongs to another account: subscribe again to receive its events');
 
 /** setTimeout's longest delay; a later expiry is simply not watched for. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -49,7 +53,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   async function authenticate(authorization: string | null | undefined): Promise<Credential> {
     const header = authorization?.trim();
-    if (!header) throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send it in the Authorization header', { failsRequest: true });
+    if (!header)
+      throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send it in the Authorization header', { failsRequest: true });
     if (!keys) {
       // The key as forwarded is the key the upstream judges.
       await upstream?.check(header);
@@ -98,7 +103,10 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
  * leaves the credential in the request's scope.
  */
 export function requestGuard(authenticator: Authenticator, admit: (credential: Credential) => Promise<void>) {
-  return async (request: { headers: Record<string, string | string[] | undefined>; scope: { credential: Credential | undefined } }): Promise<void> => {
+  return async (request: {
+    headers: Record<string, string | string[] | undefined>;
+    scope: { credential: Credential | undefined };
+  }): Promise<void> => {
     const header = request.headers.authorization;
     const credential = await authenticator.authenticate(typeof header === 'string' ? header : undefined);
     await admit(credential);

@@ -54,22 +54,31 @@ const refused = (reason: string) => new GatewayError(ErrorCode.UNAUTHENTICATED, 
 function identityOf(token: string, payload: JWTPayload, config: JwtConfig): Identity {
   const { sub } = payload;
   // A long or odd subject is named by its digest; a token without one is an identity of its own.
-  const id = typeof sub === 'string' && SUBJECT.test(sub) ? `sub:${sub}` : `sub-${hash('sha256', typeof sub === 'string' ? sub : token, 'hex').slice(0, 12)}`;
+  const id =
+    typeof sub === 'string' && SUBJECT.test(sub)
+      ? `sub:${sub}`
+      : `sub-${hash('sha256', typeof sub === 'string' ? sub : token, 'hex').slice(0, 12)}`;
   const value = payload[config.permissionsClaim];
   // An array (`permissions`), or a space-separated string as OAuth's `scope` is; other words are another service's.
   const words = Array.isArray(value) ? value : typeof value === 'string' ? value.split(' ') : [];
   const permissions = words.filter((word): word is Permission => (PERMISSIONS as readonly unknown[]).includes(word));
-  const identity: Identity = { id, permissions: new Set(permissions), expiresAt: typeof payload.exp === 'number' ? payload.exp * 1_000 : undefined };
+  const identity: Identity = {
+    id,
+    permissions: new Set(permissions),
+    expiresAt: typeof payload.exp === 'number' ? payload.exp * 1_000 : undefined,
+  };
   if (config.accountClaim === undefined) return identity;
   const account = payload[config.accountClaim];
-  if (typeof account !== 'string' || accountProblem(account) !== undefined) throw refused(`its "${config.accountClaim}" claim must name the account it belongs to`);
+  if (typeof account !== 'string' || accountProblem(account) !== undefined)
+    throw refused(`its "${config.accountClaim}" claim must name the account it belongs to`);
   return { ...identity, account };
 }
 
 /** What a client is told of a token jose refused: what is wrong, never the token. */
 function refusal(error: unknown): GatewayError {
   if (error instanceof errors.JWTExpired) return refused('it has expired');
-  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'exp' && error.reason === 'missing') return refused('it carries no "exp" claim, so it would never expire');
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'exp' && error.reason === 'missing')
+    return refused('it carries no "exp" claim, so it would never expire');
   if (error instanceof errors.JWTClaimValidationFailed) return refused(`its "${error.claim}" claim is not what this gateway accepts`);
   if (error instanceof errors.JOSEAlgNotAllowed) return refused('its algorithm is not accepted');
   if (error instanceof errors.JWKSNoMatchingKey) return refused('no key of the key set matches it');
@@ -108,11 +117,15 @@ export function createJwtVerifier(config: JwtConfig): JwtVerifier {
         ({ payload } = await jwtVerify(token, keySet, options));
       } catch (error) {
         if (!keySetUnavailable(error)) throw refusal(error);
-        throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Tokens cannot be verified now: the key set (JWT_JWKS_URL) could not be fetched', {
-          failsRequest: true,
-          headers: { 'retry-after': '1' },
-          cause: error,
-        });
+        throw new GatewayError(
+          ErrorCode.UPSTREAM_UNAVAILABLE,
+          'Tokens cannot be verified now: the key set (JWT_JWKS_URL) could not be fetched',
+          {
+            failsRequest: true,
+            headers: { 'retry-after': '1' },
+            cause: error,
+          },
+        );
       }
       const identity = identityOf(token, payload, config);
       if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);

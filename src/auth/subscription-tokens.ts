@@ -51,14 +51,22 @@ const SUBSCRIBE_ONLY: ReadonlySet<Permission> = new Set(['subscribe']);
 
 /** The store could not be asked (Redis away): nothing is known of the token yet. */
 const storeAway = (cause: unknown) =>
-  new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Subscription tokens cannot be minted or taken now: their store (Redis) is not answering', {
-    failsRequest: true,
-    headers: { 'retry-after': '1' },
-    cause,
-  });
+  new GatewayError(
+    ErrorCode.UPSTREAM_UNAVAILABLE,
+    'Subscription tokens cannot be minted or taken now: their store (Redis) is not answering',
+    {
+      failsRequest: true,
+      headers: { 'retry-after': '1' },
+      cause,
+    },
+  );
 
 const refused = () =>
-  new GatewayError(ErrorCode.UNAUTHENTICATED, 'The subscription token is unknown, used or expired: ask POST /subscription-tokens for a new one', { failsRequest: true });
+  new GatewayError(
+    ErrorCode.UNAUTHENTICATED,
+    'The subscription token is unknown, used or expired: ask POST /subscription-tokens for a new one',
+    { failsRequest: true },
+  );
 
 /** What a token stands for, as stored (encrypted). */
 interface Held {
@@ -95,7 +103,12 @@ export function createSubscriptionTokens({ store, ttlMs, prefix = '' }: Subscrip
       requirePermission(credential, 'subscribe');
       const { identity } = credential;
       const token = PREFIX + randomBytes(32).toString('base64url');
-      const held: Held = { authorization: credential.authorization, id: identity.id, account: identity.account, expiresAt: identity.expiresAt };
+      const held: Held = {
+        authorization: credential.authorization,
+        id: identity.id,
+        account: identity.account,
+        expiresAt: identity.expiresAt,
+      };
       await store.put(idOf(token), seal(token, held), ttlMs).catch((error: unknown) => {
         throw storeAway(error);
       });
@@ -109,7 +122,12 @@ export function createSubscriptionTokens({ store, ttlMs, prefix = '' }: Subscrip
       });
       const held = value === undefined ? undefined : open(token, value);
       if (!held || (held.expiresAt !== undefined && held.expiresAt <= Date.now())) throw refused();
-      const identity = { id: held.id, permissions: SUBSCRIBE_ONLY, expiresAt: held.expiresAt, ...(held.account === undefined ? {} : { account: held.account }) };
+      const identity = {
+        id: held.id,
+        permissions: SUBSCRIBE_ONLY,
+        expiresAt: held.expiresAt,
+        ...(held.account === undefined ? {} : { account: held.account }),
+      };
       return { authorization: held.authorization, identity };
     },
   };

@@ -54,7 +54,12 @@ type Verdict = { accepted: true } | { accepted: false; code: RefusalCode; messag
 
 const refusalCodes: ReadonlySet<ErrorCode> = new Set<RefusalCode>([ErrorCode.UNAUTHENTICATED, ErrorCode.FORBIDDEN]);
 /** Failures a client may retry as they are; any other answer to the check is the upstream's fault. */
-const passedOnCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([ErrorCode.UPSTREAM_TIMEOUT, ErrorCode.UPSTREAM_UNAVAILABLE, ErrorCode.UPSTREAM_ERROR, ErrorCode.RATE_LIMITED]);
+const passedOnCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  ErrorCode.UPSTREAM_TIMEOUT,
+  ErrorCode.UPSTREAM_UNAVAILABLE,
+  ErrorCode.UPSTREAM_ERROR,
+  ErrorCode.RATE_LIMITED,
+]);
 
 /** Whether an error of `check` says the upstream refused the key (as opposed to "try again"). */
 export const isRefusal = (error: unknown): boolean => isGatewayError(error) && refusalCodes.has(error.code);
@@ -74,7 +79,10 @@ function noVerdict(error: unknown): unknown {
 export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): UpstreamKeyCheck {
   const { probe, ttlMs, checksPerSecond, maxEntries = 10_000, now = Date.now } = options;
   const verdicts = createVerdicts<Verdict>({ ttlMs, maxEntries, now, limit: options.limit ?? createCheckLimit(checksPerSecond, now) });
-  const watched = new Map<string, { authorization: string; listeners: Set<(error: GatewayError) => void>; timer: NodeJS.Timeout | undefined }>();
+  const watched = new Map<
+    string,
+    { authorization: string; listeners: Set<(error: GatewayError) => void>; timer: NodeJS.Timeout | undefined }
+  >();
 
   /** The upstream's verdict on a key, asking it (once for all who ask meanwhile); throws when there is none. */
   function ask(key: string, authorization: string, limited: boolean): Promise<Verdict> {
@@ -162,5 +170,8 @@ export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): Upstre
 export function createForwardKeyCheck(config: Config, backend: Backend): UpstreamKeyCheck | undefined {
   if (!config.forwardMode || !config.upstream) return undefined;
   const products = config.productsValues.flat === '' ? undefined : config.productsValues.flat;
-  return createUpstreamKeyCheck({ ...config.upstream.keyCheck, probe: (authorization) => backend.listVendings({ products }, { authorization, identity: SYSTEM_IDENTITY }) });
+  return createUpstreamKeyCheck({
+    ...config.upstream.keyCheck,
+    probe: (authorization) => backend.listVendings({ products }, { authorization, identity: SYSTEM_IDENTITY }),
+  });
 }

@@ -34,10 +34,14 @@ export function createCheckLimit(checksPerSecond: number, now: () => number = Da
       const at = now();
       const wait = started[oldest]! + 1_000 - at;
       if (wait > 0) {
-        throw new GatewayError(ErrorCode.RATE_LIMITED, `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`, {
-          failsRequest: true,
-          headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1_000))) },
-        });
+        throw new GatewayError(
+          ErrorCode.RATE_LIMITED,
+          `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`,
+          {
+            failsRequest: true,
+            headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1_000))) },
+          },
+        );
       }
       started[oldest] = at;
       oldest = (oldest + 1) % checksPerSecond;
@@ -91,10 +95,14 @@ export function createVerdicts<V extends NonNullable<unknown>>(options: Verdicts
         // not "too many checks" (a valid key would be told to slow down for an outage).
         if (failedAt !== undefined && now() - failedAt < FAILING_FOR_MS) {
           return Promise.reject(
-            new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'The service is failing; the gateway cannot check API keys with it now; try again shortly', {
-              failsRequest: true,
-              headers: { 'retry-after': '1' },
-            }),
+            new GatewayError(
+              ErrorCode.UPSTREAM_UNAVAILABLE,
+              'The service is failing; the gateway cannot check API keys with it now; try again shortly',
+              {
+                failsRequest: true,
+                headers: { 'retry-after': '1' },
+              },
+            ),
           );
         }
         return Promise.reject(error);

@@ -35,7 +35,9 @@ export function boundedCache<V extends NonNullable<unknown>>(options: BoundedCac
   const onEvict = options.onEvict;
   return new LRUCache<string, V>({
     max: options.max,
-    ...(options.ttlMs === undefined ? {} : { ttl: Math.max(1, options.ttlMs - 1), ttlAutopurge: false, ttlResolution: 0, perf: { now: () => now() + 1 } }),
+    ...(options.ttlMs === undefined
+      ? {}
+      : { ttl: Math.max(1, options.ttlMs - 1), ttlAutopurge: false, ttlResolution: 0, perf: { now: () => now() + 1 } }),
     ...(onEvict ? { dispose: (value: V, key: string, reason: LRUCache.DisposeReason) => reason === 'evict' && onEvict(value, key) } : {}),
   });
 }

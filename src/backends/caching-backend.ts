@@ -47,7 +47,9 @@ export function createCachingBackend(inner: Backend, options: CachingOptions): B
     getTransaction: (id, credential, scope) =>
       cached<Transaction>(readKey('transaction', [id], credential), id, () => inner.getTransaction(id, credential, scope)),
     getVending: (id, query: VendingQuery, credential, scope) =>
-      cached<Vending>(readKey('vending', [id, query.products], credential), undefined, () => inner.getVending(id, query, credential, scope)),
+      cached<Vending>(readKey('vending', [id, query.products], credential), undefined, () =>
+        inner.getVending(id, query, credential, scope),
+      ),
     listVendings: (query, credential, scope) =>
       cached<Vending[]>(readKey('vendings', [query.products], credential), undefined, () => inner.listVendings(query, credential, scope)),
     async updatePayment(id, payment, credential, scope) {

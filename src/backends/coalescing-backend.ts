@@ -64,13 +64,20 @@ interface InFlight {
 export function createCoalescingBackend(inner: Backend): Backend {
   const inFlight = new Map<string, InFlight>();
 
-  function share<T>(kind: ReadKind, parts: Array<string | undefined>, credential: Credential, scope: CallScope | undefined, call: (scope: CallScope | undefined) => Promise<T>): Promise<T> {
+  function share<T>(
+    kind: ReadKind,
+    parts: Array<string | undefined>,
+    credential: Credential,
+    scope: CallScope | undefined,
+    call: (scope: CallScope | undefined) => Promise<T>,
+  ): Promise<T> {
     const key = readKey(kind, parts, credential);
     let shared = inFlight.get(key)?.shared;
     if (!shared) {
       const owner = scope?.owner ? new ClientOwner() : undefined;
       // Counted for the request that started it (its tally and budget); stopped when all its waiters left.
-      const own: CallScope | undefined = owner && scope && { id: scope.id, tally: scope.tally, upstreamBudget: scope.upstreamBudget, owner };
+      const own: CallScope | undefined = owner &&
+        scope && { id: scope.id, tally: scope.tally, upstreamBudget: scope.upstreamBudget, owner };
       const created: Shared = { promise: call(own ?? scope), waiting: 0, pinned: false, owner };
       const cell: InFlight = { shared: created };
       // Its waiters read the outcome; this branch only forgets the call (one reaction, not a finally and a catch).
@@ -86,9 +93,12 @@ export function createCoalescingBackend(inner: Backend): Backend {
   }
 
   return {
-    getTransaction: (id, credential, scope) => share('transaction', [id], credential, scope, (own) => inner.getTransaction(id, credential, own)),
-    getVending: (id, query, credential, scope) => share('vending', [id, query.products], credential, scope, (own) => inner.getVending(id, query, credential, own)),
-    listVendings: (query, credential, scope) => share('vendings', [query.products], credential, scope, (own) => inner.listVendings(query, credential, own)),
+    getTransaction: (id, credential, scope) =>
+      share('transaction', [id], credential, scope, (own) => inner.getTransaction(id, credential, own)),
+    getVending: (id, query, credential, scope) =>
+      share('vending', [id, query.products], credential, scope, (own) => inner.getVending(id, query, credential, own)),
+    listVendings: (query, credential, scope) =>
+      share('vendings', [query.products], credential, scope, (own) => inner.listVendings(query, credential, own)),
     updatePayment: (id, payment, credential, scope) => inner.updatePayment(id, payment, credential, scope),
     noteTransactionUpdate(transaction, at, account) {
       forgetTransactionReads(inFlight, transaction.transactionId);

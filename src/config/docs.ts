@@ -15,7 +15,12 @@ const entries = () =>
 
 /** The doc line, then each requirement on the variable. */
 const meaning = (name: string, setting: AnySetting, required: string): string =>
-  [setting.doc, ...requirements.filter((requirement) => requirement.variable === name).map((requirement) => `${requirement.unset ? 'must be unset' : required} ${requirement.when}`)].join('; ');
+  [
+    setting.doc,
+    ...requirements
+      .filter((requirement) => requirement.variable === name)
+      .map((requirement) => `${requirement.unset ? 'must be unset' : required} ${requirement.when}`),
+  ].join('; ');
 
 /** The default in words, `markup` wrapping each value (backticks for Markdown). */
 function defaultText(setting: AnySetting, markup: (value: string) => string): string {
@@ -36,7 +41,12 @@ export function renderReadmeTable(): string {
   for (const { title, settings } of entries()) {
     rows.push(`| **${cell(title)}** | | | |`);
     for (const [name, setting] of settings) {
-      const cells = [`\`${name}\``, defaultText(setting, (value) => `\`${value}\``), setting.accepts, meaning(name, setting, '**required**')];
+      const cells = [
+        `\`${name}\``,
+        defaultText(setting, (value) => `\`${value}\``),
+        setting.accepts,
+        meaning(name, setting, '**required**'),
+      ];
       rows.push(`| ${cells.map(cell).join(' | ')} |`);
     }
   }

@@ -100,7 +100,14 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     /** How resumes read the log: in pages, a few at once. */
     replay: fixed.replay,
     /** The transaction history's bounds; undefined when HISTORY=off. */
-    history: v.HISTORY ? { maxTransactions: v.HISTORY_MAX_TRANSACTIONS, retentionMs: v.HISTORY_RETENTION, soldStatuses: v.HISTORY_SOLD_STATUSES, defaultCurrency: v.DEFAULT_CURRENCY.toUpperCase() } : undefined,
+    history: v.HISTORY
+      ? {
+          maxTransactions: v.HISTORY_MAX_TRANSACTIONS,
+          retentionMs: v.HISTORY_RETENTION,
+          soldStatuses: v.HISTORY_SOLD_STATUSES,
+          defaultCurrency: v.DEFAULT_CURRENCY.toUpperCase(),
+        }
+      : undefined,
     /** Upstream values of the `products` query parameter; an empty value means "send none". */
     productsValues: { flat: v.PRODUCTS_FLAT, planogram: v.PRODUCTS_PLANOGRAM },
     maxBodyBytes: v.MAX_BODY_BYTES,

@@ -9,7 +9,9 @@ export type Env = Record<string, string | undefined>;
 export class ConfigError extends Error {
   /** `problem`: what is wrong with the value, in words that never repeat it (a secret's setting has its own). */
   constructor(variable: string, accepts: string, got: string | undefined, problem?: string) {
-    super(`${variable} must be ${accepts}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}${problem === undefined ? '' : `; ${problem}`}`);
+    super(
+      `${variable} must be ${accepts}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}${problem === undefined ? '' : `; ${problem}`}`,
+    );
     this.name = 'ConfigError';
   }
 }
@@ -75,7 +77,8 @@ export function integer(options: IntegerOptions & { default?: number }): Setting
     fallback: options.default,
     secret: false,
     emptyIsValue: false,
-    read: (raw) => (/^\d+$/.test(raw) && ((off && Number(raw) === 0) || (Number(raw) >= min && Number(raw) <= max)) ? Number(raw) : REJECTED),
+    read: (raw) =>
+      /^\d+$/.test(raw) && ((off && Number(raw) === 0) || (Number(raw) >= min && Number(raw) <= max)) ? Number(raw) : REJECTED,
     show: String,
   };
 }
@@ -206,13 +209,15 @@ export const problemOf =
   };
 
 /** Comma-separated items, trimmed, empty ones dropped; a list of none counts as unset. */
-export function list(options: Doc & {
-  default?: string[] | ModeDefault<string[]>;
-  item?: ListItem;
-  secret?: boolean;
-  /** What is wrong with the entries taken together (undefined: nothing), in words that quote none of them. */
-  together?: (items: string[]) => string | undefined;
-}): Setting<string[]> {
+export function list(
+  options: Doc & {
+    default?: string[] | ModeDefault<string[]>;
+    item?: ListItem;
+    secret?: boolean;
+    /** What is wrong with the entries taken together (undefined: nothing), in words that quote none of them. */
+    together?: (items: string[]) => string | undefined;
+  },
+): Setting<string[]> {
   const { item } = options;
   return {
     doc: options.doc,
@@ -221,7 +226,10 @@ export function list(options: Doc & {
     secret: options.secret ?? false,
     emptyIsValue: false,
     read(raw) {
-      const items = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+      const items = raw
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== '');
       if (items.length === 0) return UNSET;
       const valid = (entry: string) => (item?.pattern?.test(entry) ?? true) && (item?.valid?.(entry) ?? true);
       if (!items.every(valid)) return REJECTED;

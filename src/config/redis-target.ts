@@ -32,7 +32,8 @@ const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
 export function parseRedisNode(entry: string): RedisNode | string {
   if (!/^rediss?:\/\//.test(entry)) {
     const match = HOST_PORT.exec(entry);
-    if (!match || Number(match[2]) < 1 || Number(match[2]) > 65_535) return 'an entry must be host:port (port 1 to 65535) or a redis:// or rediss:// address';
+    if (!match || Number(match[2]) < 1 || Number(match[2]) > 65_535)
+      return 'an entry must be host:port (port 1 to 65535) or a redis:// or rediss:// address';
     return { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]), tls: false };
   }
   if (!URL.canParse(entry)) return 'an address must be redis://[user:password@]host:port';
@@ -51,10 +52,14 @@ function accessOf(url: URL): RedisAccess {
 
 /** The master's name, alone or as `redis[s]://[user:password@]name` (the data nodes' credentials and TLS), or what is wrong with it. */
 export function parseSentinelMaster(value: string): { name: string; access: RedisAccess } | string {
-  if (!/^rediss?:\/\//.test(value)) return /^[A-Za-z0-9._-]+$/.test(value) ? { name: value, access: { tls: false } } : 'the name holds only letters, digits, ".", "_" and "-"';
+  if (!/^rediss?:\/\//.test(value))
+    return /^[A-Za-z0-9._-]+$/.test(value)
+      ? { name: value, access: { tls: false } }
+      : 'the name holds only letters, digits, ".", "_" and "-"';
   if (!URL.canParse(value)) return 'an address must be redis://[user:password@]name';
   const url = new URL(value);
-  if (!/^[A-Za-z0-9._-]+$/.test(url.hostname) || url.port || (url.pathname !== '' && url.pathname !== '/')) return 'an address must be redis://[user:password@]name, the master\'s name where a host would be';
+  if (!/^[A-Za-z0-9._-]+$/.test(url.hostname) || url.port || (url.pathname !== '' && url.pathname !== '/'))
+    return "an address must be redis://[user:password@]name, the master's name where a host would be";
   return { name: url.hostname, access: accessOf(url) };
 }
 
@@ -66,7 +71,10 @@ export function parseSentinelMaster(value: string): { name: string; access: Redi
 function shared(entries: readonly string[]): { nodes: Array<{ host: string; port: number }>; access: RedisAccess } {
   const parsed = entries.map((entry) => parseRedisNode(entry) as RedisNode);
   const named = parsed.find((node) => node.username !== undefined || node.password !== undefined || node.tls);
-  return { nodes: parsed.map(({ host, port }) => ({ host, port })), access: named ? { username: named.username, password: named.password, tls: named.tls } : { tls: false } };
+  return {
+    nodes: parsed.map(({ host, port }) => ({ host, port })),
+    access: named ? { username: named.username, password: named.password, tls: named.tls } : { tls: false },
+  };
 }
 
 /** What is wrong with a list of entries taken together (entries that disagree on credentials or TLS). */

@@ -30,7 +30,10 @@ export const requirements: readonly Requirement[] = [
   {
     variable: 'API_KEYS',
     when: 'when NODE_ENV=production, unless API_KEYS_FILE or JWT_JWKS_URL is set, or BACKEND=rest without UPSTREAM_API_KEY (forward mode)',
-    missing: (values, given) => isProduction(values) && !isForwardMode(values) && !['API_KEYS', 'API_KEYS_FILE', 'JWT_JWKS_URL'].some((name) => given.has(name as VariableName)),
+    missing: (values, given) =>
+      isProduction(values) &&
+      !isForwardMode(values) &&
+      !['API_KEYS', 'API_KEYS_FILE', 'JWT_JWKS_URL'].some((name) => given.has(name as VariableName)),
   },
   // In forward mode the upstream judges each client's own header: the gateway's keys and tokens would be bypassed.
   {
@@ -54,7 +57,8 @@ export const requirements: readonly Requirement[] = [
   {
     variable: 'WEBHOOK_SECRET',
     when: 'when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)',
-    missing: (values, given) => isProduction(values) && !given.has('WEBHOOK_UNSIGNED') && webhookSecrets(values.WEBHOOK_SECRET).plain.length === 0,
+    missing: (values, given) =>
+      isProduction(values) && !given.has('WEBHOOK_UNSIGNED') && webhookSecrets(values.WEBHOOK_SECRET).plain.length === 0,
   },
   {
     variable: 'WEBHOOK_SECRET',

@@ -19,7 +19,10 @@ export const WEBHOOK_SECRET_PATTERN = /^whsec_(?=[A-Za-z0-9+/])(?:[A-Za-z0-9+/]{
 export function parseSecretEntry(entry: string): { account: string | undefined; secret: string } | string {
   // A secret starts with whsec_; account names hold no "=", base64 may end with some: the first one separates the two.
   const at = entry.startsWith('whsec_') ? -1 : entry.indexOf('=');
-  if (at < 0) return WEBHOOK_SECRET_PATTERN.test(entry.trim()) ? { account: undefined, secret: entry.trim() } : 'a secret must be whsec_ followed by base64, alone or after an account name and "="';
+  if (at < 0)
+    return WEBHOOK_SECRET_PATTERN.test(entry.trim())
+      ? { account: undefined, secret: entry.trim() }
+      : 'a secret must be whsec_ followed by base64, alone or after an account name and "="';
   const account = entry.slice(0, at).trim();
   const secret = entry.slice(at + 1).trim();
   const problem = accountProblem(account);

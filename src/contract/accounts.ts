@@ -27,4 +27,5 @@ export function accountProblem(name: string): string | undefined {
 export const accountOf = (owner: { account?: string | undefined } | undefined): string => owner?.account ?? DEFAULT_ACCOUNT;
 
 /** How logs and messages name an account. */
-export const accountName = (account: string): string => (account === DEFAULT_ACCOUNT ? 'the default account (POST /webhooks)' : `account "${account}"`);
+export const accountName = (account: string): string =>
+  account === DEFAULT_ACCOUNT ? 'the default account (POST /webhooks)' : `account "${account}"`;

@@ -1,12 +1,5 @@
 import type { z } from 'zod';
-import {
-  productLineSchema,
-  transactionSchema,
-  vendingSchema,
-  type ProductLine,
-  type Transaction,
-  type Vending,
-} from './resources.js';
+import { productLineSchema, transactionSchema, vendingSchema, type ProductLine, type Transaction, type Vending } from './resources.js';
 
 /*
  * The tolerant reader of what the service answers (the rule is here, once).
@@ -110,11 +103,15 @@ function plainAcceptance(schema: z.ZodType): ((value: unknown) => boolean) | und
   }
   if (def.checks?.length) return undefined;
   const base =
-    def.type === 'string' ? (value: unknown) => typeof value === 'string'
-    : def.type === 'number' ? (value: unknown) => typeof value === 'number' && Number.isFinite(value)
-    : def.type === 'boolean' ? (value: unknown) => typeof value === 'boolean'
-    : def.type === 'unknown' ? () => true
-    : undefined;
+    def.type === 'string'
+      ? (value: unknown) => typeof value === 'string'
+      : def.type === 'number'
+        ? (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+        : def.type === 'boolean'
+          ? (value: unknown) => typeof value === 'boolean'
+          : def.type === 'unknown'
+            ? () => true
+            : undefined;
   if (!base) return undefined;
   return (value) => (value === undefined ? optional : value === null ? nullable : base(value));
 }
@@ -146,7 +143,12 @@ const NO_DRIFTS: ReadonlyMap<string, Drift> = new Map();
  * result holds converted values, and leaves out the fields that drifted
  * without a conversion.
  */
-function readObject(resource: ResourceName, shape: Shape, value: Record<string, unknown>, readField?: (field: string, sent: unknown, drifts: Map<string, Drift>) => unknown): Record<string, unknown> {
+function readObject(
+  resource: ResourceName,
+  shape: Shape,
+  value: Record<string, unknown>,
+  readField?: (field: string, sent: unknown, drifts: Map<string, Drift>) => unknown,
+): Record<string, unknown> {
   const drifts = new Map<string, Drift>();
   // Every field in the order sent; known ones are then replaced by what is read of them, or left out.
   const read: Record<string, unknown> = { ...value };
@@ -191,7 +193,13 @@ function productLines(resource: ResourceName, sent: unknown, drifts: Map<string,
   if (!Array.isArray(sent)) return undefined;
   if (sent.every(isJsonObject)) return sent.map(parseProductLine);
   const odd: unknown = sent.find((line) => !isJsonObject(line));
-  drifts.set('products', { resource, field: 'products', kind: 'wrong_type', sent: `array holding ${jsonType(odd)}`, expected: 'array of objects' });
+  drifts.set('products', {
+    resource,
+    field: 'products',
+    kind: 'wrong_type',
+    sent: `array holding ${jsonType(odd)}`,
+    expected: 'array of objects',
+  });
   return sent;
 }
 

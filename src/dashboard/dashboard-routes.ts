@@ -21,7 +21,8 @@ const WEB = new URL('../../dist/web/', import.meta.url);
  * addresses the service sends (`productThumbnail`), data shown as it came,
  * not the page's own assets.
  */
-const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 interface Asset {
   body: string;
@@ -32,7 +33,9 @@ async function readBuilt(file: string): Promise<string> {
   try {
     return await readFile(new URL(file, WEB), 'utf8');
   } catch (error) {
-    throw new Error(`the dashboard's ${fileURLToPath(new URL(file, WEB))} could not be read: \`npm run build\` writes it`, { cause: error });
+    throw new Error(`the dashboard's ${fileURLToPath(new URL(file, WEB))} could not be read: \`npm run build\` writes it`, {
+      cause: error,
+    });
   }
 }
 
@@ -55,10 +58,23 @@ export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
   }
 
   const svg = (reply: Parameters<Route['handler']>[1], body: string) =>
-    reply.headers({ 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" }).send(body);
+    reply
+      .headers({
+        'content-type': 'image/svg+xml',
+        'cache-control': 'public, max-age=86400',
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+      })
+      .send(body);
   const images: Route[] = [
     // Browsers ask for /favicon.ico on every page of the origin (GraphiQL's included); an SVG answers it.
-    ...['/favicon.ico', '/dashboard/favicon.svg'].map((url): Route => ({ method: 'GET', url, transport: 'dashboard', operation: `GET ${url}`, handler: async (_request, reply) => svg(reply, FAVICON_SVG) })),
+    ...['/favicon.ico', '/dashboard/favicon.svg'].map((url): Route => ({
+      method: 'GET',
+      url,
+      transport: 'dashboard',
+      operation: `GET ${url}`,
+      handler: async (_request, reply) => svg(reply, FAVICON_SVG),
+    })),
     {
       method: 'GET',
       url: '/dashboard/products/:file',
@@ -72,20 +88,23 @@ export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
     },
   ];
 
-  return [...images, ...Object.entries(loaders).map(([url, load]): Route => ({
-    method: 'GET',
-    url,
-    transport: 'dashboard',
-    operation: `GET ${url}`,
-    async handler(_request, reply) {
-      try {
-        const { body, type } = await asset(url, load);
-        if (type.startsWith('text/html')) reply.header('content-security-policy', PAGE_POLICY);
-        return reply.headers({ 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(body);
-      } catch (error) {
-        onError(error);
-        return reply.code(500).header('content-type', 'text/plain').send('The dashboard could not be read; see the gateway log.');
-      }
-    },
-  }))];
+  return [
+    ...images,
+    ...Object.entries(loaders).map(([url, load]): Route => ({
+      method: 'GET',
+      url,
+      transport: 'dashboard',
+      operation: `GET ${url}`,
+      async handler(_request, reply) {
+        try {
+          const { body, type } = await asset(url, load);
+          if (type.startsWith('text/html')) reply.header('content-security-policy', PAGE_POLICY);
+          return reply.headers({ 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(body);
+        } catch (error) {
+          onError(error);
+          return reply.code(500).header('content-type', 'text/plain').send('The dashboard could not be read; see the gateway log.');
+        }
+      },
+    })),
+  ];
 }

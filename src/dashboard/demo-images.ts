@@ -15,7 +15,12 @@ export function productThumbnail(file: string): string | undefined {
   const match = THUMBNAIL.exec(file);
   if (!match || file.length > 96) return undefined;
   const words = match[1]!.split('-').filter((word) => /^[a-z]/.test(word));
-  const initials = (words.slice(0, 2).map((word) => word[0]!.toUpperCase()).join('') || '?').slice(0, 2);
+  const initials = (
+    words
+      .slice(0, 2)
+      .map((word) => word[0]!.toUpperCase())
+      .join('') || '?'
+  ).slice(0, 2);
   const hue = createHash('sha1').update(match[1]!).digest()[0]! * (360 / 256);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="80" viewBox="0 0 80 80" role="img" aria-label="${initials}">
 <rect width="80" height="80" rx="14" fill="hsl(${hue.toFixed(0)} 55% 88%)"/>

@@ -66,7 +66,9 @@ export function createEventBus(options: EventBusOptions): EventBus {
   const pacer = createReplayPacer(options.pagesAtOnce ?? 8);
   const streams = new Set<{ end(error?: Error): void; finish(): void }>();
 
-  async function subscribe({ transactionId, after, account, afterAccount }: SubscribeOptions = {}): Promise<AsyncIterableIterator<LoggedEvent>> {
+  async function subscribe({ transactionId, after, account, afterAccount }: SubscribeOptions = {}): Promise<
+    AsyncIterableIterator<LoggedEvent>
+  > {
     /** Live events, in log order; while a replay is under way, those it has not reached yet. */
     const queue: LoggedEvent[] = [];
     /** The replay's page being taken. */

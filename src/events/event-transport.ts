@@ -19,7 +19,13 @@ export interface MemoryEventLogConfig {
 
 /** One instance's events: an in-process log of at most `eventLogSize` events and `eventLogMaxBytes` of them, keeping what `eventLogKeep` says. */
 export function createMemoryEventTransport(config: MemoryEventLogConfig, onAdmitted?: MemoryEventLogOptions['onAdmitted']): EventTransport {
-  const log = createMemoryEventLog({ capacity: config.eventLogSize, maxBytes: config.eventLogMaxBytes, keep: config.eventLogKeep, pageEvents: config.replay.pageEvents, onAdmitted });
+  const log = createMemoryEventLog({
+    capacity: config.eventLogSize,
+    maxBytes: config.eventLogMaxBytes,
+    keep: config.eventLogKeep,
+    pageEvents: config.replay.pageEvents,
+    onAdmitted,
+  });
   const bus = createEventBus({ log, pagesAtOnce: config.replay.pagesAtOnce });
   return { bus, connect: async () => true, close: () => bus.close() };
 }

@@ -1,5 +1,16 @@
 import type { z } from 'zod';
-import { idProblem, idTooLong, isJsonObject, textIdProblem, unaddableAmounts, jsonTooDeep, MAX_ID_BYTES, MAX_JSON_DEPTH, transactionSchema, type ProductLine } from '../contract/index.js';
+import {
+  idProblem,
+  idTooLong,
+  isJsonObject,
+  textIdProblem,
+  unaddableAmounts,
+  jsonTooDeep,
+  MAX_ID_BYTES,
+  MAX_JSON_DEPTH,
+  transactionSchema,
+  type ProductLine,
+} from '../contract/index.js';
 import type { DedupeBy } from './event-log.js';
 
 /*
@@ -127,7 +138,8 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => describeIssue(path, issue)));
   // The one id rule of every read and REST path: an id they refuse would make a transaction nobody can name.
   const idOf = typeof transaction.transactionId === 'string' ? idProblem(transaction.transactionId) : undefined;
-  if (idOf !== undefined) problems.push(idTooLong(transaction.transactionId as string) ? tooLong(`${path}.transactionId`) : `${path}.transactionId: ${idOf}`);
+  if (idOf !== undefined)
+    problems.push(idTooLong(transaction.transactionId as string) ? tooLong(`${path}.transactionId`) : `${path}.transactionId: ${idOf}`);
   const webhookId = meta.webhookId !== undefined && meta.webhookId !== '' ? meta.webhookId : undefined;
   if (webhookId !== undefined && idTooLong(webhookId)) problems.push(tooLong('webhook-id header'));
   const amounts = parsed.success ? unaddableAmounts(parsed.data.products) : undefined;

@@ -5,7 +5,10 @@
  * while an event waits for its verdict.
  */
 
-export function readableEvents<T>(source: AsyncIterableIterator<T>, mayReceive: (item: T) => boolean | Promise<boolean>): AsyncIterableIterator<T> {
+export function readableEvents<T>(
+  source: AsyncIterableIterator<T>,
+  mayReceive: (item: T) => boolean | Promise<boolean>,
+): AsyncIterableIterator<T> {
   const iterator: AsyncIterableIterator<T> = {
     async next() {
       for (;;) {

@@ -68,7 +68,8 @@ export function createRecentEvents(options: RecentEventsOptions = {}): RecentEve
   return {
     admit(event, dedupeBy) {
       const digest = transactionDigest(event.transaction);
-      if (dedupeBy === 'id' ? ids.get(scoped(event, event.eventId)) : digests.get(scoped(event, event.transactionId)) === digest) return false;
+      if (dedupeBy === 'id' ? ids.get(scoped(event, event.eventId)) : digests.get(scoped(event, event.transactionId)) === digest)
+        return false;
       note(event, digest);
       return true;
     },

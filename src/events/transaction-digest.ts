@@ -7,12 +7,18 @@ import { isJsonObject } from '../contract/index.js';
  * the same content (a legacy redelivery).
  */
 export function transactionDigest(transaction: unknown): string {
-  return createHash('sha256').update(JSON.stringify(sortKeys(transaction))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(sortKeys(transaction)))
+    .digest('hex');
 }
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (!isJsonObject(value)) return value;
   // fromEntries defines own properties, so a "__proto__" key is hashed like any other.
-  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys(value[key])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys(value[key])]),
+  );
 }

@@ -74,10 +74,20 @@ export function startVendingPoller(options: VendingPollerOptions): VendingPoller
       const changed = vendingChanges(before, vending);
       last.set(vendingId, vending);
       if (vending.online === false) {
-        if (!offline.has(vendingId)) offline.set(vendingId, (before?.online !== false && before !== undefined ? undefined : options.offlineSince?.(vendingId)) ?? at);
+        if (!offline.has(vendingId))
+          offline.set(vendingId, (before?.online !== false && before !== undefined ? undefined : options.offlineSince?.(vendingId)) ?? at);
       } else offline.delete(vendingId);
       if (before && changed.length === 0) continue;
-      await options.publish(vendingLogEvent({ eventId: `vnd_${randomUUID()}`, receivedAt: at, vendingId, changed, vending, offlineSince: offline.get(vendingId) ?? null }));
+      await options.publish(
+        vendingLogEvent({
+          eventId: `vnd_${randomUUID()}`,
+          receivedAt: at,
+          vendingId,
+          changed,
+          vending,
+          offlineSince: offline.get(vendingId) ?? null,
+        }),
+      );
     }
   }
 
@@ -88,7 +98,8 @@ export function startVendingPoller(options: VendingPollerOptions): VendingPoller
       failing = false;
     } catch (error) {
       // Once per outage: the service or Redis away is logged by their own clients too.
-      if (!failing) options.logger.warn({ err: error }, 'could not read the machines for vendingUpdated; trying again every VENDING_POLL_MS');
+      if (!failing)
+        options.logger.warn({ err: error }, 'could not read the machines for vendingUpdated; trying again every VENDING_POLL_MS');
       failing = true;
     }
   }

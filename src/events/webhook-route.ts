@@ -108,10 +108,13 @@ export function webhookRoutes(options: WebhookRouteOptions): Route[] {
       report('unreadable', message);
       return { status: 400, body: errorEnvelope(message) };
     }
-    if (options.accepting && !options.accepting()) return unavailable(report, new Error('not taking events now (stopping, or the history is as far behind as it may be)'));
+    if (options.accepting && !options.accepting())
+      return unavailable(report, new Error('not taking events now (stopping, or the history is as far behind as it may be)'));
     let published: boolean;
     try {
-      published = await (options.tracing ? publishTraced(options.tracing, result.event, result.dedupeBy) : options.publish(result.event, result.dedupeBy));
+      published = await (options.tracing
+        ? publishTraced(options.tracing, result.event, result.dedupeBy)
+        : options.publish(result.event, result.dedupeBy));
     } catch (error) {
       // Deciding and appending are one step: either nothing was remembered, so the sender's retry gets through,
       // or (a command that timed out but that Redis ran later) the event was logged whole, and the retry is a redelivery.
@@ -178,7 +181,11 @@ export function webhookRoutes(options: WebhookRouteOptions): Route[] {
 
   function unavailable(report: Report, error: unknown): Answer {
     report('unavailable', error instanceof Error ? error.message : String(error));
-    return { status: 503, body: errorEnvelope('Events cannot be taken right now; retry later'), headers: { 'retry-after': RETRY_AFTER_SECONDS } };
+    return {
+      status: 503,
+      body: errorEnvelope('Events cannot be taken right now; retry later'),
+      headers: { 'retry-after': RETRY_AFTER_SECONDS },
+    };
   }
 
   function send(reply: FastifyReply, { status, body, headers }: Answer) {
@@ -207,7 +214,11 @@ export function webhookRoutes(options: WebhookRouteOptions): Route[] {
         const { account } = request.params as { account: string };
         const problem = accountProblem(account);
         // No such path for a name no account can have: nothing of the body is looked at.
-        if (problem !== undefined) return send(reply, { status: 404, body: errorEnvelope(`No webhooks path for account ${quoted(account)}: an account name ${problem}`) });
+        if (problem !== undefined)
+          return send(reply, {
+            status: 404,
+            body: errorEnvelope(`No webhooks path for account ${quoted(account)}: an account name ${problem}`),
+          });
         return send(reply, await handle(request, account));
       },
     },

@@ -26,7 +26,9 @@ export function createWebhookVerifier(secrets: readonly string[]): WebhookVerifi
         'webhook-timestamp': header('webhook-timestamp') ?? '',
         'webhook-signature': header('webhook-signature') ?? '',
       };
-      const missing = Object.entries(signed).filter(([, value]) => value === '').map(([name]) => name);
+      const missing = Object.entries(signed)
+        .filter(([, value]) => value === '')
+        .map(([name]) => name);
       if (missing.length > 0) return { ok: false, reason: `Missing ${missing.join(', ')} header${missing.length > 1 ? 's' : ''}` };
       let reason = 'No matching signature';
       for (const webhook of webhooks) {

@@ -12,7 +12,8 @@ import { ErrorCode, GatewayError } from '../errors.js';
  * the field fails with a code of its own instead of a masked error.
  */
 function clean(value: number): number {
-  if (!Number.isFinite(value)) throw new GatewayError(ErrorCode.UPSTREAM_ERROR, 'The service sent prices and quantities whose total is past the largest number');
+  if (!Number.isFinite(value))
+    throw new GatewayError(ErrorCode.UPSTREAM_ERROR, 'The service sent prices and quantities whose total is past the largest number');
   return Number(value.toFixed(10));
 }
 

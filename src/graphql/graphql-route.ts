@@ -72,7 +72,8 @@ function fastParams(body: Buffer): (Params & { query: string }) | undefined {
   const { query, variables, operationName, extensions } = params;
   // A subscription answers with a stream, which is yoga's to write; the word alone is enough to send it there.
   if (typeof query !== 'string' || /\bsubscription\b/.test(query)) return undefined;
-  if (!optional(variables, isObject) || !optional(extensions, isObject) || !optional(operationName, (v) => typeof v === 'string')) return undefined;
+  if (!optional(variables, isObject) || !optional(extensions, isObject) || !optional(operationName, (v) => typeof v === 'string'))
+    return undefined;
   return params as Params & { query: string };
 }
 
@@ -175,7 +176,17 @@ function cut(reply: FastifyReply): void {
   else reply.raw.destroy();
 }
 
-export function graphqlRoute({ yoga, heldResult, plans, path, masking, fastPath = true, guard, graphiql, maxUnsentBytes }: GraphQLRouteOptions): Route {
+export function graphqlRoute({
+  yoga,
+  heldResult,
+  plans,
+  path,
+  masking,
+  fastPath = true,
+  guard,
+  graphiql,
+  maxUnsentBytes,
+}: GraphQLRouteOptions): Route {
   // Only the path and query are read: a fixed origin serves (a Host header is not trusted to parse).
   const origin = 'http://localhost';
   return {
@@ -216,7 +227,11 @@ export function graphqlRoute({ yoga, heldResult, plans, path, masking, fastPath 
       scopeOfRequest.set(fetchRequest, request.scope);
       const response = await yoga.fetch(fetchRequest);
       if (graphiql && (response.headers.get('content-type') ?? '').startsWith('text/html')) {
-        reply.headers({ 'content-security-policy': GRAPHIQL_PAGE_POLICY, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
+        reply.headers({
+          'content-security-policy': GRAPHIQL_PAGE_POLICY,
+          'x-content-type-options': 'nosniff',
+          'referrer-policy': 'no-referrer',
+        });
       }
       return send(reply, response, maxUnsentBytes);
     },

@@ -89,14 +89,26 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     maxRequestBodySize: false,
     // Never attach stacks or original messages, whatever NODE_ENV says.
     maskedErrors: { isDev: options.masking.isDev, errorMessage: options.masking.errorMessage },
-    graphiql: graphiql ? { title: 'vending-gateway', defaultQuery: GRAPHIQL_FIRST_QUERY, headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined } : false,
+    graphiql: graphiql
+      ? {
+          title: 'vending-gateway',
+          defaultQuery: GRAPHIQL_FIRST_QUERY,
+          headers: options.devApiKey ? JSON.stringify({ Authorization: options.devApiKey }) : undefined,
+        }
+      : false,
     // yoga's own page loads GraphiQL from a CDN; this one is served from the gateway (graphiql-page.ts).
     ...(graphiql ? { renderGraphiQL: graphiql.render } : {}),
     context: ({ request, authorization, after, owner }) => {
       // An HTTP request's scope rides on its Request (graphql-route.ts); a WebSocket operation makes its own.
       const scope = request ? scopeOfRequest.get(request) : undefined;
       if (scope) {
-        return createContext(options.services, { authorization: request.headers.get('authorization'), credential: scope.credential, requestId: scope.id, connectionAfter: request.headers.get('last-event-id'), scope });
+        return createContext(options.services, {
+          authorization: request.headers.get('authorization'),
+          credential: scope.credential,
+          requestId: scope.id,
+          connectionAfter: request.headers.get('last-event-id'),
+          scope,
+        });
       }
       return createContext(options.services, { authorization, requestId: crypto.randomUUID(), connectionAfter: after, owner });
     },

@@ -27,7 +27,12 @@ export interface Loaders {
  * order. Once `owner` is gone (the client left), items not yet started are
  * dropped, failed as abandoned.
  */
-async function settleWithLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>, owner: Owner | undefined): Promise<Array<R | Error>> {
+async function settleWithLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+  owner: Owner | undefined,
+): Promise<Array<R | Error>> {
   const results = new Array<R | Error>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

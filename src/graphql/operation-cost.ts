@@ -66,7 +66,8 @@ export function operationCost({ schema, operation, fragments, variables }: CostI
     let most = 1;
     for (const argument of field.arguments ?? []) {
       const name = argument.name.value;
-      if ((name === 'first' || name === 'last') && argument.value.kind === Kind.INT) most = Math.max(most, Number.parseInt(argument.value.value, 10));
+      if ((name === 'first' || name === 'last') && argument.value.kind === Kind.INT)
+        most = Math.max(most, Number.parseInt(argument.value.value, 10));
       const definition = args.find((each) => each.name === name);
       if (definition && isListType(getNullableType(definition.type))) most = Math.max(most, lengthOf(argument.value));
     }
@@ -89,7 +90,8 @@ export function operationCost({ schema, operation, fragments, variables }: CostI
       if (selection.kind === Kind.FIELD) {
         cost += fieldCost(selection, parent);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        cost += OBJECT_COST + DEPTH_FACTOR * selectionCost(selection.selectionSet, conditionType(selection.typeCondition?.name.value) ?? parent);
+        cost +=
+          OBJECT_COST + DEPTH_FACTOR * selectionCost(selection.selectionSet, conditionType(selection.typeCondition?.name.value) ?? parent);
       } else {
         cost += SCALAR_COST + DEPTH_FACTOR * fragmentCost(selection.name.value);
       }
@@ -103,7 +105,9 @@ export function operationCost({ schema, operation, fragments, variables }: CostI
     if (known !== undefined) return known;
     const fragment = fragments.get(name);
     fragmentCosts.set(name, 0);
-    const cost = fragment ? OBJECT_COST + DEPTH_FACTOR * selectionCost(fragment.selectionSet, conditionType(fragment.typeCondition.name.value)) : 0;
+    const cost = fragment
+      ? OBJECT_COST + DEPTH_FACTOR * selectionCost(fragment.selectionSet, conditionType(fragment.typeCondition.name.value))
+      : 0;
     fragmentCosts.set(name, cost);
     return cost;
   }
@@ -113,10 +117,18 @@ export function operationCost({ schema, operation, fragments, variables }: CostI
     return type && isCompositeType(type) ? type : undefined;
   }
 
-  const root = operation.operation === OperationTypeNode.QUERY ? schema.getQueryType() : operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getSubscriptionType();
+  const root =
+    operation.operation === OperationTypeNode.QUERY
+      ? schema.getQueryType()
+      : operation.operation === OperationTypeNode.MUTATION
+        ? schema.getMutationType()
+        : schema.getSubscriptionType();
   let cost = 0;
   for (const selection of operation.selectionSet.selections) {
-    cost += selection.kind === Kind.FIELD ? fieldCost(selection, root ?? undefined) : selectionCost({ kind: Kind.SELECTION_SET, selections: [selection] }, root ?? undefined);
+    cost +=
+      selection.kind === Kind.FIELD
+        ? fieldCost(selection, root ?? undefined)
+        : selectionCost({ kind: Kind.SELECTION_SET, selections: [selection] }, root ?? undefined);
   }
   return { cost, fixed };
 }

@@ -54,7 +54,13 @@ export type Replay = { result: ExecutionResult } | { thrown: unknown };
 
 export interface OperationPlans {
   /** Notes the plan of an operation yoga's path is about to run compiled (it passed parse and validation). */
-  note(text: string, operationName: string | null | undefined, document: DocumentNode, compiled: CompiledQuery, schema: GraphQLSchema): void;
+  note(
+    text: string,
+    operationName: string | null | undefined,
+    document: DocumentNode,
+    compiled: CompiledQuery,
+    schema: GraphQLSchema,
+  ): void;
   /**
    * Runs a request from its plan, once the front door admitted it; undefined when it has none or a rule that
    * depends on the request would refuse it (then yoga's path answers).
@@ -87,7 +93,13 @@ export function createOperationPlans({ services, maxCost, nameOperation, maxPlan
       const operation = getOperationAST(document, operationName);
       if (!operation || operation.operation === OperationTypeNode.SUBSCRIPTION) return;
       const cost = costExceeds({ schema: noted, document, operationName, variableValues: {} }, maxCost);
-      plans.set(key, { document, compiled, permission: permissionFor[operation.operation], name: operation.name?.value, fixedCost: cost.fixed && !cost.exceeds });
+      plans.set(key, {
+        document,
+        compiled,
+        permission: permissionFor[operation.operation],
+        name: operation.name?.value,
+        fixedCost: cost.fixed && !cost.exceeds,
+      });
     },
     async run(params, scope) {
       const plan = plans.get(keyOf(params.query, params.operationName));
@@ -98,7 +110,8 @@ export function createOperationPlans({ services, maxCost, nameOperation, maxPlan
       if (jsonTooDeep(params.variables) || jsonTooDeep(params.extensions)) return undefined;
       const variables = (params.variables ?? {}) as Record<string, unknown>;
       const operationName = typeof params.operationName === 'string' ? params.operationName : undefined;
-      if (!plan.fixedCost && costExceeds({ schema, document: plan.document, operationName, variableValues: variables }, maxCost).exceeds) return undefined;
+      if (!plan.fixedCost && costExceeds({ schema, document: plan.document, operationName, variableValues: variables }, maxCost).exceeds)
+        return undefined;
       const context = await createContext(services, { authorization: credential.authorization, credential, requestId: scope.id, scope });
       let result: ExecutionResult;
       try {

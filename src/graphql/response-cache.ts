@@ -118,8 +118,12 @@ function sessionOfCredential(credential: Credential | undefined): string | undef
 }
 
 /** One synchronous digest; the key is also the ETag clients see, so it never shows the credential. */
-const keyOf = (documentString: string, operationName: string | null | undefined, variables: unknown, sessionId: string | null | undefined): string =>
-  hash('sha256', JSON.stringify([documentString, operationName ?? null, variables ?? null, sessionId ?? null]), 'base64url');
+const keyOf = (
+  documentString: string,
+  operationName: string | null | undefined,
+  variables: unknown,
+  sessionId: string | null | undefined,
+): string => hash('sha256', JSON.stringify([documentString, operationName ?? null, variables ?? null, sessionId ?? null]), 'base64url');
 
 export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes = 65_536 }: ResponseCacheOptions): ResponseCache {
   const held = createInMemoryCache({ max: maxEntries });
@@ -134,7 +138,8 @@ export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes 
     ttlPerSchemaCoordinate: Object.fromEntries(HISTORY_FIELDS.map((field) => [field, 0])),
     // Bounded in bytes too (entries × largest result: 64 MiB by default): a client's 500-id batch is not kept.
     shouldCacheResult: ({ result }) => !result.errors?.length && JSON.stringify(result.data).length <= maxResultBytes,
-    buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) => keyOf(documentString, operationName, variableValues, sessionId),
+    buildResponseCacheKey: ({ documentString, operationName, variableValues, sessionId }) =>
+      keyOf(documentString, operationName, variableValues, sessionId),
   });
   return {
     // A request a rule refused before it is answered with that refusal, never with a result held for its key.

@@ -20,7 +20,7 @@ export function resumePoint(after: string | null | undefined, connectionAfter: u
   const own = after !== null && after !== undefined && after !== '';
   const value = own ? after : connectionAfter;
   if (value === undefined) return undefined;
-  const where = own ? 'after' : 'the connection\'s after (connectionParams.after or Last-Event-ID)';
+  const where = own ? 'after' : "the connection's after (connectionParams.after or Last-Event-ID)";
   if (typeof value !== 'string') throw badUserInput(`${where} must be text: the last eventId seen`);
   const problem = textIdProblem(value);
   if (problem) throw badUserInput(`${where} ${problem}`);

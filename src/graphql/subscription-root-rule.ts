@@ -16,7 +16,8 @@ const CONDITIONAL = new Set(['skip', 'include']);
 /** The problems of `document`'s subscriptions: each selection of a top level, through its fragments, without `@skip` / `@include`. */
 export function subscriptionRootProblems(document: DocumentNode): GraphQLError[] {
   const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const problems: GraphQLError[] = [];
   for (const operation of document.definitions) {
     if (operation.kind !== Kind.OPERATION_DEFINITION || operation.operation !== OperationTypeNode.SUBSCRIPTION) continue;
@@ -25,7 +26,11 @@ export function subscriptionRootProblems(document: DocumentNode): GraphQLError[]
     const check = (selectionSet: SelectionSetNode): void => {
       for (const selection of selectionSet.selections) {
         if (selection.directives?.some((directive) => CONDITIONAL.has(directive.name.value))) {
-          problems.push(new GraphQLError(`${what} must not use @skip or @include in its top level selection: its one root field always runs.`, { nodes: selection }));
+          problems.push(
+            new GraphQLError(`${what} must not use @skip or @include in its top level selection: its one root field always runs.`, {
+              nodes: selection,
+            }),
+          );
         }
         if (selection.kind === Kind.INLINE_FRAGMENT) check(selection.selectionSet);
         if (selection.kind === Kind.FRAGMENT_SPREAD && !visited.has(selection.name.value)) {

@@ -39,7 +39,9 @@ export const trustedOnlyError = (): GraphQLError =>
   });
 
 export const unknownDocumentError = (): GraphQLError =>
-  new GraphQLError('Unknown trusted document', { extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: httpStatusOf(ErrorCode.PERSISTED_QUERY_NOT_FOUND) } } });
+  new GraphQLError('Unknown trusted document', {
+    extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: httpStatusOf(ErrorCode.PERSISTED_QUERY_NOT_FOUND) } },
+  });
 
 /**
  * The rule, in yoga's params stage, which every transport passes (HTTP, SSE,

@@ -1,5 +1,14 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type Source, type SourceLocation, OperationTypeNode } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type Source,
+  type SourceLocation,
+  OperationTypeNode,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { OperationPlans } from './operation-plans.js';
 
@@ -36,7 +45,10 @@ function compiledFor(args: ExecutionArgs): Compiled {
     byName.set(name, known + 1);
     return 'interpret';
   }
-  const result = getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.SUBSCRIPTION ? undefined : compileQuery(args.schema, args.document, args.operationName ?? undefined);
+  const result =
+    getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.SUBSCRIPTION
+      ? undefined
+      : compileQuery(args.schema, args.document, args.operationName ?? undefined);
   const compiled = result && isCompiledQuery(result) ? result : 'interpret';
   byName.set(name, compiled);
   return compiled;
@@ -89,7 +101,8 @@ export function useCompiledExecution(plans?: OperationPlans): Plugin {
         }
         const compiled = compiledFor(execution);
         if (compiled === 'interpret') return executeFn(execution);
-        if (plans && typeof params?.query === 'string') plans.note(params.query, execution.operationName, execution.document, compiled, execution.schema);
+        if (plans && typeof params?.query === 'string')
+          plans.note(params.query, execution.operationName, execution.document, compiled, execution.schema);
         const result = await compiled.query(execution.rootValue, execution.contextValue, execution.variableValues);
         // No data: the variables were refused before anything ran. graphql-js words (and hints) those refusals as
         // clients know them, with the status GraphQL over HTTP gives them; it runs nothing either.

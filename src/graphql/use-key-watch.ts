@@ -19,7 +19,10 @@ import type { Authenticator } from '../auth/authenticator.js';
 type Results = AsyncIterableIterator<ExecutionResult>;
 
 /** `source`, ended with a result carrying the refusal as soon as `watch` reports one. */
-export function endedOnRefusal(source: AsyncIterable<ExecutionResult>, watch: (onRefused: (error: GatewayError) => void) => () => void): Results {
+export function endedOnRefusal(
+  source: AsyncIterable<ExecutionResult>,
+  watch: (onRefused: (error: GatewayError) => void) => () => void,
+): Results {
   const iterator = source[Symbol.asyncIterator]();
   let refusal: GatewayError | undefined;
   let finished = false;

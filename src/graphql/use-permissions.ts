@@ -14,7 +14,10 @@ import { isGatewayError } from '../errors.js';
  * only identities that may read (response-cache.ts).
  */
 
-function refusal(context: GatewayContext, args: { document: Parameters<typeof getOperationAST>[0]; operationName?: string | null | undefined }) {
+function refusal(
+  context: GatewayContext,
+  args: { document: Parameters<typeof getOperationAST>[0]; operationName?: string | null | undefined },
+) {
   const operation = getOperationAST(args.document, args.operationName);
   // No operation to run: graphql-js words that failure itself.
   if (!operation) return undefined;

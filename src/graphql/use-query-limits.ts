@@ -1,5 +1,15 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, Kind, type DocumentNode, NoSchemaIntrospectionCustomRule, type ExecutionArgs, type ExecutionResult, type FragmentDefinitionNode, type OperationDefinitionNode, type ValidationContext } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  type DocumentNode,
+  NoSchemaIntrospectionCustomRule,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type ValidationContext,
+} from 'graphql';
 import { usePayloadFormatter, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
@@ -41,12 +51,16 @@ type Shape = <E extends Error>(error: E) => E | GraphQLError;
 
 function useErrorCodes(shape: Shape): Plugin {
   return {
-    onParse: () => ({ result, replaceParseResult }) => {
-      if (result instanceof GraphQLError) replaceParseResult(shape(result));
-    },
-    onValidate: () => ({ result, setResult }) => {
-      if (result.length > 0) setResult(result.map(shape));
-    },
+    onParse:
+      () =>
+      ({ result, replaceParseResult }) => {
+        if (result instanceof GraphQLError) replaceParseResult(shape(result));
+      },
+    onValidate:
+      () =>
+      ({ result, setResult }) => {
+        if (result.length > 0) setResult(result.map(shape));
+      },
   };
 }
 
@@ -71,7 +85,9 @@ const useNoParserEcho = (): Plugin => ({
     setResult({
       ...result,
       // A request that is not even JSON is a 400 on every media type.
-      errors: errors.map(({ message }) => new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT, http: { status: 400 } } })),
+      errors: errors.map(
+        ({ message }) => new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT, http: { status: 400 } } }),
+      ),
     });
   },
 });
@@ -96,7 +112,10 @@ function operationOf(args: CostArgs): { operation: OperationDefinitionNode | und
  * MAX_COST's rule (operation-cost.ts) for an operation and its variables: whether it is refused, and whether no
  * variable could change that (`fixed`). Its plugin below and planned runs (operation-plans.ts) both ask it.
  */
-export function costExceeds(args: CostArgs, maxCost: number): { exceeds: boolean; fixed: boolean; cost: number; operation: OperationDefinitionNode | undefined } {
+export function costExceeds(
+  args: CostArgs,
+  maxCost: number,
+): { exceeds: boolean; fixed: boolean; cost: number; operation: OperationDefinitionNode | undefined } {
   const { operation, fragments } = operationOf(args);
   if (!operation) return { exceeds: false, fixed: false, cost: 0, operation };
   const { cost, fixed } = operationCost({ schema: args.schema, operation, fragments, variables: args.variableValues });
@@ -159,12 +178,15 @@ function nestingProblem(params: { query?: unknown; variables?: unknown; extensio
   if (typeof params.query === 'string' && documentNesting(params.query) > MAX_DOCUMENT_NESTING) {
     return refuse(`The document nests deeper than ${MAX_DOCUMENT_NESTING} brackets`);
   }
-  if (jsonTooDeep(params.variables) || jsonTooDeep(params.extensions)) return refuse(`Variables and extensions may nest at most ${MAX_JSON_DEPTH} levels`);
+  if (jsonTooDeep(params.variables) || jsonTooDeep(params.extensions))
+    return refuse(`Variables and extensions may nest at most ${MAX_JSON_DEPTH} levels`);
   return undefined;
 }
 
 /** The rules of query limits, by name (operation-rules.ts puts them in order). */
-export function queryLimitRules(limits: QueryLimits): Pick<OperationRules, 'document-nesting' | 'query-limits' | 'max-cost' | 'introspection' | 'error-codes'> {
+export function queryLimitRules(
+  limits: QueryLimits,
+): Pick<OperationRules, 'document-nesting' | 'query-limits' | 'max-cost' | 'introspection' | 'error-codes'> {
   // One shaping of every error a client gets (INTROSPECTION=off adds taking out the hints), in one hook per stage.
   const shape: Shape = limits.fieldSuggestions ? forClient : (error) => forClient(withoutSuggestion(error));
   const reported = reportedAs(shape);
@@ -191,7 +213,9 @@ export function queryLimitRules(limits: QueryLimits): Pick<OperationRules, 'docu
       }),
     ],
     'max-cost': [useOperationCost(limits.maxCost)],
-    introspection: limits.introspection ? [] : [{ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) }],
+    introspection: limits.introspection
+      ? []
+      : [{ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) }],
     // After the limits, so they see the errors of every rule above.
     'error-codes': [useErrorCodes(shape), useClientErrors(shape), useNoParserEcho()],
   };

@@ -32,7 +32,13 @@ export function useTracing(tracing: Tracing): GraphQLTracing {
   let execution: AnyPlugin | undefined;
   const loaded = import('@envelop/opentelemetry').then(({ useOpenTelemetry }) => {
     // Variables and results stay out of spans (they may hold payment data); a document with inline arguments too.
-    execution = useOpenTelemetry({ resolvers: false, variables: false, result: false }, trace.getTracerProvider(), SpanKind.INTERNAL, {}, TRACER_NAME) as AnyPlugin;
+    execution = useOpenTelemetry(
+      { resolvers: false, variables: false, result: false },
+      trace.getTracerProvider(),
+      SpanKind.INTERNAL,
+      {},
+      TRACER_NAME,
+    ) as AnyPlugin;
   });
 
   const steps: Plugin = {
@@ -70,7 +76,11 @@ export function useTracing(tracing: Tracing): GraphQLTracing {
                   kind: SpanKind.CONSUMER,
                   startTime: current.deliveryStartedAt,
                   links: link ? [{ context: link }] : [],
-                  attributes: { 'messaging.operation.type': 'process', 'messaging.message.id': current.eventId ?? '', 'vending_gateway.event.position': current.position ?? '' },
+                  attributes: {
+                    'messaging.operation.type': 'process',
+                    'messaging.message.id': current.eventId ?? '',
+                    'vending_gateway.event.position': current.position ?? '',
+                  },
                 },
                 published,
               )

@@ -57,7 +57,12 @@ export function createAccountHistory(options: HistoryOptions, startedAt: number)
 
   function contribute(record: HistoryRecord, sign: 1 | -1): void {
     // Made again each time rather than kept: a record's contribution depends only on its status and products.
-    buckets.contribute(record.lastUpdated, contributionOf(record.status, record.products, sold, currencyOfRecord(record, options.defaultCurrency)), sign, now());
+    buckets.contribute(
+      record.lastUpdated,
+      contributionOf(record.status, record.products, sold, currencyOfRecord(record, options.defaultCurrency)),
+      sign,
+      now(),
+    );
   }
 
   function unindex(record: HistoryRecord): void {
@@ -126,7 +131,8 @@ export function createAccountHistory(options: HistoryOptions, startedAt: number)
   function recent(query: RecentQuery): RecentPage {
     const indexes = query.statuses.length === 0 ? [all] : query.statuses.flatMap((status) => byStatus.get(status) ?? []);
     trim();
-    const upper: Keyed = query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
+    const upper: Keyed =
+      query.after && query.after.lastUpdated < query.until ? query.after : { lastUpdated: query.until, transactionId: '' };
     // One walk per index, down from the upper bound; the newest of their heads goes next.
     const walks = indexes.map((index) => index.below(upper));
     const heads = walks.map((walk) => walk.next().value);
@@ -153,7 +159,8 @@ export function createAccountHistory(options: HistoryOptions, startedAt: number)
     apply(event) {
       store(applyEvent(records.get(event.transactionId), event, eventTime(event), ++seq));
     },
-    notePayment: (note, readBack) => store(applyPayment(records.get(note.transactionId), note.transactionId, note.at, ++seq, note.fields, readBack)),
+    notePayment: (note, readBack) =>
+      store(applyPayment(records.get(note.transactionId), note.transactionId, note.at, ++seq, note.fields, readBack)),
     recent,
     stats: (query) => buckets.stats(query.since, query.until, query.interval),
     record: (transactionId) => records.get(transactionId),

@@ -54,7 +54,10 @@ export const BATCH = 100;
  * the event it cannot take is skipped. Both feeds (this module's and Redis's
  * queue) apply through one of these.
  */
-export function createOutageAwareApply(options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'>, waiting: string): (events: readonly TransactionUpdateEvent[], pending?: number) => Promise<ApplyOutcome> {
+export function createOutageAwareApply(
+  options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'>,
+  waiting: string,
+): (events: readonly TransactionUpdateEvent[], pending?: number) => Promise<ApplyOutcome> {
   let failing = false;
   const attempt = async (events: readonly TransactionUpdateEvent[], pending: number | undefined): Promise<ApplyOutcome> => {
     try {
@@ -64,7 +67,8 @@ export function createOutageAwareApply(options: Pick<HistoryFeedOptions, 'apply'
       return 'applied';
     } catch (error) {
       if (options.transient(error)) {
-        if (!failing) options.logger.warn({ err: error, pending }, `the history cannot apply events now; they wait ${waiting} and are tried again`);
+        if (!failing)
+          options.logger.warn({ err: error, pending }, `the history cannot apply events now; they wait ${waiting} and are tried again`);
         failing = true;
         return 'retry';
       }
@@ -114,9 +118,12 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
     full: () => queue.length >= options.maxQueued,
     async close(timeoutMs) {
       const deadline = sleep(timeoutMs);
-      await Promise.race([(async () => {
-        while (running && queue.length > 0) await running;
-      })(), deadline]);
+      await Promise.race([
+        (async () => {
+          while (running && queue.length > 0) await running;
+        })(),
+        deadline,
+      ]);
       closed = true;
     },
   };

@@ -54,7 +54,8 @@ export function recentQuery(account: string, args: RecentArgs, withTotal = true)
   const first = args.first ?? DEFAULT_RECENT_PAGE;
   if (first < 0 || first > MAX_RECENT_PAGE) throw badUserInput(`first must be from 0 to ${MAX_RECENT_PAGE}, got ${first}`);
   const statuses = [...new Set(args.status ?? [])];
-  if (statuses.length > MAX_STATUS_FILTER) throw badUserInput(`status may name at most ${MAX_STATUS_FILTER} statuses, got ${statuses.length}`);
+  if (statuses.length > MAX_STATUS_FILTER)
+    throw badUserInput(`status may name at most ${MAX_STATUS_FILTER} statuses, got ${statuses.length}`);
   for (const status of statuses) if (status.length > 256) throw badUserInput(`status ${quoted(status)} is longer than 256 characters`);
   const since = time(args.since, 'since') ?? 0;
   const until = time(args.until, 'until') ?? Number.MAX_SAFE_INTEGER;
@@ -83,7 +84,9 @@ export function statsQuery(account: string, args: StatsArgs, now: number): Stats
   if (since >= until) throw badUserInput('since must be before until');
   const count = (until - since) / width;
   if (count > MAX_INTERVALS) {
-    throw badUserInput(`since–until covers ${count} intervals of ${interval.toLowerCase()}; at most ${MAX_INTERVALS}: narrow the range or widen the interval`);
+    throw badUserInput(
+      `since–until covers ${count} intervals of ${interval.toLowerCase()}; at most ${MAX_INTERVALS}: narrow the range or widen the interval`,
+    );
   }
   return { account, since, until, interval };
 }

@@ -36,7 +36,11 @@ export interface HistoryReader {
  */
 export function historyUnavailable(error: unknown): never {
   if (isGatewayError(error)) throw error;
-  throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'The transaction history cannot be read right now (its store does not answer); retry later', { cause: error });
+  throw new GatewayError(
+    ErrorCode.UPSTREAM_UNAVAILABLE,
+    'The transaction history cannot be read right now (its store does not answer); retry later',
+    { cause: error },
+  );
 }
 
 const unlisted = (account: string) =>

@@ -104,7 +104,11 @@ export function applyEvent(record: HistoryRecord | undefined, event: Transaction
   if (record?.entries.some((entry) => entry[3] === event.eventId)) return { changed: false };
   const entry: HistoryEntry = [time, seq, event.status, event.eventId];
   if (!record) {
-    return { changed: true, previous: undefined, record: withCurrency(fresh(event.transactionId, event.transaction, event.status, event.products, entry), event.currency) };
+    return {
+      changed: true,
+      previous: undefined,
+      record: withCurrency(fresh(event.transactionId, event.transaction, event.status, event.products, entry), event.currency),
+    };
   }
   const entries = insertEntry(record.entries, entry);
   const newest = before(record.latest, [time, seq]);
@@ -137,7 +141,7 @@ export function applyPayment(
   time: number,
   seq: number,
   fields: string[],
-  transaction: { status: string; products: ProductLine[] } & Record<string, unknown> | undefined,
+  transaction: ({ status: string; products: ProductLine[] } & Record<string, unknown>) | undefined,
 ): Applied {
   const payment: PaymentEntry = [time, fields];
   if (!record) {
@@ -150,7 +154,8 @@ export function applyPayment(
 }
 
 /** The record with the event's currency when the event carries one. */
-const withCurrency = (record: HistoryRecord, currency: string | undefined): HistoryRecord => (currency === undefined ? record : { ...record, currency });
+const withCurrency = (record: HistoryRecord, currency: string | undefined): HistoryRecord =>
+  currency === undefined ? record : { ...record, currency };
 
 /**
  * The transaction as kept: its products are the record's own (the contract's
@@ -161,7 +166,13 @@ function withoutProducts(transaction: Record<string, unknown>): Record<string, u
   return rest;
 }
 
-function fresh(transactionId: string, transaction: Record<string, unknown>, status: string, products: ProductLine[], entry: HistoryEntry): HistoryRecord {
+function fresh(
+  transactionId: string,
+  transaction: Record<string, unknown>,
+  status: string,
+  products: ProductLine[],
+  entry: HistoryEntry,
+): HistoryRecord {
   return {
     transactionId,
     transaction: withoutProducts(transaction),

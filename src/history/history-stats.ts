@@ -48,7 +48,12 @@ export function increments(contribution: Contribution, sign: 1 | -1): Array<[fie
   if (!contribution.sold) return out;
   out.push(['s', sign * contribution.total], [`S:${currency}`, sign * contribution.total]);
   for (const [productId, , quantity, amount] of contribution.products) {
-    out.push([`q:${productId}`, sign * quantity], [`a:${productId}`, sign * amount], [`Q:${currency}:${productId}`, sign * quantity], [`A:${currency}:${productId}`, sign * amount]);
+    out.push(
+      [`q:${productId}`, sign * quantity],
+      [`a:${productId}`, sign * amount],
+      [`Q:${currency}:${productId}`, sign * quantity],
+      [`A:${currency}:${productId}`, sign * amount],
+    );
   }
   return out;
 }
@@ -154,7 +159,13 @@ export function currencyStats(sums: ReadonlyMap<string, CurrencySums>, names: Re
   return currencyTotals(sums).map((total) => {
     const products: ProductTotal[] = [];
     for (const [productId, p] of sums.get(total.currency)!.products) {
-      if (p.quantity > 0 || p.amount > 0) products.push({ productId, productName: names.get(productId) ?? null, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) });
+      if (p.quantity > 0 || p.amount > 0)
+        products.push({
+          productId,
+          productName: names.get(productId) ?? null,
+          quantity: fromMicro(p.quantity),
+          amount: fromMicro(p.amount),
+        });
     }
     return { ...total, products };
   });
@@ -187,7 +198,8 @@ export function addCurrencyField(into: Map<string, CurrencySums>, kind: string, 
 }
 
 /** Product id → name, of a range's products. */
-export const namesOf = (products: readonly ProductTotal[]): Map<string, string | null> => new Map(products.map((p) => [p.productId, p.productName]));
+export const namesOf = (products: readonly ProductTotal[]): Map<string, string | null> =>
+  new Map(products.map((p) => [p.productId, p.productName]));
 
 const num = (value: string | number | undefined): number => (value === undefined ? 0 : Number(value));
 
@@ -202,7 +214,12 @@ export function byStatusOf(counts: Map<string, number>, totals: Map<string, numb
  * The statistics of `since`–`until` (aligned to the interval) from one bucket
  * map per interval, in order; a missing bucket is an empty one.
  */
-export function summarize(since: number, until: number, interval: Interval, buckets: ReadonlyArray<BucketFields | undefined>): TransactionStats {
+export function summarize(
+  since: number,
+  until: number,
+  interval: Interval,
+  buckets: ReadonlyArray<BucketFields | undefined>,
+): TransactionStats {
   const width = INTERVAL_MS[interval];
   const allCounts = new Map<string, number>();
   const allTotals = new Map<string, number>();
@@ -236,9 +253,26 @@ export function summarize(since: number, until: number, interval: Interval, buck
     addCurrencySums(allCurrencies, currencies, true);
     const byStatus = byStatusOf(counts, totals);
     const start = since + index * width;
-    return { start, end: start + width, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(bucketSold), byStatus, byCurrency: currencyTotals(currencies) };
+    return {
+      start,
+      end: start + width,
+      count: byStatus.reduce((sum, s) => sum + s.count, 0),
+      totalSold: fromMicro(bucketSold),
+      byStatus,
+      byCurrency: currencyTotals(currencies),
+    };
   });
-  return rangeStats({ since, until, interval, buckets: out, counts: allCounts, totals: allTotals, sold, products, currencies: allCurrencies });
+  return rangeStats({
+    since,
+    until,
+    interval,
+    buckets: out,
+    counts: allCounts,
+    totals: allTotals,
+    sold,
+    products,
+    currencies: allCurrencies,
+  });
 }
 
 /** A range's statistics from its intervals and the range's sums (integer millionths), whichever store added them up. */
@@ -279,7 +313,8 @@ export interface ProductSums {
 export function productTotals(products: ReadonlyMap<string, ProductSums>): ProductTotal[] {
   const sales: ProductTotal[] = [];
   for (const [productId, p] of products) {
-    if (p.quantity > 0 || p.amount > 0) sales.push({ productId, productName: p.name === '' ? null : p.name, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) });
+    if (p.quantity > 0 || p.amount > 0)
+      sales.push({ productId, productName: p.name === '' ? null : p.name, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) });
   }
   return sales;
 }
@@ -291,7 +326,8 @@ export function productTotals(products: ReadonlyMap<string, ProductSums>): Produ
  */
 export function topProducts(products: readonly ProductTotal[], count: number, by: 'quantity' | 'amount'): ProductTotal[] {
   const other = by === 'quantity' ? 'amount' : 'quantity';
-  const order = (a: ProductTotal, b: ProductTotal) => b[by] - a[by] || b[other] - a[other] || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0);
+  const order = (a: ProductTotal, b: ProductTotal) =>
+    b[by] - a[by] || b[other] - a[other] || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0);
   const best: ProductTotal[] = [];
   if (count <= 0) return best;
   for (const product of products) {

@@ -137,7 +137,14 @@ export function createMemoryBuckets(): MemoryBuckets {
 
   function row(bucket: Bucket | undefined, start: number, width: number): StatsBucket {
     const byStatus = bucket ? byStatusOf(bucket.counts, bucket.totals) : [];
-    return { start, end: start + width, count: byStatus.reduce((sum, s) => sum + s.count, 0), totalSold: fromMicro(bucket?.sold ?? 0), byStatus, byCurrency: bucket ? currencyTotals(bucket.currencies) : [] };
+    return {
+      start,
+      end: start + width,
+      count: byStatus.reduce((sum, s) => sum + s.count, 0),
+      totalSold: fromMicro(bucket?.sold ?? 0),
+      byStatus,
+      byCurrency: bucket ? currencyTotals(bucket.currencies) : [],
+    };
   }
 
   /** The buckets that tile [since, until) with the fewest, oldest first: whole days and hours where they fit. */
@@ -177,7 +184,9 @@ export function createMemoryBuckets(): MemoryBuckets {
    * Looked at without folding, so it never asks itself.
    */
   function empty(from: number, to: number, finest: number, namesToo: boolean): boolean {
-    return tiles(from, to, finest, false).every((bucket) => bucket === undefined || (bucket.counts.size === 0 && (!namesToo || bucket.products.size === 0)));
+    return tiles(from, to, finest, false).every(
+      (bucket) => bucket === undefined || (bucket.counts.size === 0 && (!namesToo || bucket.products.size === 0)),
+    );
   }
 
   function stats(since: number, until: number, interval: Interval): TransactionStats {

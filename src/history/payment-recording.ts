@@ -17,7 +17,12 @@ import type { HistoryStore } from './history-store.js';
  * one. Recording never fails the update the service already took: a failure
  * is logged.
  */
-export function recordingPayments(inner: Backend, history: HistoryStore, accountOf: (credential: Credential) => Promise<string>, logger: Logger): Backend {
+export function recordingPayments(
+  inner: Backend,
+  history: HistoryStore,
+  accountOf: (credential: Credential) => Promise<string>,
+  logger: Logger,
+): Backend {
   return {
     ...inner,
     async updatePayment(id, payment, credential, scope) {
@@ -32,7 +37,11 @@ export function recordingPayments(inner: Backend, history: HistoryStore, account
           const transaction = await inner.getTransaction(id, { authorization: credential.authorization, identity: SYSTEM_IDENTITY }, scope);
           // A read-back the service sent with fields the gateway could not read would put made-up values in the history.
           const unread = driftsIn(transaction).filter((drift) => drift.kind !== 'converted');
-          if (unread.length > 0) logger.warn({ transactionId: id, account, fields: unread.map(({ resource, field }) => `${resource}.${field}`) }, 'a payment update was not recorded in the history: the service\'s transaction has fields the gateway could not read');
+          if (unread.length > 0)
+            logger.warn(
+              { transactionId: id, account, fields: unread.map(({ resource, field }) => `${resource}.${field}`) },
+              "a payment update was not recorded in the history: the service's transaction has fields the gateway could not read",
+            );
           else await history.notePayment(note, transaction);
         }
       } catch (error) {

@@ -18,7 +18,10 @@ export class BodyTooLarge extends Error {
 
 /** Answer 415: the coding is none this gateway decodes (RFC 7694: name the ones it does). */
 export class UnsupportedEncoding extends Error {
-  constructor(readonly coding: string, why = `send ${ACCEPTED_ENCODINGS} or none`) {
+  constructor(
+    readonly coding: string,
+    why = `send ${ACCEPTED_ENCODINGS} or none`,
+  ) {
     super(`Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported; ${why}`);
     this.name = 'UnsupportedEncoding';
   }
@@ -62,7 +65,8 @@ function codingsOf(header: string | null): string[] {
     .filter((coding) => coding !== '' && coding !== 'identity');
   const unknown = codings.find((coding) => !Object.hasOwn(DECODERS, coding));
   if (unknown !== undefined) throw new UnsupportedEncoding(unknown);
-  if (codings.length > MAX_CODINGS) throw new UnsupportedEncoding(codings.join(', '), `at most ${MAX_CODINGS} content codings are undone; send one`);
+  if (codings.length > MAX_CODINGS)
+    throw new UnsupportedEncoding(codings.join(', '), `at most ${MAX_CODINGS} content codings are undone; send one`);
   return codings;
 }
 

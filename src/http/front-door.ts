@@ -156,7 +156,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     http: { headersTimeout: options.headersTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs) },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id']),
     // Made into pino's child, bound to the request id, only when a line is written through it.
-    childLoggerFactory: (logger, bindings, childOptions) => new LazyChildLogger(logger as never, bindings, childOptions as Record<string, unknown>) as never,
+    childLoggerFactory: (logger, bindings, childOptions) =>
+      new LazyChildLogger(logger as never, bindings, childOptions as Record<string, unknown>) as never,
     // Fastify bounds each start and close step by this (10 s unless told): the stop's own deadlines decide when it
     // ends, so the bound sits past them, else a stop that used its whole deadline failed as a step that never ended.
     pluginTimeout: options.stopMs + STOP_MARGIN_MS,
@@ -169,7 +170,10 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     // A path that does not even decode (`/%FF`) is the client's mistake, in the contract's envelope.
     // It is answered before the hooks run, so it carries its request id here.
     frameworkErrors: (_error, request, reply) =>
-      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send({ errors: { message: 'The request path is not a valid URL' } }),
+      void (reply as FastifyReply)
+        .code(400)
+        .header('x-request-id', request.id)
+        .send({ errors: { message: 'The request path is not a valid URL' } }),
   });
 
   // Every route reads its body as bytes and parses it itself: each words its own refusals
@@ -187,7 +191,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     app.decorateRequest('traceContext', undefined);
   }
   app.addHook('onRequest', async (request, reply) => {
-    if (tracing && !UNTRACED.has(request.routeOptions.config.transport ?? '')) request.traceContext = startServerSpan(tracing, request, reply);
+    if (tracing && !UNTRACED.has(request.routeOptions.config.transport ?? ''))
+      request.traceContext = startServerSpan(tracing, request, reply);
     // A declared length over the limit is refused before a byte is read, whatever the method (Fastify reads no GET body).
     if (Number(request.headers['content-length']) > options.maxBodyBytes) {
       return reply.code(413).send(tooLarge(request.routeOptions.config.envelope ?? 'rest', options.maxBodyBytes));
@@ -239,7 +244,9 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     if (!isGatewayError(error) && status !== undefined && status >= 400 && status < 500) {
       if (status === 413) return reply.code(413).send(tooLarge(envelope, options.maxBodyBytes));
       const message = 'The request could not be read';
-      return reply.code(status).send(envelope === 'graphql' ? { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] } : { errors: { message } });
+      return reply
+        .code(status)
+        .send(envelope === 'graphql' ? { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] } : { errors: { message } });
     }
     if (isGatewayError(error)) {
       const { status: code, body, headers } = toRestError(error);
@@ -284,7 +291,10 @@ export function registerRoutes(app: FastifyInstance, routes: readonly Route[]): 
       config: { envelope: route.envelope, transport: route.transport, operation: 'other' },
       handler: (request, reply) => {
         const message = `Method ${request.method} is not allowed here; use ${allow}`;
-        return reply.code(405).header('allow', allow).send(route.envelope === 'graphql' ? { errors: [{ message }] } : { errors: { message } });
+        return reply
+          .code(405)
+          .header('allow', allow)
+          .send(route.envelope === 'graphql' ? { errors: [{ message }] } : { errors: { message } });
       },
     });
   }

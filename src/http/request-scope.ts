@@ -38,7 +38,12 @@ export interface RequestScope extends CallScope {
  */
 export const scopeOfRequest = new WeakMap<Request, RequestScope>();
 
-export function newScope(id: string, log: FastifyBaseLogger, contentType: string | undefined, upstreamCallsPerRequest: number): RequestScope {
+export function newScope(
+  id: string,
+  log: FastifyBaseLogger,
+  contentType: string | undefined,
+  upstreamCallsPerRequest: number,
+): RequestScope {
   return {
     id,
     log,

@@ -52,7 +52,8 @@ interface ShutdownState extends Shutdown {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const openConnections = (app: FastifyInstance) => new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count ?? 0)));
+const openConnections = (app: FastifyInstance) =>
+  new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count ?? 0)));
 
 export const shutdownPlugin = fp<ShutdownOptions>(
   async (app, { timeoutMs, graceMs }) => {

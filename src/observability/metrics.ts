@@ -15,7 +15,7 @@ export interface GatewayMetrics {
    * from its plan), as the plugin names those yoga runs: by the request's `operationName`, else by the document's
    * own name for its operation when that is known.
    */
-  nameOperation(scope: OperationScope, requested: string | null | undefined, own?: string  ): void;
+  nameOperation(scope: OperationScope, requested: string | null | undefined, own?: string): void;
   /** Counts one answered HTTP request (the front door calls it for every route). */
   answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void;
   upstreamCall(call: UpstreamCall): void;
@@ -98,7 +98,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   // Its labels are bounded: resources and fields the contract names, three kinds.
   const contractDrifts = new Counter({
     name: `${PREFIX}upstream_contract_drift_total`,
-    help: 'Fields of the upstream\'s success answers sent otherwise than the contract shows, by resource, field and kind (missing, wrong_type, converted); the answers themselves count as their status in upstream_requests_total',
+    help: "Fields of the upstream's success answers sent otherwise than the contract shows, by resource, field and kind (missing, wrong_type, converted); the answers themselves count as their status in upstream_requests_total",
     labelNames: ['resource', 'field', 'kind'] as const,
     registers,
   });
@@ -119,7 +119,11 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   });
   // Series that exist from the start make rate() and absent-alerts behave before the first failure.
   const rejectReasons: ReadonlyArray<Exclude<WebhookOutcome, 'published' | 'duplicate' | 'ignored'>> = [
-    'bad-signature', 'unreadable', 'too-large', 'unsupported-encoding', 'unavailable',
+    'bad-signature',
+    'unreadable',
+    'too-large',
+    'unsupported-encoding',
+    'unavailable',
   ];
   for (const reason of rejectReasons) webhooksRejected.labels({ reason }).inc(0);
   for (const transport of KEYED_TRANSPORTS) {
@@ -140,7 +144,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     });
     new Gauge({
       name: `${PREFIX}readiness_check`,
-      help: "1 while the readiness check holds, 0 while it fails (check: accepting, events, upstream)",
+      help: '1 while the readiness check holds, 0 while it fails (check: accepting, events, upstream)',
       labelNames: ['check'] as const,
       registers,
       collect() {
@@ -177,7 +181,12 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     scope.operation = scope.operation === undefined || scope.operation === label ? label : 'batch';
   }
 
-  function answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void {
+  function answered(
+    labels: { transport: string; operation: string | undefined },
+    status: number,
+    graphqlErrors: boolean,
+    seconds: number,
+  ): void {
     const statusClass = `${Math.floor(status / 100)}xx`;
     const outcome = graphqlErrors && statusClass === '2xx' ? 'error' : statusClass;
     const { transport } = labels;

@@ -52,7 +52,9 @@ function tokenGuard(token: string): (request: FastifyRequest) => void {
     const header = request.headers.authorization;
     const presented = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header.trim())?.[1] : undefined;
     if (presented === undefined || !isToken(presented)) {
-      throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'The metrics need their token: send Authorization: Bearer <METRICS_TOKEN>', { failsRequest: true });
+      throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'The metrics need their token: send Authorization: Bearer <METRICS_TOKEN>', {
+        failsRequest: true,
+      });
     }
   };
 }

@@ -31,8 +31,25 @@ import type { StatsQuery } from '../history/history-store.js';
  */
 
 type Total = [account: string, level: string, start: number, field: string, by: number];
-type ProductChange = [account: string, level: string, start: number, productId: string, quantity: number, amount: number, name: string | null, nameSeq: number | null];
-type CurrencyProductChange = [account: string, level: string, start: number, currency: string, productId: string, quantity: number, amount: number];
+type ProductChange = [
+  account: string,
+  level: string,
+  start: number,
+  productId: string,
+  quantity: number,
+  amount: number,
+  name: string | null,
+  nameSeq: number | null,
+];
+type CurrencyProductChange = [
+  account: string,
+  level: string,
+  start: number,
+  currency: string,
+  productId: string,
+  quantity: number,
+  amount: number,
+];
 
 /** Rows of the three tables, summed per row. */
 interface RowSums {
@@ -51,7 +68,15 @@ const currencyAndProduct = (name: string): [string, string] => [name.slice(0, na
  * Adds what the account's `record` adds to (sign 1) or takes back from (sign −1) the minute, hour and day of its last
  * update; `seq` orders the names it writes. Keys join their parts with NUL, which no account name holds.
  */
-function addChanges(into: RowSums, account: string, record: HistoryRecord, sign: 1 | -1, sold: SoldStatuses, defaultCurrency: string, seq: number): void {
+function addChanges(
+  into: RowSums,
+  account: string,
+  record: HistoryRecord,
+  sign: 1 | -1,
+  sold: SoldStatuses,
+  defaultCurrency: string,
+  seq: number,
+): void {
   const contribution = contributionOf(record.status, record.products, sold, currencyOfRecord(record, defaultCurrency));
   for (const [level, width] of LEVELS) {
     const start = bucketStart(record.lastUpdated, width);
@@ -90,7 +115,8 @@ function addChanges(into: RowSums, account: string, record: HistoryRecord, sign:
 /** In key order, so that concurrent writers lock rows in one order. */
 const sorted = <T>(map: Map<string, T>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 /** The rows' first `count` fields as arrays, one per field: a statement's `unnest` parameters. */
-const columns = <T extends unknown[]>(rows: T[], count: number) => Array.from({ length: count }, (_, index) => rows.map((row) => row[index]));
+const columns = <T extends unknown[]>(rows: T[], count: number) =>
+  Array.from({ length: count }, (_, index) => rows.map((row) => row[index]));
 
 /**
  * What one database transaction's changes of records do to the bucket rows, gathered and then
@@ -115,7 +141,11 @@ export function bucketChanges(sold: SoldStatuses, defaultCurrency: string): Buck
       if (record) addChanges(added, account, record, 1, sold, defaultCurrency, seq);
     },
     async write(client, at) {
-      const back = { totals: sorted(takenBack.totals), products: sorted(takenBack.products), currencyProducts: sorted(takenBack.currencyProducts) };
+      const back = {
+        totals: sorted(takenBack.totals),
+        products: sorted(takenBack.products),
+        currencyProducts: sorted(takenBack.currencyProducts),
+      };
       if (back.totals.length > 0) {
         await client.query(
           `UPDATE history_bucket_totals b SET value = b.value + u.by, touched_at = $6
@@ -254,7 +284,17 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
                                  WHERE x.account = $9 AND x.level = $4 AND x.product_id = s.product_id AND x.start >= $5 AND x.start < $6 AND x.name IS NOT NULL
                                  ORDER BY x.start DESC LIMIT 1)) AS name
          FROM sums s LEFT JOIN newest n ON n.product_id = s.product_id`,
-      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), level, query.since, query.until, query.until - NAMED_FROM_LAST * width, covering.map((c) => c[3]), query.account],
+      [
+        covering.map((c) => c[0]),
+        covering.map((c) => c[1]),
+        covering.map((c) => c[2]),
+        level,
+        query.since,
+        query.until,
+        query.until - NAMED_FROM_LAST * width,
+        covering.map((c) => c[3]),
+        query.account,
+      ],
     ),
     // Each currency's products, over the same covering buckets (named below as the range's products are).
     pool.query<{ currency: string; product_id: string; quantity: string; amount: string }>(
@@ -286,7 +326,8 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
     }
     sums.sold = Math.round(entry.totalSold * 1_000_000);
   }
-  for (const row of perCurrency.rows) sumsOf(currencies, row.currency).products.set(row.product_id, { quantity: Number(row.quantity), amount: Number(row.amount) });
+  for (const row of perCurrency.rows)
+    sumsOf(currencies, row.currency).products.set(row.product_id, { quantity: Number(row.quantity), amount: Number(row.amount) });
   return { ...stats, products: productList, byCurrency: currencyStats(currencies, namesOf(productList)) };
 }
 
@@ -298,7 +339,14 @@ export type Parameter = (value: unknown) => string;
  * (null: all), as the buckets count them; part of a larger statement, so that a page and its count are one round trip.
  * `account`: how the statement names the account's parameter.
  */
-export function countInBucketsSql(parameter: Parameter, account: string, since: number, until: number, now: number, statuses: readonly string[] | null): string {
+export function countInBucketsSql(
+  parameter: Parameter,
+  account: string,
+  since: number,
+  until: number,
+  now: number,
+  statuses: readonly string[] | null,
+): string {
   const covering = coveringBuckets(since, until, now);
   const fields = statuses && statuses.map((status) => `n:${status}`);
   const column = (k: number) => parameter(covering.map((c) => c[k]));

@@ -37,7 +37,9 @@ export function createPostgresPool(databaseUrl: string, logger: Logger): pg.Pool
   });
   // An idle connection that breaks (the database restarted) is dropped by the pool; without a listener it would end the process.
   // Its error carries the client, connection parameters included: only its code and message are logged.
-  pool.on('error', (error: Error & { code?: string }) => logger.warn({ code: error.code, reason: error.message }, 'a PostgreSQL connection broke; the pool makes a new one when needed'));
+  pool.on('error', (error: Error & { code?: string }) =>
+    logger.warn({ code: error.code, reason: error.message }, 'a PostgreSQL connection broke; the pool makes a new one when needed'),
+  );
   return pool;
 }
 
@@ -111,7 +113,10 @@ export function openDatabase(databaseUrl: string, logger: Logger, retryMs: numbe
     looking = true;
     pool
       .query('SELECT 1')
-      .then(() => (answering = true), () => (answering = false))
+      .then(
+        () => (answering = true),
+        () => (answering = false),
+      )
       .finally(() => (looking = false));
   }, retryMs);
   look.unref();

@@ -116,7 +116,9 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
           ORDER BY t.account, t.transaction_id FOR UPDATE OF t`,
         [[...keys.values()].map(([account]) => account), [...keys.values()].map(([, id]) => id)],
       );
-      const seqs = await client.query<{ seq: string }>("SELECT nextval('history_seq') AS seq FROM generate_series(1, $1::int)", [steps.length]);
+      const seqs = await client.query<{ seq: string }>("SELECT nextval('history_seq') AS seq FROM generate_series(1, $1::int)", [
+        steps.length,
+      ]);
       const stored = new Map(found.rows.map(({ account, record }) => [keyOf(account, record.transactionId), record]));
       const current = new Map(stored);
       const changed = new Set<string>();
@@ -136,7 +138,14 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
       const rows = (inserted: boolean) => [...changed].filter((key) => stored.has(key) !== inserted);
       const columns = (changes: string[]) => {
         const records = changes.map((key) => current.get(key)!);
-        return [changes.map((key) => keys.get(key)![0]), records.map((r) => r.transactionId), records.map((r) => r.status), records.map((r) => r.lastUpdated), at, records.map((r) => JSON.stringify(r))];
+        return [
+          changes.map((key) => keys.get(key)![0]),
+          records.map((r) => r.transactionId),
+          records.map((r) => r.status),
+          records.map((r) => r.lastUpdated),
+          at,
+          records.map((r) => JSON.stringify(r)),
+        ];
       };
       // Rows nobody had: a plain INSERT, so that another instance inserting one meanwhile makes this
       // transaction fail (unique_violation) and run again, this time waiting on the row it wrote.
@@ -209,14 +218,25 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     apply: (event) => applyAll([event]),
     applyAll,
     notePayment: async (note, readBack) =>
-      (await changeAll([{ account: note.account, transactionId: note.transactionId, rule: (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack) }]))[0]!,
+      (
+        await changeAll([
+          {
+            account: note.account,
+            transactionId: note.transactionId,
+            rule: (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack),
+          },
+        ])
+      )[0]!,
     // The pages of `recent` are kept, and handed out again while the account's records do not change (recent-pages.ts).
     keepsRecords: true,
     recent: recentPages(pool, { now, retentionMs: options.retentionMs }),
     stats: (query) => readStats(pool, query, now()),
     async records(account, ids) {
       if (ids.length === 0) return [];
-      const { rows } = await pool.query<{ record: HistoryRecord }>('SELECT record FROM history_transactions WHERE account = $1 AND transaction_id = ANY($2::text[])', [account, ids]);
+      const { rows } = await pool.query<{ record: HistoryRecord }>(
+        'SELECT record FROM history_transactions WHERE account = $1 AND transaction_id = ANY($2::text[])',
+        [account, ids],
+      );
       const byId = new Map(rows.map(({ record }) => [record.transactionId, record]));
       return ids.map((id) => byId.get(id));
     },

@@ -52,10 +52,20 @@ function statementName(text: string): string {
 }
 
 /** Everything a page depends on but time: whose it is and the arguments (cursors name no account: the key does). */
-const keyOf = (query: RecentQuery) => JSON.stringify([query.account, query.first, query.after?.lastUpdated, query.after?.transactionId, query.statuses, query.since, query.until]);
+const keyOf = (query: RecentQuery) =>
+  JSON.stringify([
+    query.account,
+    query.first,
+    query.after?.lastUpdated,
+    query.after?.transactionId,
+    query.statuses,
+    query.since,
+    query.until,
+  ]);
 
 /** The account's change marker now ('' when its records never changed). */
-const markerSql = (account: string) => `SELECT coalesce((SELECT marker::text FROM history_changes WHERE account = ${account}), '') AS marker`;
+const markerSql = (account: string) =>
+  `SELECT coalesce((SELECT marker::text FROM history_changes WHERE account = ${account}), '') AS marker`;
 const MARKER = markerSql('$1');
 
 export function recentPages(pool: Pool, options: { now: () => number; retentionMs: number }): (query: RecentQuery) => Promise<RecentPage> {
@@ -64,7 +74,8 @@ export function recentPages(pool: Pool, options: { now: () => number; retentionM
   // The reads of an account waiting at once share one look at its marker.
   const markerNow = sharedReads(
     (account: string) => account,
-    async (account) => (await pool.query<{ marker: string }>({ name: 'vg_history_marker', text: MARKER, values: [account] })).rows[0]!.marker,
+    async (account) =>
+      (await pool.query<{ marker: string }>({ name: 'vg_history_marker', text: MARKER, values: [account] })).rows[0]!.marker,
   );
 
   /**
@@ -74,7 +85,15 @@ export function recentPages(pool: Pool, options: { now: () => number; retentionM
    * retention not swept yet (found by the index on the last change), plus the records of the
    * range's partial minutes at its ends, counted by the index on the last update.
    */
-  function countRecentSql(parameter: Parameter, account: string, horizonAt: string, matching: string, since: number, until: number, statuses: readonly string[] | null): string {
+  function countRecentSql(
+    parameter: Parameter,
+    account: string,
+    horizonAt: string,
+    matching: string,
+    since: number,
+    until: number,
+    statuses: readonly string[] | null,
+  ): string {
     const [from, to] = [Math.ceil(since / MINUTE) * MINUTE, Math.floor(until / MINUTE) * MINUTE];
     const rows = (where: string) => `(SELECT count(*) FROM history_transactions WHERE ${where} AND ${matching})`;
     const between = (a: number, b: number) => `(last_updated >= ${parameter(a)} AND last_updated < ${parameter(b)})`;
@@ -115,17 +134,27 @@ export function recentPages(pool: Pool, options: { now: () => number; retentionM
           AND touched_at >= ${horizonAt} AND last_updated >= ${parameter(query.since)} AND ${matching}
           AND (last_updated, transaction_id) < (${parameter(upper.lastUpdated)}, ${parameter(upper.transactionId)}::text COLLATE "C")
         ORDER BY last_updated DESC, transaction_id DESC LIMIT ${parameter(query.first + 1)}`;
-    const count = query.withTotal === false ? 'NULL' : countRecentSql(parameter, account, horizonAt, matching, query.since, query.until, statuses);
+    const count =
+      query.withTotal === false ? 'NULL' : countRecentSql(parameter, account, horizonAt, matching, query.since, query.until, statuses);
     const text = `SELECT c.marker, p.records, p.oldest, ${count} AS n
       FROM (${markerSql(account)}) c,
         LATERAL (SELECT json_agg(r.record) AS records, min(r.touched_at) AS oldest FROM (${page}) r) p`;
-    const { rows } = await pool.query<{ marker: string; records: HistoryRecord[] | null; oldest: string | null; n: string | null }>({ name: statementName(text), text, values });
+    const { rows } = await pool.query<{ marker: string; records: HistoryRecord[] | null; oldest: string | null; n: string | null }>({
+      name: statementName(text),
+      text,
+      values,
+    });
     const row = rows[0]!;
     let found: KeptPage;
     if (held && row.marker === held.marker) found = held;
     else {
       const records = row.records ?? [];
-      found = { marker: row.marker, records: records.slice(0, query.first), hasNextPage: records.length > query.first, oldest: row.oldest === null ? null : Number(row.oldest) };
+      found = {
+        marker: row.marker,
+        records: records.slice(0, query.first),
+        hasNextPage: records.length > query.first,
+        oldest: row.oldest === null ? null : Number(row.oldest),
+      };
       kept.set(key, found);
     }
     return { records: found.records, hasNextPage: found.hasNextPage, ...(row.n === null ? {} : { totalCount: Number(row.n) }) };

@@ -32,12 +32,14 @@ export function sharedReads<A, T>(keyOf: (argument: A) => string, read: (argumen
   const inFlight = new Map<string, { next: { argument: A; waiting: Waiting<T> } | undefined }>();
 
   function send(key: string, state: { next: { argument: A; waiting: Waiting<T> } | undefined }, argument: A, sent: Waiting<T>): void {
-    read(argument).then(sent.resolve, sent.reject).finally(() => {
-      const next = state.next;
-      state.next = undefined;
-      if (next) send(key, state, next.argument, next.waiting);
-      else inFlight.delete(key);
-    });
+    read(argument)
+      .then(sent.resolve, sent.reject)
+      .finally(() => {
+        const next = state.next;
+        state.next = undefined;
+        if (next) send(key, state, next.argument, next.waiting);
+        else inFlight.delete(key);
+      });
   }
 
   return (argument) => {

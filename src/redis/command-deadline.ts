@@ -110,7 +110,11 @@ export function boundCommands(connection: Redis, boundMs: number): void {
     if (!handedOver && connection.options.enableOfflineQueue === false) return sent;
     const entry = { written };
     pending.set(command, entry);
-    startDeadline(boundMs, () => command.isResolved, () => expire(command, entry.written, boundMs));
+    startDeadline(
+      boundMs,
+      () => command.isResolved,
+      () => expire(command, entry.written, boundMs),
+    );
     return sent;
   };
 }

@@ -52,7 +52,8 @@ async function carryPerEventKeys(commands: Redis, keys: RedisKeys, untagged: Non
       batch.renamenx(untagged.eventPosition(event.eventId, event.account), keys.eventPosition(event.eventId, event.account));
       batch.renamenx(untagged.dedupe(event.eventId, event.account), keys.dedupe(event.eventId, event.account));
     }
-    if (typeof event.transactionId === 'string') batch.renamenx(untagged.lastDigest(event.transactionId, event.account), keys.lastDigest(event.transactionId, event.account));
+    if (typeof event.transactionId === 'string')
+      batch.renamenx(untagged.lastDigest(event.transactionId, event.account), keys.lastDigest(event.transactionId, event.account));
   }
   // A key already gone (expired) answers "no such key": nothing to carry.
   await batch.exec();
@@ -69,10 +70,16 @@ export async function carryUntaggedKeys(clients: RedisClients, keys: RedisKeys, 
   while (Date.now() < deadline) {
     if (!(await clients.connected(deadline - Date.now()))) break;
     try {
-      const stream = (await renamed(commands, untagged.stream, keys.stream)) || (failedBefore && (await commands.exists(keys.stream)) === 1 && (await commands.exists(untagged.stream)) === 0);
+      const stream =
+        (await renamed(commands, untagged.stream, keys.stream)) ||
+        (failedBefore && (await commands.exists(keys.stream)) === 1 && (await commands.exists(untagged.stream)) === 0);
       if (stream) await carryPerEventKeys(commands, keys, untagged);
       const queue = await renamed(commands, untagged.historyQueue, keys.historyQueue);
-      if (stream || queue) logger.info({ stream: keys.stream, historyQueue: queue ? keys.historyQueue : undefined }, 'the event log kept by an earlier version was moved to its tagged keys');
+      if (stream || queue)
+        logger.info(
+          { stream: keys.stream, historyQueue: queue ? keys.historyQueue : undefined },
+          'the event log kept by an earlier version was moved to its tagged keys',
+        );
       return;
     } catch (error) {
       problem = redisProblem(error);
@@ -80,5 +87,8 @@ export async function carryUntaggedKeys(clients: RedisClients, keys: RedisKeys, 
       await sleep(RETRY_MS);
     }
   }
-  logger.warn({ reason: problem }, 'Redis did not take the start\'s look for an event log kept under the keys of an earlier version (untagged); it was not moved');
+  logger.warn(
+    { reason: problem },
+    "Redis did not take the start's look for an event log kept under the keys of an earlier version (untagged); it was not moved",
+  );
 }

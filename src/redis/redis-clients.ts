@@ -99,7 +99,11 @@ interface Connections<C extends Redis | Cluster> {
 }
 
 function standalone(url: string, bounded: RedisOptions): Connections<Redis> {
-  return { commands: new Redis(url, { ...bounded, ...FAIL_FAST }), appends: new Redis(url, { ...bounded, ...FAIL_FAST }), tail: new Redis(url, { ...bounded, ...WAIT_OUT }) };
+  return {
+    commands: new Redis(url, { ...bounded, ...FAIL_FAST }),
+    appends: new Redis(url, { ...bounded, ...FAIL_FAST }),
+    tail: new Redis(url, { ...bounded, ...WAIT_OUT }),
+  };
 }
 
 function sentinel(target: Extract<RedisTarget, { kind: 'sentinel' }>, bounded: RedisOptions, timeoutMs: number): Connections<Redis> {
@@ -120,10 +124,19 @@ function sentinel(target: Extract<RedisTarget, { kind: 'sentinel' }>, bounded: R
     // While every Sentinel is away, asked again at the pace of a lost server, not given up.
     sentinelRetryStrategy: reconnect,
   };
-  return { commands: new Redis({ ...options, ...FAIL_FAST }), appends: new Redis({ ...options, ...FAIL_FAST }), tail: new Redis({ ...options, ...WAIT_OUT }) };
+  return {
+    commands: new Redis({ ...options, ...FAIL_FAST }),
+    appends: new Redis({ ...options, ...FAIL_FAST }),
+    tail: new Redis({ ...options, ...WAIT_OUT }),
+  };
 }
 
-function cluster(target: Extract<RedisTarget, { kind: 'cluster' }>, bounded: RedisOptions, timeoutMs: number, logKey: string): Connections<Cluster> {
+function cluster(
+  target: Extract<RedisTarget, { kind: 'cluster' }>,
+  bounded: RedisOptions,
+  timeoutMs: number,
+  logKey: string,
+): Connections<Cluster> {
   const access = accessOptions(target.access);
   const options: ClusterOptions = {
     // Commands while the cluster is not connected fail at once, as on one server.
@@ -144,7 +157,12 @@ function cluster(target: Extract<RedisTarget, { kind: 'cluster' }>, bounded: Red
   return {
     commands,
     // MOVED too: the slot's master moved, and the connection follows it.
-    appends: clusterAppends(commands, target.nodes, logKey, { ...bounded, ...access, ...FAIL_FAST, reconnectOnError: (error) => (/^(READONLY|MOVED) /.test(error.message) ? 1 : false) }),
+    appends: clusterAppends(commands, target.nodes, logKey, {
+      ...bounded,
+      ...access,
+      ...FAIL_FAST,
+      reconnectOnError: (error) => (/^(READONLY|MOVED) /.test(error.message) ? 1 : false),
+    }),
     tail: clusterTail(commands, target.nodes, { ...bounded, ...access, ...WAIT_OUT }),
   };
 }
@@ -185,7 +203,12 @@ function clusterTail(commands: Cluster, seeds: ReadonlyArray<{ host: string; por
  * READONLY ended it: reconnectOnError), the next attempt goes to the slot's
  * master as the cluster knows it then.
  */
-function clusterAppends(commands: Cluster, seeds: ReadonlyArray<{ host: string; port: number }>, logKey: string, options: RedisOptions): Redis {
+function clusterAppends(
+  commands: Cluster,
+  seeds: ReadonlyArray<{ host: string; port: number }>,
+  logKey: string,
+  options: RedisOptions,
+): Redis {
   const first = seeds[0]!;
   const appends = new Redis({ ...options, host: first.host, port: first.port });
   let slot: number | undefined;
@@ -221,7 +244,11 @@ export function createRedisClients(target: RedisTarget, options: RedisClientsOpt
   // The deadlines are command-deadline.ts's, never ioredis' own `commandTimeout` and `socketTimeout` (a late event loop would trip them).
   const bounded: RedisOptions = { retryStrategy: reconnect, reconnectOnError: reconnectOnReadOnly };
   const { commands, appends, tail } =
-    target.kind === 'cluster' ? cluster(target, bounded, timeoutMs, options.probeKey) : target.kind === 'sentinel' ? sentinel(target, bounded, timeoutMs) : standalone(target.url, bounded);
+    target.kind === 'cluster'
+      ? cluster(target, bounded, timeoutMs, options.probeKey)
+      : target.kind === 'sentinel'
+        ? sentinel(target, bounded, timeoutMs)
+        : standalone(target.url, bounded);
   for (const connection of [appends, tail]) boundCommands(connection, timeoutMs);
   if (commands instanceof Cluster) boundClusterCommands(commands, timeoutMs);
   else boundCommands(commands, timeoutMs);

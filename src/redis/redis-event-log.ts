@@ -1,4 +1,12 @@
-import { comparePositions, eventsExpired, isPosition, type EventLog, type LogKeep, type LoggedEvent, type ReplayPage } from '../events/event-log.js';
+import {
+  comparePositions,
+  eventsExpired,
+  isPosition,
+  type EventLog,
+  type LogKeep,
+  type LoggedEvent,
+  type ReplayPage,
+} from '../events/event-log.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../events/recent-events.js';
 import { transactionDigest } from '../events/transaction-digest.js';
@@ -192,7 +200,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   const { pageEvents } = options;
   const keep = options.keep ?? { spanMs: Number.MAX_SAFE_INTEGER, leastEvents: options.capacity };
   /** At most `count` entries from `from` on: every read of the stream is bounded, so none holds Redis for long. */
-  const range = async (from: string, count: number) => ((await commands.xrange(stream, from, '+', 'COUNT', count)) as StreamEntries);
+  const range = async (from: string, count: number) => (await commands.xrange(stream, from, '+', 'COUNT', count)) as StreamEntries;
 
   function deliver(logged: LoggedEvent | undefined): void {
     if (!logged || (delivered !== undefined && comparePositions(logged.position, delivered) <= 0)) return;
@@ -230,7 +238,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
         delivered ??= await newest();
         await tail.subscribe(channel);
         // Page by page up to the newest; an entry trimmed meanwhile was never the listeners' to miss.
-        for (let from = delivered; ; ) {
+        for (let from = delivered; ;) {
           const entries = await range(`(${from}`, pageEvents);
           for (const entry of entries) deliver(fromEntry(entry));
           if (entries.length < pageEvents) break;
@@ -257,7 +265,10 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
     if (position === null) return undefined;
     const entries = await range(position, pageEvents + 1);
     if (entries[0]?.[0] !== position) return undefined;
-    const events = entries.slice(1).map(fromEntry).filter((logged): logged is LoggedEvent => logged !== undefined);
+    const events = entries
+      .slice(1)
+      .map(fromEntry)
+      .filter((logged): logged is LoggedEvent => logged !== undefined);
     return { events, next: entries.length > pageEvents ? entries.at(-1)?.[0] : undefined };
   }
 
@@ -266,8 +277,25 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       if (dedupeBy === 'id' && confirmed.hasId(event)) return undefined;
       const digest = transactionDigest(event.transaction);
       const { account } = event;
-      const scriptKeys = [stream, keys.eventPosition(event.eventId, account), keys.dedupe(event.eventId, account), keys.lastDigest(event.transactionId, account)];
-      const args = [options.capacity, JSON.stringify(event), dedupeTtlMs, digest, dedupeBy, confirmed.lastDigest(event) ?? '', channel, options.historyGroup ?? '', SHORTEST_KEY_LIFE_MS, keep.spanMs, keep.leastEvents];
+      const scriptKeys = [
+        stream,
+        keys.eventPosition(event.eventId, account),
+        keys.dedupe(event.eventId, account),
+        keys.lastDigest(event.transactionId, account),
+      ];
+      const args = [
+        options.capacity,
+        JSON.stringify(event),
+        dedupeTtlMs,
+        digest,
+        dedupeBy,
+        confirmed.lastDigest(event) ?? '',
+        channel,
+        options.historyGroup ?? '',
+        SHORTEST_KEY_LIFE_MS,
+        keep.spanMs,
+        keep.leastEvents,
+      ];
       const position = await appends.vendingGatewayAppendEvent(...scriptKeys, ...args);
       // A new event and a redelivery alike: 200 only once a replica holds what the answer stands on.
       await replicas.confirm();

@@ -71,7 +71,9 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
   }
 
   const read = async (from: '0' | '>'): Promise<Entries> => {
-    const answer = (await commands.xreadgroup('GROUP', GROUP, consumer, 'COUNT', BATCH, 'STREAMS', options.key, from)) as Array<[string, Entries]> | null;
+    const answer = (await commands.xreadgroup('GROUP', GROUP, consumer, 'COUNT', BATCH, 'STREAMS', options.key, from)) as Array<
+      [string, Entries]
+    > | null;
     return answer?.[0]?.[1] ?? [];
   };
 
@@ -89,7 +91,12 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
       if (failing) return false;
     }
     const ids = entries.map(([id]) => id);
-    if (options.drain) await commands.multi().xack(options.key, GROUP, ...ids).xdel(options.key, ...ids).exec();
+    if (options.drain)
+      await commands
+        .multi()
+        .xack(options.key, GROUP, ...ids)
+        .xdel(options.key, ...ids)
+        .exec();
     else await commands.xack(options.key, GROUP, ...ids);
     return true;
   }
@@ -108,7 +115,11 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
   async function measure(): Promise<void> {
     const was = full;
     full = (await behind()) >= options.maxBehind;
-    if (full && !was) options.logger.warn({ maxBehind: options.maxBehind }, 'the history is as far behind the event log as it may be: webhooks get 503 until it catches up');
+    if (full && !was)
+      options.logger.warn(
+        { maxBehind: options.maxBehind },
+        'the history is as far behind the event log as it may be: webhooks get 503 until it catches up',
+      );
   }
 
   async function pump(claim: boolean): Promise<void> {
@@ -169,7 +180,7 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
       closed = true;
       // A consumer holding nothing leaves the group (one that holds entries stays, so that they can be claimed).
       try {
-        const held = (await commands.xpending(options.key, GROUP, '-', '+', 1, consumer));
+        const held = await commands.xpending(options.key, GROUP, '-', '+', 1, consumer);
         if (held.length === 0) await commands.xgroup('DELCONSUMER', options.key, GROUP, consumer);
       } catch {
         // Redis away: the consumer stays, holding nothing; another instance's claims pass it by.

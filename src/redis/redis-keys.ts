@@ -32,7 +32,15 @@ export interface RedisKeys {
   /** The prefix of the machines' own event log (its stream, channel and per-event keys, as the transactions' are named under REDIS_PREFIX). */
   vendingLogPrefix: string;
   /** The names the stream and the history's queue had before they were tagged (empty when they had a tag already). */
-  untagged: { stream: string; historyQueue: string; eventPosition(eventId: string, account: string | undefined): string; dedupe(eventId: string, account: string | undefined): string; lastDigest(transactionId: string, account: string | undefined): string } | undefined;
+  untagged:
+    | {
+        stream: string;
+        historyQueue: string;
+        eventPosition(eventId: string, account: string | undefined): string;
+        dedupe(eventId: string, account: string | undefined): string;
+        lastDigest(transactionId: string, account: string | undefined): string;
+      }
+    | undefined;
 }
 
 /**

@@ -18,7 +18,10 @@ const KINDS: Array<[RegExp, string]> = [
   [/NOAUTH|WRONGPASS|invalid (username-)?password|NOPERM/i, 'Redis refused the credentials'],
   [/ENOTFOUND|EAI_AGAIN/, 'the address does not resolve'],
   [/ECONNREFUSED/, 'nothing answers at the address'],
-  [/timed out|Stream isn't writeable|Connection is closed|connection to Redis closed|ECONNRESET|EPIPE/i, 'Redis is not answering (away, stalled or reconnecting)'],
+  [
+    /timed out|Stream isn't writeable|Connection is closed|connection to Redis closed|ECONNRESET|EPIPE/i,
+    'Redis is not answering (away, stalled or reconnecting)',
+  ],
 ];
 
 export function redisProblem(error: unknown): string {

@@ -75,10 +75,12 @@ export function createReplicaWait(connection: Redis, options: ReplicaWaitOptions
       return out;
     }
     // The WAIT out now may have been sent before this append's write: the next one is sent after it.
-    next ??= out.catch(() => 0).then(() => {
-      next = undefined;
-      return waitOnce();
-    });
+    next ??= out
+      .catch(() => 0)
+      .then(() => {
+        next = undefined;
+        return waitOnce();
+      });
     return next;
   }
 

@@ -49,14 +49,18 @@ export function createWriteHealth(commands: Redis | Cluster, options: WriteHealt
   function noteWrite(outcome: true | { error: unknown }): void {
     if (outcome === true) {
       lastSuccess = Date.now();
-      if (!writable && wasWritable) options.logger?.info('Redis takes the event log\'s writes again');
+      if (!writable && wasWritable) options.logger?.info("Redis takes the event log's writes again");
       writable = true;
       wasWritable = true;
       for (const wake of waiters) wake(true);
       return;
     }
     problem = redisProblem(outcome.error);
-    if (writable) options.logger?.warn({ reason: problem }, 'Redis cannot take the event log\'s writes now; until it can, webhooks get 503 and readiness says 503');
+    if (writable)
+      options.logger?.warn(
+        { reason: problem },
+        "Redis cannot take the event log's writes now; until it can, webhooks get 503 and readiness says 503",
+      );
     writable = false;
   }
 

@@ -86,14 +86,16 @@ export function restRoutes({ backend, guard }: RestRoutesOptions): Route[] {
       permission: 'read',
       url: '/vendings',
       operation: 'GET /vendings',
-      handler: async (request, reply) => answered(reply, await backend.listVendings(productsOf(request), credentialOf(request), request.scope)),
+      handler: async (request, reply) =>
+        answered(reply, await backend.listVendings(productsOf(request), credentialOf(request), request.scope)),
     },
     {
       method: 'GET',
       permission: 'read',
       url: '/vendings/:id',
       operation: 'GET /vendings/{id}',
-      handler: async (request, reply) => answered(reply, await backend.getVending(idOf(request), productsOf(request), credentialOf(request), request.scope)),
+      handler: async (request, reply) =>
+        answered(reply, await backend.getVending(idOf(request), productsOf(request), credentialOf(request), request.scope)),
     },
   ];
   // Judged with the key, before the body is read: a PUT without `pay` is a 403 whatever it carries.

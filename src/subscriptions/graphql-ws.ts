@@ -1,7 +1,16 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { getOperationAST, GraphQLError, valueFromASTUntyped, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult, OperationTypeNode } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  valueFromASTUntyped,
+  visit,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  OperationTypeNode,
+} from 'graphql';
 
 import type { Context, SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -77,7 +86,11 @@ function authorizationOf(params: Readonly<Record<string, unknown>> | undefined):
  * already went out; any `after` anywhere in the document counts, which only
  * ever costs sharing.
  */
-function resumes(document: DocumentNode, variables: Readonly<Record<string, unknown>> | null | undefined, connectionAfter: unknown): boolean {
+function resumes(
+  document: DocumentNode,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+  connectionAfter: unknown,
+): boolean {
   const connectionResumes = connectionAfter !== undefined && connectionAfter !== null && connectionAfter !== '';
   let found = false;
   visit(document, {
@@ -106,7 +119,8 @@ function hashOnlyAsEmptyText(key: string, value: unknown): unknown {
   const payload = message.payload;
   if (message.type !== 'subscribe' || typeof payload !== 'object' || payload === null || payload.query !== undefined) return value;
   const extensions = payload.extensions as { persistedQuery?: unknown } | undefined;
-  const byHash = (typeof extensions === 'object' && extensions !== null && extensions.persistedQuery !== undefined) || payload.documentId !== undefined;
+  const byHash =
+    (typeof extensions === 'object' && extensions !== null && extensions.persistedQuery !== undefined) || payload.documentId !== undefined;
   return byHash ? { ...message, payload: { ...payload, query: '' } } : value;
 }
 
@@ -131,7 +145,8 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   // in use) on the WebSocket server, where graphql-ws reports them as its own failure. Other paths are still
   // refused by ws (400), as with `server`.
   const wss = new WebSocketServer({ noServer: true, path: options.path, maxPayload: options.limits.maxMessageBytes });
-  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request));
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+    wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request));
   options.server.on('upgrade', upgrade);
   const open = new WeakMap<object, Set<string>>();
   const shared = createSharedSubscriptions();
@@ -166,7 +181,11 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
    * execute each subscriber, this one lets subscribers share an execution.
    * graphql-ws then only hands on the result already made.
    */
-  const prepare = async (ctx: Context<Record<string, unknown>, Extra>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+  const prepare = async (
+    ctx: Context<Record<string, unknown>, Extra>,
+    id: string,
+    payload: SubscribePayload,
+  ): Promise<ExecutionArgs | readonly GraphQLError[]> => {
     const authorization = authorizationOf(ctx.connectionParams);
     const connectionAfter = ctx.connectionParams?.after;
     let ran: ExecutionArgs | undefined;
@@ -187,7 +206,10 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         ran = args;
         if (!isSubscription) return (await execute({ ...args, contextValue })) as ExecutionResult;
         // Every subscription is a group member (of a group of one when not sharing or resuming), so counts are uniform.
-        const group = options.sharing && !resumes(document, params.variables, connectionAfter) ? JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, authorization ?? null]) : randomUUID();
+        const group =
+          options.sharing && !resumes(document, params.variables, connectionAfter)
+            ? JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, authorization ?? null])
+            : randomUUID();
         // Results go to the socket as prebuilt `next` frames: one serialisation per event, not one per subscriber.
         const socket = ctx.extra.socket;
         const frameStart = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
@@ -252,7 +274,11 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         const ids = open.get(ctx) ?? new Set<string>();
         open.set(ctx, ids);
         if (ids.size >= options.limits.maxSubscriptions) {
-          return [new GraphQLError(`At most ${options.limits.maxSubscriptions} subscriptions per connection`, { extensions: { code: ErrorCode.BAD_USER_INPUT } })];
+          return [
+            new GraphQLError(`At most ${options.limits.maxSubscriptions} subscriptions per connection`, {
+              extensions: { code: ErrorCode.BAD_USER_INPUT },
+            }),
+          ];
         }
         ids.add(id);
         // graphql-ws calls onComplete only for an operation that ran: a refused or failed one gives its slot back here.
@@ -280,7 +306,8 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       await restartHold.settled(settleMs);
       // Not 1001 after `complete`s: clients treat a completed subscription as finished and never resubscribe.
       for (const client of wss.clients) client.close(1012, 'Service restart');
-      for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       for (const client of wss.clients) client.terminate();
       await disposable.dispose();
       options.server.off('upgrade', upgrade);
@@ -289,4 +316,3 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     subscriptions: () => ({ subscribers: shared.members(), executions: shared.groups() }),
   };
 }
-

@@ -27,7 +27,9 @@ type Extensions = Record<string | symbol, unknown>;
  * automatic reconnect goes on live instead of getting the same error forever.
  */
 function frameId(result: ExecutionResult): string | undefined {
-  const id = (result.extensions as Extensions | undefined)?.[POSITION] ?? result.errors?.find((error) => error.extensions?.code === ErrorCode.EVENTS_EXPIRED)?.extensions.cursor;
+  const id =
+    (result.extensions as Extensions | undefined)?.[POSITION] ??
+    result.errors?.find((error) => error.extensions?.code === ErrorCode.EVENTS_EXPIRED)?.extensions.cursor;
   return typeof id === 'string' && isPosition(id) ? id : undefined;
 }
 
@@ -53,7 +55,11 @@ export interface EventIdsOptions {
   stopping?: () => boolean;
 }
 
-function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream; TextEncoder: typeof TextEncoder }, stopping: () => boolean): Response {
+function sseResponse(
+  result: AsyncIterable<ExecutionResult>,
+  fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream; TextEncoder: typeof TextEncoder },
+  stopping: () => boolean,
+): Response {
   const encoder = new fetchAPI.TextEncoder();
   const iterator = result[Symbol.asyncIterator]();
   let ping: NodeJS.Timeout | undefined;
@@ -99,7 +105,11 @@ export function useEventIds({ stopping = () => false }: EventIdsOptions = {}): P
     onResultProcess({ request, result, setResultProcessor }) {
       if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
       // Other single results keep yoga's writer, which also sets their HTTP status.
-      const results = isAsyncIterable(result) ? (result as AsyncIterable<ExecutionResult>) : frameId(result as ExecutionResult) ? once(result as ExecutionResult) : undefined;
+      const results = isAsyncIterable(result)
+        ? (result as AsyncIterable<ExecutionResult>)
+        : frameId(result as ExecutionResult)
+          ? once(result as ExecutionResult)
+          : undefined;
       if (results) setResultProcessor((_processed, fetchAPI) => sseResponse(results, fetchAPI, stopping), 'text/event-stream');
     },
   };

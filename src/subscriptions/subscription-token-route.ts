@@ -43,7 +43,10 @@ export function subscriptionTokenRoutes({ tokens, guard, corsOrigins }: Subscrip
         if (!credential) throw new Error('the subscription-token route ran without its guard');
         const { token, expiresAt } = await tokens.mint(credential);
         allowOrigin(request, reply);
-        return reply.code(201).header('cache-control', 'no-store').send(dataEnvelope({ token, expiresAt: new Date(expiresAt).toISOString() }));
+        return reply
+          .code(201)
+          .header('cache-control', 'no-store')
+          .send(dataEnvelope({ token, expiresAt: new Date(expiresAt).toISOString() }));
       },
     },
     {
@@ -53,7 +56,11 @@ export function subscriptionTokenRoutes({ tokens, guard, corsOrigins }: Subscrip
       operation: 'subscription-token',
       handler(request, reply) {
         if (allowOrigin(request, reply)) {
-          reply.headers({ 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'authorization, content-type, x-request-id', 'access-control-max-age': '600' });
+          reply.headers({
+            'access-control-allow-methods': 'POST',
+            'access-control-allow-headers': 'authorization, content-type, x-request-id',
+            'access-control-max-age': '600',
+          });
         }
         return reply.code(204).send();
       },

@@ -63,7 +63,10 @@ function complainTo(logger: Logger): void {
 export function acquireSdk(options: TracingOptions, logger: Logger): () => Promise<void> {
   if (!shared) {
     complainTo(logger);
-    logger.info({ endpoint: options.url, sampler: options.sampler, serviceName: options.serviceName }, 'tracing on: spans are exported over OTLP/HTTP');
+    logger.info(
+      { endpoint: options.url, sampler: options.sampler, serviceName: options.serviceName },
+      'tracing on: spans are exported over OTLP/HTTP',
+    );
     const exporter = new OTLPTraceExporter({ url: options.url, headers: options.headers });
     const provider = new NodeTracerProvider({
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),

@@ -34,7 +34,11 @@ let elsewhere: string[];
 const startA = () => startGateway({ PORT: String(port), SIMULATOR: 'off', REDIS_URL: redis.url });
 
 async function postTo(running: RunningGateway, status: string): Promise<void> {
-  const request = buildWebhookRequest({ form: 'enveloped', id: `evt-${status}`, transaction: { transactionId: 'tx-browser', status, products: [line] } });
+  const request = buildWebhookRequest({
+    form: 'enveloped',
+    id: `evt-${status}`,
+    transaction: { transactionId: 'tx-browser', status, products: [line] },
+  });
   const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
   expect(response.status).toBe(200);
 }

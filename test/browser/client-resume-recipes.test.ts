@@ -6,7 +6,15 @@ import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-pro
 import type { RecordingClient } from '../helpers/real-clients.js';
 import { deliverWebhook } from '../helpers/redis-deployment.js';
 import { freePort, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
-import { apolloRecipe, browserRecipes, eventSourceRecipe, graphqlSseRecipe, graphqlWsRecipe, urqlSseRecipe, urqlWsRecipe } from '../helpers/resume-recipes.js';
+import {
+  apolloRecipe,
+  browserRecipes,
+  eventSourceRecipe,
+  graphqlSseRecipe,
+  graphqlWsRecipe,
+  urqlSseRecipe,
+  urqlWsRecipe,
+} from '../helpers/resume-recipes.js';
 import { chromiumFor } from '../helpers/browser.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -39,13 +47,16 @@ const recipes = [apolloRecipe, urqlWsRecipe, urqlSseRecipe, graphqlWsRecipe, gra
 
 /** Subscribers open on a gateway process, read from its metrics. */
 async function activeSubscriptions(url: string): Promise<number> {
-  const text = await fetch(`${url}/metrics`).then((response) => response.text(), () => '');
+  const text = await fetch(`${url}/metrics`).then(
+    (response) => response.text(),
+    () => '',
+  );
   const line = text.split('\n').find((row) => /^\w*active_subscriptions /.test(row));
   return line ? Number(line.split(' ')[1]) : -1;
 }
 
 async function waitForSubscribers(url: string, count: number): Promise<boolean> {
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     if ((await activeSubscriptions(url)) === count) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -75,7 +86,11 @@ describe.each(['SIGTERM', 'SIGKILL'] as const)('resume recipes across a restart 
     const send = async (count: number) => {
       for (let i = 0; i < count; i++) {
         const status = `s-${sent.length}`;
-        const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 'recipe-tx', status, products: [] }, id: `evt-${randomUUID()}` });
+        const request = buildWebhookRequest({
+          form: 'enveloped',
+          transaction: { transactionId: 'recipe-tx', status, products: [] },
+          id: `evt-${randomUUID()}`,
+        });
         expect((await deliverWebhook(b, request)).status).toBe(200);
         sent.push(status);
       }

@@ -28,7 +28,10 @@ describe.skipIf(!hasChromium)('a first look at a fresh start', () => {
   });
 
   it('shows a filled hour: sales spread over its minutes, per currency, top products and stuck payments', async () => {
-    const sold = () => page.locator('#sales-chart rect.bar').evaluateAll((rects) => rects.filter((rect) => Number(rect.getAttribute('data-total-sold')) > 0).length);
+    const sold = () =>
+      page
+        .locator('#sales-chart rect.bar')
+        .evaluateAll((rects) => rects.filter((rect) => Number(rect.getAttribute('data-total-sold')) > 0).length);
     await expect.poll(sold, { timeout: 10_000 }).toBeGreaterThan(20);
     expect(await page.locator('#sales-summary [data-currency]').count()).toBeGreaterThan(1);
     expect(await page.locator('#sales-summary').textContent()).not.toContain('Nothing');
@@ -44,7 +47,13 @@ describe.skipIf(!hasChromium)('a first look at a fresh start', () => {
     const images = page.locator('#detail .product img');
     await images.first().waitFor({ timeout: 5_000 });
     await expect
-      .poll(() => images.evaluateAll((all) => all.map((image) => (image as HTMLImageElement).complete && (image as HTMLImageElement).naturalWidth > 0)), { timeout: 5_000 })
+      .poll(
+        () =>
+          images.evaluateAll((all) =>
+            all.map((image) => (image as HTMLImageElement).complete && (image as HTMLImageElement).naturalWidth > 0),
+          ),
+        { timeout: 5_000 },
+      )
       .toEqual(Array.from({ length: 6 }, () => true));
     const sources = await images.evaluateAll((all) => all.map((image) => (image as HTMLImageElement).src));
     for (const source of sources) expect(new URL(source).origin).toBe(new URL(running.url).origin);

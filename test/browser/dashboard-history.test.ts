@@ -35,11 +35,21 @@ async function postWebhook(index: number, status: string): Promise<void> {
 }
 
 const row = (index: number) => page.locator(`#recent-rows tr[data-transaction-id="${sale(index).transactionId}"]`);
-const listed = () => page.locator('#recent-rows tr[data-transaction-id]').evaluateAll((rows) => rows.map((tr) => [tr.getAttribute('data-transaction-id'), tr.getAttribute('data-status')]));
+const listed = () =>
+  page
+    .locator('#recent-rows tr[data-transaction-id]')
+    .evaluateAll((rows) => rows.map((tr) => [tr.getAttribute('data-transaction-id'), tr.getAttribute('data-status')]));
 const bars = () =>
-  page.locator('#sales-chart rect.bar').evaluateAll((rects) =>
-    rects.map((rect) => ({ start: rect.getAttribute('data-start')!, sold: Number(rect.getAttribute('data-total-sold')), height: Number(rect.getAttribute('height')), current: rect.classList.contains('current') })),
-  );
+  page
+    .locator('#sales-chart rect.bar')
+    .evaluateAll((rects) =>
+      rects.map((rect) => ({
+        start: rect.getAttribute('data-start')!,
+        sold: Number(rect.getAttribute('data-total-sold')),
+        height: Number(rect.getAttribute('height')),
+        current: rect.classList.contains('current'),
+      })),
+    );
 
 describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
   beforeAll(async () => {
@@ -67,7 +77,9 @@ describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
 
   it('says the history covers only since the gateway started, which is within the hour shown', async () => {
     const note = page.locator('#coverage-note');
-    await expect.poll(() => note.textContent()).toMatch(/^History covers only since \d\d:\d\d: earlier sales of this hour are not counted\.$/);
+    await expect
+      .poll(() => note.textContent())
+      .toMatch(/^History covers only since \d\d:\d\d: earlier sales of this hour are not counted\.$/);
     const since = new Date((await note.locator('time').getAttribute('datetime'))!).getTime();
     expect(since).toBeGreaterThanOrEqual(startedBefore);
     expect(since).toBeLessThanOrEqual(startedAfter);
@@ -86,7 +98,9 @@ describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
 
     // The bar of the minute of the sale (the last one, unless a minute has started since).
     const minuteOfSale = new Date(Math.floor(soldAt / MINUTE) * MINUTE).toISOString();
-    await expect.poll(async () => (await bars()).find((bar) => bar.start === minuteOfSale)?.sold, { timeout: 3_000 }).toBeCloseTo(amount, 6);
+    await expect
+      .poll(async () => (await bars()).find((bar) => bar.start === minuteOfSale)?.sold, { timeout: 3_000 })
+      .toBeCloseTo(amount, 6);
     const drawn = await bars();
     expect(drawn).toHaveLength(60);
     const bar = drawn.find((candidate) => candidate.start === minuteOfSale)!;
@@ -113,7 +127,9 @@ describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
   });
 
   it('narrows the list to the status chosen in the filter, live events included, and back to all', async () => {
-    const choices = await page.locator('#status-filter option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
+    const choices = await page
+      .locator('#status-filter option')
+      .evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
     expect(choices).toEqual(['', 'completed', 'pending', 'refunded']);
     await page.locator('#status-filter').selectOption('pending');
     await expect.poll(listed, { timeout: 3_000 }).toEqual([[sale(3).transactionId, 'pending']]);
@@ -146,7 +162,11 @@ describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
     await expect.poll(drawnAt).toBeLessThan(390);
     const fits = await page.evaluate(() => {
       const svg = document.querySelector('#sales-chart svg')!;
-      return { overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth, chart: Number(svg.getAttribute('width')), box: document.getElementById('sales-chart')!.clientWidth };
+      return {
+        overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        chart: Number(svg.getAttribute('width')),
+        box: document.getElementById('sales-chart')!.clientWidth,
+      };
     });
     expect(fits.overflow).toBeLessThanOrEqual(0);
     expect(fits.chart).toBe(fits.box);

@@ -39,7 +39,9 @@ describe.skipIf(!hasChromium)('dashboard page: machines live', () => {
 
   it('says a machine offline at the start is offline at least since the gateway first read it, not since then', async () => {
     expect(STOCKHOLM.online).toBe(false);
-    await expect.poll(() => card(STOCKHOLM.vendingId).locator('.offline').textContent(), { timeout: 5_000 }).toMatch(/^Offline at least since \d\d:\d\d$/);
+    await expect
+      .poll(() => card(STOCKHOLM.vendingId).locator('.offline').textContent(), { timeout: 5_000 })
+      .toMatch(/^Offline at least since \d\d:\d\d$/);
     expect(await card(STOCKHOLM.vendingId).locator('.offline').getAttribute('title')).toMatch(/already offline when the gateway started/);
     expect(await card(STOCKHOLM.vendingId).getAttribute('data-online')).toBe('false');
   });

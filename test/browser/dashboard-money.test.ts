@@ -21,7 +21,8 @@ const demo = createDemoData();
 const machineOf = (identifier: string) => demo.vendings.find((vending) => vending.identifier === identifier)!;
 const SE = machineOf('VM-SE-0108');
 /** A demo sale at the Stockholm machine (prices in SEK), and ones at a Berlin and a London machine. */
-const sale = (currency: string): Transaction => demo.transactions.find((t) => t.vendingId === demo.vendings.find((v) => v.currencyCode === currency)!.vendingId)!;
+const sale = (currency: string): Transaction =>
+  demo.transactions.find((t) => t.vendingId === demo.vendings.find((v) => v.currencyCode === currency)!.vendingId)!;
 const format = (amount: number, currency: string) => new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(amount);
 
 let running: RunningGateway;
@@ -29,7 +30,10 @@ let browser: Browser;
 let page: Page;
 let elsewhere: string[] = [];
 
-async function post(transaction: Record<string, unknown> & Pick<Transaction, 'transactionId' | 'status' | 'products'>, at?: Date): Promise<void> {
+async function post(
+  transaction: Record<string, unknown> & Pick<Transaction, 'transactionId' | 'status' | 'products'>,
+  at?: Date,
+): Promise<void> {
   const request = buildWebhookRequest({ form: 'enveloped', transaction, ...(at ? { at } : {}) });
   const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
   expect(response.status).toBe(200);
@@ -55,7 +59,10 @@ describe.skipIf(!hasChromium)('dashboard page: money by currency, stuck payments
   });
 
   it('totals the hour per currency, each figure naming its currency, never one sum across them', async () => {
-    const figures = () => page.locator('#sales-summary [data-currency]').evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-currency'), node.textContent]));
+    const figures = () =>
+      page
+        .locator('#sales-summary [data-currency]')
+        .evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-currency'), node.textContent]));
     await expect.poll(figures, { timeout: 5_000 }).toEqual([
       ['EUR', `${format(total(eur.products), 'EUR')} sold`],
       ['GBP', `${format(total(gbp.products), 'GBP')} sold`],
@@ -66,11 +73,16 @@ describe.skipIf(!hasChromium)('dashboard page: money by currency, stuck payments
   });
 
   it('gives every top product its amount in the currency it sold in', async () => {
-    const items = () => page.locator('#top-products li[data-product-id]').evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-currency'), node.querySelector('.num')?.textContent]));
+    const items = () =>
+      page
+        .locator('#top-products li[data-product-id]')
+        .evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-currency'), node.querySelector('.num')?.textContent]));
     await expect.poll(async () => (await items()).length, { timeout: 5_000 }).toBeGreaterThan(0);
     for (const [currency, text] of await items()) {
       expect(['EUR', 'GBP', 'SEK']).toContain(currency);
-      const amount = Intl.NumberFormat('en-US', { style: 'currency', currency: currency! }).formatToParts(1).find((part) => part.type === 'currency')!.value;
+      const amount = Intl.NumberFormat('en-US', { style: 'currency', currency: currency! })
+        .formatToParts(1)
+        .find((part) => part.type === 'currency')!.value;
       expect(text).toContain(amount);
     }
     const line = sek.products[0]!;
@@ -81,17 +93,24 @@ describe.skipIf(!hasChromium)('dashboard page: money by currency, stuck payments
   it('names the currency of every amount in the recent list and the live feed', async () => {
     const row = page.locator(`#recent-rows tr[data-transaction-id="${sek.transactionId}"]`);
     await expect.poll(() => row.locator('td.num').textContent(), { timeout: 5_000 }).toBe(format(total(sek.products), 'SEK'));
-    expect(await page.locator(`#recent-rows tr[data-transaction-id="${gbp.transactionId}"] td.num`).textContent()).toBe(format(total(gbp.products), 'GBP'));
+    expect(await page.locator(`#recent-rows tr[data-transaction-id="${gbp.transactionId}"] td.num`).textContent()).toBe(
+      format(total(gbp.products), 'GBP'),
+    );
     const event = page.locator(`#feed .event[data-transaction-id="${sek.transactionId}"]`);
     await expect.poll(() => event.locator('.head span').nth(1).textContent(), { timeout: 5_000 }).toBe(format(total(sek.products), 'SEK'));
   });
 
   it('draws the chart of one currency at a time, the operator choosing which', async () => {
-    const bars = () => page.locator('#sales-chart rect.bar').evaluateAll((rects) => rects.map((rect) => Number(rect.getAttribute('data-total-sold'))));
-    const choices = await page.locator('#chart-currency option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
+    const bars = () =>
+      page.locator('#sales-chart rect.bar').evaluateAll((rects) => rects.map((rect) => Number(rect.getAttribute('data-total-sold'))));
+    const choices = await page
+      .locator('#chart-currency option')
+      .evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
     expect(choices).toEqual(['EUR', 'GBP', 'SEK']);
     await page.locator('#chart-currency').selectOption('SEK');
-    await expect.poll(async () => (await bars()).reduce((sum, sold) => sum + sold, 0), { timeout: 3_000 }).toBeCloseTo(total(sek.products), 6);
+    await expect
+      .poll(async () => (await bars()).reduce((sum, sold) => sum + sold, 0), { timeout: 3_000 })
+      .toBeCloseTo(total(sek.products), 6);
     expect(await page.locator('#sales-chart svg').getAttribute('aria-label')).toContain('SEK');
     // The axis's figures are amounts: it names their currency.
     expect(await page.locator('#sales-chart svg text.unit').textContent()).toBe('SEK');
@@ -102,7 +121,8 @@ describe.skipIf(!hasChromium)('dashboard page: money by currency, stuck payments
     // Pending since 12 minutes ago (the event's own time), and one pending since just now.
     await post({ transactionId: stuck.transactionId, status: 'pending', products: stuck.products }, new Date(Date.now() - 12 * 60_000));
     await post({ transactionId: demo.transactions[12]!.transactionId, status: 'pending', products: demo.transactions[12]!.products });
-    const listed = () => page.locator('#stuck-rows tr[data-transaction-id]').evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-transaction-id')));
+    const listed = () =>
+      page.locator('#stuck-rows tr[data-transaction-id]').evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-transaction-id')));
     // The default threshold is 10 minutes.
     await expect.poll(listed, { timeout: 5_000 }).toEqual([stuck.transactionId]);
     expect(await page.locator('#stuck-rows').textContent()).toMatch(/pending for 12 min/);

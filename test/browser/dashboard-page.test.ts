@@ -31,7 +31,11 @@ async function freePort(): Promise<number> {
 const start = () => startGateway({ PORT: String(port), SIMULATOR: 'off' });
 
 async function postWebhook(id: string, transactionId: string, status: string): Promise<void> {
-  const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId, status, products: demo.transactions[0]!.products } });
+  const request = buildWebhookRequest({
+    form: 'enveloped',
+    id,
+    transaction: { transactionId, status, products: demo.transactions[0]!.products },
+  });
   const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
   expect(response.status).toBe(200);
 }
@@ -65,7 +69,7 @@ describe.skipIf(!hasChromium)('dashboard page', () => {
     await expect.poll(() => page.locator('#connection').textContent(), { timeout: 5_000 }).toBe('live');
   });
 
-  it('shows a machine\'s products, chosen with the keyboard', async () => {
+  it("shows a machine's products, chosen with the keyboard", async () => {
     const machine = demo.vendings[1]!;
     await page.locator(`[data-vending-id="${machine.vendingId}"]`).focus();
     await page.keyboard.press('Enter');

@@ -53,17 +53,22 @@ describe.skipIf(!hasChromium)('dashboard page in front of a REST service', () =>
   it('shows an event for a transaction the service answers 404 for, and updates the lists from it at once', async () => {
     // Pending since 12 minutes ago: stuck at the default threshold of 10 minutes.
     await post({ transactionId: UNKNOWN, status: 'pending', products: LINES }, new Date(Date.now() - 12 * 60_000));
-    const stuck = () => page.locator('#stuck-rows tr[data-transaction-id]').evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-transaction-id')));
+    const stuck = () =>
+      page.locator('#stuck-rows tr[data-transaction-id]').evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-transaction-id')));
     await expect.poll(stuck, { timeout: 5_000 }).toEqual([UNKNOWN]);
     const event = page.locator(`#feed .event[data-transaction-id="${UNKNOWN}"]`);
     await expect.poll(() => event.count(), { timeout: 5_000 }).toBe(1);
 
     await post({ transactionId: UNKNOWN, status: 'completed', products: LINES });
     // Well before the stuck list's own 15 s poll: the event itself makes the page catch up.
-    await expect.poll(() => page.locator(`#feed .event[data-transaction-id="${UNKNOWN}"] .status`).first().textContent(), { timeout: 3_000 }).toBe('completed');
+    await expect
+      .poll(() => page.locator(`#feed .event[data-transaction-id="${UNKNOWN}"] .status`).first().textContent(), { timeout: 3_000 })
+      .toBe('completed');
     expect(await page.locator(`#feed .event[data-transaction-id="${UNKNOWN}"] .head span`).nth(1).first().textContent()).toBe('€5.00');
     await expect.poll(stuck, { timeout: 3_000 }).toEqual([]);
-    await expect.poll(() => page.locator(`#recent-rows tr[data-transaction-id="${UNKNOWN}"]`).getAttribute('data-status'), { timeout: 3_000 }).toBe('completed');
+    await expect
+      .poll(() => page.locator(`#recent-rows tr[data-transaction-id="${UNKNOWN}"]`).getAttribute('data-status'), { timeout: 3_000 })
+      .toBe('completed');
     expect(await page.locator('#feed-note').textContent()).toBe('');
   });
 
@@ -77,19 +82,25 @@ describe.skipIf(!hasChromium)('dashboard page in front of a REST service', () =>
       await page.locator(`.machine[data-vending-id="${machine.vendingId as string}"]`).click();
       const first = (machine.products as Array<{ productPrice: number }>)[0]!;
       const price = new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(first.productPrice);
-      await expect.poll(() => page.locator('#detail .product span').nth(1).textContent(), { timeout: 3_000 }).toMatch(new RegExp(`^${price.replace(/[.$]/g, '\\$&')} ×`));
+      await expect
+        .poll(() => page.locator('#detail .product span').nth(1).textContent(), { timeout: 3_000 })
+        .toMatch(new RegExp(`^${price.replace(/[.$]/g, '\\$&')} ×`));
       expect(await page.locator('#detail [data-currency]').getAttribute('data-currency')).toBe(currency);
       // A sale at that machine is counted in the same currency.
       await post({ transactionId: id, status: 'completed', products: LINES, vendingId: machine.vendingId });
-      await expect.poll(() => page.locator(`#recent-rows tr[data-transaction-id="${id}"] td.num`).textContent(), { timeout: 3_000 }).toBe(
-        new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(5),
-      );
+      await expect
+        .poll(() => page.locator(`#recent-rows tr[data-transaction-id="${id}"] td.num`).textContent(), { timeout: 3_000 })
+        .toBe(new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(5));
     }
     // The service's own value is carried through as it sent it.
-    const { body } = await postGraphQL<{ vending: { currencyCode: string | null } }>(running.url, 'query($id: ID!) { vending(id: $id) { currencyCode } }', {
-      variables: { id: upstream.vendings[2]!.vendingId },
-      key: TEST_KEY,
-    });
+    const { body } = await postGraphQL<{ vending: { currencyCode: string | null } }>(
+      running.url,
+      'query($id: ID!) { vending(id: $id) { currencyCode } }',
+      {
+        variables: { id: upstream.vendings[2]!.vendingId },
+        key: TEST_KEY,
+      },
+    );
     expect(body.data?.vending.currencyCode).toBe('gbp');
   });
 

@@ -65,7 +65,11 @@ describe('GraphiQL page and assets', () => {
 
   it('is off with GRAPHIQL=off and in production unless asked for: a browser gets no page and no assets', async () => {
     const production = { NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow' };
-    for (const [env, served] of [[{ GRAPHIQL: 'off' }, false], [production, false], [{ ...production, GRAPHIQL: 'on' }, true]] as const) {
+    for (const [env, served] of [
+      [{ GRAPHIQL: 'off' }, false],
+      [production, false],
+      [{ ...production, GRAPHIQL: 'on' }, true],
+    ] as const) {
       const other = await startGateway(env);
       try {
         const response = await pageOf(other.url);

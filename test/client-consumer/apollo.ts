@@ -30,7 +30,10 @@ export async function detail(id: string): Promise<number | undefined> {
 }
 
 export async function pay(transactionId: string): Promise<string | undefined> {
-  const { data } = await client.mutate({ mutation: UpdateTransactionPaymentDocument, variables: { transactionId, payment: { status: 'PAID' } } });
+  const { data } = await client.mutate({
+    mutation: UpdateTransactionPaymentDocument,
+    variables: { transactionId, payment: { status: 'PAID' } },
+  });
   // @ts-expect-error payment is required
   await client.mutate({ mutation: UpdateTransactionPaymentDocument, variables: { transactionId } });
   return data?.updateTransactionPayment.transaction?.status;

@@ -17,6 +17,8 @@ const report = {
   invalid: documents.flatMap(([name, document]) => validate(schema, document).map((error) => `${name}: ${error.message}`)),
   sameInCommonJs: documents.every(([name, document]) => print(cjs[name]) === print(document)),
   persisted: Object.keys(JSON.parse(readFileSync(require.resolve('@vending-gateway/client/persisted-documents.json'), 'utf8'))).length,
-  operationSource: readFileSync(require.resolve('@vending-gateway/client/operations/transaction-detail.graphql'), 'utf8').includes('query TransactionDetail'),
+  operationSource: readFileSync(require.resolve('@vending-gateway/client/operations/transaction-detail.graphql'), 'utf8').includes(
+    'query TransactionDetail',
+  ),
 };
 process.stdout.write(JSON.stringify(report));

@@ -28,7 +28,11 @@ afterAll(async () => {
 });
 
 const ids = () => upstream.transactions.map((transaction) => transaction.transactionId as string);
-const probesOf = (key: string) => upstream.callsTo('GET', '/transactions/').filter((call) => call.authorization === key).map((call) => call.path);
+const probesOf = (key: string) =>
+  upstream
+    .callsTo('GET', '/transactions/')
+    .filter((call) => call.authorization === key)
+    .map((call) => call.path);
 const as = (authorization: string) => ({ authorization, identity: { id: 'test', permissions: new Set(['read'] as const) } });
 
 describe('in forward mode', () => {
@@ -36,7 +40,7 @@ describe('in forward mode', () => {
     expect(forward.gateway.app.graphql.services.accountAccess).toBe(forward.gateway.app.accountAccess);
   });
 
-  it('asks the service with the client\'s key, once per key and account, through no cache', async () => {
+  it("asks the service with the client's key, once per key and account, through no cache", async () => {
     const access = forward.gateway.app.accountAccess;
     const [first, second] = ids();
     // The entity cache holds the transaction, read with the same key: the verdict is still the service's.
@@ -71,7 +75,7 @@ describe('in forward mode', () => {
   });
 });
 
-describe('with the gateway\'s own keys', () => {
+describe("with the gateway's own keys", () => {
   it('lets a key read its `@account` only, a key naming none the default account', async () => {
     const { authenticator } = keyed.gateway.app.auth;
     const access = keyed.gateway.app.accountAccess;

@@ -62,7 +62,11 @@ describe('two accounts with static keys, two instances sharing Redis and Postgre
   beforeAll(async () => {
     database = await testDatabase();
     deployments = await redisDeployments();
-    const env = { DATABASE_URL: database.url, REDIS_PREFIX: `accounts-${randomUUID()}:`, API_KEYS: `${KEYS.a}:read+subscribe@acct-a,${KEYS.b}:read+subscribe@acct-b,${KEYS.d}:read+subscribe` };
+    const env = {
+      DATABASE_URL: database.url,
+      REDIS_PREFIX: `accounts-${randomUUID()}:`,
+      API_KEYS: `${KEYS.a}:read+subscribe@acct-a,${KEYS.b}:read+subscribe@acct-b,${KEYS.d}:read+subscribe`,
+    };
     instances = await deployments.start(2, env);
   });
   afterAll(async () => {
@@ -76,7 +80,8 @@ describe('two accounts with static keys, two instances sharing Redis and Postgre
       url: (n: number) => instances[n % 2]!.url,
       // The instances apply what their logs admitted just after answering: wait until the shared queue is empty.
       async settle() {
-        for (let tries = 0; tries < 500 && (await instances[0]!.gateway.app.historyFeed?.pending()) !== 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+        for (let tries = 0; tries < 500 && (await instances[0]!.gateway.app.historyFeed?.pending()) !== 0; tries += 1)
+          await new Promise((resolve) => setTimeout(resolve, 20));
       },
     };
     const series = accountsSeries(world);

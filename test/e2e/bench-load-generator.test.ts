@@ -13,7 +13,8 @@ import { allowedCpus, planPlacement } from '../../bench/lib/pinning.js';
  * right body from a wrong one, and the runs must count what was sent.
  */
 
-const listening = (server: Server): Promise<number> => new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+const listening = (server: Server): Promise<number> =>
+  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 
 let target: Server;
 let targetUrl: string;
@@ -34,7 +35,10 @@ beforeAll(async () => {
   startLoadGeneratorServer(port, '127.0.0.1');
   generatorUrl = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries += 1) {
-    const ok = await fetch(`${generatorUrl}/readyz`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${generatorUrl}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok || tries > 50) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -42,12 +46,34 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
 
-const generatorChild = () => ({ name: 'generator', pid: process.pid, url: generatorUrl, port: 0, output: () => '', cpuSeconds: () => Number.NaN, signal: () => {}, stop: async () => {} });
+const generatorChild = () => ({
+  name: 'generator',
+  pid: process.pid,
+  url: generatorUrl,
+  port: 0,
+  output: () => '',
+  cpuSeconds: () => Number.NaN,
+  signal: () => {},
+  stop: async () => {},
+});
 
 describe("S8's load generator process", () => {
   it('checks answers with checks rebuilt from JSON, exact bytes or by content', async () => {
-    const exact = await remoteGenerator(generatorChild(), { url: targetUrl, method: 'GET', headers: {}, cases: [{ path: '/good', check: BodyCheck.exact('{"a":1}') }] });
-    const byContent = await remoteGenerator(generatorChild(), { url: targetUrl, method: 'GET', headers: {}, cases: [{ path: '/good', check: new BodyCheck({ a: 1 }) }, { path: '/bad', check: new BodyCheck({ a: 1 }) }] });
+    const exact = await remoteGenerator(generatorChild(), {
+      url: targetUrl,
+      method: 'GET',
+      headers: {},
+      cases: [{ path: '/good', check: BodyCheck.exact('{"a":1}') }],
+    });
+    const byContent = await remoteGenerator(generatorChild(), {
+      url: targetUrl,
+      method: 'GET',
+      headers: {},
+      cases: [
+        { path: '/good', check: new BodyCheck({ a: 1 }) },
+        { path: '/bad', check: new BodyCheck({ a: 1 }) },
+      ],
+    });
     const before = served;
     const right = await exact.openLoop(200, 0.5);
     expect(right.scheduled).toBe(100);
@@ -62,7 +88,12 @@ describe("S8's load generator process", () => {
   });
 
   it('runs a closed loop for its time and counts only the right answers', async () => {
-    const generator = await remoteGenerator(generatorChild(), { url: targetUrl, method: 'GET', headers: {}, cases: [{ path: '/good', check: new BodyCheck({ a: 1 }) }] });
+    const generator = await remoteGenerator(generatorChild(), {
+      url: targetUrl,
+      method: 'GET',
+      headers: {},
+      cases: [{ path: '/good', check: new BodyCheck({ a: 1 }) }],
+    });
     const run = await generator.closedLoop(4, 0.3);
     expect(run.answered).toBeGreaterThan(0);
     expect(run.errors.total).toBe(0);

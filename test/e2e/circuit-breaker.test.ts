@@ -49,7 +49,10 @@ function watched(): { b: RestBackend; states: BreakerState[] } {
 
 const txId = () => (upstream.transactions[0] as { transactionId: string }).transactionId;
 const codeOf = (pending: Promise<unknown>): Promise<string> =>
-  pending.then(() => 'ok', (error: unknown) => (isGatewayError(error) ? error.code : String(error)));
+  pending.then(
+    () => 'ok',
+    (error: unknown) => (isGatewayError(error) ? error.code : String(error)),
+  );
 
 /** Four 500s in a row: with `fast`, the fourth opens the circuit. */
 async function trip(b: RestBackend): Promise<void> {

@@ -53,7 +53,21 @@ beforeAll(async () => {
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'dashboard', private: true, type: 'module' }));
   // --legacy-peer-deps: npm would otherwise fetch the peers; they are linked below instead.
-  await run('npm', ['install', tarball, '--offline', '--cache', join(scratch, 'npm-cache'), '--no-audit', '--no-fund', '--legacy-peer-deps', '--ignore-scripts'], { cwd: app, env });
+  await run(
+    'npm',
+    [
+      'install',
+      tarball,
+      '--offline',
+      '--cache',
+      join(scratch, 'npm-cache'),
+      '--no-audit',
+      '--no-fund',
+      '--legacy-peer-deps',
+      '--ignore-scripts',
+    ],
+    { cwd: app, env },
+  );
   for (const name of LINKED) {
     mkdirSync(dirname(join(app, 'node_modules', name)), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules', name), join(app, 'node_modules', name));
@@ -68,25 +82,44 @@ afterAll(() => {
 describe('@vending-gateway/client packed and installed in another project', () => {
   it('holds the SDL, the operations, the built documents with their declarations, and needs only its peers', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
-    const files = stdout.trim().split('\n').map((line) => line.replace(/^package\//, '')).sort();
+    const files = stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.replace(/^package\//, ''))
+      .sort();
     const operationFiles = readdirSync(join(ROOT, 'schema/operations')).map((name) => `schema/operations/${name}`);
     expect(files).toEqual(
-      ['README.md', 'dist/index.cjs', 'dist/index.d.cts', 'dist/index.d.ts', 'dist/index.js', 'package.json', 'schema/persisted-documents.json', 'schema/schema.graphql', ...operationFiles].sort(),
+      [
+        'README.md',
+        'dist/index.cjs',
+        'dist/index.d.cts',
+        'dist/index.d.ts',
+        'dist/index.js',
+        'package.json',
+        'schema/persisted-documents.json',
+        'schema/schema.graphql',
+        ...operationFiles,
+      ].sort(),
     );
 
-    const installed = JSON.parse(readFileSync(join(app, 'node_modules/@vending-gateway/client/package.json'), 'utf8')) as Record<string, unknown>;
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules/@vending-gateway/client/package.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     const gateway = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(installed.version).toBe(gateway.version);
     expect(installed.dependencies).toBeUndefined();
     expect(Object.keys(installed.peerDependencies as object).sort()).toEqual(['@graphql-typed-document-node/core', 'graphql']);
-    expect(readFileSync(join(app, 'node_modules/@vending-gateway/client/schema/schema.graphql'), 'utf8')).toBe(readFileSync(join(ROOT, 'schema/schema.graphql'), 'utf8'));
+    expect(readFileSync(join(app, 'node_modules/@vending-gateway/client/schema/schema.graphql'), 'utf8')).toBe(
+      readFileSync(join(ROOT, 'schema/schema.graphql'), 'utf8'),
+    );
   });
 
   it('type-checks an Apollo Client and a urql program (ES module and CommonJS, Node16 resolution)', async () => {
     expect(await tsc('tsconfig.json')).toEqual({ code: 0, output: '' });
   }, 120_000);
 
-  it('type-checks the same programs with a bundler\'s module resolution', async () => {
+  it("type-checks the same programs with a bundler's module resolution", async () => {
     expect(await tsc('tsconfig.bundler.json')).toEqual({ code: 0, output: '' });
   }, 120_000);
 
@@ -96,9 +129,23 @@ describe('@vending-gateway/client packed and installed in another project', () =
 
   it('loads every typed document in node, valid against the packed SDL, the same through require()', async () => {
     const { stdout } = await run('node', ['run.mjs'], { cwd: app, env });
-    const report = JSON.parse(stdout) as { documents: string[]; invalid: string[]; sameInCommonJs: boolean; persisted: number; operationSource: boolean };
-    const documents = Object.keys(operations).filter((name) => name.endsWith('Document')).sort();
+    const report = JSON.parse(stdout) as {
+      documents: string[];
+      invalid: string[];
+      sameInCommonJs: boolean;
+      persisted: number;
+      operationSource: boolean;
+    };
+    const documents = Object.keys(operations)
+      .filter((name) => name.endsWith('Document'))
+      .sort();
     const manifest = JSON.parse(readFileSync(join(ROOT, 'schema/persisted-documents.json'), 'utf8')) as object;
-    expect(report).toEqual({ documents, invalid: [], sameInCommonJs: true, persisted: Object.keys(manifest).length, operationSource: true });
+    expect(report).toEqual({
+      documents,
+      invalid: [],
+      sameInCommonJs: true,
+      persisted: Object.keys(manifest).length,
+      operationSource: true,
+    });
   }, 60_000);
 });

@@ -19,7 +19,10 @@ afterAll(() => copies.forEach((dir) => rmSync(dir, { recursive: true, force: tru
 function copyWith(edit: (files: { readme: string; env: string }) => { readme: string; env: string }): string {
   const dir = mkdtempSync(join(tmpdir(), 'config-check-'));
   copies.push(dir);
-  const { readme, env } = edit({ readme: readFileSync(join(ROOT, 'README.md'), 'utf8'), env: readFileSync(join(ROOT, '.env.example'), 'utf8') });
+  const { readme, env } = edit({
+    readme: readFileSync(join(ROOT, 'README.md'), 'utf8'),
+    env: readFileSync(join(ROOT, '.env.example'), 'utf8'),
+  });
   writeFileSync(join(dir, 'README.md'), readme);
   writeFileSync(join(dir, '.env.example'), env);
   return dir;
@@ -27,7 +30,10 @@ function copyWith(edit: (files: { readme: string; env: string }) => { readme: st
 
 /** Runs `npm run config:check` (scripts/config.ts --check) on the copy in `dir`. */
 function check(dir: string) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/config.ts', '--check', '--root', dir], { cwd: ROOT, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/config.ts', '--check', '--root', dir], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return { status: run.status, stderr: run.stderr };
 }
 

@@ -43,14 +43,27 @@ describe('queries', () => {
     const first = all.data!.vendings.nodes[0]!;
     const machine = demo.vendings[0]!;
     expect(first).toEqual({
-      id: machine.vendingId, vendingId: machine.vendingId, identifier: machine.identifier, status: machine.status, online: machine.online, enabled: machine.enabled,
-      countryCode: machine.countryCode, currencyCode: machine.currencyCode, address: machine.address, building: machine.building,
-      productCount: machine.slots.length, offlineSince: null,
+      id: machine.vendingId,
+      vendingId: machine.vendingId,
+      identifier: machine.identifier,
+      status: machine.status,
+      online: machine.online,
+      enabled: machine.enabled,
+      countryCode: machine.countryCode,
+      currencyCode: machine.currencyCode,
+      address: machine.address,
+      building: machine.building,
+      productCount: machine.slots.length,
+      offlineSince: null,
     });
     const page = await runOperation(running.url, FleetOverviewDocument, { filter: { online: true }, first: 2 });
     expect(page.data!.vendings.nodes).toHaveLength(2);
     expect(page.data!.vendings.pageInfo.hasNextPage).toBe(true);
-    const next = await runOperation(running.url, FleetOverviewDocument, { filter: { online: true }, first: 2, after: page.data!.vendings.pageInfo.endCursor });
+    const next = await runOperation(running.url, FleetOverviewDocument, {
+      filter: { online: true },
+      first: 2,
+      after: page.data!.vendings.pageInfo.endCursor,
+    });
     expect(next.data!.vendings.nodes[0]!.vendingId).not.toBe(page.data!.vendings.nodes[1]!.vendingId);
   });
 
@@ -58,7 +71,10 @@ describe('queries', () => {
     const machine = demo.vendings[3]!;
     const flat = await runOperation(running.url, VendingDetailDocument, { id: machine.vendingId });
     expect(flat.data!.vending!.products!.map((p) => p.productId)).toEqual(machine.slots.map((s) => s.product.productId));
-    expect(flat.data!.vending!.products![0]!.lineTotal).toBeCloseTo(machine.slots[0]!.product.productPrice! * machine.slots[0]!.product.quantity!, 10);
+    expect(flat.data!.vending!.products![0]!.lineTotal).toBeCloseTo(
+      machine.slots[0]!.product.productPrice! * machine.slots[0]!.product.quantity!,
+      10,
+    );
     const planogram = await runOperation(running.url, VendingPlanogramDocument, { id: machine.vendingId });
     expect(planogram.data!.vending!.planogram).toMatchObject({ trays: expect.any(Array) });
   });
@@ -67,7 +83,10 @@ describe('queries', () => {
     const [a, b] = demo.transactions;
     const detail = await runOperation(running.url, TransactionDetailDocument, { id: a!.transactionId });
     expect(detail.data!.transaction).toMatchObject({ transactionId: a!.transactionId, customerId: a!.customerId, status: a!.status });
-    expect(detail.data!.transaction!.total).toBeCloseTo(a!.products.reduce((sum, p) => sum + p.productPrice! * p.quantity!, 0), 10);
+    expect(detail.data!.transaction!.total).toBeCloseTo(
+      a!.products.reduce((sum, p) => sum + p.productPrice! * p.quantity!, 0),
+      10,
+    );
     const batch = await runOperation(running.url, TransactionsBatchDocument, { ids: [b!.transactionId, 'unknown', a!.transactionId] });
     expect(batch.data!.transactions.map((t) => t?.transactionId ?? null)).toEqual([b!.transactionId, null, a!.transactionId]);
   });
@@ -76,9 +95,15 @@ describe('queries', () => {
 describe('mutation', () => {
   it('UpdateTransactionPayment: stores the payment and reads the transaction back', async () => {
     const target = demo.transactions[6]!;
-    const result = await runOperation(running.url, UpdateTransactionPaymentDocument, { transactionId: target.transactionId, payment: { paymentStatus: 'captured' } });
+    const result = await runOperation(running.url, UpdateTransactionPaymentDocument, {
+      transactionId: target.transactionId,
+      payment: { paymentStatus: 'captured' },
+    });
     expect(result.errors).toBeUndefined();
-    expect(result.data!.updateTransactionPayment.transaction).toMatchObject({ transactionId: target.transactionId, extra: { payment: { paymentStatus: 'captured' } } });
+    expect(result.data!.updateTransactionPayment.transaction).toMatchObject({
+      transactionId: target.transactionId,
+      extra: { payment: { paymentStatus: 'captured' } },
+    });
   });
 });
 
@@ -95,7 +120,12 @@ describe('subscriptions', () => {
     await webhook(a!.transactionId, 'pending', 'dash-1');
     await webhook(b!.transactionId, 'completed', 'dash-2');
     const firstAll = (await all.next()).data!.transactionUpdated;
-    expect(firstAll).toMatchObject({ eventId: 'dash-1', format: 'ENVELOPED', status: 'pending', transaction: { customerId: a!.customerId } });
+    expect(firstAll).toMatchObject({
+      eventId: 'dash-1',
+      format: 'ENVELOPED',
+      status: 'pending',
+      transaction: { customerId: a!.customerId },
+    });
     expect((await all.next()).data!.transactionUpdated.eventId).toBe('dash-2');
     expect((await one.next()).data!.transactionUpdated).toMatchObject({ eventId: 'dash-2', transactionId: b!.transactionId });
 

@@ -83,7 +83,11 @@ describe('Grafana dashboard and alert rules against a running gateway', () => {
     expect((await postGraphQL(running.url, 'query Fleet { vendings { totalCount } }')).status).toBe(200);
     expect((await fetch(`${running.url}/vendings`, { headers: { authorization: TEST_KEY } })).status).toBe(200);
     const transaction = upstream.transactions[0] as { transactionId: string; products: never[] };
-    const webhook = buildWebhookRequest({ form: 'enveloped', id: 'deploy-1', transaction: { transactionId: transaction.transactionId, status: 'completed', products: transaction.products } });
+    const webhook = buildWebhookRequest({
+      form: 'enveloped',
+      id: 'deploy-1',
+      transaction: { transactionId: transaction.transactionId, status: 'completed', products: transaction.products },
+    });
     expect((await fetch(`${running.url}/webhooks`, { method: 'POST', headers: webhook.headers, body: webhook.body })).status).toBe(200);
     await fetch(`${running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"event":"order"}' });
     expect((await fetch(`${running.url}/readyz`)).status).toBe(200);
@@ -111,7 +115,9 @@ describe('Grafana dashboard and alert rules against a running gateway', () => {
         }
         for (const label of grouped) {
           const someMetricHasIt = [...each.keys()].some((other) => metrics.get(other)?.has(label));
-          expect(TARGET_LABELS.has(label) || someMetricHasIt, `no metric of "${[...each.keys()].join(', ')}" has the label ${label}`).toBe(true);
+          expect(TARGET_LABELS.has(label) || someMetricHasIt, `no metric of "${[...each.keys()].join(', ')}" has the label ${label}`).toBe(
+            true,
+          );
         }
       }
     }
@@ -130,8 +136,15 @@ describe('Grafana dashboard and alert rules against a running gateway', () => {
 
 /** The Dockerfile's instructions, continuation lines joined and comments left out. */
 function dockerInstructions(text: string): string[] {
-  const joined = text.split('\n').filter((line) => !line.trim().startsWith('#')).join('\n').replace(/\\\n\s*/g, ' ');
-  return joined.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const joined = text
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('#'))
+    .join('\n')
+    .replace(/\\\n\s*/g, ' ');
+  return joined
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
 }
 
 describe('Dockerfile', () => {
@@ -182,59 +195,78 @@ describe('Dockerfile', () => {
     });
     afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-    it('starts with node dist/main.js and serves the dashboard, GraphiQL and a query', async () => {
-      const child = spawn(process.execPath, ['dist/main.js'], {
-        cwd: home,
-        env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', API_KEYS: 'image-key', WEBHOOK_UNSIGNED: 'allow', GRAPHIQL: 'on', SIMULATOR: 'off' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const giveUp = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS);
-      const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-      let stdout = '';
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      const url = await new Promise<string | undefined>((done) => {
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString('utf8');
-          const found = /"url":"(http:\/\/[^"]+)"/.exec(stdout)?.[1];
-          if (found) done(found);
+    it(
+      'starts with node dist/main.js and serves the dashboard, GraphiQL and a query',
+      async () => {
+        const child = spawn(process.execPath, ['dist/main.js'], {
+          cwd: home,
+          env: {
+            PATH: process.env.PATH ?? '',
+            NODE_ENV: 'production',
+            PORT: '0',
+            HOST: '127.0.0.1',
+            API_KEYS: 'image-key',
+            WEBHOOK_UNSIGNED: 'allow',
+            GRAPHIQL: 'on',
+            SIMULATOR: 'off',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
-        void exited.then(() => done(undefined));
-      });
-      try {
-        expect(url, stderr).toBeDefined();
-        const page = await fetch(`${url}/`);
-        expect(page.status).toBe(200);
-        expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'self'/);
-        expect(await page.text()).toContain('<link rel="stylesheet" href="/dashboard/styles.css">');
-        for (const [path, type] of [['/dashboard/app.js', 'text/javascript'], ['/dashboard/styles.css', 'text/css']] as const) {
-          const asset = await fetch(`${url}${path}`);
-          expect(asset.status, path).toBe(200);
-          expect(asset.headers.get('content-type')).toMatch(new RegExp(`^${type};`));
-          expect((await asset.text()).length).toBeGreaterThan(100);
+        const giveUp = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS);
+        const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+        let stdout = '';
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+        const url = await new Promise<string | undefined>((done) => {
+          child.stdout.on('data', (chunk: Buffer) => {
+            stdout += chunk.toString('utf8');
+            const found = /"url":"(http:\/\/[^"]+)"/.exec(stdout)?.[1];
+            if (found) done(found);
+          });
+          void exited.then(() => done(undefined));
+        });
+        try {
+          expect(url, stderr).toBeDefined();
+          const page = await fetch(`${url}/`);
+          expect(page.status).toBe(200);
+          expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'self'/);
+          expect(await page.text()).toContain('<link rel="stylesheet" href="/dashboard/styles.css">');
+          for (const [path, type] of [
+            ['/dashboard/app.js', 'text/javascript'],
+            ['/dashboard/styles.css', 'text/css'],
+          ] as const) {
+            const asset = await fetch(`${url}${path}`);
+            expect(asset.status, path).toBe(200);
+            expect(asset.headers.get('content-type')).toMatch(new RegExp(`^${type};`));
+            expect((await asset.text()).length).toBeGreaterThan(100);
+          }
+
+          const graphiql = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
+          expect(graphiql.status).toBe(200);
+          const script = /src="(\/graphiql\/[^"]+\/graphiql\.js)"/.exec(await graphiql.text())?.[1];
+          expect(script).toBeDefined();
+          expect((await fetch(`${url}${script}`)).status).toBe(200);
+
+          const query = await postGraphQL(url!, '{ vendings { totalCount } }', { key: 'image-key' });
+          expect(query.status).toBe(200);
+          expect(query.body).toEqual({ data: { vendings: { totalCount: expect.any(Number) } } });
+        } finally {
+          child.kill('SIGTERM');
+          await exited;
+          clearTimeout(giveUp);
         }
-
-        const graphiql = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
-        expect(graphiql.status).toBe(200);
-        const script = /src="(\/graphiql\/[^"]+\/graphiql\.js)"/.exec(await graphiql.text())?.[1];
-        expect(script).toBeDefined();
-        expect((await fetch(`${url}${script}`)).status).toBe(200);
-
-        const query = await postGraphQL(url!, '{ vendings { totalCount } }', { key: 'image-key' });
-        expect(query.status).toBe(200);
-        expect(query.body).toEqual({ data: { vendings: { totalCount: expect.any(Number) } } });
-      } finally {
-        child.kill('SIGTERM');
-        await exited;
-        clearTimeout(giveUp);
-      }
-    }, GIVE_UP_MS + 5_000);
+      },
+      GIVE_UP_MS + 5_000,
+    );
   });
 });
 
 describe('compose.yaml', () => {
   const compose = parseYaml(read('compose.yaml'), { merge: true }) as {
-    services: Record<string, { build?: { context: string; dockerfile: string }; environment?: Record<string, string>; volumes?: string[]; depends_on?: unknown }>;
+    services: Record<
+      string,
+      { build?: { context: string; dockerfile: string }; environment?: Record<string, string>; volumes?: string[]; depends_on?: unknown }
+    >;
   };
   const gateways = Object.entries(compose.services).filter(([, service]) => service.build);
 
@@ -259,7 +291,10 @@ describe('compose.yaml', () => {
     for (const service of Object.values(compose.services)) {
       for (const volume of service.volumes ?? []) expect(existsSync(new URL(volume.split(':')[0]!, DEPLOY)), volume).toBe(true);
     }
-    const prometheus = parseYaml(read('prometheus/prometheus.yml')) as { rule_files: string[]; scrape_configs: Array<{ job_name: string }> };
+    const prometheus = parseYaml(read('prometheus/prometheus.yml')) as {
+      rule_files: string[];
+      scrape_configs: Array<{ job_name: string }>;
+    };
     expect(prometheus.rule_files.map((file) => file.split('/').at(-1))).toEqual(['alerts.yaml']);
     expect(prometheus.scrape_configs.map((job) => job.job_name)).toEqual(['vending-gateway']);
   });

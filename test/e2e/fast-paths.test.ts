@@ -88,7 +88,11 @@ describe('entity cache', () => {
     for (let i = 0; i < 3; i++) expect(await statusOf(gw.url, transactionId, KEY_A)).toBe(tx(0).status);
     expect(callsFor(transactionId).length - before).toBe(1);
     expect(await statusOf(gw.url, transactionId, KEY_B)).toBe(tx(0).status);
-    expect(callsFor(transactionId).slice(before).map((call) => call.authorization)).toEqual([KEY_A, KEY_B]);
+    expect(
+      callsFor(transactionId)
+        .slice(before)
+        .map((call) => call.authorization),
+    ).toEqual([KEY_A, KEY_B]);
     const refused = await postGraphQL(gw.url, `{ transaction(id: "${transactionId}") { status } }`, { key: 'not-a-key' });
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
@@ -123,7 +127,11 @@ describe('entity cache', () => {
 describe('response cache', () => {
   const query = (id: string) => `{ transaction(id: "${id}") { status } }`;
   const post = (url: string, id: string, key: string, headers: Record<string, string> = {}) =>
-    fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: key, ...headers }, body: JSON.stringify({ query: query(id) }) });
+    fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: key, ...headers },
+      body: JSON.stringify({ query: query(id) }),
+    });
 
   it('keeps whole results per key, named by an ETag that a client can revalidate with (304)', async () => {
     const gw = await gateway({ CACHE_TTL_MS: '60000' });
@@ -147,16 +155,29 @@ describe('response cache', () => {
     await uncached.arrayBuffer();
   });
 
-  it('answers a held result as yoga\'s whole handler answers it, for every media type the fast path takes', async () => {
+  it("answers a held result as yoga's whole handler answers it, for every media type the fast path takes", async () => {
     const gw = await gateway({ CACHE_TTL_MS: '60000' });
-    const body = JSON.stringify({ query: 'query Sale($id: ID!) { transaction(id: $id) { id status products { productId } } }', variables: { id: tx(3).transactionId } });
+    const body = JSON.stringify({
+      query: 'query Sale($id: ID!) { transaction(id: $id) { id status products { productId } } }',
+      variables: { id: tx(3).transactionId },
+    });
     // A path with a query string is never the fast path's: yoga's handler answers it, from the same held result.
     const ask = (path: string, accept?: string) =>
-      fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A, ...(accept ? { accept } : {}) }, body });
+      fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: KEY_A, ...(accept ? { accept } : {}) },
+        body,
+      });
     await (await ask('/graphql')).arrayBuffer();
     for (const accept of [undefined, 'application/json', 'application/graphql-response+json,application/json;q=0.9']) {
       const [fast, handler] = [await ask('/graphql', accept), await ask('/graphql?handler', accept)];
-      const seen = async (r: Response) => ({ status: r.status, type: r.headers.get('content-type'), etag: r.headers.get('etag'), modified: r.headers.get('last-modified'), body: await r.text() });
+      const seen = async (r: Response) => ({
+        status: r.status,
+        type: r.headers.get('content-type'),
+        etag: r.headers.get('etag'),
+        modified: r.headers.get('last-modified'),
+        body: await r.text(),
+      });
       const answer = await seen(fast);
       expect(answer).toEqual(await seen(handler));
       expect(answer.etag).toBeTruthy();
@@ -169,7 +190,10 @@ describe('response cache', () => {
       fetch(`${gw.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: KEY_A },
-        body: JSON.stringify({ query: `query HeldSale { transaction(id: "${tx(4).transactionId}") { status } }`, operationName: 'HeldSale' }),
+        body: JSON.stringify({
+          query: `query HeldSale { transaction(id: "${tx(4).transactionId}") { status } }`,
+          operationName: 'HeldSale',
+        }),
       });
     for (let n = 0; n < 3; n += 1) expect((await ask()).headers.get('etag')).toBeTruthy();
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
@@ -180,7 +204,11 @@ describe('response cache', () => {
     const gw = await gateway({ CACHE_TTL_MS: '60000' });
     const query = `{ transaction(id: "${tx(0).transactionId}") { customerId } }`;
     const ask = (extensions?: unknown) =>
-      fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: KEY_A }, body: JSON.stringify({ query, extensions }) });
+      fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: KEY_A },
+        body: JSON.stringify({ query, extensions }),
+      });
     expect((await ask()).headers.get('etag')).toBeTruthy();
     let deep: unknown = 1;
     for (let n = 0; n < 200; n += 1) deep = { n: deep };
@@ -195,7 +223,11 @@ describe('response cache', () => {
       fetch(`${gw.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: KEY_A },
-        body: JSON.stringify({ query: 'query ($ids: [ID!]!) { transactions(ids: $ids) { transactionId status products { productId productName productPrice quantity productSku } } }', variables: { ids } }),
+        body: JSON.stringify({
+          query:
+            'query ($ids: [ID!]!) { transactions(ids: $ids) { transactionId status products { productId productName productPrice quantity productSku } } }',
+          variables: { ids },
+        }),
       });
     const large = await ask();
     const text = await large.text();
@@ -221,11 +253,12 @@ describe('response cache', () => {
     expect(await statusOf(gw.url, target.transactionId, KEY_A)).toBe('changed-while-read');
   });
 
-  it('drops a transaction\'s results when its payment is updated through REST', async () => {
+  it("drops a transaction's results when its payment is updated through REST", async () => {
     const gw = await gateway({ CACHE_TTL_MS: '60000' });
     const { transactionId } = tx(1);
     const paymentOf = async () =>
-      (await postGraphQL(gw.url, `{ transaction(id: "${transactionId}") { extra } }`, { key: KEY_A })).body.data?.transaction?.extra?.payment as unknown;
+      (await postGraphQL(gw.url, `{ transaction(id: "${transactionId}") { extra } }`, { key: KEY_A })).body.data?.transaction?.extra
+        ?.payment as unknown;
     await paymentOf();
     const response = await fetch(`${gw.url}/transactions/${transactionId}/payment`, {
       method: 'PUT',

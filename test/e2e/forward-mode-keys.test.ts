@@ -51,7 +51,9 @@ async function postWebhook(url: string, status: string): Promise<void> {
 async function closeCodeFor(url: string, key: string): Promise<{ code: number | undefined; received: number }> {
   const client = wsClient(url, key);
   const sub = subscribe(client, SUBSCRIPTION);
-  const ended = (await Promise.race([sub.ended, new Promise((resolve) => setTimeout(() => resolve('still open'), 3_000))])) as { code?: number };
+  const ended = (await Promise.race([sub.ended, new Promise((resolve) => setTimeout(() => resolve('still open'), 3_000))])) as {
+    code?: number;
+  };
   await client.dispose();
   return { code: ended?.code, received: sub.received.length };
 }
@@ -130,8 +132,12 @@ describe('a key the upstream accepts', () => {
     upstream.keys.add(key);
     const answers = await Promise.all([
       // Not `vendings`: its own reads would be counted as checks.
-      ...Array.from({ length: 10 }, () => postGraphQL(gateway.url, `{ transaction(id: "${transactionId()}") { status } }`, { key }).then((answer) => answer.status)),
-      ...Array.from({ length: 10 }, () => fetch(`${gateway.url}/transactions/${transactionId()}`, { headers: { authorization: key } }).then((answer) => answer.status)),
+      ...Array.from({ length: 10 }, () =>
+        postGraphQL(gateway.url, `{ transaction(id: "${transactionId()}") { status } }`, { key }).then((answer) => answer.status),
+      ),
+      ...Array.from({ length: 10 }, () =>
+        fetch(`${gateway.url}/transactions/${transactionId()}`, { headers: { authorization: key } }).then((answer) => answer.status),
+      ),
     ]);
     expect(new Set(answers)).toEqual(new Set([200]));
     expect(await waitFor(() => gateway.gateway.activeSubscriptions() === 0)).toBe(true);
@@ -148,7 +154,9 @@ describe('key checks', () => {
     const limited = await startForward({}, tuneUpstream({ keyCheck: { checksPerSecond: 3 } }));
     const keys = Array.from({ length: 30 }, (_, i) => `made-up-distinct-${i}`);
     const started = Date.now();
-    const answers = await Promise.all(keys.map((key) => fetch(`${limited.url}/transactions/${transactionId()}`, { headers: { authorization: key } })));
+    const answers = await Promise.all(
+      keys.map((key) => fetch(`${limited.url}/transactions/${transactionId()}`, { headers: { authorization: key } })),
+    );
     const seconds = Math.floor((Date.now() - started) / 1_000) + 1;
     const checks = keys.reduce((sum, key) => sum + checksOf(key), 0);
     // At most the limit in any one second, whatever the speed of this machine.
@@ -192,7 +200,11 @@ describe('a key revoked upstream', () => {
     const quick = await startForward({ FORWARD_KEY_TTL_MS: '300' });
     const key = 'revoked-soon';
     upstream.keys.add(key);
-    const client = createClient({ url: `${quick.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { Authorization: key } });
+    const client = createClient({
+      url: `${quick.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: key },
+    });
     const ws = subscribe(client, SUBSCRIPTION);
     const sse = await openSse(quick.url, key);
     expect(sse.status).toBe(200);

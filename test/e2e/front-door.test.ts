@@ -66,9 +66,12 @@ describe.each([
     expect(answer.requestId).toMatch(/^[\w.:-]{1,128}$/);
   });
 
-  it.each(ROUTES.filter(([method]) => method === 'POST' || method === 'PUT'))('%s %s with a chunked body over MAX_BODY_BYTES → 413', async (method, path) => {
-    expect((await send(running.url, method, path, oversized, true)).status).toBe(413);
-  });
+  it.each(ROUTES.filter(([method]) => method === 'POST' || method === 'PUT'))(
+    '%s %s with a chunked body over MAX_BODY_BYTES → 413',
+    async (method, path) => {
+      expect((await send(running.url, method, path, oversized, true)).status).toBe(413);
+    },
+  );
 
   it('answers every route, and an undecodable path, with a request id; counts each route under its own label', async () => {
     for (const [method, path] of ROUTES) {
@@ -78,7 +81,17 @@ describe.each([
     }
     expect((await send(running.url, 'GET', '/%FF', undefined)).requestId).toMatch(/^[\w.:-]{1,128}$/);
     const metrics = await (await fetch(`${running.url}/metrics`)).text();
-    for (const operation of ['GET /transactions/{id}', 'PUT /transactions/{id}/payment', 'GET /vendings', 'GET /vendings/{id}', 'POST /webhooks', 'GET /', 'GET /dashboard/styles.css', 'GET /healthz', 'GET /readyz']) {
+    for (const operation of [
+      'GET /transactions/{id}',
+      'PUT /transactions/{id}/payment',
+      'GET /vendings',
+      'GET /vendings/{id}',
+      'POST /webhooks',
+      'GET /',
+      'GET /dashboard/styles.css',
+      'GET /healthz',
+      'GET /readyz',
+    ]) {
       expect(metrics).toContain(`operation="${operation}"`);
     }
     expect(metrics).toMatch(/vending_gateway_requests_total\{transport="graphql"/);

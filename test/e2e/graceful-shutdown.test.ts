@@ -45,7 +45,13 @@ describe('SIGTERM under load', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     for (let i = 0; i < 100; i++) {
-      if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${url}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
 

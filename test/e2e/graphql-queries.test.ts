@@ -26,8 +26,12 @@ async function callsDuring(run: () => Promise<unknown>): Promise<typeof backend.
 
 describe('transaction', () => {
   it('reads one transaction with its product lines and computed totals', async () => {
-    const { status, body } = await postGraphQL(running.url, `query($id: ID!) { transaction(id: $id) {
-      transactionId customerId status total products { productId productName productPrice productThumbnail productSku quantity lineTotal } } }`, { variables: { id: tx0!.transactionId } });
+    const { status, body } = await postGraphQL(
+      running.url,
+      `query($id: ID!) { transaction(id: $id) {
+      transactionId customerId status total products { productId productName productPrice productThumbnail productSku quantity lineTotal } } }`,
+      { variables: { id: tx0!.transactionId } },
+    );
     expect(status).toBe(200);
     expect(body.errors).toBeUndefined();
     const tx = body.data!.transaction;
@@ -36,14 +40,22 @@ describe('transaction', () => {
     expect(tx.status).toBe('active');
     expect(tx.products).toHaveLength(tx0!.products.length);
     const first = tx0!.products[0]!;
-    expect(tx.products[0]).toMatchObject({ productId: first.productId, productName: first.productName, productSku: first.productSku, quantity: first.quantity });
+    expect(tx.products[0]).toMatchObject({
+      productId: first.productId,
+      productName: first.productName,
+      productSku: first.productSku,
+      quantity: first.quantity,
+    });
     expect(tx.products[0].lineTotal).toBeCloseTo(first.productPrice! * first.quantity!, 10);
     const expectedTotal = tx0!.products.reduce((sum, p) => sum + p.productPrice! * p.quantity!, 0);
     expect(tx.total).toBeCloseTo(expectedTotal, 10);
   });
 
   it('gives null and NOT_FOUND for an unknown id, without failing the rest of the query', async () => {
-    const response = await postGraphQL(running.url, `{ missing: transaction(id: "no-such-id") { transactionId } known: transaction(id: "${tx1!.transactionId}") { transactionId } }`);
+    const response = await postGraphQL(
+      running.url,
+      `{ missing: transaction(id: "no-such-id") { transactionId } known: transaction(id: "${tx1!.transactionId}") { transactionId } }`,
+    );
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual({ missing: null, known: { transactionId: tx1!.transactionId } });
     expect(codesOf(response)).toEqual(['NOT_FOUND']);
@@ -53,14 +65,19 @@ describe('transaction', () => {
   it('reads a repeated id under several aliases from the backend once', async () => {
     const id = tx2!.transactionId;
     const calls = await callsDuring(() =>
-      postGraphQL(running.url, `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } c: transactions(ids: ["${id}", "${id}"]) { transactionId } }`),
+      postGraphQL(
+        running.url,
+        `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } c: transactions(ids: ["${id}", "${id}"]) { transactionId } }`,
+      ),
     );
     expect(calls.filter((c) => c.method === 'getTransaction')).toHaveLength(1);
   });
 
   it('keeps the order of transactions(ids) with null where unknown', async () => {
     const ids = [tx2!.transactionId, 'unknown-1', tx0!.transactionId, tx2!.transactionId];
-    const { body } = await postGraphQL(running.url, `query($ids: [ID!]!) { transactions(ids: $ids) { transactionId } }`, { variables: { ids } });
+    const { body } = await postGraphQL(running.url, `query($ids: [ID!]!) { transactions(ids: $ids) { transactionId } }`, {
+      variables: { ids },
+    });
     expect(body.errors).toBeUndefined();
     expect(body.data!.transactions).toEqual([{ transactionId: ids[0] }, null, { transactionId: ids[2] }, { transactionId: ids[3] }]);
   });
@@ -68,32 +85,50 @@ describe('transaction', () => {
   it('rejects an empty id and too many ids as BAD_USER_INPUT', async () => {
     expect(codesOf(await postGraphQL(running.url, '{ transaction(id: "") { status } }'))).toEqual(['BAD_USER_INPUT']);
     const many = Array.from({ length: 501 }, (_, i) => `id-${i}`);
-    const response = await postGraphQL(running.url, 'query($ids: [ID!]!) { transactions(ids: $ids) { status } }', { variables: { ids: many } });
+    const response = await postGraphQL(running.url, 'query($ids: [ID!]!) { transactions(ids: $ids) { status } }', {
+      variables: { ids: many },
+    });
     expect(codesOf(response)).toEqual(['BAD_USER_INPUT']);
   });
 });
 
 describe('vending', () => {
   it('reads one vending in the flat view by default', async () => {
-    const { body } = await postGraphQL(running.url, `{ vending(id: "${vm0!.vendingId}") {
+    const { body } = await postGraphQL(
+      running.url,
+      `{ vending(id: "${vm0!.vendingId}") {
       vendingId status online enabled address building countryCode currencyCode identifier posId planogram
-      products { productId productName productPrice quantity } } }`);
+      products { productId productName productPrice quantity } } }`,
+    );
     expect(body.errors).toBeUndefined();
     const vending = body.data!.vending;
     expect(vending).toMatchObject({
-      vendingId: vm0!.vendingId, status: vm0!.status, online: vm0!.online, enabled: vm0!.enabled, address: vm0!.address,
-      building: vm0!.building, countryCode: vm0!.countryCode, currencyCode: vm0!.currencyCode, identifier: vm0!.identifier, posId: vm0!.posId,
+      vendingId: vm0!.vendingId,
+      status: vm0!.status,
+      online: vm0!.online,
+      enabled: vm0!.enabled,
+      address: vm0!.address,
+      building: vm0!.building,
+      countryCode: vm0!.countryCode,
+      currencyCode: vm0!.currencyCode,
+      identifier: vm0!.identifier,
+      posId: vm0!.posId,
       planogram: null,
     });
     expect(vending.products).toHaveLength(vm0!.slots.length);
     expect(vending.products[0]).toEqual({
-      productId: vm0!.slots[0]!.product.productId, productName: vm0!.slots[0]!.product.productName,
-      productPrice: vm0!.slots[0]!.product.productPrice, quantity: vm0!.slots[0]!.product.quantity,
+      productId: vm0!.slots[0]!.product.productId,
+      productName: vm0!.slots[0]!.product.productName,
+      productPrice: vm0!.slots[0]!.product.productPrice,
+      quantity: vm0!.slots[0]!.product.quantity,
     });
   });
 
   it('carries the planogram as the backend sent it in the PLANOGRAM view', async () => {
-    const { body } = await postGraphQL(running.url, `{ vending(id: "${vm1!.vendingId}", products: PLANOGRAM) { products { productId } planogram } }`);
+    const { body } = await postGraphQL(
+      running.url,
+      `{ vending(id: "${vm1!.vendingId}", products: PLANOGRAM) { products { productId } planogram } }`,
+    );
     expect(body.errors).toBeUndefined();
     expect(body.data!.vending.products).toBeNull();
     const direct = await backend.getVending(vm1!.vendingId, { products: 'planogram' }, clientCredential('x'));
@@ -107,20 +142,32 @@ describe('vending', () => {
   });
 
   it('lists every vending with a count, nodes and edges that agree', async () => {
-    const { body } = await postGraphQL(running.url, '{ vendings { totalCount nodes { vendingId } edges { cursor node { vendingId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }');
+    const { body } = await postGraphQL(
+      running.url,
+      '{ vendings { totalCount nodes { vendingId } edges { cursor node { vendingId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }',
+    );
     expect(body.errors).toBeUndefined();
     const page = body.data!.vendings;
     expect(page.totalCount).toBe(demo.vendings.length);
     expect(page.nodes.map((n: { vendingId: string }) => n.vendingId)).toEqual(demo.vendings.map((v) => v.vendingId));
     expect(page.edges.map((e: { node: unknown }) => e.node)).toEqual(page.nodes);
-    expect(page.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: false, startCursor: page.edges[0].cursor, endCursor: page.edges.at(-1).cursor });
+    expect(page.pageInfo).toMatchObject({
+      hasNextPage: false,
+      hasPreviousPage: false,
+      startCursor: page.edges[0].cursor,
+      endCursor: page.edges.at(-1).cursor,
+    });
   });
 
   it('pages with first and after through the whole list without gaps or repeats', async () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let guard = 0; guard < 10; guard++) {
-      const response: GraphQLResponse<any> = await postGraphQL(running.url, 'query($after: String) { vendings(first: 3, after: $after) { totalCount nodes { vendingId } pageInfo { hasNextPage endCursor hasPreviousPage } } }', { variables: { after } });
+      const response: GraphQLResponse<any> = await postGraphQL(
+        running.url,
+        'query($after: String) { vendings(first: 3, after: $after) { totalCount nodes { vendingId } pageInfo { hasNextPage endCursor hasPreviousPage } } }',
+        { variables: { after } },
+      );
       const page = response.body.data!.vendings;
       expect(page.nodes.length).toBeLessThanOrEqual(3);
       expect(page.pageInfo.hasPreviousPage).toBe(after !== null);
@@ -132,7 +179,8 @@ describe('vending', () => {
   });
 
   it('filters on online, enabled, status and countryCode', async () => {
-    const query = 'query($filter: VendingFilter) { vendings(filter: $filter) { totalCount nodes { vendingId online enabled status countryCode } } }';
+    const query =
+      'query($filter: VendingFilter) { vendings(filter: $filter) { totalCount nodes { vendingId online enabled status countryCode } } }';
     const cases = [
       { filter: { online: true }, expected: demo.vendings.filter((v) => v.online) },
       { filter: { enabled: false }, expected: demo.vendings.filter((v) => !v.enabled) },
@@ -166,10 +214,18 @@ describe('updateTransactionPayment', () => {
     const id = tx1!.transactionId;
     const payment = { status: 'paid', method: 'apple_pay', customer: { email: 'ana@example.com' } };
     const calls = await callsDuring(async () => {
-      const { body } = await postGraphQL(running.url, `mutation($id: ID!, $payment: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $payment) { transaction { transactionId status extra } } }`, { variables: { id, payment } });
+      const { body } = await postGraphQL(
+        running.url,
+        `mutation($id: ID!, $payment: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $payment) { transaction { transactionId status extra } } }`,
+        { variables: { id, payment } },
+      );
       expect(body.errors).toBeUndefined();
       // The demo's transactions carry their machine and its currency, fields the contract does not show (kept as `extra`).
-      expect(body.data!.updateTransactionPayment.transaction).toEqual({ transactionId: id, status: tx1!.status, extra: { payment, vendingId: tx1!.vendingId, currencyCode: tx1!.currencyCode } });
+      expect(body.data!.updateTransactionPayment.transaction).toEqual({
+        transactionId: id,
+        status: tx1!.status,
+        extra: { payment, vendingId: tx1!.vendingId, currencyCode: tx1!.currencyCode },
+      });
     });
     expect(calls.map((c) => c.method)).toEqual(['updatePayment', 'getTransaction']);
     const stored = await backend.getTransaction(id, clientCredential('x'));
@@ -177,10 +233,17 @@ describe('updateTransactionPayment', () => {
   });
 
   it('fails with NOT_FOUND for an unknown transaction and BAD_USER_INPUT for a non-object payment', async () => {
-    const unknown = await postGraphQL(running.url, 'mutation { updateTransactionPayment(transactionId: "nope", payment: {status: "paid"}) { transaction { status } } }');
+    const unknown = await postGraphQL(
+      running.url,
+      'mutation { updateTransactionPayment(transactionId: "nope", payment: {status: "paid"}) { transaction { status } } }',
+    );
     expect(unknown.body.data).toBeNull();
     expect(codesOf(unknown)).toEqual(['NOT_FOUND']);
-    const notObject = await postGraphQL(running.url, 'mutation($p: JSONObject!) { updateTransactionPayment(transactionId: "x", payment: $p) { transaction { status } } }', { variables: { p: [1, 2] } });
+    const notObject = await postGraphQL(
+      running.url,
+      'mutation($p: JSONObject!) { updateTransactionPayment(transactionId: "x", payment: $p) { transaction { status } } }',
+      { variables: { p: [1, 2] } },
+    );
     expect(notObject.body.errors?.length).toBe(1);
     expect(notObject.body.data ?? null).toBeNull();
   });
@@ -203,5 +266,4 @@ describe('authentication', () => {
       expect(response.body.data).toEqual({ vendings: { totalCount: demo.vendings.length } });
     }
   });
-
 });

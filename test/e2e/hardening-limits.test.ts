@@ -28,13 +28,18 @@ describe('query limits', () => {
 
   const nested = (depth: number) => {
     let selection = 'vendingId';
-    for (let i = 0; i < depth; i++) selection = `edges { node { vendingId } } nodes { vendingId } pageInfo { hasNextPage } totalCount ${i === 0 ? '' : ''}`;
+    for (let i = 0; i < depth; i++)
+      selection = `edges { node { vendingId } } nodes { vendingId } pageInfo { hasNextPage } totalCount ${i === 0 ? '' : ''}`;
     return `{ vendings { ${selection} } }`;
   };
 
   it.each([
     ['a depth-50 query', `{ ${'vendings { nodes { '.repeat(25)}vendingId${' } }'.repeat(25)} }`, /depth|cost/i],
-    ['a 10 000-alias query', `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: transaction(id: "x") { status }`).join(' ')} }`, /token|alias/i],
+    [
+      'a 10 000-alias query',
+      `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: transaction(id: "x") { status }`).join(' ')} }`,
+      /token|alias/i,
+    ],
     ['100 aliases', `{ ${Array.from({ length: 100 }, (_, i) => `a${i}: vendings { totalCount }`).join(' ')} }`, /alias/i],
     ['60 directives', `{ vendings @include(if: true) { totalCount ${'@skip(if: false) '.repeat(60)} } }`, /directive/i],
   ])('refuses %s with a code and without a backend call', async (_name, query, message) => {
@@ -59,7 +64,10 @@ describe('query limits', () => {
   });
 
   it('lets a dashboard-sized query through', async () => {
-    const aliases = Array.from({ length: 20 }, (_, i) => `v${i}: vendings(first: 1) { nodes { vendingId products { productName productPrice } } }`).join(' ');
+    const aliases = Array.from(
+      { length: 20 },
+      (_, i) => `v${i}: vendings(first: 1) { nodes { vendingId products { productName productPrice } } }`,
+    ).join(' ');
     const response = await postGraphQL(gw.url, `{ ${aliases} }`);
     expect(response.body.errors).toBeUndefined();
     void nested;
@@ -68,8 +76,16 @@ describe('query limits', () => {
   it('refuses a 5 MB body with 413 on GraphQL, REST and webhook routes', async () => {
     const big = JSON.stringify({ query: '{ vendings { totalCount } }', padding: 'x'.repeat(5 * 1024 * 1024) });
     const before = gw.backend.calls.length;
-    for (const [path, method] of [['/graphql', 'POST'], [`/transactions/x/payment`, 'PUT'], ['/webhooks', 'POST']] as const) {
-      const response = await fetch(`${gw.url}${path}`, { method, headers: { 'content-type': 'application/json', authorization: TEST_KEY }, body: big });
+    for (const [path, method] of [
+      ['/graphql', 'POST'],
+      [`/transactions/x/payment`, 'PUT'],
+      ['/webhooks', 'POST'],
+    ] as const) {
+      const response = await fetch(`${gw.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', authorization: TEST_KEY },
+        body: big,
+      });
       expect(response.status, path).toBe(413);
       const body = (await response.json()) as { errors: unknown };
       expect(body.errors).toBeDefined();
@@ -87,7 +103,12 @@ describe('query limits', () => {
         else controller.close();
       },
     });
-    const response = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: TEST_KEY }, body, duplex: 'half' } as RequestInit);
+    const response = await fetch(`${gw.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: TEST_KEY },
+      body,
+      duplex: 'half',
+    } as RequestInit);
     expect(response.status).toBe(413);
   });
 
@@ -103,13 +124,21 @@ describe('query limits', () => {
     });
   };
   const postChunked = (contentType: string, parts: string[]) =>
-    fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': contentType, authorization: TEST_KEY }, body: chunked(parts), duplex: 'half' } as RequestInit);
+    fetch(`${gw.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': contentType, authorization: TEST_KEY },
+      body: chunked(parts),
+      duplex: 'half',
+    } as RequestInit);
 
   it('refuses a chunked application/graphql or form body over the limit', async () => {
     const padding = Array.from({ length: 40 }, () => `# ${'x'.repeat(64 * 1024)}\n`);
     const graphql = await postChunked('application/graphql', ['{ vendings { totalCount } }\n', ...padding]);
     expect(graphql.status).toBe(413);
-    const form = await postChunked('application/x-www-form-urlencoded', ['query=%7B__typename%7D&padding=', ...padding.map(() => 'x'.repeat(64 * 1024))]);
+    const form = await postChunked('application/x-www-form-urlencoded', [
+      'query=%7B__typename%7D&padding=',
+      ...padding.map(() => 'x'.repeat(64 * 1024)),
+    ]);
     expect(form.status).toBe(413);
   });
 
@@ -154,24 +183,35 @@ describe('introspection and suggestions', () => {
 });
 
 describe('trusted documents', () => {
-  const manifest = JSON.parse(readFileSync(new URL('../../schema/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
+  const manifest = JSON.parse(readFileSync(new URL('../../schema/persisted-documents.json', import.meta.url), 'utf8')) as Record<
+    string,
+    string
+  >;
   const fleetHash = Object.entries(manifest).find(([, text]) => text.startsWith('query FleetOverview'))![0];
   const liveHash = Object.entries(manifest).find(([, text]) => text.startsWith('subscription LiveTransactions'))![0];
 
   it('runs only the operations of schema/operations/, by hash', async () => {
     const gw = await gateway({ TRUSTED_DOCUMENTS: 'only' });
     const post = (body: unknown) =>
-      fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: TEST_KEY }, body: JSON.stringify(body) });
+      fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: TEST_KEY },
+        body: JSON.stringify(body),
+      });
     const arbitrary = await post({ query: '{ vendings { totalCount } }' });
     expect(arbitrary.status).toBe(400);
-    expect(((await arbitrary.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe('PERSISTED_QUERY_ONLY');
+    expect(((await arbitrary.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe(
+      'PERSISTED_QUERY_ONLY',
+    );
     const byHash = await post({ extensions: { persistedQuery: { version: 1, sha256Hash: fleetHash } }, variables: { first: 2 } });
     const fleet = (await byHash.json()) as { data: { vendings: { nodes: unknown[] } } };
     expect(fleet.data.vendings.nodes).toHaveLength(2);
     const byDocumentId = await post({ documentId: `sha256:${fleetHash}` });
     expect(byDocumentId.status).toBe(200);
     const unknown = await post({ extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } });
-    expect(((await unknown.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect(((await unknown.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe(
+      'PERSISTED_QUERY_NOT_FOUND',
+    );
     expect(gw.backend.callsTo('listVendings')).toHaveLength(2);
 
     const client = wsClient(gw.url, TEST_KEY);
@@ -180,7 +220,10 @@ describe('trusted documents', () => {
     expect(((await refused.ended) as Array<{ extensions?: { code?: string } }>)[0]?.extensions?.code).toBe('PERSISTED_QUERY_ONLY');
     // By hash, the same subscription runs.
     const events: unknown[] = [];
-    const stop = client.subscribe({ query: '', extensions: { persistedQuery: { version: 1, sha256Hash: liveHash } } }, { next: (r) => events.push(r), error: () => {}, complete: () => {} });
+    const stop = client.subscribe(
+      { query: '', extensions: { persistedQuery: { version: 1, sha256Hash: liveHash } } },
+      { next: (r) => events.push(r), error: () => {}, complete: () => {} },
+    );
     expect(await waitFor(() => gw.gateway.activeSubscriptions() === 1)).toBe(true);
     stop();
     await client.dispose();
@@ -197,12 +240,22 @@ describe('trusted documents', () => {
     socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: TEST_KEY } }));
     expect(await waitFor(() => messages.some((message) => message.type === 'connection_ack'))).toBe(true);
     // The payloads the docs show: no `query`, only the hash.
-    socket.send(JSON.stringify({ id: 'unknown', type: 'subscribe', payload: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } } }));
-    socket.send(JSON.stringify({ id: 'fleet', type: 'subscribe', payload: { documentId: `sha256:${fleetHash}`, variables: { first: 1 } } }));
+    socket.send(
+      JSON.stringify({
+        id: 'unknown',
+        type: 'subscribe',
+        payload: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } },
+      }),
+    );
+    socket.send(
+      JSON.stringify({ id: 'fleet', type: 'subscribe', payload: { documentId: `sha256:${fleetHash}`, variables: { first: 1 } } }),
+    );
     expect(await waitFor(() => messages.some((message) => message.id === 'fleet' && message.type === 'complete'))).toBe(true);
     const unknown = messages.find((message) => message.id === 'unknown' && message.type !== 'complete');
     expect(JSON.stringify(unknown?.payload)).toContain('PERSISTED_QUERY_NOT_FOUND');
-    const fleet = messages.find((message) => message.id === 'fleet' && message.type === 'next')?.payload as { data: { vendings: { nodes: unknown[] } } };
+    const fleet = messages.find((message) => message.id === 'fleet' && message.type === 'next')?.payload as {
+      data: { vendings: { nodes: unknown[] } };
+    };
     expect(fleet.data.vendings.nodes).toHaveLength(1);
     expect(closed).toBeUndefined();
     socket.close();
@@ -218,7 +271,9 @@ describe('trusted documents', () => {
 describe('rate limit per key', () => {
   it('answers a flood from one key with 429 and Retry-After, while another key is served', async () => {
     const gw = await gateway({ RATE_LIMIT_PER_SECOND: '5' });
-    const flood = await Promise.all(Array.from({ length: 15 }, () => fetch(`${gw.url}/vendings`, { headers: { authorization: TEST_KEY } })));
+    const flood = await Promise.all(
+      Array.from({ length: 15 }, () => fetch(`${gw.url}/vendings`, { headers: { authorization: TEST_KEY } })),
+    );
     const limited = flood.filter((response) => response.status === 429);
     expect(limited.length).toBeGreaterThanOrEqual(10);
     expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

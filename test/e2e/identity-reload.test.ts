@@ -32,7 +32,13 @@ async function keyPair(): Promise<{ jwk: JWK; sign(): Promise<string> }> {
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const jwk = { ...(await exportJWK(publicKey)), kid: 'only', alg: 'ES256' };
   const sign = () =>
-    new SignJWT({ permissions: ['read'] }).setProtectedHeader({ alg: 'ES256', kid: 'only' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('ops').setExpirationTime('5m').sign(privateKey);
+    new SignJWT({ permissions: ['read'] })
+      .setProtectedHeader({ alg: 'ES256', kid: 'only' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject('ops')
+      .setExpirationTime('5m')
+      .sign(privateKey);
   return { jwk, sign };
 }
 
@@ -41,7 +47,9 @@ describe('SIGHUP', () => {
     const first = await keyPair();
     const second = await keyPair();
     let served: JWK[] = [first.jwk];
-    const jwks: Server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: served })));
+    const jwks: Server = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: served })),
+    );
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise((resolve) => jwks.close(resolve)));
     const dir = mkdtempSync(join(tmpdir(), 'sighup-'));

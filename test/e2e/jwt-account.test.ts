@@ -25,16 +25,25 @@ beforeAll(async () => {
   const pair = await generateKeyPair('ES256', { extractable: true });
   privateKey = pair.privateKey;
   const keys = [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }];
-  server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys })));
+  server = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys })),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const token = (claims: Record<string, unknown>) =>
-  new SignJWT({ permissions: ['read'], ...claims }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('dash-7').setExpirationTime('5m').sign(privateKey);
+  new SignJWT({ permissions: ['read'], ...claims })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject('dash-7')
+    .setExpirationTime('5m')
+    .sign(privateKey);
 
-const verifier = (env: Record<string, string> = {}) => createJwtVerifier(loadConfig({ JWT_JWKS_URL: jwksUrl, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, ...env }).jwt!);
+const verifier = (env: Record<string, string> = {}) =>
+  createJwtVerifier(loadConfig({ JWT_JWKS_URL: jwksUrl, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, ...env }).jwt!);
 
 describe('with JWT_ACCOUNT_CLAIM', () => {
   it('a token belongs to the account its claim names', async () => {
@@ -49,7 +58,10 @@ describe('with JWT_ACCOUNT_CLAIM', () => {
         () => undefined,
         (caught: GatewayError) => caught,
       );
-      expect(error, JSON.stringify(tenant)).toMatchObject({ code: 'UNAUTHENTICATED', message: 'The token was refused: its "tenant" claim must name the account it belongs to' });
+      expect(error, JSON.stringify(tenant)).toMatchObject({
+        code: 'UNAUTHENTICATED',
+        message: 'The token was refused: its "tenant" claim must name the account it belongs to',
+      });
       expect(error!.extensions.http).toMatchObject({ status: 401 });
     }
   });

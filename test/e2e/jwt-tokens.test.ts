@@ -21,7 +21,8 @@ const AUDIENCE = 'vending-gateway';
 const [transaction] = createDemoData().transactions;
 const id = transaction!.transactionId;
 const QUERY = 'query One($id: ID!) { transaction(id: $id) { transactionId } }';
-const MUTATION = 'mutation Pay($id: ID!) { updateTransactionPayment(transactionId: $id, payment: {status: "paid"}) { transaction { transactionId } } }';
+const MUTATION =
+  'mutation Pay($id: ID!) { updateTransactionPayment(transactionId: $id, payment: {status: "paid"}) { transaction { transactionId } } }';
 
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -54,7 +55,13 @@ const extra: RunningGateway[] = [];
 
 /** A token signed by the JWKS's key, with the right issuer and audience unless `claims` or `edit` say otherwise. */
 function token(claims: Record<string, unknown>, edit: (jwt: SignJWT) => SignJWT = (jwt) => jwt): Promise<string> {
-  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('dashboard-7').setIssuedAt().setExpirationTime('5m');
+  const jwt = new SignJWT(claims)
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject('dashboard-7')
+    .setIssuedAt()
+    .setExpirationTime('5m');
   return edit(jwt).sign(privateKey);
 }
 
@@ -64,7 +71,11 @@ beforeAll(async () => {
   publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   publicPem = await exportSPKI(pair.publicKey);
   jwks = await serveJwks([publicJwk]);
-  running = await startGateway({ API_KEYS: 'static-key:read', JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE }, {}, (config) => ({ ...config, jwt: config.jwt && { ...config.jwt, clockSkewS: 0 } }));
+  running = await startGateway(
+    { API_KEYS: 'static-key:read', JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE },
+    {},
+    (config) => ({ ...config, jwt: config.jwt && { ...config.jwt, clockSkewS: 0 } }),
+  );
 });
 afterAll(async () => {
   await Promise.all([running, ...extra].map((gateway) => gateway.close()));
@@ -79,7 +90,11 @@ describe('a token signed by a key of JWT_JWKS_URL', () => {
     expect(codesOf(await postGraphQL(running.url, QUERY, { key: bearer(jwt), variables: { id } }))).toEqual([]);
     const payment = await postGraphQL(running.url, MUTATION, { key: bearer(jwt), variables: { id } });
     expect(codesOf(payment)).toEqual(['FORBIDDEN']);
-    const put = await fetch(`${running.url}/transactions/${id}/payment`, { method: 'PUT', headers: { authorization: bearer(jwt) }, body: '{}' });
+    const put = await fetch(`${running.url}/transactions/${id}/payment`, {
+      method: 'PUT',
+      headers: { authorization: bearer(jwt) },
+      body: '{}',
+    });
     expect(put.status).toBe(403);
 
     const client = wsClient(running.url, bearer(jwt));
@@ -90,7 +105,7 @@ describe('a token signed by a key of JWT_JWKS_URL', () => {
     expect(codesOf(await postGraphQL(running.url, QUERY, { key: 'static-key', variables: { id } }))).toEqual([]);
   });
 
-  it("ends its open subscription when it expires", async () => {
+  it('ends its open subscription when it expires', async () => {
     const jwt = await token({ permissions: ['subscribe'] }, (edit) => edit.setExpirationTime(Math.floor(Date.now() / 1000) + 2));
     const client = wsClient(running.url, bearer(jwt));
     const ws = subscribe(client, 'subscription { transactionUpdated { status } }');
@@ -109,17 +124,27 @@ describe('a token signed by a key of JWT_JWKS_URL', () => {
 
   it('keeps the key set it fetched: many tokens, one fetch', async () => {
     const before = jwks.fetches;
-    for (let i = 0; i < 5; i += 1) expect((await postGraphQL(running.url, QUERY, { key: bearer(await token({ permissions: ['read'] })), variables: { id } })).status).toBe(200);
+    for (let i = 0; i < 5; i += 1)
+      expect(
+        (await postGraphQL(running.url, QUERY, { key: bearer(await token({ permissions: ['read'] })), variables: { id } })).status,
+      ).toBe(200);
     expect(jwks.fetches - before).toBeLessThanOrEqual(1);
   });
 
   it('with a space-separated scope claim, when JWT_PERMISSIONS_CLAIM=scope', async () => {
-    const scoped = await startGateway({ JWT_JWKS_URL: jwks.url, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWT_PERMISSIONS_CLAIM: 'scope' });
+    const scoped = await startGateway({
+      JWT_JWKS_URL: jwks.url,
+      JWT_ISSUER: ISSUER,
+      JWT_AUDIENCE: AUDIENCE,
+      JWT_PERMISSIONS_CLAIM: 'scope',
+    });
     extra.push(scoped);
     const jwt = await token({ scope: 'openid read pay' });
     expect(codesOf(await postGraphQL(scoped.url, MUTATION, { key: bearer(jwt), variables: { id } }))).toEqual([]);
     expect(codesOf(await postGraphQL(scoped.url, QUERY, { key: bearer(jwt), variables: { id } }))).toEqual([]);
-    expect(codesOf(await postGraphQL(scoped.url, 'subscription { transactionUpdated { status } }', { key: bearer(jwt) }))).toEqual(['FORBIDDEN']);
+    expect(codesOf(await postGraphQL(scoped.url, 'subscription { transactionUpdated { status } }', { key: bearer(jwt) }))).toEqual([
+      'FORBIDDEN',
+    ]);
   });
 });
 
@@ -139,21 +164,60 @@ describe('rate limits', () => {
 describe('refused with 401', () => {
   /** Each refused token, and the reason the client is told. */
   const cases: Record<string, [() => Promise<string>, RegExp]> = {
-    'an expired token': [() => token({ permissions: ['read'] }, (jwt) => jwt.setIssuedAt(Math.floor(Date.now() / 1000) - 600).setExpirationTime(Math.floor(Date.now() / 1000) - 60)), /expired/],
+    'an expired token': [
+      () =>
+        token({ permissions: ['read'] }, (jwt) =>
+          jwt.setIssuedAt(Math.floor(Date.now() / 1000) - 600).setExpirationTime(Math.floor(Date.now() / 1000) - 60),
+        ),
+      /expired/,
+    ],
     // A token that never expires would stay a credential forever, whatever its holder.
-    'a token without exp': [() => new SignJWT({ permissions: ['read'] }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('dashboard-7').setIssuedAt().sign(privateKey), /"exp"/],
-    'a token without exp or iat': [() => new SignJWT({ permissions: ['read'] }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).sign(privateKey), /"exp"/],
+    'a token without exp': [
+      () =>
+        new SignJWT({ permissions: ['read'] })
+          .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setSubject('dashboard-7')
+          .setIssuedAt()
+          .sign(privateKey),
+      /"exp"/,
+    ],
+    'a token without exp or iat': [
+      () =>
+        new SignJWT({ permissions: ['read'] })
+          .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .sign(privateKey),
+      /"exp"/,
+    ],
     'another issuer': [() => token({ permissions: ['read'] }, (jwt) => jwt.setIssuer('https://elsewhere.test/')), /"iss" claim/],
     'another audience': [() => token({ permissions: ['read'] }, (jwt) => jwt.setAudience('another-service')), /"aud" claim/],
-    'alg none': [async () => `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ iss: ISSUER, aud: AUDIENCE, sub: 'x', permissions: ['read', 'pay'], exp: Math.floor(Date.now() / 1000) + 300 })}.`, /algorithm/],
-    'HS256 with the public key as its secret': [async () => {
-      const signingInput = `${b64url({ alg: 'HS256', typ: 'JWT', kid: 'k1' })}.${b64url({ iss: ISSUER, aud: AUDIENCE, sub: 'x', permissions: ['read', 'pay'], exp: Math.floor(Date.now() / 1000) + 300 })}`;
-      return `${signingInput}.${createHmac('sha256', publicPem).update(signingInput).digest('base64url')}`;
-    }, /algorithm/],
-    'a token signed by a key not in the set': [async () => {
-      const other = await generateKeyPair('ES256');
-      return new SignJWT({ permissions: ['read'] }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('5m').sign(other.privateKey);
-    }, /signature/],
+    'alg none': [
+      async () =>
+        `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ iss: ISSUER, aud: AUDIENCE, sub: 'x', permissions: ['read', 'pay'], exp: Math.floor(Date.now() / 1000) + 300 })}.`,
+      /algorithm/,
+    ],
+    'HS256 with the public key as its secret': [
+      async () => {
+        const signingInput = `${b64url({ alg: 'HS256', typ: 'JWT', kid: 'k1' })}.${b64url({ iss: ISSUER, aud: AUDIENCE, sub: 'x', permissions: ['read', 'pay'], exp: Math.floor(Date.now() / 1000) + 300 })}`;
+        return `${signingInput}.${createHmac('sha256', publicPem).update(signingInput).digest('base64url')}`;
+      },
+      /algorithm/,
+    ],
+    'a token signed by a key not in the set': [
+      async () => {
+        const other = await generateKeyPair('ES256');
+        return new SignJWT({ permissions: ['read'] })
+          .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setExpirationTime('5m')
+          .sign(other.privateKey);
+      },
+      /signature/,
+    ],
   };
   for (const [name, [make, reason]] of Object.entries(cases)) {
     it(name, async () => {

@@ -30,7 +30,12 @@ async function gateway(env: Record<string, string> = {}): Promise<RunningGateway
 
 const line = { productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 2 };
 
-async function post(running: RunningGateway, form: WebhookForm, transaction: { transactionId: string; status: string }, id?: string): Promise<void> {
+async function post(
+  running: RunningGateway,
+  form: WebhookForm,
+  transaction: { transactionId: string; status: string },
+  id?: string,
+): Promise<void> {
   const request = buildWebhookRequest({ form, transaction: { ...transaction, products: [line] }, id });
   const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
   expect(response.status).toBe(200);
@@ -137,7 +142,10 @@ describe('an expired cursor', () => {
     const statuses: string[] = [];
     const errors: string[] = [];
     source.addEventListener('next', (message) => {
-      const result = JSON.parse(message.data) as { data?: { transactionUpdated: { status: string } }; errors?: Array<{ extensions: { code: string } }> };
+      const result = JSON.parse(message.data) as {
+        data?: { transactionUpdated: { status: string } };
+        errors?: Array<{ extensions: { code: string } }>;
+      };
       if (result.data) statuses.push(result.data.transactionUpdated.status);
       for (const error of result.errors ?? []) errors.push(error.extensions.code);
     });
@@ -166,7 +174,12 @@ describe('an expired cursor', () => {
 
 describe('a connection that carries its resume point', () => {
   const connected = (running: RunningGateway, params: Record<string, unknown>) =>
-    createClient({ url: `${running.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { Authorization: TEST_KEY, ...params }, retryAttempts: 0 });
+    createClient({
+      url: `${running.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: TEST_KEY, ...params },
+      retryAttempts: 0,
+    });
 
   it('resumes every subscription without an after of its own after connectionParams.after; one with its own keeps it', async () => {
     const running = await gateway();
@@ -188,7 +201,7 @@ describe('a connection that carries its resume point', () => {
     await client.dispose();
   });
 
-  it('does not join a live subscriber\'s shared execution: it gets its replay', async () => {
+  it("does not join a live subscriber's shared execution: it gets its replay", async () => {
     const running = await gateway();
     const tx = `tx-${randomUUID()}`;
     const live = connected(running, {});
@@ -218,7 +231,11 @@ describe('a connection that carries its resume point', () => {
     for (let n = 2; n <= 5; n++) await post(running, 'enveloped', { transactionId: 'tx-1', status: `s-${n}` });
 
     let after: string | undefined = 'evt-stale';
-    const resuming = createClient({ url: `${running.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: () => ({ Authorization: TEST_KEY, after }) });
+    const resuming = createClient({
+      url: `${running.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: () => ({ Authorization: TEST_KEY, after }),
+    });
     const apollo = new ApolloClient({ link: new GraphQLWsLink(resuming), cache: new InMemoryCache() });
     const statuses: string[] = [];
     const codes: unknown[] = [];
@@ -232,7 +249,9 @@ describe('a connection that carries its resume point', () => {
             statuses.push(update.status);
             return;
           }
-          const expired = (result.error as { errors?: Array<{ extensions?: { code?: unknown; cursor?: unknown } }> } | undefined)?.errors?.find((error) => error.extensions?.code === 'EVENTS_EXPIRED');
+          const expired = (
+            result.error as { errors?: Array<{ extensions?: { code?: unknown; cursor?: unknown } }> } | undefined
+          )?.errors?.find((error) => error.extensions?.code === 'EVENTS_EXPIRED');
           codes.push(expired?.extensions?.code);
           if (typeof expired?.extensions?.cursor === 'string') expiredAt = expired.extensions.cursor;
         },

@@ -23,7 +23,9 @@ function parseSamples(text: string): Map<string, number> {
 }
 
 function key(name: string, labels: Record<string, string> = {}): string {
-  const sorted = Object.keys(labels).sort().map((k) => `${k}="${labels[k]}"`);
+  const sorted = Object.keys(labels)
+    .sort()
+    .map((k) => `${k}="${labels[k]}"`);
   return `${name}{${sorted.join(',')}}`;
 }
 
@@ -107,9 +109,13 @@ describe('metrics of a gateway', () => {
     expect(metrics.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(invalidLines(text)).toEqual([]);
 
-    expect(samples.get(key('vending_gateway_upstream_requests_total', { method: 'GET', route: '/transactions/{id}', outcome: '200' }))).toBe(2);
     expect(
-      samples.get(key('vending_gateway_upstream_requests_total', { method: 'GET', route: '/transactions/{id}', outcome: 'UPSTREAM_TIMEOUT' })),
+      samples.get(key('vending_gateway_upstream_requests_total', { method: 'GET', route: '/transactions/{id}', outcome: '200' })),
+    ).toBe(2);
+    expect(
+      samples.get(
+        key('vending_gateway_upstream_requests_total', { method: 'GET', route: '/transactions/{id}', outcome: 'UPSTREAM_TIMEOUT' }),
+      ),
     ).toBe(1);
     expect(samples.get(key('vending_gateway_upstream_request_duration_seconds_count', { route: '/transactions/{id}' }))).toBe(3);
     expect(samples.get(key('vending_gateway_upstream_request_duration_seconds_sum', { route: '/transactions/{id}' }))).toBeCloseTo(5.2);
@@ -133,7 +139,9 @@ describe('metrics of a gateway', () => {
       await first.graphql({ query: '{ vendings { totalCount } }' });
       const a = await first.scrape();
       const b = await second.scrape();
-      expect(a.samples.get(key('vending_gateway_requests_total', { transport: 'graphql', operation: 'anonymous', outcome: '2xx' }))).toBe(1);
+      expect(a.samples.get(key('vending_gateway_requests_total', { transport: 'graphql', operation: 'anonymous', outcome: '2xx' }))).toBe(
+        1,
+      );
       expect([...b.samples].filter(([k, v]) => k.startsWith('vending_gateway_requests_total{') && v > 0)).toEqual([]);
       // The memory backend has no circuit breaker: no gauge says it is closed.
       expect([...a.samples.keys()].filter((k) => k.startsWith('vending_gateway_upstream_circuit_open'))).toEqual([]);
@@ -151,7 +159,8 @@ describe('metrics of a gateway', () => {
       for (let i = 0; i < 100; i += 1) await graphql({ query: `query Op${i} { vendings { totalCount } }` });
       expect((await fetch(`${running.url}/metrics`, { method: 'POST' })).status).toBe(405);
       const { samples } = await scrape();
-      const ok = (operation: string) => samples.get(key('vending_gateway_requests_total', { transport: 'graphql', operation, outcome: '2xx' }));
+      const ok = (operation: string) =>
+        samples.get(key('vending_gateway_requests_total', { transport: 'graphql', operation, outcome: '2xx' }));
       expect(ok(long.slice(0, 64))).toBe(1);
       expect(ok('Op98')).toBe(1);
       expect(ok('Op99')).toBeUndefined(); // the 101st distinct name

@@ -1,6 +1,11 @@
 import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TransactionDetailDocument, UpdateTransactionPaymentDocument, VendingDetailDocument, FleetOverviewDocument } from '../../src/graphql/generated/operations.js';
+import {
+  TransactionDetailDocument,
+  UpdateTransactionPaymentDocument,
+  VendingDetailDocument,
+  FleetOverviewDocument,
+} from '../../src/graphql/generated/operations.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
@@ -51,7 +56,9 @@ describe("Apollo Client's default cache", () => {
     expect((after.data?.transaction?.extra as Record<string, unknown> | null)?.payment).toEqual(payment);
     expect(requests).toEqual(['TransactionDetail', 'UpdateTransactionPayment']);
     // One entity, keyed by type and id.
-    expect(Object.keys(client.cache.extract() as Record<string, unknown>).filter((key) => key.startsWith('Transaction:'))).toEqual([`Transaction:${ID}`]);
+    expect(Object.keys(client.cache.extract() as Record<string, unknown>).filter((key) => key.startsWith('Transaction:'))).toEqual([
+      `Transaction:${ID}`,
+    ]);
   });
 
   it('keys a vending by its id too, so the fleet list and the detail view share it', async () => {
@@ -60,6 +67,10 @@ describe("Apollo Client's default cache", () => {
     const vendingId = fleet.data!.vendings.nodes[0]!.vendingId;
     const detail = await client.query({ query: VendingDetailDocument, variables: { id: vendingId } });
     expect(detail.data?.vending).toMatchObject({ __typename: 'Vending', id: vendingId });
-    expect((client.cache.extract() as Record<string, unknown>)[`Vending:${vendingId}`]).toMatchObject({ vendingId, productCount: expect.any(Number), products: expect.any(Array) });
+    expect((client.cache.extract() as Record<string, unknown>)[`Vending:${vendingId}`]).toMatchObject({
+      vendingId,
+      productCount: expect.any(Number),
+      products: expect.any(Array),
+    });
   });
 });

@@ -57,7 +57,10 @@ interface Case {
   holds?: (gateway: Gateway, transport: Transport, context: { otlp: OtlpReceiver }) => Promise<void>;
 }
 
-const manifest = JSON.parse(readFileSync(new URL('../../schema/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
+const manifest = JSON.parse(readFileSync(new URL('../../schema/persisted-documents.json', import.meta.url), 'utf8')) as Record<
+  string,
+  string
+>;
 const fleetHash = Object.entries(manifest).find(([, text]) => text.startsWith('query FleetOverview'))![0];
 const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
 const nestedJson = (depth: number): unknown => (depth === 0 ? 1 : { a: nestedJson(depth - 1) });
@@ -68,7 +71,8 @@ const SECRET = 'db password is hunter2';
 function counted(text: string, operation: string): number {
   let sum = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith('vending_gateway_requests_total{') && line.includes(`operation="${operation}"`)) sum += Number(line.split(' ').pop());
+    if (line.startsWith('vending_gateway_requests_total{') && line.includes(`operation="${operation}"`))
+      sum += Number(line.split(' ').pop());
   }
   return sum;
 }
@@ -95,28 +99,59 @@ const CASES: Record<OperationRuleName, Case> = {
   },
   'document-nesting': {
     refusals: [
-      { operation: { query: '{ vendings { totalCount } }', variables: { deep: nestedJson(100) } }, code: 'BAD_USER_INPUT', message: /nest at most/ },
-      { operation: { query: `{ vendings { totalCount } ${'@skip(if: [['.repeat(150)}${']]'.repeat(150)}) }` }, code: 'BAD_USER_INPUT', message: /nests deeper/ },
+      {
+        operation: { query: '{ vendings { totalCount } }', variables: { deep: nestedJson(100) } },
+        code: 'BAD_USER_INPUT',
+        message: /nest at most/,
+      },
+      {
+        operation: { query: `{ vendings { totalCount } ${'@skip(if: [['.repeat(150)}${']]'.repeat(150)}) }` },
+        code: 'BAD_USER_INPUT',
+        message: /nests deeper/,
+      },
     ],
   },
   'subscription-root': {
     refusals: [
-      { operation: { query: 'subscription { transactionUpdated @include(if: false) { eventId } }' }, code: 'BAD_USER_INPUT', message: /@skip or @include/ },
-      { operation: { query: 'subscription S { ...F } fragment F on Subscription { transactionUpdated @skip(if: true) { eventId } }' }, code: 'BAD_USER_INPUT', message: /@skip or @include/ },
+      {
+        operation: { query: 'subscription { transactionUpdated @include(if: false) { eventId } }' },
+        code: 'BAD_USER_INPUT',
+        message: /@skip or @include/,
+      },
+      {
+        operation: { query: 'subscription S { ...F } fragment F on Subscription { transactionUpdated @skip(if: true) { eventId } }' },
+        code: 'BAD_USER_INPUT',
+        message: /@skip or @include/,
+      },
     ],
   },
   'query-limits': {
     refusals: [
-      { operation: { query: `{ ${'vendings { nodes { '.repeat(25)}vendingId${' } }'.repeat(25)} }` }, code: 'BAD_USER_INPUT', message: /depth/i },
-      { operation: { query: `{ ${Array.from({ length: 100 }, (_, i) => `a${i}: vendings { totalCount }`).join(' ')} }` }, code: 'BAD_USER_INPUT', message: /alias/i },
-      { operation: { query: `{ vendings @include(if: true) { totalCount ${'@skip(if: false) '.repeat(60)} } }` }, code: 'BAD_USER_INPUT', message: /directive/i },
+      {
+        operation: { query: `{ ${'vendings { nodes { '.repeat(25)}vendingId${' } }'.repeat(25)} }` },
+        code: 'BAD_USER_INPUT',
+        message: /depth/i,
+      },
+      {
+        operation: { query: `{ ${Array.from({ length: 100 }, (_, i) => `a${i}: vendings { totalCount }`).join(' ')} }` },
+        code: 'BAD_USER_INPUT',
+        message: /alias/i,
+      },
+      {
+        operation: { query: `{ vendings @include(if: true) { totalCount ${'@skip(if: false) '.repeat(60)} } }` },
+        code: 'BAD_USER_INPUT',
+        message: /directive/i,
+      },
     ],
   },
   'max-cost': {
     env: () => ({ MAX_COST: '50' }),
     refusals: [
       {
-        operation: { query: 'query Many($ids: [ID!]!) { transactions(ids: $ids) { status } }', variables: { ids: Array.from({ length: 100 }, (_, i) => `tx-${i}`) } },
+        operation: {
+          query: 'query Many($ids: [ID!]!) { transactions(ids: $ids) { status } }',
+          variables: { ids: Array.from({ length: 100 }, (_, i) => `tx-${i}`) },
+        },
         code: 'BAD_USER_INPUT',
         message: /MAX_COST/,
       },
@@ -128,15 +163,30 @@ const CASES: Record<OperationRuleName, Case> = {
   },
   'error-codes': {
     env: () => ({ INTROSPECTION: 'off' }),
-    refusals: [{ operation: { query: '{ vending(id: "x") { vendingI } }' }, code: 'BAD_USER_INPUT', message: /^Cannot query field "vendingI" on type "Vending"\.$/ }],
+    refusals: [
+      {
+        operation: { query: '{ vending(id: "x") { vendingI } }' },
+        code: 'BAD_USER_INPUT',
+        message: /^Cannot query field "vendingI" on type "Vending"\.$/,
+      },
+    ],
   },
   'trusted-documents': {
     env: () => ({ TRUSTED_DOCUMENTS: 'only' }),
     refusals: [
       { operation: { query: '{ vendings { totalCount } }' }, code: 'PERSISTED_QUERY_ONLY', message: /trusted/ },
-      { operation: { query: '', extensions: persisted('f'.repeat(64)) }, code: 'PERSISTED_QUERY_NOT_FOUND', message: /Unknown trusted document/ },
+      {
+        operation: { query: '', extensions: persisted('f'.repeat(64)) },
+        code: 'PERSISTED_QUERY_NOT_FOUND',
+        message: /Unknown trusted document/,
+      },
       // A text of its own alongside a trusted hash is still a text of its own.
-      { name: 'a text alongside a trusted hash', operation: { query: '{ vendings { totalCount } }', extensions: persisted(fleetHash) }, code: 'PERSISTED_QUERY_ONLY', message: /trusted/ },
+      {
+        name: 'a text alongside a trusted hash',
+        operation: { query: '{ vendings { totalCount } }', extensions: persisted(fleetHash) },
+        code: 'PERSISTED_QUERY_ONLY',
+        message: /trusted/,
+      },
     ],
     holds: async (gateway, transport) => {
       const answer = await gateway.run(transport, { query: '', extensions: persisted(fleetHash), variables: { first: 1 } });
@@ -190,7 +240,15 @@ async function viaSse(url: string, operation: Operation, key: string): Promise<A
   const payloads = text
     .split('\n\n')
     .filter((frame) => frame.split('\n').includes('event: next'))
-    .map((frame) => JSON.parse(frame.split('\n').find((line) => line.startsWith('data:'))!.slice(5)) as Answer);
+    .map(
+      (frame) =>
+        JSON.parse(
+          frame
+            .split('\n')
+            .find((line) => line.startsWith('data:'))!
+            .slice(5),
+        ) as Answer,
+    );
   expect(payloads).toHaveLength(1);
   return payloads[0]!;
 }
@@ -203,7 +261,10 @@ async function viaWs(url: string, operation: Operation, key: string): Promise<An
       let answer: Answer | undefined;
       client.subscribe(operation, {
         next: (result) => void (answer = result as Answer),
-        error: (error) => (Array.isArray(error) ? resolve({ errors: error as Answer['errors'] }) : reject(error instanceof Error ? error : new Error(JSON.stringify(error)))),
+        error: (error) =>
+          Array.isArray(error)
+            ? resolve({ errors: error as Answer['errors'] })
+            : reject(error instanceof Error ? error : new Error(JSON.stringify(error))),
         complete: () => (answer ? resolve(answer) : reject(new Error('completed without a result'))),
       });
     });
@@ -238,18 +299,23 @@ describe('every rule of the pipeline holds on HTTP, SSE and graphql-ws alike', (
       running.push(started);
       gateway = {
         url: started.url,
-        run: (transport, operation, key = TEST_KEY) => (transport === 'http' ? viaHttp : transport === 'sse' ? viaSse : viaWs)(started.url, operation, key),
+        run: (transport, operation, key = TEST_KEY) =>
+          (transport === 'http' ? viaHttp : transport === 'sse' ? viaSse : viaWs)(started.url, operation, key),
         metrics: async () => (await fetch(`${started.url}/metrics`)).text(),
       };
     });
 
-    it.each((rule.refusals ?? []).map((refusal) => [refusal.name ?? refusal.message.source, refusal] as const))('refuses %s in the same words on every transport', async (_name, refusal) => {
-      const answers = await Promise.all(TRANSPORTS.map((transport) => gateway.run(transport, refusal.operation, refusal.key)));
-      const [http, ...others] = answers.map(errorsOf);
-      expect(http!.some((error) => error.code === refusal.code && refusal.message.test(error.message))).toBe(true);
-      expect(answers.map((answer) => answer.data ?? null)).toEqual([null, null, null]);
-      for (const [index, errors] of others.entries()) expect({ transport: TRANSPORTS[index + 1], errors }).toEqual({ transport: TRANSPORTS[index + 1], errors: http });
-    });
+    it.each((rule.refusals ?? []).map((refusal) => [refusal.name ?? refusal.message.source, refusal] as const))(
+      'refuses %s in the same words on every transport',
+      async (_name, refusal) => {
+        const answers = await Promise.all(TRANSPORTS.map((transport) => gateway.run(transport, refusal.operation, refusal.key)));
+        const [http, ...others] = answers.map(errorsOf);
+        expect(http!.some((error) => error.code === refusal.code && refusal.message.test(error.message))).toBe(true);
+        expect(answers.map((answer) => answer.data ?? null)).toEqual([null, null, null]);
+        for (const [index, errors] of others.entries())
+          expect({ transport: TRANSPORTS[index + 1], errors }).toEqual({ transport: TRANSPORTS[index + 1], errors: http });
+      },
+    );
 
     it.each(rule.holds ? TRANSPORTS.map((transport) => [transport]) : [])('holds over %s', async (transport) => {
       await rule.holds!(gateway, transport, { otlp });

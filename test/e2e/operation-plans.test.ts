@@ -19,14 +19,18 @@ const OF_A = 'key-of-a';
 const OF_B = 'key-of-b';
 const [first, second] = createDemoData().transactions;
 
-const PAY = 'mutation Pay($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) { transaction { transactionId extra } } }';
+const PAY =
+  'mutation Pay($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) { transaction { transactionId extra } } }';
 const READ = 'query One($id: ID!) { transaction(id: $id) { transactionId status } }';
 const RECENT = 'query Recent { recentTransactions(first: 20) { edges { node { transactionId } } } }';
 const BATCH = 'query Batch($ids: [ID!]!) { transactions(ids: $ids) { transactionId status products { productId productName quantity } } }';
 
 let running: RunningGateway;
 beforeAll(async () => {
-  running = await startGateway({ API_KEYS: `${PAYER}:read+pay, ${READER}:read, ${TILL}:pay, ${OF_A}:read@acct-a, ${OF_B}:read@acct-b`, MAX_COST: '400' });
+  running = await startGateway({
+    API_KEYS: `${PAYER}:read+pay, ${READER}:read, ${TILL}:pay, ${OF_A}:read@acct-a, ${OF_B}:read@acct-b`,
+    MAX_COST: '400',
+  });
 });
 afterAll(() => running.close());
 
@@ -40,7 +44,10 @@ describe('a request that finds a plan', () => {
     const refused = await postGraphQL(running.url, PAY, { key: READER, variables: { id: first!.transactionId, p: { by: 'reader' } } });
     expect(codesOf(refused)).toEqual(['FORBIDDEN']);
     expect(refused.body.data ?? null).toBeNull();
-    const read = await postGraphQL(running.url, 'query ($id: ID!) { transaction(id: $id) { extra } }', { key: PAYER, variables: { id: first!.transactionId } });
+    const read = await postGraphQL(running.url, 'query ($id: ID!) { transaction(id: $id) { extra } }', {
+      key: PAYER,
+      variables: { id: first!.transactionId },
+    });
     expect((read.body.data as { transaction: { extra: { payment: unknown } } }).transaction.extra.payment).toEqual({ by: 'payer' });
   });
 
@@ -52,12 +59,21 @@ describe('a request that finds a plan', () => {
   });
 
   it("reads its own account's history, not the account of the key whose requests made the plan", async () => {
-    for (const [account, id] of [['acct-a', 'only-in-a'], ['acct-b', 'only-in-b']]) {
+    for (const [account, id] of [
+      ['acct-a', 'only-in-a'],
+      ['acct-b', 'only-in-b'],
+    ]) {
       const request = buildWebhookRequest({ form: 'legacy', transaction: { transactionId: id!, status: 'pending', products: [] } });
-      expect((await fetch(`${running.url}/webhooks/${account}`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+      expect(
+        (await fetch(`${running.url}/webhooks/${account}`, { method: 'POST', headers: request.headers, body: request.body })).status,
+      ).toBe(200);
     }
     const idsOf = async (key: string) =>
-      ((await postGraphQL(running.url, RECENT, { key })).body.data as { recentTransactions: { edges: Array<{ node: { transactionId: string } }> } }).recentTransactions.edges.map((e) => e.node.transactionId);
+      (
+        (await postGraphQL(running.url, RECENT, { key })).body.data as {
+          recentTransactions: { edges: Array<{ node: { transactionId: string } }> };
+        }
+      ).recentTransactions.edges.map((e) => e.node.transactionId);
     await planned(RECENT, OF_A);
     expect(await idsOf(OF_A)).toEqual(['only-in-a']);
     expect(await idsOf(OF_B)).toEqual(['only-in-b']);
@@ -72,14 +88,14 @@ describe('a request that finds a plan', () => {
     expect(refused.body.errors?.[0]?.message).toContain('MAX_COST');
   });
 
-  it('has its variables judged: a planned read with a wrong variable is refused in graphql-js\'s words', async () => {
+  it("has its variables judged: a planned read with a wrong variable is refused in graphql-js's words", async () => {
     await planned(READ, READER, { id: second!.transactionId });
     const refused = await postGraphQL(running.url, READ, { key: READER, variables: { id: { nested: true } } });
     expect(codesOf(refused)).toEqual(['BAD_USER_INPUT']);
     expect(refused.body.errors?.[0]?.message).toMatch(/^Variable "\$id" got invalid value/);
   });
 
-  it('is counted in the metrics under its document\'s operation name, as yoga\'s path counts it', async () => {
+  it("is counted in the metrics under its document's operation name, as yoga's path counts it", async () => {
     const named = 'query PlannedRead($id: ID!) { transaction(id: $id) { status } }';
     await planned(named, READER, { id: second!.transactionId });
     expect(codesOf(await postGraphQL(running.url, named, { key: READER, variables: { id: second!.transactionId } }))).toEqual([]);

@@ -40,10 +40,11 @@ describe('health, readiness and metrics', () => {
     expect(await ready.json()).toEqual({ status: 'ready', checks: { accepting: true, events: true, upstream: true } });
     const samples = await scrape(running.url);
     expect(samples.get('vending_gateway_ready')).toBe(1);
-    for (const check of ['accepting', 'events', 'upstream']) expect(samples.get(`vending_gateway_readiness_check{check="${check}"}`)).toBe(1);
+    for (const check of ['accepting', 'events', 'upstream'])
+      expect(samples.get(`vending_gateway_readiness_check{check="${check}"}`)).toBe(1);
   });
 
-  it('echoes a caller\'s x-request-id and makes one otherwise', async () => {
+  it("echoes a caller's x-request-id and makes one otherwise", async () => {
     const given = await fetch(`${running.url}/vendings`, { headers: { authorization: TEST_KEY, 'x-request-id': 'trace-123' } });
     expect(given.headers.get('x-request-id')).toBe('trace-123');
     const made = await fetch(`${running.url}/vendings`, { headers: { authorization: TEST_KEY } });
@@ -57,7 +58,11 @@ describe('health, readiness and metrics', () => {
     for (let i = 0; i < 3; i++) await postGraphQL(running.url, 'query FleetCount { vendings { totalCount } }');
     await postGraphQL(running.url, 'query Broken { transaction(id: "nope") { status } }');
     await fetch(`${running.url}/transactions/nope`, { headers: { authorization: TEST_KEY } });
-    const webhook = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 't-1', status: 's', products: [] }, id: 'metrics-1' });
+    const webhook = buildWebhookRequest({
+      form: 'enveloped',
+      transaction: { transactionId: 't-1', status: 's', products: [] },
+      id: 'metrics-1',
+    });
     for (let i = 0; i < 2; i++) await fetch(`${running.url}/webhooks`, { method: 'POST', headers: webhook.headers, body: webhook.body });
     await fetch(`${running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"data":{}}' });
     // Another event is acknowledged and counted by type, not refused, so its sender does not retry it.
@@ -133,7 +138,9 @@ describe('in front of a failing upstream', () => {
     expect(open.get('vending_gateway_upstream_circuit_open')).toBe(1);
     expect(open.get('vending_gateway_ready')).toBe(0);
     expect(open.get('vending_gateway_readiness_check{check="upstream"}')).toBe(0);
-    expect(open.get('vending_gateway_upstream_requests_total{method="GET",route="/transactions/{id}",outcome="500"}')).toBeGreaterThanOrEqual(3);
+    expect(
+      open.get('vending_gateway_upstream_requests_total{method="GET",route="/transactions/{id}",outcome="500"}'),
+    ).toBeGreaterThanOrEqual(3);
 
     const calls = upstream.calls.length;
     const fast = await postGraphQL(running.url, `{ transaction(id: "${id}") { status } }`);

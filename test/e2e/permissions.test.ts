@@ -24,7 +24,8 @@ const LEGACY = 'plain-key';
 const [transaction] = createDemoData().transactions;
 const id = transaction!.transactionId;
 const QUERY = 'query One($id: ID!) { transaction(id: $id) { transactionId status } }';
-const MUTATION = 'mutation Pay($id: ID!) { updateTransactionPayment(transactionId: $id, payment: {status: "paid"}) { transaction { transactionId } } }';
+const MUTATION =
+  'mutation Pay($id: ID!) { updateTransactionPayment(transactionId: $id, payment: {status: "paid"}) { transaction { transactionId } } }';
 const SUBSCRIPTION = 'subscription { transactionUpdated { transactionId status } }';
 
 async function postWebhook(url: string, status: string): Promise<void> {
@@ -97,14 +98,21 @@ describe('keys declared with their permissions (API_KEYS=key:read+subscribe,…)
   });
 
   it("is judged the same on every path to an operation: yoga's whole handler (GET) and graphql-ws queries and mutations", async () => {
-    const get = await fetch(`${running.url}/graphql?query=${encodeURIComponent(QUERY)}&variables=${encodeURIComponent(JSON.stringify({ id }))}`, {
-      headers: { accept: 'application/json', authorization: TILL },
-    });
-    expect(((await get.json()) as { errors: Array<{ extensions: { code: string } }> }).errors.map((error) => error.extensions.code)).toEqual(['FORBIDDEN']);
+    const get = await fetch(
+      `${running.url}/graphql?query=${encodeURIComponent(QUERY)}&variables=${encodeURIComponent(JSON.stringify({ id }))}`,
+      {
+        headers: { accept: 'application/json', authorization: TILL },
+      },
+    );
+    expect(
+      ((await get.json()) as { errors: Array<{ extensions: { code: string } }> }).errors.map((error) => error.extensions.code),
+    ).toEqual(['FORBIDDEN']);
 
     const client = wsClient(running.url, DASHBOARD);
     const mutation = subscribe(client, MUTATION, { id });
-    expect((await mutation.next()).errors?.map((error) => (error as { extensions?: { code?: string } }).extensions?.code)).toEqual(['FORBIDDEN']);
+    expect((await mutation.next()).errors?.map((error) => (error as { extensions?: { code?: string } }).extensions?.code)).toEqual([
+      'FORBIDDEN',
+    ]);
     const query = subscribe(client, QUERY, { id });
     expect((await query.next()).data).toEqual({ transaction: { transactionId: id, status: expect.any(String) } });
     await client.dispose();
@@ -143,7 +151,9 @@ describe('keys in API_KEYS_FILE', () => {
   });
 
   it('that cannot be read, or have a bad line, stop the gateway from starting in one line naming the variable and the line', async () => {
-    await expect(startGateway({ API_KEYS_FILE: join(dir, 'missing') })).rejects.toThrow(/^API_KEYS_FILE must be a readable file of key entries \(ENOENT/);
+    await expect(startGateway({ API_KEYS_FILE: join(dir, 'missing') })).rejects.toThrow(
+      /^API_KEYS_FILE must be a readable file of key entries \(ENOENT/,
+    );
     const bad = join(dir, 'bad.txt');
     writeFileSync(bad, 'fine-key\nsecret-typo:raed\n');
     const error = await startGateway({ API_KEYS_FILE: bad }).catch((thrown: Error) => thrown);
@@ -227,7 +237,11 @@ describe('whole results kept by the response cache (CACHE_TTL_MS)', () => {
     writeFileSync(file, 'cached-key:read\n');
     const running = await startGateway({ API_KEYS_FILE: file, CACHE_TTL_MS: '600000' });
     try {
-      const first = await fetch(`${running.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'cached-key' }, body: JSON.stringify({ query: QUERY, variables: { id } }) });
+      const first = await fetch(`${running.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'cached-key' },
+        body: JSON.stringify({ query: QUERY, variables: { id } }),
+      });
       expect(first.status).toBe(200);
       const etag = first.headers.get('etag');
       expect(etag).toBeTruthy();

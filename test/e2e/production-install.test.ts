@@ -49,7 +49,17 @@ describe('package.json and dist/ for a production install', () => {
     const scripts = filesUnder(DIST).filter((file) => file.endsWith('.js') && !file.startsWith(join(DIST, 'web')));
     expect(scripts.length).toBeGreaterThan(20);
     // esbuild parses the files (static imports, re-exports, import() of a literal) and lists what it leaves external: every package.
-    const { metafile } = await build({ entryPoints: scripts, bundle: true, packages: 'external', platform: 'node', format: 'esm', outdir: join(DIST, 'unused'), write: false, metafile: true, logLevel: 'silent' });
+    const { metafile } = await build({
+      entryPoints: scripts,
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      format: 'esm',
+      outdir: join(DIST, 'unused'),
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
     const missing: string[] = [];
     for (const [file, input] of Object.entries(metafile.inputs)) {
       for (const { path, external } of input.imports) {
@@ -62,7 +72,9 @@ describe('package.json and dist/ for a production install', () => {
   });
 
   it('holds the dashboard the routes serve: its page, stylesheet and bundled script', () => {
-    const web = filesUnder(join(DIST, 'web')).map((file) => relative(join(DIST, 'web'), file)).sort();
+    const web = filesUnder(join(DIST, 'web'))
+      .map((file) => relative(join(DIST, 'web'), file))
+      .sort();
     expect(web).toEqual(['app.js', 'index.html', 'styles.css']);
   });
 });

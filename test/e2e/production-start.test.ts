@@ -57,58 +57,79 @@ async function listening(run: Run): Promise<string | undefined> {
 }
 
 describe.concurrent('starting in production', () => {
-  it('without WEBHOOK_SECRET: exits 1 with one line on stderr naming WEBHOOK_SECRET', async () => {
-    const run = startMain({ NODE_ENV: 'production', API_KEYS: 'prod-key' });
-    const url = await listening(run);
-    if (url) run.child.kill('SIGKILL');
-    expect(url, 'the gateway started listening').toBeUndefined();
-    expect(await run.exited).toBe(1);
-    const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
-    expect(lines).toEqual([expect.stringMatching(/^vending-gateway: WEBHOOK_SECRET must be set when NODE_ENV=production\b.*WEBHOOK_UNSIGNED=allow/)]);
-  }, GIVE_UP_MS + 5_000);
+  it(
+    'without WEBHOOK_SECRET: exits 1 with one line on stderr naming WEBHOOK_SECRET',
+    async () => {
+      const run = startMain({ NODE_ENV: 'production', API_KEYS: 'prod-key' });
+      const url = await listening(run);
+      if (url) run.child.kill('SIGKILL');
+      expect(url, 'the gateway started listening').toBeUndefined();
+      expect(await run.exited).toBe(1);
+      const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
+      expect(lines).toEqual([
+        expect.stringMatching(/^vending-gateway: WEBHOOK_SECRET must be set when NODE_ENV=production\b.*WEBHOOK_UNSIGNED=allow/),
+      ]);
+    },
+    GIVE_UP_MS + 5_000,
+  );
 
-  it('with WEBHOOK_UNSIGNED=allow: starts, warns that webhooks are unsigned, and takes one', async () => {
-    const run = startMain({ NODE_ENV: 'production', API_KEYS: 'prod-key', WEBHOOK_UNSIGNED: 'allow' });
-    const url = await listening(run);
-    try {
-      expect(url, run.stderr).toBeDefined();
-      expect(run.stdout).toMatch(/WEBHOOK_SECRET is not set: webhooks are accepted without a signature/);
-      const body = JSON.stringify({ event: 'transaction', data: { transactionId: 't-prod', status: 'completed', products: [] } });
-      const response = await fetch(`${url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      expect(response.status).toBe(200);
-    } finally {
-      run.child.kill('SIGTERM');
-      await run.exited;
-    }
-  }, GIVE_UP_MS + 5_000);
-
-  it('on a port another process holds, or with METRICS_PORT equal to PORT: exits 1 with one line naming the variable', async () => {
-    const holder = createServer();
-    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
-    const { port } = holder.address() as AddressInfo;
-    try {
-      for (const [env, line] of [
-        [{ PORT: String(port) }, /^vending-gateway: PORT: 127\.0\.0\.1:\d+ is already in use by another process$/],
-        [{ PORT: String(port + 1), METRICS_PORT: String(port + 1) }, /^vending-gateway: METRICS_PORT: is PORT's own \(\d+\): give the metrics a port of their own$/],
-      ] as const) {
-        const run = startMain({ API_KEYS: 'k', LOG_LEVEL: 'silent', ...env });
-        expect(await run.exited).toBe(1);
-        expect(run.stderr.split('\n').filter((text) => text.trim() !== '')).toEqual([expect.stringMatching(line)]);
+  it(
+    'with WEBHOOK_UNSIGNED=allow: starts, warns that webhooks are unsigned, and takes one',
+    async () => {
+      const run = startMain({ NODE_ENV: 'production', API_KEYS: 'prod-key', WEBHOOK_UNSIGNED: 'allow' });
+      const url = await listening(run);
+      try {
+        expect(url, run.stderr).toBeDefined();
+        expect(run.stdout).toMatch(/WEBHOOK_SECRET is not set: webhooks are accepted without a signature/);
+        const body = JSON.stringify({ event: 'transaction', data: { transactionId: 't-prod', status: 'completed', products: [] } });
+        const response = await fetch(`${url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        expect(response.status).toBe(200);
+      } finally {
+        run.child.kill('SIGTERM');
+        await run.exited;
       }
-    } finally {
-      holder.close();
-    }
-  }, GIVE_UP_MS + 5_000);
+    },
+    GIVE_UP_MS + 5_000,
+  );
 
-  it('with NODE_ENV set to something else than production (a typo): starts in development and says so', async () => {
-    const run = startMain({ NODE_ENV: 'prod' });
-    const url = await listening(run);
-    try {
-      expect(url, run.stderr).toBeDefined();
-      expect(run.stdout).toMatch(/NODE_ENV=prod is not \\"production\\": running with the development defaults/);
-    } finally {
-      run.child.kill('SIGTERM');
-      await run.exited;
-    }
-  }, GIVE_UP_MS + 5_000);
+  it(
+    'on a port another process holds, or with METRICS_PORT equal to PORT: exits 1 with one line naming the variable',
+    async () => {
+      const holder = createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      const { port } = holder.address() as AddressInfo;
+      try {
+        for (const [env, line] of [
+          [{ PORT: String(port) }, /^vending-gateway: PORT: 127\.0\.0\.1:\d+ is already in use by another process$/],
+          [
+            { PORT: String(port + 1), METRICS_PORT: String(port + 1) },
+            /^vending-gateway: METRICS_PORT: is PORT's own \(\d+\): give the metrics a port of their own$/,
+          ],
+        ] as const) {
+          const run = startMain({ API_KEYS: 'k', LOG_LEVEL: 'silent', ...env });
+          expect(await run.exited).toBe(1);
+          expect(run.stderr.split('\n').filter((text) => text.trim() !== '')).toEqual([expect.stringMatching(line)]);
+        }
+      } finally {
+        holder.close();
+      }
+    },
+    GIVE_UP_MS + 5_000,
+  );
+
+  it(
+    'with NODE_ENV set to something else than production (a typo): starts in development and says so',
+    async () => {
+      const run = startMain({ NODE_ENV: 'prod' });
+      const url = await listening(run);
+      try {
+        expect(url, run.stderr).toBeDefined();
+        expect(run.stdout).toMatch(/NODE_ENV=prod is not \\"production\\": running with the development defaults/);
+      } finally {
+        run.child.kill('SIGTERM');
+        await run.exited;
+      }
+    },
+    GIVE_UP_MS + 5_000,
+  );
 });

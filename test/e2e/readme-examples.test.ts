@@ -50,7 +50,9 @@ describe('README examples', () => {
         headers: { 'content-type': 'application/json', authorization: DEVELOPMENT_API_KEY },
         body: JSON.stringify({ query: 'query($id: ID!) { transaction(id: $id) { currency } }', variables: { id } }),
       });
-      expect(((await response.json()) as { data?: { transaction: { currency: string } | null } }).data?.transaction?.currency, id).toBe(currency);
+      expect(((await response.json()) as { data?: { transaction: { currency: string } | null } }).data?.transaction?.currency, id).toBe(
+        currency,
+      );
     }
   });
 
@@ -120,7 +122,11 @@ describe('Relative links of the README and docs/', () => {
           continue;
         }
         if (hash === undefined || !resolved.pathname.endsWith('.md')) continue;
-        const headings = [...readFileSync(resolved, 'utf8').replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.+)$/gm)].map((m) => anchor(m[1]!));
+        const headings = [
+          ...readFileSync(resolved, 'utf8')
+            .replace(/```[\s\S]*?```/g, '')
+            .matchAll(/^#+ (.+)$/gm),
+        ].map((m) => anchor(m[1]!));
         if (!headings.includes(hash)) broken.push(`${path}: ${target} (no such heading)`);
       }
     }

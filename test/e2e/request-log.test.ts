@@ -34,7 +34,7 @@ describe('request log', () => {
 
   const lineFor = (requestId: string) => lines.find((line) => line.msg === 'request' && line.requestId === requestId);
 
-  it('counts each request\'s own upstream calls, GraphQL and REST, side by side', async () => {
+  it("counts each request's own upstream calls, GraphQL and REST, side by side", async () => {
     const [a, b] = upstream.transactions.map((t) => (t as { transactionId: string }).transactionId);
     const graphql = (requestId: string, query: string) =>
       fetch(`${running.url}/graphql`, {
@@ -58,16 +58,27 @@ describe('request log', () => {
   });
 });
 
-describe('a request\'s own log lines', () => {
-  it('name the request\'s id, as the request line does (a masked failure of a REST read)', async () => {
+describe("a request's own log lines", () => {
+  it("name the request's id, as the request line does (a masked failure of a REST read)", async () => {
     const lines: Array<{ msg: string; reqId?: string; requestId?: string; authorization?: string }> = [];
     const backend = demoBackend();
     backend.getTransaction = async () => {
       throw new Error('not for clients');
     };
-    const running = await startGateway({}, { backend, logger: pino({ level: 'info', redact: ['authorization'] }, jsonLines((line: (typeof lines)[number]) => lines.push(line))) });
+    const running = await startGateway(
+      {},
+      {
+        backend,
+        logger: pino(
+          { level: 'info', redact: ['authorization'] },
+          jsonLines((line: (typeof lines)[number]) => lines.push(line)),
+        ),
+      },
+    );
     try {
-      const response = await fetch(`${running.url}/transactions/x`, { headers: { authorization: TEST_KEY, 'x-request-id': 'failing-read' } });
+      const response = await fetch(`${running.url}/transactions/x`, {
+        headers: { authorization: TEST_KEY, 'x-request-id': 'failing-read' },
+      });
       expect(response.status).toBe(500);
       await response.arrayBuffer();
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -46,7 +46,12 @@ const probes: Probe[] = [
   { name: 'id needing escapes', path: '/vendings/a%20b%2Fc' },
   { name: 'bad key', path: '/vendings', key: 'not-a-key' },
   { name: 'no key', path: `/transactions/${tx.transactionId}`, key: null },
-  { name: 'payment', method: 'PUT', path: `/transactions/${tx.transactionId}/payment`, body: '{"paymentStatus":"captured","amount":{"value":3.5}}' },
+  {
+    name: 'payment',
+    method: 'PUT',
+    path: `/transactions/${tx.transactionId}/payment`,
+    body: '{"paymentStatus":"captured","amount":{"value":3.5}}',
+  },
   { name: 'payment, unknown id', method: 'PUT', path: '/transactions/nope/payment', body: '{}' },
   { name: 'payment, bad key', method: 'PUT', path: `/transactions/${tx.transactionId}/payment`, body: '{}', key: 'wrong' },
   { name: 'payment, bad body', method: 'PUT', path: `/transactions/${tx.transactionId}/payment`, body: '[1,2,3]' },
@@ -73,13 +78,19 @@ describe('REST through the gateway equals REST straight from the upstream', () =
 
 describe('GraphQL in rest mode serves the upstream data', () => {
   it('reads the same vendings and transactions as the upstream holds', async () => {
-    const { body } = await postGraphQL(gateway.url, `{
+    const { body } = await postGraphQL(
+      gateway.url,
+      `{
       vendings(products: PLANOGRAM) { totalCount nodes { vendingId identifier planogram } }
       transaction(id: "${tx.transactionId}") { transactionId status total products { productId quantity } }
-    }`, { key: UPSTREAM_KEY });
+    }`,
+      { key: UPSTREAM_KEY },
+    );
     expect(body.errors).toBeUndefined();
     expect(body.data!.vendings.totalCount).toBe(demo.vendings.length);
-    const direct = (await ask(upstream.url, { name: '', path: '/vendings?products=planogram' })).body as { data: Array<{ products: unknown }> };
+    const direct = (await ask(upstream.url, { name: '', path: '/vendings?products=planogram' })).body as {
+      data: Array<{ products: unknown }>;
+    };
     expect(body.data!.vendings.nodes.map((n: { planogram: unknown }) => n.planogram)).toEqual(direct.data.map((v) => v.products));
     expect(body.data!.transaction.products).toEqual(tx.products.map((p) => ({ productId: p.productId, quantity: p.quantity })));
   });
@@ -94,9 +105,16 @@ describe('GraphQL in rest mode serves the upstream data', () => {
 
   it('updates a payment upstream and reads the transaction back', async () => {
     const target = demo.transactions[9]!;
-    const { body } = await postGraphQL(gateway.url, `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) { transaction { transactionId extra } } }`, { key: UPSTREAM_KEY });
+    const { body } = await postGraphQL(
+      gateway.url,
+      `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) { transaction { transactionId extra } } }`,
+      { key: UPSTREAM_KEY },
+    );
     expect(body.errors).toBeUndefined();
     // Beside the payment, what the demo's transactions carry beyond the contract: their machine and its currency.
-    expect(body.data!.updateTransactionPayment.transaction).toEqual({ transactionId: target.transactionId, extra: { payment: { wallet: 'apple_pay' }, vendingId: target.vendingId, currencyCode: target.currencyCode } });
+    expect(body.data!.updateTransactionPayment.transaction).toEqual({
+      transactionId: target.transactionId,
+      extra: { payment: { wallet: 'apple_pay' }, vendingId: target.vendingId, currencyCode: target.currencyCode },
+    });
   });
 });

@@ -25,8 +25,11 @@ afterAll(async () => {
 afterEach(() => upstream.clearFaults());
 
 const rest = async (path: string, init: RequestInit = {}) => {
-  const response = await fetch(gateway.url + path, { ...init, headers: { authorization: KEY, 'content-type': 'application/json', ...init.headers } });
-  return { status: response.status, body: (await response.json()) };
+  const response = await fetch(gateway.url + path, {
+    ...init,
+    headers: { authorization: KEY, 'content-type': 'application/json', ...init.headers },
+  });
+  return { status: response.status, body: await response.json() };
 };
 
 describe('nothing lost', () => {
@@ -45,12 +48,18 @@ describe('nothing lost', () => {
 
   it('shows unknown fields in GraphQL `extra` and the planogram unchanged', async () => {
     const id = firstTransaction().transactionId;
-    const { body } = await postGraphQL(gateway.url, `{ transaction(id: "${id}") { extra products { extra } } vendings(products: PLANOGRAM) { nodes { planogram extra } } }`, { key: KEY });
+    const { body } = await postGraphQL(
+      gateway.url,
+      `{ transaction(id: "${id}") { extra products { extra } } vendings(products: PLANOGRAM) { nodes { planogram extra } } }`,
+      { key: KEY },
+    );
     expect(body.errors).toBeUndefined();
     expect(body.data!.transaction.extra).toMatchObject({ terminalId: 'T-9', meta: { source: 'kiosk', tags: ['a', 'b'] } });
     expect(body.data!.transaction.products[0].extra).toHaveProperty('vatRate');
     const direct = await (await fetch(`${upstream.url}/vendings?products=planogram`, { headers: { authorization: KEY } })).json();
-    expect(body.data!.vendings.nodes.map((n: { planogram: unknown }) => n.planogram)).toEqual(direct.data.map((v: { products: unknown }) => v.products));
+    expect(body.data!.vendings.nodes.map((n: { planogram: unknown }) => n.planogram)).toEqual(
+      direct.data.map((v: { products: unknown }) => v.products),
+    );
     expect(body.data!.vendings.nodes[0].planogram).toMatchObject({ layout: 'grid' });
     expect(body.data!.vendings.nodes[0].extra).toHaveProperty('firmware');
   });
@@ -60,7 +69,9 @@ describe('upstream call counts', () => {
   it('reads a transaction asked for twice once', async () => {
     const id = firstTransaction().transactionId;
     const before = upstream.calls.length;
-    const { body } = await postGraphQL(gateway.url, `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } }`, { key: KEY });
+    const { body } = await postGraphQL(gateway.url, `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } }`, {
+      key: KEY,
+    });
     expect(body.errors).toBeUndefined();
     expect(upstream.calls.length - before).toBe(1);
   });
@@ -142,14 +153,18 @@ describe('faults map to codes, never a crash', () => {
     const { status } = await rest(`/transactions/${id()}/payment`, { method: 'PUT', body: '{"paid":true}' });
     expect(status).toBe(502);
     expect(upstream.callsTo('PUT', '/transactions').length - before).toBe(1);
-    const graphql = await postGraphQL(gateway.url, `mutation { updateTransactionPayment(transactionId: "${id()}", payment: {paid: true}) { transaction { status } } }`, { key: KEY });
+    const graphql = await postGraphQL(
+      gateway.url,
+      `mutation { updateTransactionPayment(transactionId: "${id()}", payment: {paid: true}) { transaction { status } } }`,
+      { key: KEY },
+    );
     expect(codesOf(graphql)).toEqual(['UPSTREAM_ERROR']);
     expect(upstream.callsTo('PUT', '/transactions').length - before).toBe(2);
   });
 });
 
 describe('credentials', () => {
-  it('forwards each client\'s Authorization unchanged when the gateway has no key of its own', async () => {
+  it("forwards each client's Authorization unchanged when the gateway has no key of its own", async () => {
     const id = firstTransaction().transactionId;
     for (const key of [KEY, `Bearer ${KEY}`, 'someone-else']) {
       const before = upstream.calls.length;

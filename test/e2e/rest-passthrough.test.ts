@@ -12,7 +12,10 @@ beforeAll(async () => {
 });
 afterAll(() => running.close());
 
-async function call(path: string, init: RequestInit & { key?: string | null } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+async function call(
+  path: string,
+  init: RequestInit & { key?: string | null } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const headers = new Headers(init.headers);
   if (init.key !== null) headers.set('authorization', init.key ?? TEST_KEY);
   const response = await fetch(`${running.url}${path}`, { ...init, headers });
@@ -30,7 +33,19 @@ function expectErrorEnvelope(body: unknown): void {
 }
 
 const productLineFields = ['productId', 'productName', 'productPrice', 'productThumbnail', 'productSku', 'quantity'];
-const vendingFields = ['vendingId', 'status', 'online', 'enabled', 'address', 'building', 'countryCode', 'currencyCode', 'identifier', 'posId', 'products'];
+const vendingFields = [
+  'vendingId',
+  'status',
+  'online',
+  'enabled',
+  'address',
+  'building',
+  'countryCode',
+  'currencyCode',
+  'identifier',
+  'posId',
+  'products',
+];
 
 function expectProductLine(line: Record<string, unknown>): void {
   expect(Object.keys(line).sort()).toEqual([...productLineFields].sort());

@@ -29,7 +29,11 @@ afterEach(async () => {
 
 /** Posts a `transaction.update` whose status names it; answers the HTTP status (0 when refused). */
 async function postUpdate(url: string, status: string): Promise<number> {
-  const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 'restart-tx', status, products: [] }, id: `evt-${randomUUID()}` });
+  const request = buildWebhookRequest({
+    form: 'enveloped',
+    transaction: { transactionId: 'restart-tx', status, products: [] },
+    id: `evt-${randomUUID()}`,
+  });
   try {
     const response = await fetch(`${url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
     await response.arrayBuffer();
@@ -52,7 +56,9 @@ describe('a restart with real clients, default settings', () => {
     const first = await gatewayFor();
     const proxy = await startTcpProxy(first.url);
     cleanups.push(() => proxy.close());
-    const clients = [apolloClient, urqlClient, graphqlWsClient, graphqlSseClient, eventSourceClient].map((make) => make(proxy.url, TEST_KEY));
+    const clients = [apolloClient, urqlClient, graphqlWsClient, graphqlSseClient, eventSourceClient].map((make) =>
+      make(proxy.url, TEST_KEY),
+    );
     cleanups.push(() => clients.forEach((client) => client.close()));
     expect(await waitFor(() => first.gateway.activeSubscriptions() === clients.length, 10_000)).toBe(true);
 

@@ -68,7 +68,10 @@ describe('npm run webhook', () => {
   ])('--form %s without --products: finds the gateway by $PORT, changes the status, keeps the products', async (form, id, status) => {
     const before = await readTransaction(gw.url, id);
     expect(before.products.length).toBeGreaterThan(0);
-    const outcome = await sendWebhook(['--transaction', id, '--status', status, '--form', form], { PORT: port, API_KEYS: `${TEST_KEY},${OTHER_KEY}` });
+    const outcome = await sendWebhook(['--transaction', id, '--status', status, '--form', form], {
+      PORT: port,
+      API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
+    });
     expect(outcome, outcome.stderr).toMatchObject({ code: 0 });
     expect(outcome.stdout).toMatch(/^200\b/m);
     const after = await readOnceStatusIs(gw.url, id, status);
@@ -79,7 +82,9 @@ describe('npm run webhook', () => {
   it("--url an account's path: reads the products from the gateway's root, posts to that path", async () => {
     const id = DEMO[0]!;
     const before = await readTransaction(gw.url, id);
-    const outcome = await sendWebhook(['--transaction', id, '--status', 'paid', '--url', `${gw.url}/webhooks/acct-a`], { API_KEYS: TEST_KEY });
+    const outcome = await sendWebhook(['--transaction', id, '--status', 'paid', '--url', `${gw.url}/webhooks/acct-a`], {
+      API_KEYS: TEST_KEY,
+    });
     expect(outcome, outcome.stderr).toMatchObject({ code: 0 });
     expect(outcome.stdout).toMatch(/^200\b/m);
     // Another account's webhook: the gateway's demo service (the default account's) keeps its own word.
@@ -113,7 +118,20 @@ describe('npm run webhook', () => {
     const id = DEMO[0]!;
     const products = [{ productId: 'p-script', quantity: 3 }];
     const outcome = await sendWebhook(
-      ['--transaction', id, '--status', 'pending', '--form', 'legacy', '--products', JSON.stringify(products), '--url', `${gw.url}/webhooks`, '--key', 'unused'],
+      [
+        '--transaction',
+        id,
+        '--status',
+        'pending',
+        '--form',
+        'legacy',
+        '--products',
+        JSON.stringify(products),
+        '--url',
+        `${gw.url}/webhooks`,
+        '--key',
+        'unused',
+      ],
       {},
     );
     expect(outcome, outcome.stderr).toMatchObject({ code: 0 });
@@ -126,7 +144,10 @@ describe('npm run webhook', () => {
     const id = DEMO[0]!;
     const scoped = await startGateway({ SIMULATOR: 'off', API_KEYS: `dash-prod-key:read+subscribe,${TEST_KEY}` });
     try {
-      const outcome = await sendWebhook(['--transaction', id, '--status', 'refunded'], { PORT: new URL(scoped.url).port, API_KEYS: 'dash-prod-key:read+subscribe, other-key:pay' });
+      const outcome = await sendWebhook(['--transaction', id, '--status', 'refunded'], {
+        PORT: new URL(scoped.url).port,
+        API_KEYS: 'dash-prod-key:read+subscribe, other-key:pay',
+      });
       expect(outcome, outcome.stderr).toMatchObject({ code: 0 });
       expect(outcome.stdout).toMatch(/^200\b/m);
     } finally {
@@ -136,7 +157,10 @@ describe('npm run webhook', () => {
 
   it('prefers an entry that may read the products it sends back', async () => {
     const id = DEMO[0]!;
-    const outcome = await sendWebhook(['--transaction', id, '--status', 'refunded'], { PORT: port, API_KEYS: `pay-only:pay,${OTHER_KEY}:read@default` });
+    const outcome = await sendWebhook(['--transaction', id, '--status', 'refunded'], {
+      PORT: port,
+      API_KEYS: `pay-only:pay,${OTHER_KEY}:read@default`,
+    });
     // The account after "@" is no part of the key either.
     expect(outcome.stderr).not.toMatch(/401/);
   });

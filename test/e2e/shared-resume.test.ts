@@ -26,14 +26,19 @@ async function post(url: string, status: string, id: string): Promise<void> {
   expect(response.status).toBe(200);
 }
 
-const statusesOf = (subscription: QueuedSubscription<Update>) => subscription.received.map((result) => result.data?.transactionUpdated.status);
+const statusesOf = (subscription: QueuedSubscription<Update>) =>
+  subscription.received.map((result) => result.data?.transactionUpdated.status);
 
 async function take(subscription: QueuedSubscription<Update>, count: number): Promise<void> {
   for (let i = 0; i < count; i++) await subscription.next(3_000);
 }
 
 describe.each([
-  ['by variable', 'subscription Resume($after: ID) { transactionUpdated(after: $after) { eventId status } }', (after: string) => ({ after })],
+  [
+    'by variable',
+    'subscription Resume($after: ID) { transactionUpdated(after: $after) { eventId status } }',
+    (after: string) => ({ after }),
+  ],
   ['literally', '', undefined],
 ])('two graphql-ws clients resuming from the same event (after given %s)', (_how, variableDocument, variablesOf) => {
   it('both get the replay, then live events', async () => {
@@ -48,7 +53,9 @@ describe.each([
     await take(live, 3);
     const after = live.received[0]!.data!.transactionUpdated.eventId;
 
-    const document = variablesOf ? variableDocument : `subscription { transactionUpdated(after: ${JSON.stringify(after)}) { eventId status } }`;
+    const document = variablesOf
+      ? variableDocument
+      : `subscription { transactionUpdated(after: ${JSON.stringify(after)}) { eventId status } }`;
     const variables = variablesOf?.(after);
     const resumers = [wsClient(url, TEST_KEY), wsClient(url, TEST_KEY)];
     clients.push(...resumers);

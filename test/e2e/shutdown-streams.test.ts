@@ -25,7 +25,9 @@ describe('shutdown and streams', () => {
     const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY });
     const id = String(upstream.transactions[0]?.transactionId);
     upstream.injectFault({ kind: 'delay', ms: 600 }, { method: 'GET', pathPrefix: '/transactions/', times: 1 });
-    const read = fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: 'test-key-1', accept: 'text/event-stream, application/json' } });
+    const read = fetch(`${gateway.url}/transactions/${id}`, {
+      headers: { authorization: 'test-key-1', accept: 'text/event-stream, application/json' },
+    });
     // The read has reached the upstream, which answers it late.
     for (let i = 0; i < 100 && upstream.openRequests === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(upstream.openRequests).toBe(1);
@@ -45,10 +47,13 @@ describe('shutdown and streams', () => {
 function sendInTwoParts(url: string, path: string, method: string, headers: Record<string, string>, text: string): Promise<number> {
   const body = Buffer.from(text);
   return new Promise<number>((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port: new URL(url).port, path, method, headers: { ...headers, 'content-length': String(body.length) } }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
+    const request = httpRequest(
+      { host: '127.0.0.1', port: new URL(url).port, path, method, headers: { ...headers, 'content-length': String(body.length) } },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
     request.on('error', reject);
     request.write(body.subarray(0, 5));
     setTimeout(() => request.end(body.subarray(5)), 300);
@@ -60,7 +65,11 @@ describe('shutdown and a webhook that accepts text/event-stream', () => {
     const gateway = await startGateway();
     const events = subscribe(wsClient(gateway.url, TEST_KEY), 'subscription { transactionUpdated { eventId } }');
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const webhook = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 'slow-1', status: 'pending', products: [] }, id: 'evt-slow-1' });
+    const webhook = buildWebhookRequest({
+      form: 'enveloped',
+      transaction: { transactionId: 'slow-1', status: 'pending', products: [] },
+      id: 'evt-slow-1',
+    });
     const answer = sendInTwoParts(gateway.url, '/webhooks', 'POST', { ...webhook.headers, accept: 'text/event-stream' }, webhook.body);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = gateway.close();
@@ -78,12 +87,20 @@ describe('shutdown and a payment still arriving', () => {
     const events = subscribe(wsClient(gateway.url, TEST_KEY), 'subscription { transactionUpdated { transactionId } }');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const id = backend.transactionIds()[0]!;
-    const answer = sendInTwoParts(gateway.url, `/transactions/${id}/payment`, 'PUT', { authorization: TEST_KEY, 'content-type': 'application/json' }, JSON.stringify({ paymentStatus: 'captured' }));
+    const answer = sendInTwoParts(
+      gateway.url,
+      `/transactions/${id}/payment`,
+      'PUT',
+      { authorization: TEST_KEY, 'content-type': 'application/json' },
+      JSON.stringify({ paymentStatus: 'captured' }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = gateway.close();
     expect(await answer).toBe(200);
     await closed;
-    const ids = events.received.map((result) => (result.data as { transactionUpdated: { transactionId: string } }).transactionUpdated.transactionId);
+    const ids = events.received.map(
+      (result) => (result.data as { transactionUpdated: { transactionId: string } }).transactionUpdated.transactionId,
+    );
     expect(ids).toEqual([id]);
   });
 });

@@ -27,7 +27,13 @@ describe('stand-in upstream', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
     const { data } = (await res.json()) as { data: Record<string, unknown> };
-    expect(data).toMatchObject({ transactionId: TX, status: 'active', terminalId: 'T-9', createdAt: '2026-01-01T10:00:00Z', meta: { source: 'kiosk', tags: ['a', 'b'] } });
+    expect(data).toMatchObject({
+      transactionId: TX,
+      status: 'active',
+      terminalId: 'T-9',
+      createdAt: '2026-01-01T10:00:00Z',
+      meta: { source: 'kiosk', tags: ['a', 'b'] },
+    });
     expect((data.products as unknown[])[0]).toMatchObject({ productSku: 'BEV-COLA-050', quantity: 1, vatRate: 0.19 });
     expect(up.transactions).toHaveLength(5);
   });
@@ -50,7 +56,10 @@ describe('stand-in upstream', () => {
     const res = await get(`/vendings/${VM}?products=planogram`);
     expect(res.status).toBe(200);
     const { data } = (await res.json()) as { data: { products: unknown } };
-    expect(data.products).toMatchObject({ layout: 'grid', rows: [{ row: 1, columns: [{ column: 1, capacity: 10, stock: 8 }, {}, {}] }, { row: 2 }] });
+    expect(data.products).toMatchObject({
+      layout: 'grid',
+      rows: [{ row: 1, columns: [{ column: 1, capacity: 10, stock: 8 }, {}, {}] }, { row: 2 }],
+    });
   });
 
   it('answers 401 for a missing or wrong key, before looking at ids', async () => {

@@ -29,7 +29,9 @@ const sink = new Writable({
 });
 
 async function gateway(env: Record<string, string> = {}, ttlMs?: number): Promise<RunningGateway> {
-  const running = await startGateway(env, { logger: pino({ level: 'debug' }, sink) }, (config) => (ttlMs === undefined ? config : { ...config, subscriptionTokenTtlMs: ttlMs }));
+  const running = await startGateway(env, { logger: pino({ level: 'debug' }, sink) }, (config) =>
+    ttlMs === undefined ? config : { ...config, subscriptionTokenTtlMs: ttlMs },
+  );
   started.push(running);
   return running;
 }
@@ -48,12 +50,16 @@ async function tokenOf(running: RunningGateway): Promise<string> {
 }
 
 const LIVE = 'subscription { transactionUpdated { eventId status } }';
-const streamUrl = (running: RunningGateway, token: string, query = LIVE) => `${running.url}/graphql?query=${encodeURIComponent(query)}&token=${encodeURIComponent(token)}`;
+const streamUrl = (running: RunningGateway, token: string, query = LIVE) =>
+  `${running.url}/graphql?query=${encodeURIComponent(query)}&token=${encodeURIComponent(token)}`;
 /** What an EventSource sends: a GET asking for SSE, with no key. */
 const sseGet = (url: string) => fetch(url, { headers: { accept: 'text/event-stream' } });
 
 async function post(running: RunningGateway, status: string, transactionId = 'tx-token'): Promise<void> {
-  const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId, status, products: [{ productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 1 }] } });
+  const request = buildWebhookRequest({
+    form: 'enveloped',
+    transaction: { transactionId, status, products: [{ productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 1 }] },
+  });
   const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
   expect(response.status).toBe(200);
 }
@@ -63,7 +69,9 @@ function listen(url: string) {
   const source = new EventSource(url);
   const statuses: string[] = [];
   let failed = false;
-  source.addEventListener('next', (message) => statuses.push((JSON.parse(message.data) as { data: { transactionUpdated: { status: string } } }).data.transactionUpdated.status));
+  source.addEventListener('next', (message) =>
+    statuses.push((JSON.parse(message.data) as { data: { transactionUpdated: { status: string } } }).data.transactionUpdated.status),
+  );
   source.addEventListener('error', () => {
     if (source.readyState === EventSource.CLOSED) failed = true;
   });
@@ -98,7 +106,13 @@ describe('subscription tokens', () => {
     // A query over the SSE route: the token stands for `subscribe` only.
     const query = await sseGet(streamUrl(running, await tokenOf(running), '{ vendings { totalCount } }'));
     expect(await query.text()).toMatch(/FORBIDDEN/);
-    const mutation = await sseGet(streamUrl(running, await tokenOf(running), 'mutation { updateTransactionPayment(transactionId: "t", payment: {}) { transaction { status } } }'));
+    const mutation = await sseGet(
+      streamUrl(
+        running,
+        await tokenOf(running),
+        'mutation { updateTransactionPayment(transactionId: "t", payment: {}) { transaction { status } } }',
+      ),
+    );
     // yoga runs no mutation from a GET; as a POST, the token is not read at all.
     expect(await mutation.text()).toMatch(/from a POST request/);
     const posted = await fetch(streamUrl(running, await tokenOf(running)), {
@@ -114,7 +128,11 @@ describe('subscription tokens', () => {
     expect((await fetch(`${running.url}/vendings`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
     expect((await fetch(`${running.url}/subscription-tokens?token=${token}`, { method: 'POST' })).status).toBe(401);
     // /graphql as a key, or in the URL of a JSON request.
-    const asKey = await fetch(`${running.url}/graphql`, { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ vendings { totalCount } }' }) });
+    const asKey = await fetch(`${running.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: token, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ vendings { totalCount } }' }),
+    });
     expect(asKey.status).toBe(401);
     const jsonGet = await fetch(`${streamUrl(running, token, '{ vendings { totalCount } }')}`);
     expect(jsonGet.status).toBe(401);
@@ -146,14 +164,24 @@ describe('subscription tokens', () => {
     const running = await gateway({ CORS_ORIGINS: 'https://dash.example' });
     const preflight = await fetch(`${running.url}/subscription-tokens`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://dash.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://dash.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://dash.example');
     expect(preflight.headers.get('access-control-allow-headers')).toMatch(/authorization/);
-    const minted = await fetch(`${running.url}/subscription-tokens`, { method: 'POST', headers: { authorization: TEST_KEY, origin: 'https://dash.example' } });
+    const minted = await fetch(`${running.url}/subscription-tokens`, {
+      method: 'POST',
+      headers: { authorization: TEST_KEY, origin: 'https://dash.example' },
+    });
     expect(minted.headers.get('access-control-allow-origin')).toBe('https://dash.example');
-    const other = await fetch(`${running.url}/subscription-tokens`, { method: 'POST', headers: { authorization: TEST_KEY, origin: 'https://evil.example' } });
+    const other = await fetch(`${running.url}/subscription-tokens`, {
+      method: 'POST',
+      headers: { authorization: TEST_KEY, origin: 'https://evil.example' },
+    });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
@@ -174,7 +202,8 @@ describe('subscription tokens in forward mode', () => {
       const decoder = new TextDecoder();
       const reading = (async () => {
         const reader = stream.body!.getReader();
-        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+          text += decoder.decode(chunk.value, { stream: true });
       })();
       expect(await waitFor(() => running.gateway.activeSubscriptions() === 1, 10_000)).toBe(true);
       // In forward mode a key receives the events of transactions the service lets it read.

@@ -39,14 +39,28 @@ describe('over graphql-ws', () => {
 
     await postWebhook('legacy', { transactionId: txA!.transactionId, status: 'pending', products: txA!.products });
     const legacy = (await sub.next()).data!.transactionUpdated;
-    expect(legacy).toMatchObject({ type: 'transaction.update', format: 'LEGACY', transactionId: txA!.transactionId, status: 'pending', occurredAt: null });
+    expect(legacy).toMatchObject({
+      type: 'transaction.update',
+      format: 'LEGACY',
+      transactionId: txA!.transactionId,
+      status: 'pending',
+      occurredAt: null,
+    });
     expect(legacy.eventId).toMatch(/^gw_/);
-    expect(legacy.products).toEqual(txA!.products.map((p) => ({ productId: p.productId, productName: p.productName, quantity: p.quantity })));
+    expect(legacy.products).toEqual(
+      txA!.products.map((p) => ({ productId: p.productId, productName: p.productName, quantity: p.quantity })),
+    );
     expect(Date.parse(legacy.receivedAt)).toBeGreaterThan(Date.now() - 10_000);
 
     await postWebhook('enveloped', { transactionId: txB!.transactionId, status: 'completed', products: [] }, 'evt_ws_1');
     const enveloped = (await sub.next()).data!.transactionUpdated;
-    expect(enveloped).toMatchObject({ eventId: 'evt_ws_1', format: 'ENVELOPED', transactionId: txB!.transactionId, status: 'completed', products: [] });
+    expect(enveloped).toMatchObject({
+      eventId: 'evt_ws_1',
+      format: 'ENVELOPED',
+      transactionId: txB!.transactionId,
+      status: 'completed',
+      products: [],
+    });
     expect(enveloped.occurredAt).toEqual(expect.any(String));
     sub.unsubscribe();
     await client.dispose();
@@ -56,7 +70,9 @@ describe('over graphql-ws', () => {
   it('delivers only the events of the transaction asked for', async () => {
     const client = wsClient(running.url, TEST_KEY);
     const before = running.gateway.activeSubscriptions();
-    const sub = subscribe(client, 'subscription($id: ID) { transactionUpdated(transactionId: $id) { transactionId status } }', { id: txA!.transactionId });
+    const sub = subscribe(client, 'subscription($id: ID) { transactionUpdated(transactionId: $id) { transactionId status } }', {
+      id: txA!.transactionId,
+    });
     expect(await untilSubscribed(before + 1)).toBe(true);
     await postWebhook('legacy', { transactionId: txB!.transactionId, status: 'x-other', products: [] });
     await postWebhook('legacy', { transactionId: txA!.transactionId, status: 'x-mine', products: [] });
@@ -98,7 +114,11 @@ describe('over SSE', () => {
     await postWebhook('enveloped', { transactionId: txA!.transactionId, status: 'sse-1', products: [] }, 'evt_sse_1');
     expect((await sse.next()).data.transactionUpdated).toMatchObject({ eventId: 'evt_sse_1', format: 'ENVELOPED', status: 'sse-1' });
     await postWebhook('legacy', { transactionId: txB!.transactionId, status: 'sse-2', products: [] });
-    expect((await sse.next()).data.transactionUpdated).toMatchObject({ format: 'LEGACY', status: 'sse-2', transactionId: txB!.transactionId });
+    expect((await sse.next()).data.transactionUpdated).toMatchObject({
+      format: 'LEGACY',
+      status: 'sse-2',
+      transactionId: txB!.transactionId,
+    });
     sse.close();
     expect(await untilSubscribed(before)).toBe(true);
   });
@@ -110,7 +130,7 @@ describe('over SSE', () => {
   });
 });
 
-describe('the event\'s transaction', () => {
+describe("the event's transaction", () => {
   it('is read once per event and key, however many subscribers select it', async () => {
     const target = demo.transactions[12]!;
     const before = running.gateway.activeSubscriptions();
@@ -150,14 +170,25 @@ describe('events of the memory backend', () => {
     const target = demo.transactions[20]!;
     const client = wsClient(running.url, TEST_KEY);
     const before = running.gateway.activeSubscriptions();
-    const sub = subscribe(client, 'subscription($id: ID) { transactionUpdated(transactionId: $id) { format transactionId transaction { extra } } }', { id: target.transactionId });
+    const sub = subscribe(
+      client,
+      'subscription($id: ID) { transactionUpdated(transactionId: $id) { format transactionId transaction { extra } } }',
+      { id: target.transactionId },
+    );
     expect(await untilSubscribed(before + 1)).toBe(true);
-    const mutation = await postGraphQL(running.url, `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) { transaction { transactionId } } }`);
+    const mutation = await postGraphQL(
+      running.url,
+      `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) { transaction { transactionId } } }`,
+    );
     expect(mutation.body.errors).toBeUndefined();
     const event = (await sub.next()).data!.transactionUpdated;
     expect(event).toMatchObject({ format: 'ENVELOPED', transactionId: target.transactionId });
     // Beside the payment, what the demo's transactions carry beyond the contract: their machine and its currency.
-    expect(event.transaction.extra).toEqual({ payment: { wallet: 'apple_pay' }, vendingId: target.vendingId, currencyCode: target.currencyCode });
+    expect(event.transaction.extra).toEqual({
+      payment: { wallet: 'apple_pay' },
+      vendingId: target.vendingId,
+      currencyCode: target.currencyCode,
+    });
     await client.dispose();
     expect(await untilSubscribed(before)).toBe(true);
   });
@@ -175,9 +206,14 @@ describe('execute once per event', () => {
       expect(await waitFor(() => gw.gateway.activeSubscriptions() === 8)).toBe(true);
       expect(gw.gateway.bus.activeSubscriptions()).toBe(sharing === 'on' ? 3 : 8);
 
-      const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 't', status: 'shared', products: [] }, id: `share-${sharing}` });
+      const request = buildWebhookRequest({
+        form: 'enveloped',
+        transaction: { transactionId: 't', status: 'shared', products: [] },
+        id: `share-${sharing}`,
+      });
       await fetch(`${gw.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
-      for (const sub of [...same, otherKey]) expect((await sub.next()).data).toEqual({ transactionUpdated: { eventId: `share-${sharing}`, status: 'shared' } });
+      for (const sub of [...same, otherKey])
+        expect((await sub.next()).data).toEqual({ transactionUpdated: { eventId: `share-${sharing}`, status: 'shared' } });
       expect((await otherDocument.next()).data).toEqual({ transactionUpdated: { eventId: `share-${sharing}` } });
 
       same.slice(0, 5).forEach((sub) => sub.unsubscribe());

@@ -31,7 +31,19 @@ afterAll(async () => {
 type Json = Record<string, JsonValue>;
 const LINE_FIELDS = ['productId', 'productName', 'productPrice', 'productThumbnail', 'productSku', 'quantity'];
 const TRANSACTION_FIELDS = ['transactionId', 'customerId', 'products', 'status'];
-const VENDING_FIELDS = ['vendingId', 'status', 'online', 'enabled', 'address', 'building', 'countryCode', 'currencyCode', 'identifier', 'posId', 'products'];
+const VENDING_FIELDS = [
+  'vendingId',
+  'status',
+  'online',
+  'enabled',
+  'address',
+  'building',
+  'countryCode',
+  'currencyCode',
+  'identifier',
+  'posId',
+  'products',
+];
 
 /** One drift of one field: left out, another JSON value, its value as text, or an unknown field beside it. */
 const drift = (fields: string[]) =>
@@ -59,14 +71,20 @@ const drifted = (base: Json, own: DriftOf[], lines: DriftOf[]): Json => {
   const changed = own.reduce(apply, base);
   const products = changed.products;
   if (!Array.isArray(products) || lines.length === 0 || products.length === 0) return changed;
-  return { ...changed, products: products.map((line, i) => (i === 0 && typeof line === 'object' && line !== null && !Array.isArray(line) ? lines.reduce(apply, line) : line)) };
+  return {
+    ...changed,
+    products: products.map((line, i) =>
+      i === 0 && typeof line === 'object' && line !== null && !Array.isArray(line) ? lines.reduce(apply, line) : line,
+    ),
+  };
 };
 
 let counter = 0;
 const freshId = () => `drift-${++counter}`;
 
 /** Serves `body` once for the next call to `pathPrefix`, as the service's 200. */
-const answerOnce = (pathPrefix: string, body: string) => upstream.injectFault({ kind: 'status', status: 200, body }, { method: 'GET', pathPrefix, times: 1 });
+const answerOnce = (pathPrefix: string, body: string) =>
+  upstream.injectFault({ kind: 'status', status: 200, body }, { method: 'GET', pathPrefix, times: 1 });
 
 const restText = async (path: string) => {
   const response = await fetch(gateway.url + path, { headers: { authorization: TEST_KEY } });
@@ -91,16 +109,23 @@ describe('a service that drifts from the contract', () => {
   it('REST passes a drifted transaction through unchanged, GraphQL serves what it can', async () => {
     const base = upstream.transactions[0] as Json;
     await fc.assert(
-      fc.asyncProperty(fc.array(drift(TRANSACTION_FIELDS), { minLength: 1, maxLength: 3 }), fc.array(drift(LINE_FIELDS), { maxLength: 3 }), async (own, lines) => {
-        const body = JSON.stringify({ data: drifted(base, own, lines) });
-        answerOnce('/transactions/', body);
-        const rest = await restText(`/transactions/${freshId()}`);
-        expect(rest).toEqual({ status: 200, text: body });
+      fc.asyncProperty(
+        fc.array(drift(TRANSACTION_FIELDS), { minLength: 1, maxLength: 3 }),
+        fc.array(drift(LINE_FIELDS), { maxLength: 3 }),
+        async (own, lines) => {
+          const body = JSON.stringify({ data: drifted(base, own, lines) });
+          answerOnce('/transactions/', body);
+          const rest = await restText(`/transactions/${freshId()}`);
+          expect(rest).toEqual({ status: 200, text: body });
 
-        answerOnce('/transactions/', body);
-        const graphql = await postGraphQL(gateway.url, `{ transaction(id: "${freshId()}") { transactionId customerId status total extra products { ${LINE_SELECTION} } } }`);
-        expectServed(graphql, 'transaction');
-      }),
+          answerOnce('/transactions/', body);
+          const graphql = await postGraphQL(
+            gateway.url,
+            `{ transaction(id: "${freshId()}") { transactionId customerId status total extra products { ${LINE_SELECTION} } } }`,
+          );
+          expectServed(graphql, 'transaction');
+        },
+      ),
       runs(60),
     );
   });
@@ -108,23 +133,27 @@ describe('a service that drifts from the contract', () => {
   it('REST passes a drifted vending list through unchanged, GraphQL serves what it can', async () => {
     const base = upstream.vendings[0] as Json;
     await fc.assert(
-      fc.asyncProperty(fc.array(drift(VENDING_FIELDS), { minLength: 1, maxLength: 3 }), fc.array(drift(LINE_FIELDS), { maxLength: 3 }), async (own, lines) => {
-        const body = JSON.stringify({ data: [drifted(base, own, lines), upstream.vendings[1]] });
-        answerOnce('/vendings', body);
-        const rest = await restText('/vendings?products=flat');
-        expect(rest).toEqual({ status: 200, text: body });
+      fc.asyncProperty(
+        fc.array(drift(VENDING_FIELDS), { minLength: 1, maxLength: 3 }),
+        fc.array(drift(LINE_FIELDS), { maxLength: 3 }),
+        async (own, lines) => {
+          const body = JSON.stringify({ data: [drifted(base, own, lines), upstream.vendings[1]] });
+          answerOnce('/vendings', body);
+          const rest = await restText('/vendings?products=flat');
+          expect(rest).toEqual({ status: 200, text: body });
 
-        answerOnce('/vendings', body);
-        const fields = `vendingId status online enabled address building countryCode currencyCode identifier posId productCount extra products { ${LINE_SELECTION} }`;
-        const graphql = await postGraphQL(gateway.url, `{ vendings { totalCount nodes { ${fields} } } }`);
-        expectServed(graphql, 'vendings');
-        // The vending the service did not touch is served whole.
-        expect(graphql.body.data!.vendings.nodes.at(-1).vendingId).toBe(upstream.vendings[1]!.vendingId);
+          answerOnce('/vendings', body);
+          const fields = `vendingId status online enabled address building countryCode currencyCode identifier posId productCount extra products { ${LINE_SELECTION} }`;
+          const graphql = await postGraphQL(gateway.url, `{ vendings { totalCount nodes { ${fields} } } }`);
+          expectServed(graphql, 'vendings');
+          // The vending the service did not touch is served whole.
+          expect(graphql.body.data!.vendings.nodes.at(-1).vendingId).toBe(upstream.vendings[1]!.vendingId);
 
-        const single = JSON.stringify({ data: drifted(base, own, lines) });
-        answerOnce('/vendings/', single);
-        expect(await restText(`/vendings/${freshId()}`)).toEqual({ status: 200, text: single });
-      }),
+          const single = JSON.stringify({ data: drifted(base, own, lines) });
+          answerOnce('/vendings/', single);
+          expect(await restText(`/vendings/${freshId()}`)).toEqual({ status: 200, text: single });
+        },
+      ),
       runs(60),
     );
   });

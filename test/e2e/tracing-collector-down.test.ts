@@ -31,10 +31,14 @@ async function closedPort(): Promise<number> {
 beforeAll(async () => {
   endpoint = `http://127.0.0.1:${await closedPort()}`;
   const destination = jsonLines<Record<string, unknown>>((line) => lines.push(line));
-  running = await startGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, { logger: createLogger('info', { traceIds: true, destination }) }, (config) => ({
-    ...config,
-    tracing: config.tracing && { ...config.tracing, exportDelayMs: 20 },
-  }));
+  running = await startGateway(
+    { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+    { logger: createLogger('info', { traceIds: true, destination }) },
+    (config) => ({
+      ...config,
+      tracing: config.tracing && { ...config.tracing, exportDelayMs: 20 },
+    }),
+  );
 });
 afterAll(() => running?.close());
 

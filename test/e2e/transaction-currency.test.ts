@@ -25,13 +25,19 @@ interface Answer {
   transactionStats: { byCurrency: Array<{ currency: string; count: number }> };
 }
 
-async function postLegacy(url: string, transaction: Record<string, unknown> & { transactionId: string; status: string; products: never[] }): Promise<void> {
+async function postLegacy(
+  url: string,
+  transaction: Record<string, unknown> & { transactionId: string; status: string; products: never[] },
+): Promise<void> {
   const request = buildWebhookRequest({ form: 'legacy', transaction });
   const response = await fetch(`${url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
   expect(response.status).toBe(200);
 }
 
-async function currencies(url: string, id: string): Promise<{ transaction: string | undefined; history: string | undefined; counted: string[] }> {
+async function currencies(
+  url: string,
+  id: string,
+): Promise<{ transaction: string | undefined; history: string | undefined; counted: string[] }> {
   const { body } = await postGraphQL<Answer>(url, CURRENCY_OF, { variables: { id }, key: TEST_KEY });
   return {
     transaction: body.data?.transaction?.currency,
@@ -61,7 +67,13 @@ describe('the currency of a contract-shaped webhook in front of a REST service',
   let running: RunningGateway;
   beforeAll(async () => {
     upstream = await startStandInUpstream({ keys: ['gateway-own-key'] });
-    running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: 'gateway-own-key', API_KEYS: TEST_KEY, DEFAULT_CURRENCY: 'EUR' });
+    running = await startGateway({
+      BACKEND: 'rest',
+      UPSTREAM_URL: upstream.url,
+      UPSTREAM_API_KEY: 'gateway-own-key',
+      API_KEYS: TEST_KEY,
+      DEFAULT_CURRENCY: 'EUR',
+    });
   });
   afterAll(async () => {
     await running?.close();

@@ -34,7 +34,9 @@ describe('forward mode during an outage of the service', () => {
     const statuses: number[] = [];
     const codes = new Set<string>();
     for (let i = 0; i < 40; i++) {
-      const response = await fetch(`${gateway.url}/transactions/${upstream.transactions[0]!.transactionId as string}`, { headers: { authorization: KEY } });
+      const response = await fetch(`${gateway.url}/transactions/${upstream.transactions[0]!.transactionId as string}`, {
+        headers: { authorization: KEY },
+      });
       statuses.push(response.status);
       const { errors } = (await response.json()) as { errors: { message: string } };
       expect(errors.message).not.toMatch(/Too many API key checks/);
@@ -48,7 +50,7 @@ describe('forward mode during an outage of the service', () => {
   });
 });
 
-describe('readiness and the gateway\'s own key', () => {
+describe("readiness and the gateway's own key", () => {
   it('fails, naming the check, while the service refuses UPSTREAM_API_KEY, and recovers once it takes it', async () => {
     const gateway = await started(startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: 'revoked-key' }));
     const ready = async () => {
@@ -64,13 +66,14 @@ describe('readiness and the gateway\'s own key', () => {
 
     upstream.keys.add('revoked-key');
     // The gateway asks the service again by itself every few seconds while refused.
-    for (const deadline = Date.now() + 30_000; (await ready()).status !== 200 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const deadline = Date.now() + 30_000; (await ready()).status !== 200 && Date.now() < deadline;)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await ready()).body.checks.upstream_key).toBe(true);
   }, 60_000);
 });
 
 describe('a key that may pay but not read', () => {
-  it('gets no transaction in the payment mutation\'s payload', async () => {
+  it("gets no transaction in the payment mutation's payload", async () => {
     const gateway = await started(startGateway({ API_KEYS: `${TEST_KEY},payer-key:pay` }));
     const { body } = await postGraphQL(
       gateway.url,
@@ -78,13 +81,20 @@ describe('a key that may pay but not read', () => {
       { key: 'payer-key' },
     );
     expect(body.data).toEqual({ updateTransactionPayment: { transaction: null } });
-    expect(body.errors).toEqual([expect.objectContaining({ path: ['updateTransactionPayment', 'transaction'], extensions: expect.objectContaining({ code: 'FORBIDDEN' }) })]);
+    expect(body.errors).toEqual([
+      expect.objectContaining({
+        path: ['updateTransactionPayment', 'transaction'],
+        extensions: expect.objectContaining({ code: 'FORBIDDEN' }),
+      }),
+    ]);
 
     const reader = await postGraphQL(
       gateway.url,
       'mutation { updateTransactionPayment(transactionId: "e96a1bb8-6da9-49e4-9881-15f7e15d33a3", payment: { paymentStatus: "captured" }) { transaction { transactionId } } }',
       { key: TEST_KEY },
     );
-    expect(reader.body.data).toEqual({ updateTransactionPayment: { transaction: { transactionId: 'e96a1bb8-6da9-49e4-9881-15f7e15d33a3' } } });
+    expect(reader.body.data).toEqual({
+      updateTransactionPayment: { transaction: { transactionId: 'e96a1bb8-6da9-49e4-9881-15f7e15d33a3' } },
+    });
   });
 });

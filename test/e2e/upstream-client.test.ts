@@ -13,7 +13,11 @@ import { ClientGone } from '../../src/errors.js';
  * lost in the middle of an answer's body does.
  */
 type Step = 'ok' | '503' | '500' | '404' | 'reset' | 'hang' | 'mid-body' | 'slow';
-interface Seen { method: string; url: string; range: string | undefined }
+interface Seen {
+  method: string;
+  url: string;
+  range: string | undefined;
+}
 
 let server: Server;
 let url: string;
@@ -21,7 +25,11 @@ let script: Step[] = [];
 const seen: Seen[] = [];
 const sockets = new Set<Socket>();
 
-const answer = (status: number, body: string) => ({ status, body, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+const answer = (status: number, body: string) => ({
+  status,
+  body,
+  headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+});
 const answers = {
   ok: answer(200, '{"data":{"ok":true}}'),
   '503': answer(503, '{"errors":{"message":"busy"}}'),
@@ -74,7 +82,11 @@ function client(retries = 2, timeoutMs = 1_000): UpstreamClient {
 
 const get = (c: UpstreamClient) => c.send({ method: 'GET', path: '/things/1', authorization: 'key' });
 const put = (c: UpstreamClient) => c.send({ method: 'PUT', path: '/things/1/payment', authorization: 'key', body: '{"paid":true}' });
-const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 
 describe('retries of a GET', () => {
   it('retries after a 503 and after a reset connection, and reports every attempt', async () => {
@@ -103,7 +115,10 @@ describe('retries of a GET', () => {
     expect(seen).toHaveLength(1);
   });
 
-  it.each([['500', 500], ['404', 404]] as const)('does not retry a %s', async (step, status) => {
+  it.each([
+    ['500', 500],
+    ['404', 404],
+  ] as const)('does not retry a %s', async (step, status) => {
     script = [step, 'ok'];
     expect(await get(client())).toMatchObject({ status, attempts: 1 });
     expect(seen).toHaveLength(1);

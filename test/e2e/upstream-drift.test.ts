@@ -36,21 +36,36 @@ describe('a transaction the service sent otherwise than the contract shows', () 
   });
 
   it('is served by GraphQL: text numbers converted, the missing status an error of its own', async () => {
-    const served = await postGraphQL(gateway.url, `{ transaction(id: "${id()}") { transactionId total products { productPrice quantity lineTotal } } }`);
+    const served = await postGraphQL(
+      gateway.url,
+      `{ transaction(id: "${id()}") { transactionId total products { productPrice quantity lineTotal } } }`,
+    );
     expect(served.body.errors).toBeUndefined();
-    expect(served.body.data!.transaction).toEqual({ transactionId: id(), total: 5, products: [{ productPrice: 2.5, quantity: 2, lineTotal: 5 }] });
+    expect(served.body.data!.transaction).toEqual({
+      transactionId: id(),
+      total: 5,
+      products: [{ productPrice: 2.5, quantity: 2, lineTotal: 5 }],
+    });
 
     const status = await postGraphQL(gateway.url, `{ transaction(id: "${id()}") { status } }`);
     expect(status.body.errors).toEqual([
-      expect.objectContaining({ message: 'The service sent this transaction without status', path: ['transaction', 'status'], extensions: expect.objectContaining({ code: 'UPSTREAM_ERROR' }) }),
+      expect.objectContaining({
+        message: 'The service sent this transaction without status',
+        path: ['transaction', 'status'],
+        extensions: expect.objectContaining({ code: 'UPSTREAM_ERROR' }),
+      }),
     ]);
   });
 
   it('is counted as drift, by resource, field and kind', async () => {
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
     expect(metrics).toMatch(/vending_gateway_upstream_contract_drift_total\{resource="transaction",field="status",kind="missing"\} [1-9]/);
-    expect(metrics).toMatch(/vending_gateway_upstream_contract_drift_total\{resource="product_line",field="productPrice",kind="converted"\} [1-9]/);
-    expect(metrics).toMatch(/vending_gateway_upstream_contract_drift_total\{resource="product_line",field="quantity",kind="converted"\} [1-9]/);
+    expect(metrics).toMatch(
+      /vending_gateway_upstream_contract_drift_total\{resource="product_line",field="productPrice",kind="converted"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /vending_gateway_upstream_contract_drift_total\{resource="product_line",field="quantity",kind="converted"\} [1-9]/,
+    );
   });
 });
 
@@ -59,7 +74,11 @@ describe('the drift report', () => {
     let now = 0;
     const counted: string[] = [];
     const warned: string[] = [];
-    const report = createDriftReport({ count: (d) => counted.push(d.field), warn: (d) => warned.push(`${d.field}:${d.kind}`), now: () => now });
+    const report = createDriftReport({
+      count: (d) => counted.push(d.field),
+      warn: (d) => warned.push(`${d.field}:${d.kind}`),
+      now: () => now,
+    });
     const status = { resource: 'transaction', field: 'status', kind: 'missing', sent: 'undefined', expected: 'string' } as const;
     const price = { resource: 'product_line', field: 'productPrice', kind: 'converted', sent: 'string', expected: 'number' } as const;
     report([status, price], '/transactions/{id}');

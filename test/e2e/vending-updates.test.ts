@@ -16,14 +16,18 @@ import { subscribe, wsClient } from '../helpers/ws-client.js';
  */
 
 const UPSTREAM_KEY = 'gateway-own-key';
-const QUERY = 'subscription($vendingId: ID, $after: ID) { vendingUpdated(vendingId: $vendingId, after: $after) { eventId vendingId changed status online enabled offlineSince vending { identifier } } }';
+const QUERY =
+  'subscription($vendingId: ID, $after: ID) { vendingUpdated(vendingId: $vendingId, after: $after) { eventId vendingId changed status online enabled offlineSince vending { identifier } } }';
 /** How often the machines are read here: faster than VENDING_POLL_MS allows, through `pollVendingsEvery`. */
 const POLL = '100';
 const fastPoll = pollVendingsEvery(Number(POLL));
 
 let upstream: StandInUpstream;
 const started: RunningGateway[] = [];
-const vendingGetsBy = (key: string) => upstream.requestHeaders.filter((request) => request.method === 'GET' && request.path.startsWith('/vendings') && request.headers.authorization === key).length;
+const vendingGetsBy = (key: string) =>
+  upstream.requestHeaders.filter(
+    (request) => request.method === 'GET' && request.path.startsWith('/vendings') && request.headers.authorization === key,
+  ).length;
 
 beforeAll(async () => {
   upstream = await startStandInUpstream({ keys: [UPSTREAM_KEY, 'second-gateway-key'] });
@@ -34,14 +38,18 @@ afterEach(async () => {
 afterAll(() => upstream.close());
 
 const serviceGateway = async (env: Record<string, string> = {}) => {
-  const gateway = await startGateway({
-    BACKEND: 'rest',
-    UPSTREAM_URL: upstream.url,
-    UPSTREAM_API_KEY: UPSTREAM_KEY,
-    API_KEYS: `${TEST_KEY},other-account-key:read+subscribe@elsewhere`,
-    VENDING_POLL_MS: '1000',
-    ...env,
-  }, {}, fastPoll);
+  const gateway = await startGateway(
+    {
+      BACKEND: 'rest',
+      UPSTREAM_URL: upstream.url,
+      UPSTREAM_API_KEY: UPSTREAM_KEY,
+      API_KEYS: `${TEST_KEY},other-account-key:read+subscribe@elsewhere`,
+      VENDING_POLL_MS: '1000',
+      ...env,
+    },
+    {},
+    fastPoll,
+  );
   started.push(gateway);
   return gateway;
 };
@@ -61,7 +69,14 @@ describe('vendingUpdated over the REST backend', () => {
     machine.online = false;
 
     const { data } = await live.next(5_000);
-    expect(data!.vendingUpdated).toMatchObject({ vendingId: machine.vendingId, changed: ['online'], online: false, status: machine.status, enabled: machine.enabled, vending: { identifier: machine.identifier } });
+    expect(data!.vendingUpdated).toMatchObject({
+      vendingId: machine.vendingId,
+      changed: ['online'],
+      online: false,
+      status: machine.status,
+      enabled: machine.enabled,
+      vending: { identifier: machine.identifier },
+    });
     const since = new Date(data!.vendingUpdated.offlineSince).getTime();
     expect(since).toBeGreaterThanOrEqual(before - 5);
     expect(since).toBeLessThanOrEqual(Date.now());
@@ -75,8 +90,17 @@ describe('vendingUpdated over the REST backend', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: TEST_KEY },
       body: JSON.stringify({ query: '{ vendings { nodes { vendingId online offlineSince } } }' }),
-    }).then((response) => response.json() as Promise<{ data: { vendings: { nodes: Array<{ vendingId: string; online: boolean; offlineSince: string | null }> } } }>);
-    expect(fleet.data.vendings.nodes.find((node) => node.vendingId === machine.vendingId)).toEqual({ vendingId: machine.vendingId, online: false, offlineSince: data!.vendingUpdated.offlineSince });
+    }).then(
+      (response) =>
+        response.json() as Promise<{
+          data: { vendings: { nodes: Array<{ vendingId: string; online: boolean; offlineSince: string | null }> } };
+        }>,
+    );
+    expect(fleet.data.vendings.nodes.find((node) => node.vendingId === machine.vendingId)).toEqual({
+      vendingId: machine.vendingId,
+      online: false,
+      offlineSince: data!.vendingUpdated.offlineSince,
+    });
 
     // Back online and disabled in one read: one event naming both; nothing more while nothing changes.
     machine.online = true;
@@ -101,7 +125,7 @@ describe('vendingUpdated over the REST backend', () => {
     await client.dispose();
   });
 
-  it('shows nothing of its account\'s machines to a key of another account', async () => {
+  it("shows nothing of its account's machines to a key of another account", async () => {
     const gateway = await serviceGateway();
     const machine = upstream.vendings[1]!;
     expect(await waitFor(() => vendingGetsBy(UPSTREAM_KEY) >= 2, 5_000)).toBe(true);
@@ -137,7 +161,19 @@ describe('vendingUpdated on instances sharing a Redis', () => {
     const prefix = `vendings-${randomUUID()}:`;
     // Each instance with its own key for the service, so that the reads say which instance made them.
     const instance = async (key: string) => {
-      const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: key, API_KEYS: TEST_KEY, VENDING_POLL_MS: '1000', REDIS_URL: redis.url, REDIS_PREFIX: prefix }, {}, fastPoll);
+      const gateway = await startGateway(
+        {
+          BACKEND: 'rest',
+          UPSTREAM_URL: upstream.url,
+          UPSTREAM_API_KEY: key,
+          API_KEYS: TEST_KEY,
+          VENDING_POLL_MS: '1000',
+          REDIS_URL: redis.url,
+          REDIS_PREFIX: prefix,
+        },
+        {},
+        fastPoll,
+      );
       started.push(gateway);
       return gateway;
     };

@@ -25,7 +25,11 @@ import { jsonLines } from '../helpers/log-lines.js';
 
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 const uid = (prefix: string) => `${prefix}-${randomUUID()}`;
-const txn = (status = 'completed') => ({ transactionId: uid('tx'), status, products: [{ productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 2 }] });
+const txn = (status = 'completed') => ({
+  transactionId: uid('tx'),
+  status,
+  products: [{ productId: 'p-1', productName: 'Cola', productPrice: 1.5, quantity: 2 }],
+});
 const without = (request: WebhookRequest, ...names: string[]): WebhookRequest => ({
   body: request.body,
   headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => !names.includes(name))),
@@ -61,7 +65,8 @@ async function accountsGateway(env: Record<string, string>, accounts: string[]) 
     lines,
     all,
     byAccount,
-    post: (path: string, request: WebhookRequest) => fetch(`${running.url}${path}`, { method: 'POST', headers: request.headers, body: request.body }),
+    post: (path: string, request: WebhookRequest) =>
+      fetch(`${running.url}${path}`, { method: 'POST', headers: request.headers, body: request.body }),
     async close() {
       for (const { iterator } of subscribers) await iterator.return?.();
       await Promise.all(subscribers.map(({ done }) => done));
@@ -90,7 +95,12 @@ async function eventOf(gw: Gateway, transactionId: string): Promise<TransactionU
 }
 
 /** Sends `send`'s webhooks, then a sentinel to the default path: what was published meanwhile must be exactly `expected` (by transaction id, in order). */
-async function expectPublishedExactly(gw: Gateway, sentinelRequest: (transaction: ReturnType<typeof txn>) => WebhookRequest, send: () => Promise<void>, expected: () => string[]): Promise<void> {
+async function expectPublishedExactly(
+  gw: Gateway,
+  sentinelRequest: (transaction: ReturnType<typeof txn>) => WebhookRequest,
+  send: () => Promise<void>,
+  expected: () => string[],
+): Promise<void> {
   const from = gw.all.length;
   await send();
   const sentinel = txn('sentinel');
@@ -109,7 +119,7 @@ describe('webhooks per account, signed', () => {
   afterAll(() => gw.close());
   const sentinel = (transaction: ReturnType<typeof txn>) => buildWebhookRequest({ form: 'legacy', transaction, secret: DEFAULT });
 
-  it('publishes each account\'s webhooks, both forms, signed with its secrets (old and new), naming the account; the default path\'s name none', async () => {
+  it("publishes each account's webhooks, both forms, signed with its secrets (old and new), naming the account; the default path's name none", async () => {
     const sent: Array<[path: string, form: WebhookForm, secret: string, account: string | undefined]> = [
       ['/webhooks/acct-a', 'enveloped', A_OLD, 'acct-a'],
       ['/webhooks/acct-a', 'legacy', A_NEW, 'acct-a'],
@@ -124,7 +134,12 @@ describe('webhooks per account, signed', () => {
       const id = uid('msg');
       await expectAccepted(await gw.post(path, buildWebhookRequest({ form, transaction, secret, id })));
       const event = await eventOf(gw, transaction.transactionId);
-      expect(event, path).toMatchObject({ eventId: id, format: form === 'legacy' ? 'LEGACY' : 'ENVELOPED', status: 'completed', transactionId: transaction.transactionId });
+      expect(event, path).toMatchObject({
+        eventId: id,
+        format: form === 'legacy' ? 'LEGACY' : 'ENVELOPED',
+        status: 'completed',
+        transactionId: transaction.transactionId,
+      });
       expect(event.account, path).toBe(account);
       if (account === undefined) expect(Object.keys(event)).not.toContain('account');
     }
@@ -134,7 +149,7 @@ describe('webhooks per account, signed', () => {
     expect(gw.byAccount.get('')!.every((e) => e.account === undefined)).toBe(true);
   });
 
-  it('refuses, 401, a webhook unsigned or signed with anything but the account\'s own secrets', async () => {
+  it("refuses, 401, a webhook unsigned or signed with anything but the account's own secrets", async () => {
     const enveloped = (secret: string | undefined) => buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret });
     await expectPublishedExactly(
       gw,
@@ -165,11 +180,15 @@ describe('webhooks per account, signed', () => {
       gw,
       sentinel,
       async () => {
-        await expectAccepted(await gw.post('/webhooks/acct-a', buildWebhookRequest({ form: 'enveloped', transaction: a, secret: A_OLD, id })));
+        await expectAccepted(
+          await gw.post('/webhooks/acct-a', buildWebhookRequest({ form: 'enveloped', transaction: a, secret: A_OLD, id })),
+        );
         await expectAccepted(await gw.post('/webhooks/acct-b', buildWebhookRequest({ form: 'legacy', transaction: b, secret: B, id })));
         await expectAccepted(await gw.post('/webhooks', buildWebhookRequest({ form: 'enveloped', transaction: d, secret: DEFAULT, id })));
         // Redelivered to acct-a (signed anew, with the new secret): 200, nothing published.
-        await expectAccepted(await gw.post('/webhooks/acct-a', buildWebhookRequest({ form: 'enveloped', transaction: a, secret: A_NEW, id })));
+        await expectAccepted(
+          await gw.post('/webhooks/acct-a', buildWebhookRequest({ form: 'enveloped', transaction: a, secret: A_NEW, id })),
+        );
         await expectAccepted(await gw.post('/webhooks/acct-b', buildWebhookRequest({ form: 'legacy', transaction: b, secret: B, id })));
       },
       () => [a.transactionId, b.transactionId, d.transactionId],
@@ -180,13 +199,19 @@ describe('webhooks per account, signed', () => {
 
   it('answers 404 naming what is wrong, and publishes nothing, for a name no account can have', async () => {
     const cases: Array<[path: string, message: RegExp]> = [
-      ['/webhooks/acct%20a', /^No webhooks path for account "acct a": an account name must be letters, digits, "\.", "_" and "-", starting with a letter or digit$/],
+      [
+        '/webhooks/acct%20a',
+        /^No webhooks path for account "acct a": an account name must be letters, digits, "\.", "_" and "-", starting with a letter or digit$/,
+      ],
       ['/webhooks/-acct', /^No webhooks path for account "-acct": an account name must be letters/],
       ['/webhooks/.hidden', /^No webhooks path for account "\.hidden": an account name must be letters/],
       ['/webhooks/a%2Fb', /^No webhooks path for account "a\/b": an account name must be letters/],
       ['/webhooks/caf%C3%A9', /^No webhooks path for account "café": an account name must be letters/],
       // A long name is quoted in part only.
-      [`/webhooks/${'a'.repeat(65)}`, new RegExp(`^No webhooks path for account "${'a'.repeat(64)}"…: an account name must be at most 64 characters$`)],
+      [
+        `/webhooks/${'a'.repeat(65)}`,
+        new RegExp(`^No webhooks path for account "${'a'.repeat(64)}"…: an account name must be at most 64 characters$`),
+      ],
       [`/webhooks/${'b'.repeat(5_000)}`, /^No webhooks path for account "b{64}"…: an account name must be at most 64 characters$/],
     ];
     await expectPublishedExactly(
@@ -195,43 +220,68 @@ describe('webhooks per account, signed', () => {
       async () => {
         for (const [path, message] of cases) {
           // Well signed with the default secret: the name alone is refused.
-          await expectError(await gw.post(path, buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret: DEFAULT })), 404, message);
+          await expectError(
+            await gw.post(path, buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret: DEFAULT })),
+            404,
+            message,
+          );
         }
         const empty = await gw.post('/webhooks/', buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret: DEFAULT }));
         expect(empty.status).toBe(404);
         expect(Object.keys((await empty.json()) as object)).toEqual(['errors']);
-        await expectError(await gw.post('/webhooks/acct-a/more', buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret: A_OLD })), 404, /^No route for POST \/webhooks\/acct-a\/more$/);
+        await expectError(
+          await gw.post('/webhooks/acct-a/more', buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret: A_OLD })),
+          404,
+          /^No route for POST \/webhooks\/acct-a\/more$/,
+        );
       },
       () => [],
     );
   });
 
-  it('answers another method on an account\'s path 405 with Allow: POST', async () => {
+  it("answers another method on an account's path 405 with Allow: POST", async () => {
     const response = await fetch(`${gw.running.url}/webhooks/acct-a`, { method: 'GET' });
     expect(response.headers.get('allow')).toBe('POST');
     await expectError(response, 405, /GET.*POST/);
   });
 
-  it('answers an account\'s unreadable body 400, a body too large once decoded 413 and an unknown coding 415, as on /webhooks', async () => {
+  it("answers an account's unreadable body 400, a body too large once decoded 413 and an unknown coding 415, as on /webhooks", async () => {
     const body = JSON.stringify({ event: 'transaction', data: { status: 'x', products: [] } });
     await expectError(await gw.post('/webhooks/acct-a', signed(A_OLD, body)), 400, /data\.transactionId: expected string/);
     const bomb = new Uint8Array(gzipSync(Buffer.from('x'.repeat(2 * 1_048_576))));
-    const tooLarge = await fetch(`${gw.running.url}/webhooks/acct-a`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: bomb });
+    const tooLarge = await fetch(`${gw.running.url}/webhooks/acct-a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: bomb,
+    });
     await expectError(tooLarge, 413, /bytes/);
-    const unknown = await fetch(`${gw.running.url}/webhooks/acct-a`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' }, body });
+    const unknown = await fetch(`${gw.running.url}/webhooks/acct-a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' },
+      body,
+    });
     expect(unknown.headers.get('accept-encoding')).toBe('gzip, deflate, br');
     await expectError(unknown, 415, /zstd/);
   });
 
-  it('logs an account\'s webhook with its name, and counts it under the path\'s template, never the name', async () => {
+  it("logs an account's webhook with its name, and counts it under the path's template, never the name", async () => {
     const transaction = txn();
     const id = uid('msg-logged');
     await expectAccepted(await gw.post('/webhooks/acct-b', buildWebhookRequest({ form: 'enveloped', transaction, secret: B, id })));
-    await expectError(await gw.post('/webhooks/acct-b', buildWebhookRequest({ form: 'enveloped', transaction, secret: A_OLD })), 401, /No matching signature/);
+    await expectError(
+      await gw.post('/webhooks/acct-b', buildWebhookRequest({ form: 'enveloped', transaction, secret: A_OLD })),
+      401,
+      /No matching signature/,
+    );
     const defaultId = uid('msg-logged');
-    await expectAccepted(await gw.post('/webhooks', buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret: DEFAULT, id: defaultId })));
+    await expectAccepted(
+      await gw.post('/webhooks', buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret: DEFAULT, id: defaultId })),
+    );
     expect(await waitFor(() => gw.lines.some((line) => line.detail === defaultId))).toBe(true);
-    expect(gw.lines.find((line) => line.msg === 'webhook' && line.detail === id)).toMatchObject({ webhook: 'published', account: 'acct-b' });
+    expect(gw.lines.find((line) => line.msg === 'webhook' && line.detail === id)).toMatchObject({
+      webhook: 'published',
+      account: 'acct-b',
+    });
     expect(gw.lines.some((line) => line.msg === 'webhook' && line.webhook === 'bad-signature' && line.account === 'acct-b')).toBe(true);
     const defaultLine = gw.lines.find((line) => line.msg === 'webhook' && line.detail === defaultId);
     expect(defaultLine).toMatchObject({ webhook: 'published' });
@@ -242,10 +292,26 @@ describe('webhooks per account, signed', () => {
     expect(metrics).not.toMatch(/acct-[abc]/);
   });
 
-  it('shows GraphQL no account: the event type gains no field, and a subscriber gets the default account\'s event as before', async () => {
-    const type = await postGraphQL<{ __type: { fields: Array<{ name: string }> } }>(gw.running.url, '{ __type(name: "TransactionUpdateEvent") { fields { name } } }', { key: TEST_KEY });
+  it("shows GraphQL no account: the event type gains no field, and a subscriber gets the default account's event as before", async () => {
+    const type = await postGraphQL<{ __type: { fields: Array<{ name: string }> } }>(
+      gw.running.url,
+      '{ __type(name: "TransactionUpdateEvent") { fields { name } } }',
+      { key: TEST_KEY },
+    );
     // No account among them (`currency` is the amounts' currency, the gateway's decision, not the sender's account).
-    expect(type.body.data?.__type.fields.map((field) => field.name).sort()).toEqual(['currency', 'eventId', 'format', 'occurredAt', 'products', 'raw', 'receivedAt', 'status', 'transaction', 'transactionId', 'type']);
+    expect(type.body.data?.__type.fields.map((field) => field.name).sort()).toEqual([
+      'currency',
+      'eventId',
+      'format',
+      'occurredAt',
+      'products',
+      'raw',
+      'receivedAt',
+      'status',
+      'transaction',
+      'transactionId',
+      'type',
+    ]);
     const asked = await postGraphQL(gw.running.url, 'subscription { transactionUpdated { eventId account } }', { key: TEST_KEY });
     expect(asked.body.errors?.[0]?.message).toMatch(/Cannot query field "account"/);
 
@@ -260,7 +326,12 @@ describe('webhooks per account, signed', () => {
       await expectAccepted(await gw.post('/webhooks', request));
       let payload = await sse.next(5_000);
       while (payload.data.transactionUpdated.eventId !== id) payload = await sse.next(5_000);
-      expect(payload.data.transactionUpdated).toEqual({ eventId: id, transactionId: transaction.transactionId, status: 'sse', raw: JSON.parse(request.body) });
+      expect(payload.data.transactionUpdated).toEqual({
+        eventId: id,
+        transactionId: transaction.transactionId,
+        status: 'sse',
+        raw: JSON.parse(request.body),
+      });
     } finally {
       sse.close();
     }
@@ -282,7 +353,11 @@ describe('webhooks per account, without a secret alone in WEBHOOK_SECRET', () =>
       gw,
       sentinel,
       async () => {
-        await expectError(await gw.post('/webhooks/acct-a', buildWebhookRequest({ form: 'legacy', transaction: txn() })), 401, /Missing webhook-id/);
+        await expectError(
+          await gw.post('/webhooks/acct-a', buildWebhookRequest({ form: 'legacy', transaction: txn() })),
+          401,
+          /Missing webhook-id/,
+        );
         await expectAccepted(await gw.post('/webhooks/acct-c', buildWebhookRequest({ form: 'legacy', transaction: c })));
         await expectAccepted(await gw.post('/webhooks/acct-a', buildWebhookRequest({ form: 'legacy', transaction: a, secret: A })));
       },
@@ -291,7 +366,7 @@ describe('webhooks per account, without a secret alone in WEBHOOK_SECRET', () =>
     expect(gw.all.find((e) => e.transactionId === c.transactionId)?.account).toBe('acct-c');
   });
 
-  it('tells a legacy redelivery (no id: the same content) among its own account\'s events', async () => {
+  it("tells a legacy redelivery (no id: the same content) among its own account's events", async () => {
     const transaction = txn('pending');
     const legacy = () => buildWebhookRequest({ form: 'legacy', transaction });
     await expectPublishedExactly(

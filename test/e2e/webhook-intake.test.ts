@@ -34,7 +34,11 @@ async function open(ctx: TestContext, env: Record<string, string> = {}): Promise
     await running.close();
   });
   const post: Harness['post'] = async (body, headers = {}) => {
-    const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+    const response = await fetch(`${running.url}/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
     return { status: response.status, text: await response.text() };
   };
   return {
@@ -62,7 +66,12 @@ function ignoredByType(metrics: string): Map<string, number> {
 describe.concurrent('webhooks about something else', () => {
   it('an envelope of another type and a legacy body of another event: 200, empty body, nothing published, counted by type', async (ctx) => {
     const gw = await open(ctx);
-    const vending = { id: uid('evt'), type: 'vending.update', timestamp: new Date().toISOString(), data: { vendingId: 'v-1', status: 'offline' } };
+    const vending = {
+      id: uid('evt'),
+      type: 'vending.update',
+      timestamp: new Date().toISOString(),
+      data: { vendingId: 'v-1', status: 'offline' },
+    };
     ctx.expect(await gw.post(JSON.stringify(vending))).toEqual({ status: 200, text: '' });
     ctx.expect(await gw.post(JSON.stringify({ ...vending, id: uid('evt') }))).toEqual({ status: 200, text: '' });
     ctx.expect(await gw.post(JSON.stringify({ event: 'vending', data: { vendingId: 'v-1' } }))).toEqual({ status: 200, text: '' });
@@ -100,12 +109,7 @@ describe.concurrent('webhooks about something else', () => {
 
   it('a flood of random types keeps the label set bounded', async (ctx) => {
     const gw = await open(ctx);
-    const types = [
-      ...Array.from({ length: 150 }, () => `t.${randomUUID()}`),
-      'x'.repeat(500),
-      'bad"label\nwith{braces}',
-      'vending.update',
-    ];
+    const types = [...Array.from({ length: 150 }, () => `t.${randomUUID()}`), 'x'.repeat(500), 'bad"label\nwith{braces}', 'vending.update'];
     for (const type of types) ctx.expect(await gw.post(JSON.stringify({ type, data: {} }))).toEqual({ status: 200, text: '' });
     await gw.expectNextIsSentinel();
     const counts = ignoredByType(await gw.metrics());
@@ -121,7 +125,11 @@ function signed(secret: string, body: string): Record<string, string> {
   const id = uid('msg');
   const timestamp = String(Math.floor(Date.now() / 1000));
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}` };
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`,
+  };
 }
 
 describe.concurrent('compressed webhooks', () => {
@@ -142,7 +150,9 @@ describe.concurrent('compressed webhooks', () => {
   it('deflate without the zlib wrapper (raw, as some senders send it) is decoded too', async (ctx) => {
     const gw = await open(ctx);
     const id = uid('tx');
-    ctx.expect(await gw.post(deflateRawSync(Buffer.from(legacy(id))), { 'content-encoding': 'deflate' })).toEqual({ status: 200, text: '' });
+    ctx
+      .expect(await gw.post(deflateRawSync(Buffer.from(legacy(id))), { 'content-encoding': 'deflate' }))
+      .toEqual({ status: 200, text: '' });
     ctx.expect((await gw.sse.next(5_000)).data.transactionUpdated.transactionId).toBe(id);
   });
 
@@ -151,7 +161,9 @@ describe.concurrent('compressed webhooks', () => {
     const gw = await open(ctx, { WEBHOOK_SECRET: secret });
     const id = uid('tx');
     const body = legacy(id);
-    ctx.expect(await gw.post(gzipSync(Buffer.from(body)), { 'content-encoding': 'gzip', ...signed(secret, body) })).toEqual({ status: 200, text: '' });
+    ctx
+      .expect(await gw.post(gzipSync(Buffer.from(body)), { 'content-encoding': 'gzip', ...signed(secret, body) }))
+      .toEqual({ status: 200, text: '' });
     ctx.expect((await gw.sse.next(5_000)).data.transactionUpdated.transactionId).toBe(id);
   });
 
@@ -161,7 +173,11 @@ describe.concurrent('compressed webhooks', () => {
     ['not gzip at all', () => Buffer.from(legacy('t'))],
   ])('%s → 400 with the error envelope, nothing published', async ([, make], ctx) => {
     const gw = await open(ctx);
-    const response = await fetch(`${gw.running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: new Uint8Array(make()) });
+    const response = await fetch(`${gw.running.url}/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: new Uint8Array(make()),
+    });
     ctx.expect(response.status).toBe(400);
     ctx.expect(await response.json()).toEqual({ errors: { message: ctx.expect.stringMatching(/gzip/) } });
     await gw.expectNextIsSentinel();
@@ -169,7 +185,11 @@ describe.concurrent('compressed webhooks', () => {
 
   it.for(['zstd', 'compress', 'gzip;q=1', 'br, zstd'])('Content-Encoding: %s → 415 naming what is accepted', async (encoding, ctx) => {
     const gw = await open(ctx);
-    const response = await fetch(`${gw.running.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: legacy('t') });
+    const response = await fetch(`${gw.running.url}/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      body: legacy('t'),
+    });
     ctx.expect(response.status).toBe(415);
     ctx.expect(await response.json()).toEqual({ errors: { message: ctx.expect.stringMatching(/gzip, deflate/) } });
     await gw.expectNextIsSentinel();
@@ -180,7 +200,10 @@ describe.concurrent('compressed webhooks', () => {
     const id = uid('tx');
     const exact = (bytes: number) => {
       const empty = JSON.stringify({ event: 'transaction', data: { transactionId: id, status: 'completed', products: [], note: '' } });
-      return JSON.stringify({ event: 'transaction', data: { transactionId: id, status: 'completed', products: [], note: 'x'.repeat(bytes - empty.length) } });
+      return JSON.stringify({
+        event: 'transaction',
+        data: { transactionId: id, status: 'completed', products: [], note: 'x'.repeat(bytes - empty.length) },
+      });
     };
     ctx.expect((await gw.post(gzipSync(exact(2049)), { 'content-encoding': 'gzip' })).status).toBe(413);
     ctx.expect(await gw.post(gzipSync(exact(2048)), { 'content-encoding': 'gzip' })).toEqual({ status: 200, text: '' });

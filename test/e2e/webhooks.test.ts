@@ -2,7 +2,12 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { EventBus } from '../../src/events/event-bus.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
-import { buildWebhookRequest, type WebhookForm, type WebhookRequest, type WebhookRequestOptions } from '../../src/events/webhook-request.js';
+import {
+  buildWebhookRequest,
+  type WebhookForm,
+  type WebhookRequest,
+  type WebhookRequestOptions,
+} from '../../src/events/webhook-request.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -32,7 +37,12 @@ function signRaw(secret: string, body: string, id = uid('msg'), at = new Date())
   const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
   return {
     body,
-    headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` },
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': timestamp,
+      'webhook-signature': `v1,${signature}`,
+    },
   };
 }
 
@@ -213,7 +223,12 @@ describe.concurrent('accepted webhooks', () => {
     const { expect } = ctx;
     const gw = await openGateway(ctx);
     const tx = txn('paid');
-    const request = buildWebhookRequest({ form: 'enveloped', transaction: tx, id: 'evt_kept_42', at: new Date('2025-06-07T08:09:10.000Z') });
+    const request = buildWebhookRequest({
+      form: 'enveloped',
+      transaction: tx,
+      id: 'evt_kept_42',
+      at: new Date('2025-06-07T08:09:10.000Z'),
+    });
     expect(request.headers['webhook-id']).toBeUndefined();
     await gw.expectAccepted(await gw.post(request));
     const event = await gw.eventWhere((e) => e.transactionId === tx.transactionId);
@@ -261,12 +276,36 @@ const MALFORMED: [string, string, RegExp][] = [
   ['no products', legacy(without('products')), /data\.products: expected array/],
   ['products that are not an array', legacy({ ...good, products: { 0: line } }), /data\.products: expected array/],
   ['a product line that is not an object', legacy({ ...good, products: ['p-1'] }), /data\.products\.0: expected object/],
-  ['a product line without productId', legacy({ ...good, products: [{ productName: 'Cola' }] }), /data\.products\.0\.productId: expected string/],
-  ['a productPrice given as a string', legacy({ ...good, products: [{ ...line, productPrice: '1.50' }] }), /data\.products\.0\.productPrice: expected number/],
-  ['a quantity given as a string', legacy({ ...good, products: [line, { ...line, quantity: 'two' }] }), /data\.products\.1\.quantity: expected number/],
-  ['a bad transaction in data.object', JSON.stringify({ type: TYPE, data: { object: without('status') } }), /data\.object\.status: expected string/],
-  ['a bad transaction in data.transaction', JSON.stringify({ type: TYPE, data: { transaction: { ...good, transactionId: 7 } } }), /data\.transaction\.transactionId: expected string/],
-  ['an envelope id that is an object', JSON.stringify({ id: { v: 1 }, type: TYPE, data: good }), /id: expected a non-empty string, received object/],
+  [
+    'a product line without productId',
+    legacy({ ...good, products: [{ productName: 'Cola' }] }),
+    /data\.products\.0\.productId: expected string/,
+  ],
+  [
+    'a productPrice given as a string',
+    legacy({ ...good, products: [{ ...line, productPrice: '1.50' }] }),
+    /data\.products\.0\.productPrice: expected number/,
+  ],
+  [
+    'a quantity given as a string',
+    legacy({ ...good, products: [line, { ...line, quantity: 'two' }] }),
+    /data\.products\.1\.quantity: expected number/,
+  ],
+  [
+    'a bad transaction in data.object',
+    JSON.stringify({ type: TYPE, data: { object: without('status') } }),
+    /data\.object\.status: expected string/,
+  ],
+  [
+    'a bad transaction in data.transaction',
+    JSON.stringify({ type: TYPE, data: { transaction: { ...good, transactionId: 7 } } }),
+    /data\.transaction\.transactionId: expected string/,
+  ],
+  [
+    'an envelope id that is an object',
+    JSON.stringify({ id: { v: 1 }, type: TYPE, data: good }),
+    /id: expected a non-empty string, received object/,
+  ],
 ];
 
 describe('malformed webhook bodies', () => {
@@ -368,7 +407,11 @@ describe.concurrent('signatures', () => {
     const { transaction, request } = signedWith(secret, form, { id: 'msg_signed_1' });
     await gw.expectAccepted(await gw.post(request));
     const event = await gw.eventWhere((e) => e.transactionId === transaction.transactionId);
-    expect(event).toMatchObject({ eventId: 'msg_signed_1', format: form === 'legacy' ? 'LEGACY' : 'ENVELOPED', status: transaction.status });
+    expect(event).toMatchObject({
+      eventId: 'msg_signed_1',
+      format: form === 'legacy' ? 'LEGACY' : 'ENVELOPED',
+      status: transaction.status,
+    });
     await gw.expectPublishedExactly([event]);
   });
 
@@ -378,13 +421,37 @@ describe.concurrent('signatures', () => {
     headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => !names.includes(name))),
   });
   const rejections: Rejection[] = [
-    { name: 'no signature headers at all', request: (s) => dropHeaders(signedWith(s).request, 'webhook-id', 'webhook-timestamp', 'webhook-signature'), message: /Missing webhook-id, webhook-timestamp, webhook-signature headers/ },
-    { name: 'no webhook-signature header', request: (s) => dropHeaders(signedWith(s).request, 'webhook-signature'), message: /Missing webhook-signature header/ },
-    { name: 'no webhook-timestamp header', request: (s) => dropHeaders(signedWith(s).request, 'webhook-timestamp'), message: /Missing webhook-timestamp header/ },
-    { name: 'no webhook-id header', request: (s) => dropHeaders(signedWith(s).request, 'webhook-id'), message: /Missing webhook-id header/ },
+    {
+      name: 'no signature headers at all',
+      request: (s) => dropHeaders(signedWith(s).request, 'webhook-id', 'webhook-timestamp', 'webhook-signature'),
+      message: /Missing webhook-id, webhook-timestamp, webhook-signature headers/,
+    },
+    {
+      name: 'no webhook-signature header',
+      request: (s) => dropHeaders(signedWith(s).request, 'webhook-signature'),
+      message: /Missing webhook-signature header/,
+    },
+    {
+      name: 'no webhook-timestamp header',
+      request: (s) => dropHeaders(signedWith(s).request, 'webhook-timestamp'),
+      message: /Missing webhook-timestamp header/,
+    },
+    {
+      name: 'no webhook-id header',
+      request: (s) => dropHeaders(signedWith(s).request, 'webhook-id'),
+      message: /Missing webhook-id header/,
+    },
     { name: 'a signature made with another secret', request: () => signedWith(newSecret()).request, message: /No matching signature/ },
-    { name: 'a stale timestamp (10 minutes ago)', request: (s) => signedWith(s, 'enveloped', { at: new Date(Date.now() - 10 * 60_000) }).request, message: /timestamp too old/ },
-    { name: 'a timestamp 10 minutes ahead', request: (s) => signedWith(s, 'legacy', { at: new Date(Date.now() + 10 * 60_000) }).request, message: /timestamp too new/ },
+    {
+      name: 'a stale timestamp (10 minutes ago)',
+      request: (s) => signedWith(s, 'enveloped', { at: new Date(Date.now() - 10 * 60_000) }).request,
+      message: /timestamp too old/,
+    },
+    {
+      name: 'a timestamp 10 minutes ahead',
+      request: (s) => signedWith(s, 'legacy', { at: new Date(Date.now() + 10 * 60_000) }).request,
+      message: /timestamp too new/,
+    },
     {
       name: 'a body changed after signing',
       request: (s) => {
@@ -405,7 +472,10 @@ describe.concurrent('signatures', () => {
       name: 'a signature of an unknown version',
       request: (s) => {
         const { request } = signedWith(s);
-        return { ...request, headers: { ...request.headers, 'webhook-signature': request.headers['webhook-signature']!.replace(/^v1,/, 'v2,') } };
+        return {
+          ...request,
+          headers: { ...request.headers, 'webhook-signature': request.headers['webhook-signature']!.replace(/^v1,/, 'v2,') },
+        };
       },
       message: /No matching signature/,
     },
@@ -530,7 +600,9 @@ describe.concurrent('exactly once', () => {
     const transaction = txn();
     await gw.expectAccepted(await gw.post(jsonRequest({ event: 'transaction', data: transaction })));
     const { products, status, transactionId } = transaction;
-    await gw.expectAccepted(await gw.post(jsonRequest(JSON.stringify({ data: { status, products, transactionId }, event: 'transaction' }, null, 2))));
+    await gw.expectAccepted(
+      await gw.post(jsonRequest(JSON.stringify({ data: { status, products, transactionId }, event: 'transaction' }, null, 2))),
+    );
     const event = await gw.eventWhere((e) => e.transactionId === transaction.transactionId);
     await gw.expectPublishedExactly([event]);
   });

@@ -57,7 +57,11 @@ describe('startDeadline', () => {
     let expired = false;
     let plainTimerSaw: boolean | undefined;
     await inCheckPhase(() => {
-      startDeadline(BOUND_MS, () => answered, () => (expired = true));
+      startDeadline(
+        BOUND_MS,
+        () => answered,
+        () => (expired = true),
+      );
       setTimeout(() => (plainTimerSaw = answered), BOUND_MS);
       // The answer is in this process's socket buffer at once (loopback), unread until the loop polls.
       peer.write('+OK\r\n');
@@ -75,7 +79,11 @@ describe('startDeadline', () => {
     await inCheckPhase(() => {
       starve(2 * BOUND_MS);
       startedAt = performance.now();
-      startDeadline(BOUND_MS, () => false, () => (expiredAt = performance.now()));
+      startDeadline(
+        BOUND_MS,
+        () => false,
+        () => (expiredAt = performance.now()),
+      );
     });
     expect(await waitFor(() => expiredAt > 0, 5_000)).toBe(true);
     expect(expiredAt - startedAt).toBeGreaterThanOrEqual(BOUND_MS - 1);
@@ -84,7 +92,11 @@ describe('startDeadline', () => {
   it('names an answer that never comes once the bound has passed, with the loop free', async () => {
     let expiredAt = 0;
     const startedAt = performance.now();
-    startDeadline(BOUND_MS, () => false, () => (expiredAt = performance.now()));
+    startDeadline(
+      BOUND_MS,
+      () => false,
+      () => (expiredAt = performance.now()),
+    );
     expect(await waitFor(() => expiredAt > 0, 5_000)).toBe(true);
     expect(expiredAt - startedAt).toBeGreaterThanOrEqual(BOUND_MS - 1);
   });
@@ -93,7 +105,11 @@ describe('startDeadline', () => {
     let expiredAt = 0;
     let awakeAt = 0;
     await inCheckPhase(() => {
-      startDeadline(BOUND_MS, () => false, () => (expiredAt = performance.now()));
+      startDeadline(
+        BOUND_MS,
+        () => false,
+        () => (expiredAt = performance.now()),
+      );
       starve(3 * BOUND_MS);
       awakeAt = performance.now();
     });
@@ -104,7 +120,11 @@ describe('startDeadline', () => {
 
   it('says nothing once cancelled', async () => {
     let expired = false;
-    startDeadline(BOUND_MS, () => false, () => (expired = true)).cancel();
+    startDeadline(
+      BOUND_MS,
+      () => false,
+      () => (expired = true),
+    ).cancel();
     await sleep(2 * BOUND_MS);
     expect(expired).toBe(false);
   });
@@ -115,7 +135,9 @@ describe.skipIf(!redisServerOnPath())('boundCommands on an ioredis connection', 
   let redis: TestRedis;
   const connections: Redis[] = [];
   const open = (bounded: boolean) => {
-    const connection = bounded ? new Redis(redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : new Redis(redis.url, { commandTimeout: BOUND_MS, socketTimeout: BOUND_MS });
+    const connection = bounded
+      ? new Redis(redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+      : new Redis(redis.url, { commandTimeout: BOUND_MS, socketTimeout: BOUND_MS });
     if (bounded) boundCommands(connection, BOUND_MS);
     connection.on('error', () => {});
     connections.push(connection);
@@ -147,10 +169,19 @@ describe.skipIf(!redisServerOnPath())('boundCommands on an ioredis connection', 
     expect(await ready(plain)).toBe(true);
     let closed = 0;
     bounded.on('close', () => closed++);
-    const outcome = (promise: Promise<unknown>) => promise.then(() => 'answered', (error: Error) => error.message);
+    const outcome = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'answered',
+        (error: Error) => error.message,
+      );
     let answers: Array<Promise<string>> = [];
     await inCheckPhase(() => {
-      answers = [outcome(bounded.set('late-loop', '1')), outcome(bounded.multi().incr('late-loop').get('late-loop').exec()), outcome(bounded.ping()), outcome(plain.ping())];
+      answers = [
+        outcome(bounded.set('late-loop', '1')),
+        outcome(bounded.multi().incr('late-loop').get('late-loop').exec()),
+        outcome(bounded.ping()),
+        outcome(plain.ping()),
+      ];
       starve(3 * BOUND_MS);
     });
     expect(await Promise.all(answers)).toEqual(['answered', 'answered', 'answered', 'Command timed out']);
@@ -198,12 +229,32 @@ async function startOneNodeCluster(): Promise<{ port: number; server: ChildProce
   const { port } = probe.address() as { port: number };
   await new Promise((resolve) => probe.close(resolve));
   const dir = mkdtempSync(join(tmpdir(), 'deadline-cluster-'));
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const server = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-announce-ip',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdio: 'ignore' },
+  );
   const admin = new Redis(port, '127.0.0.1', { retryStrategy: () => 50 });
   admin.on('error', () => {});
   try {
     await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
-    for (let attempt = 0; attempt < 100 && !/cluster_state:ok/.test(String(await admin.call('CLUSTER', 'INFO'))); attempt++) await sleep(50);
+    for (let attempt = 0; attempt < 100 && !/cluster_state:ok/.test(String(await admin.call('CLUSTER', 'INFO'))); attempt++)
+      await sleep(50);
   } finally {
     admin.disconnect();
   }

@@ -61,7 +61,10 @@ function redisLogs(ctx: TestContext): Logs {
   return {
     prefix,
     async open() {
-      const clients = createRedisClients({ kind: 'standalone', url: redis.url }, { commandTimeoutMs: 1_000, probeKey: redisKeys(prefix).writeProbe });
+      const clients = createRedisClients(
+        { kind: 'standalone', url: redis.url },
+        { commandTimeoutMs: 1_000, probeKey: redisKeys(prefix).writeProbe },
+      );
       const log = createRedisEventLog(clients, { prefix, capacity: 1_000, pageEvents: 200, historyGroup: 'history', replicaWaitMs: 500 });
       ctx.onTestFinished(async () => {
         await log.close();
@@ -78,78 +81,80 @@ const kinds: Array<[name: string, logsFor: (ctx: TestContext) => Logs]> = [
   ['in Redis', redisLogs],
 ];
 
-for (const [name, logsFor] of kinds) describe.concurrent(`the event log ${name}, per account`, () => {
-  it('publishes the same event id from two accounts and the default one, and drops a redelivery within its account only', async (ctx) => {
-    const log = await logsFor(ctx).open();
-    const id = `msg-${randomUUID()}`;
-    for (const account of [undefined, 'acct-a', 'acct-b']) expect(await log.append(event(id, account), 'id'), account).toBeDefined();
-    expect(await log.append(event(id, 'acct-a', 'tx-other', 'other'), 'id')).toBeUndefined();
-    expect(await log.append(event(id, undefined), 'id')).toBeUndefined();
-    expect(await log.append(event(`${id}-2`, 'acct-a'), 'id')).toBeDefined();
+for (const [name, logsFor] of kinds)
+  describe.concurrent(`the event log ${name}, per account`, () => {
+    it('publishes the same event id from two accounts and the default one, and drops a redelivery within its account only', async (ctx) => {
+      const log = await logsFor(ctx).open();
+      const id = `msg-${randomUUID()}`;
+      for (const account of [undefined, 'acct-a', 'acct-b']) expect(await log.append(event(id, account), 'id'), account).toBeDefined();
+      expect(await log.append(event(id, 'acct-a', 'tx-other', 'other'), 'id')).toBeUndefined();
+      expect(await log.append(event(id, undefined), 'id')).toBeUndefined();
+      expect(await log.append(event(`${id}-2`, 'acct-a'), 'id')).toBeDefined();
+    });
+
+    it("tells a legacy redelivery by its content among its own account's events", async (ctx) => {
+      const log = await logsFor(ctx).open();
+      const tx = `tx-${randomUUID()}`;
+      for (const account of [undefined, 'acct-a', 'acct-b'])
+        expect(await log.append(event(`gw_${randomUUID()}`, account, tx, 'pending'), 'content'), account).toBeDefined();
+      expect(await log.append(event(`gw_${randomUUID()}`, 'acct-a', tx, 'pending'), 'content')).toBeUndefined();
+      // Another account's change does not make this account's same content new.
+      expect(await log.append(event(`gw_${randomUUID()}`, 'acct-b', tx, 'completed'), 'content')).toBeDefined();
+      expect(await log.append(event(`gw_${randomUUID()}`, 'acct-a', tx, 'pending'), 'content')).toBeUndefined();
+      expect(await log.append(event(`gw_${randomUUID()}`, 'acct-a', tx, 'completed'), 'content')).toBeDefined();
+    });
+
+    it("resumes after an event id of the account named (the default one when none), with every account's events after it", async (ctx) => {
+      const log = await logsFor(ctx).open();
+      const id = `msg-${randomUUID()}`;
+      await log.append(event(id, 'acct-a'), 'id');
+      await log.append(event('e2', 'acct-b'), 'id');
+      await log.append(event(id, undefined), 'id');
+      await log.append(event('e4', undefined), 'id');
+      await log.append(event(id, 'acct-b'), 'id');
+      await log.append(event('e6', 'acct-a'), 'id');
+      // The account's event carries its name back out of the log (Redis: the stream's JSON).
+      expect(named((await log.readAfter(id, 'acct-a')).events)).toEqual(['acct-b/e2', `/${id}`, '/e4', `acct-b/${id}`, 'acct-a/e6']);
+      expect(named((await log.readAfter(id)).events)).toEqual(['/e4', `acct-b/${id}`, 'acct-a/e6']);
+      expect(named((await log.readAfter(id, '')).events)).toEqual(['/e4', `acct-b/${id}`, 'acct-a/e6']);
+      expect(named((await log.readAfter(id, 'acct-b')).events)).toEqual(['acct-a/e6']);
+      // An id only another account sent names nothing here.
+      await expect(log.readAfter('e2', 'acct-a')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
+      await expect(log.readAfter('e2')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
+    });
+
+    it("feeds a bus subscriber of one account its events only, live and replayed, and one of none every account's", async (ctx) => {
+      const logs = logsFor(ctx);
+      const bus = createEventBus({ log: await logs.open() });
+      const of = async (options: Parameters<typeof bus.subscribe>[0]) => {
+        const iterator = await bus.subscribe(options);
+        const seen: string[] = [];
+        void (async () => {
+          for await (const logged of iterator) seen.push(named([logged])[0]!);
+        })();
+        return seen;
+      };
+      const [all, a, fallback] = await Promise.all([of({}), of({ account: 'acct-a' }), of({ account: '' })]);
+      await bus.publish(event('x1', 'acct-a'), 'id');
+      await bus.publish(event('x1', undefined), 'id');
+      await bus.publish(event('x2', 'acct-b'), 'id');
+      await bus.publish(event('x3', 'acct-a'), 'id');
+      expect(await waitFor(() => all.length === 4 && a.length === 2 && fallback.length === 1)).toBe(true);
+      expect(all).toEqual(['acct-a/x1', '/x1', 'acct-b/x2', 'acct-a/x3']);
+      expect(a).toEqual(['acct-a/x1', 'acct-a/x3']);
+      expect(fallback).toEqual(['/x1']);
+      const resumedA = await of({ account: 'acct-a', after: 'x1' });
+      const resumedB = await of({ account: 'acct-b', after: 'x2', transactionId: 'tx-1' });
+      await bus.publish(event('x4', 'acct-b'), 'id');
+      expect(await waitFor(() => resumedA.length === 1 && resumedB.length === 1)).toBe(true);
+      expect(resumedA).toEqual(['acct-a/x3']);
+      expect(resumedB).toEqual(['acct-b/x4']);
+      await bus.close();
+    });
   });
 
-  it('tells a legacy redelivery by its content among its own account\'s events', async (ctx) => {
-    const log = await logsFor(ctx).open();
-    const tx = `tx-${randomUUID()}`;
-    for (const account of [undefined, 'acct-a', 'acct-b']) expect(await log.append(event(`gw_${randomUUID()}`, account, tx, 'pending'), 'content'), account).toBeDefined();
-    expect(await log.append(event(`gw_${randomUUID()}`, 'acct-a', tx, 'pending'), 'content')).toBeUndefined();
-    // Another account's change does not make this account's same content new.
-    expect(await log.append(event(`gw_${randomUUID()}`, 'acct-b', tx, 'completed'), 'content')).toBeDefined();
-    expect(await log.append(event(`gw_${randomUUID()}`, 'acct-a', tx, 'pending'), 'content')).toBeUndefined();
-    expect(await log.append(event(`gw_${randomUUID()}`, 'acct-a', tx, 'completed'), 'content')).toBeDefined();
-  });
-
-  it('resumes after an event id of the account named (the default one when none), with every account\'s events after it', async (ctx) => {
-    const log = await logsFor(ctx).open();
-    const id = `msg-${randomUUID()}`;
-    await log.append(event(id, 'acct-a'), 'id');
-    await log.append(event('e2', 'acct-b'), 'id');
-    await log.append(event(id, undefined), 'id');
-    await log.append(event('e4', undefined), 'id');
-    await log.append(event(id, 'acct-b'), 'id');
-    await log.append(event('e6', 'acct-a'), 'id');
-    // The account's event carries its name back out of the log (Redis: the stream's JSON).
-    expect(named((await log.readAfter(id, 'acct-a')).events)).toEqual(['acct-b/e2', `/${id}`, '/e4', `acct-b/${id}`, 'acct-a/e6']);
-    expect(named((await log.readAfter(id)).events)).toEqual(['/e4', `acct-b/${id}`, 'acct-a/e6']);
-    expect(named((await log.readAfter(id, '')).events)).toEqual(['/e4', `acct-b/${id}`, 'acct-a/e6']);
-    expect(named((await log.readAfter(id, 'acct-b')).events)).toEqual(['acct-a/e6']);
-    // An id only another account sent names nothing here.
-    await expect(log.readAfter('e2', 'acct-a')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
-    await expect(log.readAfter('e2')).rejects.toMatchObject({ extensions: { code: 'EVENTS_EXPIRED' } });
-  });
-
-  it('feeds a bus subscriber of one account its events only, live and replayed, and one of none every account\'s', async (ctx) => {
-    const logs = logsFor(ctx);
-    const bus = createEventBus({ log: await logs.open() });
-    const of = async (options: Parameters<typeof bus.subscribe>[0]) => {
-      const iterator = await bus.subscribe(options);
-      const seen: string[] = [];
-      void (async () => {
-        for await (const logged of iterator) seen.push(named([logged])[0]!);
-      })();
-      return seen;
-    };
-    const [all, a, fallback] = await Promise.all([of({}), of({ account: 'acct-a' }), of({ account: '' })]);
-    await bus.publish(event('x1', 'acct-a'), 'id');
-    await bus.publish(event('x1', undefined), 'id');
-    await bus.publish(event('x2', 'acct-b'), 'id');
-    await bus.publish(event('x3', 'acct-a'), 'id');
-    expect(await waitFor(() => all.length === 4 && a.length === 2 && fallback.length === 1)).toBe(true);
-    expect(all).toEqual(['acct-a/x1', '/x1', 'acct-b/x2', 'acct-a/x3']);
-    expect(a).toEqual(['acct-a/x1', 'acct-a/x3']);
-    expect(fallback).toEqual(['/x1']);
-    const resumedA = await of({ account: 'acct-a', after: 'x1' });
-    const resumedB = await of({ account: 'acct-b', after: 'x2', transactionId: 'tx-1' });
-    await bus.publish(event('x4', 'acct-b'), 'id');
-    expect(await waitFor(() => resumedA.length === 1 && resumedB.length === 1)).toBe(true);
-    expect(resumedA).toEqual(['acct-a/x3']);
-    expect(resumedB).toEqual(['acct-b/x4']);
-    await bus.close();
-  });
-});
-
-describe.concurrent('the Redis event log\'s keys per account', () => {
-  it('keeps the default account\'s keys as before accounts and gives another account\'s its name', async (ctx) => {
+describe.concurrent("the Redis event log's keys per account", () => {
+  it("keeps the default account's keys as before accounts and gives another account's its name", async (ctx) => {
     const logs = redisLogs(ctx);
     const log = await logs.open();
     await log.append(event('m1', undefined, 'tx-9'), 'id');
@@ -181,7 +186,9 @@ describe.concurrent('the Redis event log\'s keys per account', () => {
     expect(await waitFor(() => heard.length === 2)).toBe(true);
     expect(named(heard)).toEqual(['acct-a/m1', '/m2']);
     expect(heard.map(({ event: e }) => 'account' in e)).toEqual([true, false]);
-    const queued = (await inspect.xrange(redisKeys(logs.prefix).stream, '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as TransactionUpdateEvent);
+    const queued = (await inspect.xrange(redisKeys(logs.prefix).stream, '-', '+')).map(
+      ([, fields]) => JSON.parse(fields[1]!) as TransactionUpdateEvent,
+    );
     expect(queued.map((e) => e.account)).toEqual(['acct-a', undefined]);
     // The other instance resumes after the account's id too.
     await one.append(event('m1', 'acct-b'), 'id');

@@ -22,11 +22,15 @@ const WEEK = 7 * 86_400_000;
 const ACME = 'acme';
 
 const of = (account: string, e: TransactionUpdateEvent): TransactionUpdateEvent => ({ ...e, account });
-const ids = async (store: HistoryStore, account: string, args = {}) => (await store.recent(recentQuery(account, { first: 100, ...args }))).records.map((r) => r.transactionId);
+const ids = async (store: HistoryStore, account: string, args = {}) =>
+  (await store.recent(recentQuery(account, { first: 100, ...args }))).records.map((r) => r.transactionId);
 
 type Make = (ctx: TestContext, now: () => number) => Promise<HistoryStore & { apply(event: TransactionUpdateEvent): void | Promise<void> }>;
 const stores: Array<[string, Make]> = [
-  ['in process', async (_ctx, now) => createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now })],
+  [
+    'in process',
+    async (_ctx, now) => createMemoryHistory({ maxTransactions: 100, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now }),
+  ],
   [
     'PostgreSQL',
     async (ctx, now) => {
@@ -58,12 +62,18 @@ describe.each(stores)('%s history, per account', (_name, make) => {
     expect((await h.recent(recentQuery(ACME, { first: 1 }))).totalCount).toBe(2);
     expect((await h.recent(recentQuery('zeta', { first: 1 }))).totalCount).toBe(0);
     const stats = async (account: string) => h.stats(statsQuery(account, { since: new Date(T0), until: new Date(T0 + 60_000) }, T0));
-    expect((await stats(DEFAULT_ACCOUNT)).byStatus).toEqual([{ status: 'paid', count: 1, total: 2 }, { status: 'pending', count: 1, total: 2 }]);
-    expect((await stats(ACME)).byStatus).toEqual([{ status: 'completed', count: 1, total: 2 }, { status: 'failed', count: 1, total: 5 }]);
+    expect((await stats(DEFAULT_ACCOUNT)).byStatus).toEqual([
+      { status: 'paid', count: 1, total: 2 },
+      { status: 'pending', count: 1, total: 2 },
+    ]);
+    expect((await stats(ACME)).byStatus).toEqual([
+      { status: 'completed', count: 1, total: 2 },
+      { status: 'failed', count: 1, total: 5 },
+    ]);
     expect([(await stats(ACME)).totalSold, (await stats('zeta')).count, (await stats('zeta')).products]).toEqual([7, 0, []]);
   });
 
-  it('pages with a cursor made in another account as a position in the reader\'s own list', async (ctx) => {
+  it("pages with a cursor made in another account as a position in the reader's own list", async (ctx) => {
     const h = await make(ctx, () => T0 + 60_000);
     for (let i = 0; i < 5; i += 1) {
       await h.apply(event(`a${i}`, 'completed', T0 + i * 1_000, `a${i}`));
@@ -112,7 +122,7 @@ describe('in-process history, per account', () => {
     h.close();
   });
 
-  it('makes an account\'s history at its first event, not at a read, and lets it go once retention emptied it', async () => {
+  it("makes an account's history at its first event, not at a read, and lets it go once retention emptied it", async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
       let now = T0;
@@ -147,7 +157,12 @@ describe('PostgreSQL history, per account', () => {
     ctx.onTestFinished(() => deployment.close());
     const options = { retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => T0 + 60_000 };
     const [one, two] = [await deployment.instance(options), await deployment.instance(options)];
-    await one.applyAll([event('t1', 'pending', T0, 'e1'), of(ACME, event('t1', 'failed', T0 + 1, 'e2')), event('t1', 'completed', T0 + 2, 'e3'), of(ACME, event('t1', 'failed', T0 + 1, 'e2'))]);
+    await one.applyAll([
+      event('t1', 'pending', T0, 'e1'),
+      of(ACME, event('t1', 'failed', T0 + 1, 'e2')),
+      event('t1', 'completed', T0 + 2, 'e3'),
+      of(ACME, event('t1', 'failed', T0 + 1, 'e2')),
+    ]);
     expect((await one.records(DEFAULT_ACCOUNT, ['t1']))[0]?.entries.map((entry) => entry[3])).toEqual(['e1', 'e3']);
     expect((await one.records(ACME, ['t1']))[0]?.entries.map((entry) => entry[3])).toEqual(['e2']);
     // Two instances making the same id's record in two accounts at once: neither is in the other's way.

@@ -72,9 +72,23 @@ type Webhook = ValueOf<typeof webhook>;
 /** Indexes into the webhooks: one again is a redelivery; `elsewhere` goes through a second log, past its dedupe. */
 const step = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('publish' as const), webhook: fc.nat(), elsewhere: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('burst' as const), webhooks: fc.array(fc.nat(), { minLength: 2, maxLength: 5 }), batched: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('burst' as const),
+      webhooks: fc.array(fc.nat(), { minLength: 2, maxLength: 5 }),
+      batched: fc.boolean(),
+    }),
+  },
   /** Events a feed applies in one database transaction (the same transaction several times, a redelivery among them). */
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('batch' as const), webhooks: fc.array(fc.nat(), { minLength: 2, maxLength: 8 }), elsewhere: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('batch' as const),
+      webhooks: fc.array(fc.nat(), { minLength: 2, maxLength: 8 }),
+      elsewhere: fc.boolean(),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -83,7 +97,14 @@ const step = fc.oneof(
       transactionId: fc.constantFrom(...IDS),
       at: offset,
       fields: fc.subarray(['amount', 'paymentMethod', 'status']),
-      readBack: fc.option(fc.record({ status: fc.constantFrom(...STATUSES), products: fc.array(line, { maxLength: 2 }), currencyCode: fc.constantFrom(undefined, 'USD') }), { nil: undefined }),
+      readBack: fc.option(
+        fc.record({
+          status: fc.constantFrom(...STATUSES),
+          products: fc.array(line, { maxLength: 2 }),
+          currencyCode: fc.constantFrom(undefined, 'USD'),
+        }),
+        { nil: undefined },
+      ),
     }),
   },
 );
@@ -106,7 +127,13 @@ const series = fc.record({
 
 function toEvent(w: Webhook, eventId: string): TransactionUpdateEvent {
   const carried = w.sameProducts ? w.products : w.products.map((p) => ({ ...p, productSku: `sku-${p.productId}` }));
-  const transaction = { transactionId: w.transactionId, status: w.status, products: carried, note: `sent at ${w.at}`, ...(w.currencyCode ? { currencyCode: w.currencyCode } : {}) };
+  const transaction = {
+    transactionId: w.transactionId,
+    status: w.status,
+    products: carried,
+    note: `sent at ${w.at}`,
+    ...(w.currencyCode ? { currencyCode: w.currencyCode } : {}),
+  };
   return {
     ...(w.account === undefined ? {} : { account: w.account }),
     ...(w.currency === undefined ? {} : { currency: w.currency }),
@@ -124,7 +151,8 @@ function toEvent(w: Webhook, eventId: string): TransactionUpdateEvent {
 }
 
 /** What GraphQL shows of a record: everything but the stores' own seq values. */
-const shown = (record: HistoryRecord | undefined) => record && { ...record, latest: record.latest[0], entries: record.entries.map(([time, , status, eventId]) => [time, status, eventId]) };
+const shown = (record: HistoryRecord | undefined) =>
+  record && { ...record, latest: record.latest[0], entries: record.entries.map(([time, , status, eventId]) => [time, status, eventId]) };
 const shownPage = (page: RecentPage) => ({ ...page, records: page.records.map(shown) });
 
 /** Every page of a query of the account's history, walked by cursor; without `withTotal`, as GraphQL reads when `totalCount` is not selected. */
@@ -152,13 +180,23 @@ async function compareAccount(store: HistoryStore, memory: HistoryStore, account
   expect((await store.records(account, ids)).map(shown), account).toEqual((await memory.records(account, ids)).map(shown));
   const filters = [[], ['pending'], ['completed', 'failed'], STATUSES, ['unknown']];
   // Whole minutes and partial ones (the shared store counts whole minutes from its sums, the ends row by row).
-  const windows = [{}, { since: new Date(T0 - 60_000), until: new Date(T0 + 3_600_000) }, { until: new Date(T0) }, { since: new Date(T0 - DAY - 30_500), until: new Date(T0 + 61_000) }];
+  const windows = [
+    {},
+    { since: new Date(T0 - 60_000), until: new Date(T0 + 3_600_000) },
+    { until: new Date(T0) },
+    { since: new Date(T0 - DAY - 30_500), until: new Date(T0 + 61_000) },
+  ];
   const walks = filters.flatMap((status) => [1, 2, 3, 100].flatMap((first) => windows.map((window) => ({ first, status, ...window }))));
   await Promise.all(
-    walks.map(async (args) => expect(await walk(store, account, args), JSON.stringify({ account, ...args })).toEqual(await walk(memory, account, args))),
+    walks.map(async (args) =>
+      expect(await walk(store, account, args), JSON.stringify({ account, ...args })).toEqual(await walk(memory, account, args)),
+    ),
   );
   // Again without counting: the pages read above are kept, and handed out again only as they stand.
-  for (const args of walks) expect(await walk(store, account, args, false), JSON.stringify({ account, ...args, withTotal: false })).toEqual(await walk(memory, account, args, false));
+  for (const args of walks)
+    expect(await walk(store, account, args, false), JSON.stringify({ account, ...args, withTotal: false })).toEqual(
+      await walk(memory, account, args, false),
+    );
   // Wide ranges, and ranges that end just past the events (their newest buckets hold products: names are found there).
   const ranges: Array<[Interval, number, number]> = [
     ['MINUTE', T0 - DAY / 2, T0 + DAY / 2],
@@ -187,9 +225,15 @@ async function compareAccount(store: HistoryStore, memory: HistoryStore, account
  * takes the burst in the order PostgreSQL applied it (the seq it gave each
  * event). No count bound: the database keeps everything within retention.
  */
-async function checkPostgres(deployment: PostgresHistoryDeployment, pools: [pg.Pool, pg.Pool], input: ValueOf<typeof series>): Promise<void> {
+async function checkPostgres(
+  deployment: PostgresHistoryDeployment,
+  pools: [pg.Pool, pg.Pool],
+  input: ValueOf<typeof series>,
+): Promise<void> {
   let now = T0 + 3 * DAY;
-  await deployment.admin.query('TRUNCATE history_transactions, history_bucket_totals, history_bucket_products, history_bucket_currency_products, history_meta');
+  await deployment.admin.query(
+    'TRUNCATE history_transactions, history_bucket_totals, history_bucket_products, history_bucket_currency_products, history_meta',
+  );
   const options = { retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: input.soldStatuses, now: () => now };
   const memory = createMemoryHistory({ ...options, maxTransactions: 1_000 });
   const here = await deployment.instance(options, pools[0]);
@@ -213,12 +257,15 @@ async function checkPostgres(deployment: PostgresHistoryDeployment, pools: [pg.P
     } else if (s.kind === 'burst') {
       const burst = s.webhooks.map(eventAt);
       // Each event by one instance or the other at once, or each instance a batch of every other event at once.
-      if (s.batched) await Promise.all([here.applyAll(burst.filter((_, i) => i % 2 === 0)), elsewhere.applyAll(burst.filter((_, i) => i % 2 === 1))]);
+      if (s.batched)
+        await Promise.all([here.applyAll(burst.filter((_, i) => i % 2 === 0)), elsewhere.applyAll(burst.filter((_, i) => i % 2 === 1))]);
       else await Promise.all(burst.map((event, i) => (i % 2 ? elsewhere : here).apply(event)));
       // The seq PostgreSQL gave each event, read from the records of the accounts the burst went to (event ids are the series' own).
       const seqOf = new Map<string, number>();
       for (const account of new Set(burst.map((event) => event.account ?? DEFAULT_ACCOUNT))) {
-        const records = await here.records(account, [...new Set(burst.filter((event) => (event.account ?? DEFAULT_ACCOUNT) === account).map((event) => event.transactionId))]);
+        const records = await here.records(account, [
+          ...new Set(burst.filter((event) => (event.account ?? DEFAULT_ACCOUNT) === account).map((event) => event.transactionId)),
+        ]);
         for (const record of records) for (const entry of record?.entries ?? []) seqOf.set(entry[3], entry[1]);
       }
       for (const event of [...burst].sort((a, b) => (seqOf.get(a.eventId) ?? 0) - (seqOf.get(b.eventId) ?? 0))) memory.apply(event);
@@ -238,7 +285,10 @@ describe('the PostgreSQL history against the in-process one', () => {
     const deployment = await postgresHistoryDeployment();
     try {
       const pools: [pg.Pool, pg.Pool] = [deployment.pool(), deployment.pool()];
-      await fc.assert(fc.asyncProperty(series, (input) => checkPostgres(deployment, pools, input)), runs(100));
+      await fc.assert(
+        fc.asyncProperty(series, (input) => checkPostgres(deployment, pools, input)),
+        runs(100),
+      );
     } finally {
       await deployment.close();
     }

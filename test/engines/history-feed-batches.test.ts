@@ -19,7 +19,12 @@ describe('the history feed in batches', () => {
   it('applies a backlog in batches, and skips only the event the database refuses', async () => {
     const deployment = await postgresHistoryDeployment();
     try {
-      const history = await deployment.instance({ retentionMs: 7 * 86_400_000, defaultCurrency: 'EUR', soldStatuses: [], now: () => T0 + 3_600_000 });
+      const history = await deployment.instance({
+        retentionMs: 7 * 86_400_000,
+        defaultCurrency: 'EUR',
+        soldStatuses: [],
+        now: () => T0 + 3_600_000,
+      });
       const batches: number[] = [];
       const logger = createLogger('silent');
       const feed = createHistoryFeed({
@@ -34,10 +39,14 @@ describe('the history feed in batches', () => {
       });
       const count = 2 * BATCH + 10;
       // A NUL character: PostgreSQL's text cannot hold it (22021), whatever is tried again.
-      for (let i = 0; i < count; i += 1) feed.push(event(i === 150 ? 'bad\u0000id' : `t${i}`, i % 3 ? 'completed' : 'pending', T0 + i * 1_000, `e${i}`));
+      for (let i = 0; i < count; i += 1)
+        feed.push(event(i === 150 ? 'bad\u0000id' : `t${i}`, i % 3 ? 'completed' : 'pending', T0 + i * 1_000, `e${i}`));
       await feed.close(10_000);
       expect((await history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 1 }))).totalCount).toBe(count - 1);
-      const records = await history.records(DEFAULT_ACCOUNT, Array.from({ length: count }, (_, i) => `t${i}`));
+      const records = await history.records(
+        DEFAULT_ACCOUNT,
+        Array.from({ length: count }, (_, i) => `t${i}`),
+      );
       expect(records.map((r, i) => (r ? i : -1)).filter((i) => i < 0)).toEqual([-1]);
       expect(records[150]).toBeUndefined();
       // The first push starts a batch of one; the rest wait and go by BATCH, the refused batch once more event by event.

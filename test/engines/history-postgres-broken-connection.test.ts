@@ -18,7 +18,12 @@ describe('PostgreSQL history, a connection broken under an apply', () => {
   it('fails that apply, ends no process, and applies again once asked', async () => {
     const deployment = await postgresHistoryDeployment();
     try {
-      const history = await deployment.instance({ retentionMs: 7 * 86_400_000, defaultCurrency: 'EUR', soldStatuses: [], now: () => T0 + 60_000 });
+      const history = await deployment.instance({
+        retentionMs: 7 * 86_400_000,
+        defaultCurrency: 'EUR',
+        soldStatuses: [],
+        now: () => T0 + 60_000,
+      });
       await history.apply(event('held', 'pending', T0, 'e1'));
       // Another session holds the record's row: the next apply waits on it, its connection checked out.
       const holder = await deployment.admin.connect();

@@ -15,7 +15,8 @@ import { postgresHistoryDeployment } from '../helpers/postgres.js';
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 const WEEK = 7 * 86_400_000;
 /** As GraphQL asks when `totalCount` is not selected (the marker is then checked alone), and when it is. */
-const page = (store: HistoryStore, args: RecentArgs = {}, account = DEFAULT_ACCOUNT, withTotal = false) => store.recent(recentQuery(account, { first: 2, ...args }, withTotal));
+const page = (store: HistoryStore, args: RecentArgs = {}, account = DEFAULT_ACCOUNT, withTotal = false) =>
+  store.recent(recentQuery(account, { first: 2, ...args }, withTotal));
 const ids = async (read: ReturnType<typeof page>) => (await read).records.map((r) => r.transactionId);
 
 async function start(ctx: TestContext) {
@@ -84,7 +85,8 @@ describe.concurrent('recent pages kept by a PostgreSQL history instance', () => 
     const sent: string[] = [];
     const query = pool.query.bind(pool);
     pool.query = ((config: { name?: string }, ...rest: unknown[]) => {
-      if (typeof config === 'object' && config.name?.startsWith('vg_history_')) sent.push(config.name === 'vg_history_marker' ? 'marker' : 'page');
+      if (typeof config === 'object' && config.name?.startsWith('vg_history_'))
+        sent.push(config.name === 'vg_history_marker' ? 'marker' : 'page');
       return (query as (...args: unknown[]) => unknown)(config, ...rest);
     }) as typeof pool.query;
     const here = await deployment.instance({ retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => T0 + 60_000 }, pool);
@@ -104,7 +106,10 @@ describe.concurrent('recent pages kept by a PostgreSQL history instance', () => 
     const during = ids(page(here));
     await elsewhere.apply(event('t3', 'pending', T0 + 2_000, 'e3'));
     const after = ids(page(here));
-    expect([['t2', 't1'], ['t3', 't2']]).toContainEqual(await during);
+    expect([
+      ['t2', 't1'],
+      ['t3', 't2'],
+    ]).toContainEqual(await during);
     expect(await after).toEqual(['t3', 't2']);
   });
 

@@ -28,14 +28,21 @@ async function start(ctx: TestContext, now = () => T0 + 60_000) {
   return { history, deployment, options };
 }
 
-const withoutSeq = (r: HistoryRecord | undefined) => r && { ...r, latest: r.latest[0], entries: r.entries.map(([time, , status, id]) => [time, status, id]) };
+const withoutSeq = (r: HistoryRecord | undefined) =>
+  r && { ...r, latest: r.latest[0], entries: r.entries.map(([time, , status, id]) => [time, status, id]) };
 
 describe.concurrent('PostgreSQL history', () => {
   it('migrates an empty database, and finds nothing to do the second time', async (ctx) => {
     const database = await testDatabase();
     ctx.onTestFinished(() => database.drop());
     const logger = createLogger('silent');
-    expect(await migrate(database.url, logger)).toEqual(['1764000000000_history', '1795723200000_history-accounts', '1795900000000_history-sums-in-keys', '1796000000000_history-currencies', '1796100000000_history-change-markers']);
+    expect(await migrate(database.url, logger)).toEqual([
+      '1764000000000_history',
+      '1795723200000_history-accounts',
+      '1795900000000_history-sums-in-keys',
+      '1796000000000_history-currencies',
+      '1796100000000_history-change-markers',
+    ]);
     expect(await migrate(database.url, logger)).toEqual([]);
   });
 
@@ -63,8 +70,18 @@ describe.concurrent('PostgreSQL history', () => {
     await history.apply(event('t2', 'completed', T0 + 20_000, 'late'));
     const second = await history.recent(all({ first: 10, after: encodeRecentCursor(first.records.at(-1)!) }));
     expect(second.records.map((r) => r.transactionId)).toEqual(['t5', 't4', 't3', 't1', 't0']);
-    expect((await history.recent(all({ status: ['pending'] }))).records.map((r) => r.transactionId)).toEqual(['t9', 't7', 't5', 't3', 't1']);
-    expect((await history.recent(all({ status: ['pending', 'completed'], first: 3 }))).records.map((r) => r.transactionId)).toEqual(['t2', 't9', 't8']);
+    expect((await history.recent(all({ status: ['pending'] }))).records.map((r) => r.transactionId)).toEqual([
+      't9',
+      't7',
+      't5',
+      't3',
+      't1',
+    ]);
+    expect((await history.recent(all({ status: ['pending', 'completed'], first: 3 }))).records.map((r) => r.transactionId)).toEqual([
+      't2',
+      't9',
+      't8',
+    ]);
     const window = await history.recent(all({ since: new Date(T0 + 3_000), until: new Date(T0 + 6_000) }));
     expect(window.records.map((r) => r.transactionId)).toEqual(['t5', 't4', 't3']);
     expect(window.totalCount).toBe(3);
@@ -79,7 +96,12 @@ describe.concurrent('PostgreSQL history', () => {
     expect(await history.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't1', fields: ['status'], at: T0 + 5_000 })).toBe(true);
     expect(await history.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't2', fields: ['status'], at: T0 + 5_000 })).toBe(false);
     const products = [{ productId: 'p1', productPrice: 1, quantity: 2 }];
-    expect(await history.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't2', fields: ['status'], at: T0 + 6_000 }, { transactionId: 't2', status: 'paid', products })).toBe(true);
+    expect(
+      await history.notePayment(
+        { account: DEFAULT_ACCOUNT, transactionId: 't2', fields: ['status'], at: T0 + 6_000 },
+        { transactionId: 't2', status: 'paid', products },
+      ),
+    ).toBe(true);
     const [t1, t2] = await history.records(DEFAULT_ACCOUNT, ['t1', 't2']);
     expect(t1?.payments).toEqual([[T0 + 5_000, ['status']]]);
     expect(statusChanges(t2!.entries)).toEqual([{ status: 'paid', at: T0 + 6_000, eventId: null }]);
@@ -89,10 +111,24 @@ describe.concurrent('PostgreSQL history', () => {
     const H = 3_600_000;
     const D = 24 * H;
     // 19 hours of the first day: the day less its 5 first hours; 2 hours of the last: those hours.
-    expect(coveringBuckets(D + 5 * H, 4 * D + 2 * H)).toEqual([['d', 2 * D, 4 * D, 1], ['d', D, 2 * D, 1], ['h', D, D + 5 * H, -1], ['h', 4 * D, 4 * D + 2 * H, 1]]);
+    expect(coveringBuckets(D + 5 * H, 4 * D + 2 * H)).toEqual([
+      ['d', 2 * D, 4 * D, 1],
+      ['d', D, 2 * D, 1],
+      ['h', D, D + 5 * H, -1],
+      ['h', 4 * D, 4 * D + 2 * H, 1],
+    ]);
     // Unless the hours past the range are later than now: nothing is there yet.
-    expect(coveringBuckets(D + 5 * H, 4 * D + 2 * H, 4 * D + 2 * H)).toEqual([['d', 2 * D, 4 * D, 1], ['d', D, 2 * D, 1], ['h', D, D + 5 * H, -1], ['d', 4 * D, 5 * D, 1], ['h', 4 * D + 2 * H, 5 * D, -1]]);
-    expect(coveringBuckets(H + 60_000, 2 * H)).toEqual([['h', H, 2 * H, 1], ['m', H, H + 60_000, -1]]);
+    expect(coveringBuckets(D + 5 * H, 4 * D + 2 * H, 4 * D + 2 * H)).toEqual([
+      ['d', 2 * D, 4 * D, 1],
+      ['d', D, 2 * D, 1],
+      ['h', D, D + 5 * H, -1],
+      ['d', 4 * D, 5 * D, 1],
+      ['h', 4 * D + 2 * H, 5 * D, -1],
+    ]);
+    expect(coveringBuckets(H + 60_000, 2 * H)).toEqual([
+      ['h', H, 2 * H, 1],
+      ['m', H, H + 60_000, -1],
+    ]);
     expect(coveringBuckets(H + 120_000, H + 180_000)).toEqual([['m', H + 120_000, H + 180_000, 1]]);
     expect(coveringBuckets(0, D)).toEqual([['d', 0, D, 1]]);
   });
@@ -102,8 +138,13 @@ describe.concurrent('PostgreSQL history', () => {
     await history.apply(event('a', 'completed', T0 + 10_000, 'a1', 1.1, 3));
     await history.apply(event('b', 'completed', T0 + 70_000, 'b1', 2.2, 1));
     await history.apply(event('c', 'failed', T0 + 75_000, 'c1', 5, 1));
-    const stats = await history.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 120_000), interval: 'MINUTE' }, T0));
-    expect(stats.buckets.map((b) => [b.count, b.totalSold])).toEqual([[1, 3.3], [2, 7.2]]);
+    const stats = await history.stats(
+      statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 120_000), interval: 'MINUTE' }, T0),
+    );
+    expect(stats.buckets.map((b) => [b.count, b.totalSold])).toEqual([
+      [1, 3.3],
+      [2, 7.2],
+    ]);
     expect(stats.totalSold).toBe(10.5);
     expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 5, amount: 10.5 }]);
   });
@@ -148,7 +189,9 @@ describe.concurrent('PostgreSQL history', () => {
     const stats = await other.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 60_000) }, T0));
     expect(stats.byStatus).toEqual([{ status: 's1', count: 1, total: 2 }]);
     // New transactions raced too: the row one instance inserts, the other waits for.
-    await Promise.all(['n1', 'n2', 'n3'].flatMap((id) => [apply(history, event(id, 'a', T0, `${id}-1`)), apply(other, event(id, 'b', T0 + 1, `${id}-2`))]));
+    await Promise.all(
+      ['n1', 'n2', 'n3'].flatMap((id) => [apply(history, event(id, 'a', T0, `${id}-1`)), apply(other, event(id, 'b', T0 + 1, `${id}-2`))]),
+    );
     expect((await history.records(DEFAULT_ACCOUNT, ['n1', 'n2', 'n3'])).map((r) => r?.entries.length)).toEqual([2, 2, 2]);
   });
 
@@ -165,7 +208,9 @@ describe.concurrent('PostgreSQL history', () => {
     expect(page.totalCount).toBe(1);
     expect(await history.sweep()).toBe(1);
     expect((await history.records(DEFAULT_ACCOUNT, ['old', 'new'])).map((r) => r?.transactionId)).toEqual([undefined, 'new']);
-    const stats = await history.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now));
+    const stats = await history.stats(
+      statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now),
+    );
     expect(stats.count).toBe(1);
     const { rows } = await deployment.admin.query<{ n: string }>(
       'SELECT (SELECT count(*) FROM history_bucket_totals WHERE value < 0) + (SELECT count(*) FROM history_bucket_products WHERE quantity < 0 OR amount < 0) AS n',

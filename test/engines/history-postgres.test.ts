@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/index.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { RecentTransactionsDocument, TransactionHistoryDocument, TransactionStatsDocument } from '../../src/graphql/generated/operations.js';
+import {
+  RecentTransactionsDocument,
+  TransactionHistoryDocument,
+  TransactionStatsDocument,
+} from '../../src/graphql/generated/operations.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { historyScenario } from '../helpers/history-scenario.js';
 import { testDatabase, type TestDatabase } from '../helpers/postgres.js';
@@ -49,13 +53,22 @@ describe('transaction history in PostgreSQL, one instance', () => {
 
   it('counts whenever totalCount is selected, through fragments too, and pages alike whether it is or not', async () => {
     const post = async (query: string) => {
-      const response = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: TEST_KEY }, body: JSON.stringify({ query }) });
-      return (await response.json()) as { data?: { recentTransactions: { totalCount?: number; nodes?: Array<{ transactionId: string }> } }; errors?: unknown };
+      const response = await fetch(`${gateway.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: TEST_KEY },
+        body: JSON.stringify({ query }),
+      });
+      return (await response.json()) as {
+        data?: { recentTransactions: { totalCount?: number; nodes?: Array<{ transactionId: string }> } };
+        errors?: unknown;
+      };
     };
     const plain = await post('{ recentTransactions(first: 100) { totalCount nodes { transactionId status total } } }');
     expect(plain.errors).toBeUndefined();
     expect(plain.data!.recentTransactions.totalCount).toBeGreaterThan(0);
-    const spread = await post('{ recentTransactions(first: 100) { ...Counted } } fragment Counted on TransactionConnection { ... on TransactionConnection { totalCount } }');
+    const spread = await post(
+      '{ recentTransactions(first: 100) { ...Counted } } fragment Counted on TransactionConnection { ... on TransactionConnection { totalCount } }',
+    );
     expect(spread).toEqual({ data: { recentTransactions: { totalCount: plain.data!.recentTransactions.totalCount } } });
     const uncounted = await post('{ recentTransactions(first: 100) { nodes { transactionId status total } } }');
     expect(uncounted).toEqual({ data: { recentTransactions: { nodes: plain.data!.recentTransactions.nodes } } });
@@ -77,7 +90,11 @@ describe('transaction history in PostgreSQL, shared by instances on one Redis', 
   it('says the same on two instances, whichever received each webhook, and after a restart', async () => {
     const env = { DATABASE_URL: database.url, REDIS_PREFIX: `history-${randomUUID()}:` };
     const instances = await deployments.start(2, env);
-    await historyScenario(instances, async (request, index = 0) => (await deliverWebhook(instances[index % 2]!, request)).status, settled(instances));
+    await historyScenario(
+      instances,
+      async (request, index = 0) => (await deliverWebhook(instances[index % 2]!, request)).status,
+      settled(instances),
+    );
     const before = await runOperation(instances[0]!.url, RecentTransactionsDocument, { first: 100 });
     expect(before.data?.recentTransactions.totalCount).toBe(3);
     // Another Redis prefix too: nothing of the history is in Redis.
@@ -119,7 +136,16 @@ describe('transaction history while PostgreSQL does not answer', () => {
   afterAll(() => setup?.close());
 
   const post = async (transactionId: string, status: string, id: string) =>
-    (await deliverWebhook(gateway, buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId, status, products: [{ productId: 'p1', productName: 'Water', productPrice: 2, quantity: 1 }] } }))).status;
+    (
+      await deliverWebhook(
+        gateway,
+        buildWebhookRequest({
+          form: 'enveloped',
+          id,
+          transaction: { transactionId, status, products: [{ productId: 'p1', productName: 'Water', productPrice: 2, quantity: 1 }] },
+        }),
+      )
+    ).status;
   const checks = async () => ((await (await fetch(`${gateway.url}/readyz`)).json()) as { checks: Record<string, boolean> }).checks;
 
   it('answers UPSTREAM_UNAVAILABLE on its fields, serves the rest and the live events, then applies what it missed, once', async () => {
@@ -139,12 +165,15 @@ describe('transaction history while PostgreSQL does not answer', () => {
     live.close();
 
     const recent = await runOperation(gateway.url, RecentTransactionsDocument, {});
-    expect(recent.errors?.map((e) => [e.extensions?.code, e.message])).toEqual([['UPSTREAM_UNAVAILABLE', 'The transaction history cannot be read right now (its store does not answer); retry later']]);
+    expect(recent.errors?.map((e) => [e.extensions?.code, e.message])).toEqual([
+      ['UPSTREAM_UNAVAILABLE', 'The transaction history cannot be read right now (its store does not answer); retry later'],
+    ]);
     // The transaction itself is served (the memory backend learned it from the webhook); only its history is missing.
     const detail = await runOperation(gateway.url, TransactionHistoryDocument, { id: t1 });
     expect(detail.data?.transaction).toMatchObject({ transactionId: t1, status: 'completed', history: null });
     let ready = await checks();
-    for (let tries = 0; ready.history !== false && tries < 100; tries += 1) ready = (await new Promise((resolve) => setTimeout(resolve, 50)), await checks());
+    for (let tries = 0; ready.history !== false && tries < 100; tries += 1)
+      ready = (await new Promise((resolve) => setTimeout(resolve, 50)), await checks());
     expect(ready.history).toBe(false);
     // Named, but not what readiness hangs on: the instance still serves everything else, so a load balancer keeps it.
     const readyz = await fetch(`${gateway.url}/readyz`);
@@ -154,16 +183,29 @@ describe('transaction history while PostgreSQL does not answer', () => {
     setup.reconnect();
     await settled([gateway])();
     const after = await runOperation(gateway.url, RecentTransactionsDocument, { first: 10 });
-    expect(after.data?.recentTransactions.edges.map((e) => [e.node.transactionId, e.node.status])).toEqual([[t2, 'pending'], [t1, 'completed']]);
+    expect(after.data?.recentTransactions.edges.map((e) => [e.node.transactionId, e.node.status])).toEqual([
+      [t2, 'pending'],
+      [t1, 'completed'],
+    ]);
     const history = await runOperation(gateway.url, TransactionHistoryDocument, { id: t1 });
     expect(history.data?.transaction?.history?.map((change) => change.eventId)).toEqual([`${run}-1`, `${run}-2`]);
     const stats = await runOperation(gateway.url, TransactionStatsDocument, {});
-    expect(stats.data?.transactionStats.byStatus).toEqual([{ status: 'completed', count: 1 }, { status: 'pending', count: 1 }]);
+    expect(stats.data?.transactionStats.byStatus).toEqual([
+      { status: 'completed', count: 1 },
+      { status: 'pending', count: 1 },
+    ]);
     // Totals are read per currency: these webhooks name none, so they are in DEFAULT_CURRENCY.
     expect(stats.data?.transactionStats.byCurrency.map((entry) => [entry.currency, entry.byStatus])).toEqual([
-      ['EUR', [{ status: 'completed', count: 1, total: 2 }, { status: 'pending', count: 1, total: 2 }]],
+      [
+        'EUR',
+        [
+          { status: 'completed', count: 1, total: 2 },
+          { status: 'pending', count: 1, total: 2 },
+        ],
+      ],
     ]);
-    for (let tries = 0; (await checks()).history !== true && tries < 100; tries += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let tries = 0; (await checks()).history !== true && tries < 100; tries += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await checks()).history).toBe(true);
   });
 });
@@ -181,9 +223,15 @@ describe('transaction history that falls too far behind its database', () => {
 
   it('refuses webhooks with 503 and Retry-After once it holds its bound, and loses none it acknowledged', async () => {
     const run = randomUUID().slice(0, 8);
-    const request = (n: number) => buildWebhookRequest({ form: 'enveloped', id: `${run}-${n}`, transaction: { transactionId: `b${n}-${run}`, status: 'pending', products: [] } });
+    const request = (n: number) =>
+      buildWebhookRequest({
+        form: 'enveloped',
+        id: `${run}-${n}`,
+        transaction: { transactionId: `b${n}-${run}`, status: 'pending', products: [] },
+      });
     // Once, as a sender's first try (deliverWebhook retries a 503 itself).
-    const post = async (n: number) => fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request(n).headers, body: request(n).body });
+    const post = async (n: number) =>
+      fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request(n).headers, body: request(n).body });
     expect((await post(0)).status).toBe(200);
     await settled([gateway])();
     proxy.cut();
@@ -199,6 +247,8 @@ describe('transaction history that falls too far behind its database', () => {
     expect((await deliverWebhook(gateway, request(3))).status).toBe(200);
     await settled([gateway])();
     const page = await runOperation(gateway.url, RecentTransactionsDocument, { first: 10 });
-    expect(page.data?.recentTransactions.edges.map((e) => e.node.transactionId).sort()).toEqual([0, 1, 2, 3].map((n) => `b${n}-${run}`).sort());
+    expect(page.data?.recentTransactions.edges.map((e) => e.node.transactionId).sort()).toEqual(
+      [0, 1, 2, 3].map((n) => `b${n}-${run}`).sort(),
+    );
   });
 });

@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { redisKeys } from '../../src/redis/redis-keys.js';
 import { OTHER_KEY, startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { keepSending, liveSubscriber, receivedExactlyOnce, stopWatching, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
+import {
+  keepSending,
+  liveSubscriber,
+  receivedExactlyOnce,
+  stopWatching,
+  watchReadiness,
+  wentDownAndUp,
+} from '../helpers/redis-failover.js';
 import { startTestRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.js';
 import { ask, infoField } from '../helpers/redis-process.js';
 import { deliverWebhook } from '../helpers/redis-deployment.js';
@@ -46,12 +53,20 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     const accepted: string[] = [];
     for (let n = 0; n < 10; n++) {
       const id = `both-${n}-${randomUUID()}`;
-      const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: `tx-${n}`, status: 'completed', products: [] } });
+      const request = buildWebhookRequest({
+        form: 'enveloped',
+        id,
+        transaction: { transactionId: `tx-${n}`, status: 'completed', products: [] },
+      });
       expect((await deliverWebhook(n % 2 === 0 ? a : b, request)).status).toBe(200);
       accepted.push(id);
     }
     // A redelivery to the other instance is admitted once.
-    const again = buildWebhookRequest({ form: 'enveloped', id: accepted[0]!, transaction: { transactionId: 'tx-0', status: 'completed', products: [] } });
+    const again = buildWebhookRequest({
+      form: 'enveloped',
+      id: accepted[0]!,
+      transaction: { transactionId: 'tx-0', status: 'completed', products: [] },
+    });
     expect((await deliverWebhook(b, again)).status).toBe(200);
     expect(await waitFor(() => receivedExactlyOnce(subscribers, accepted), 10_000)).toBe(true);
     for (const subscriber of subscribers) expect(subscriber.ids()).toEqual(accepted);
@@ -64,23 +79,29 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
   });
 
-  it('refuses to start on a cluster whose event log\'s master evicts keys, naming REDIS_CLUSTER_NODES', async () => {
+  it("refuses to start on a cluster whose event log's master evicts keys, naming REDIS_CLUSTER_NODES", async () => {
     const prefix = `cluster-${randomUUID().slice(0, 8)}:`;
     const master = await cluster.masterOf(redisKeys(prefix).stream);
     await ask(master.port, (client) => client.config('SET', 'maxmemory', '1gb', 'maxmemory-policy', 'allkeys-lru'));
     try {
-      await expect(startGateway({ REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: prefix })).rejects.toThrow(/^REDIS_CLUSTER_NODES must be a Redis that never evicts keys/);
+      await expect(startGateway({ REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: prefix })).rejects.toThrow(
+        /^REDIS_CLUSTER_NODES must be a Redis that never evicts keys/,
+      );
     } finally {
       await ask(master.port, (client) => client.config('SET', 'maxmemory', '0', 'maxmemory-policy', 'noeviction'));
     }
   });
 
-  it('answers a webhook 200 only once the replica of the event log\'s master holds its event, 503 while it cannot', async () => {
+  it("answers a webhook 200 only once the replica of the event log's master holds its event, 503 while it cannot", async () => {
     const { prefix, a } = await deployment();
     const master = await cluster.masterOf(redisKeys(prefix).stream);
     const replicaPort = Number(/slave0:ip=[^,]+,port=(\d+)/.exec(await ask(master.port, (client) => client.info('replication')))?.[1]);
     const replicaPid = Number(infoField(await ask(replicaPort, (client) => client.info('server')), 'process_id'));
-    const request = buildWebhookRequest({ form: 'enveloped', id: `wait-${randomUUID()}`, transaction: { transactionId: 'tx-wait', status: 'completed', products: [] } });
+    const request = buildWebhookRequest({
+      form: 'enveloped',
+      id: `wait-${randomUUID()}`,
+      transaction: { transactionId: 'tx-wait', status: 'completed', products: [] },
+    });
     // A frozen replica cannot acknowledge: the master's WAIT runs out and the sender is told to come back.
     process.kill(replicaPid, 'SIGSTOP');
     try {
@@ -94,16 +115,18 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     await cluster.waitHealthy(45_000);
   });
 
-  it('counts one identity\'s requests across instances', async () => {
+  it("counts one identity's requests across instances", async () => {
     const { a, b } = await deployment({ RATE_LIMIT_PER_SECOND: '5' });
     // 4 requests on each instance are 8 for a limit of 5: some are refused only when the instances count together.
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, n) => fetch(`${(n % 2 === 0 ? a : b).url}/vendings`, { headers: { authorization: OTHER_KEY } })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, n) => fetch(`${(n % 2 === 0 ? a : b).url}/vendings`, { headers: { authorization: OTHER_KEY } })),
+    );
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(1);
   });
 
-  it('follows a failover of the event log\'s master: 503 meanwhile, then 200, readiness truthful, subscribers on their connections miss nothing', async () => {
+  it("follows a failover of the event log's master: 503 meanwhile, then 200, readiness truthful, subscribers on their connections miss nothing", async () => {
     const { prefix, a, b } = await deployment();
     const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
     const readiness = [watchReadiness(a), watchReadiness(b)];
@@ -118,15 +141,33 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     const sentBy = sender.accepted.length;
     expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000)).toBe(true);
     // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are ready again.
-    expect(await waitFor(() => readiness.some((watch) => wentDownAndUp(watch.seen)) && readiness.every((watch) => watch.last() === 200), 15_000)).toBe(true);
+    expect(
+      await waitFor(() => readiness.some((watch) => wentDownAndUp(watch.seen)) && readiness.every((watch) => watch.last() === 200), 15_000),
+    ).toBe(true);
     await sender.stop();
     for (const watch of readiness) watch.stop();
 
-    console.info('cluster failover: webhooks answered 503 (and sent again):', sender.refused, 'of', sender.accepted.length, '; readiness 503 seen:', readiness.map((watch) => watch.seen.filter((status) => status === 503).length));
+    console.info(
+      'cluster failover: webhooks answered 503 (and sent again):',
+      sender.refused,
+      'of',
+      sender.accepted.length,
+      '; readiness 503 seen:',
+      readiness.map((watch) => watch.seen.filter((status) => status === 503).length),
+    );
     expect(sender.refused).toBeGreaterThan(0);
     expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
     // Each on the connection it started with.
-    for (const subscriber of subscribers) expect(await Promise.race([subscriber.sub.ended.then(() => 'ended', () => 'ended'), Promise.resolve('open')])).toBe('open');
+    for (const subscriber of subscribers)
+      expect(
+        await Promise.race([
+          subscriber.sub.ended.then(
+            () => 'ended',
+            () => 'ended',
+          ),
+          Promise.resolve('open'),
+        ]),
+      ).toBe('open');
     await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
   }, 60_000);
 });

@@ -30,7 +30,16 @@ describe('upgrading a deployment whose event log has untagged keys', () => {
 
   /** An earlier version's log under `prefix`: three events with their positions, and the history queue holding the third. */
   async function earlierLog(prefix: string): Promise<string[]> {
-    const event = (n: number) => ({ eventId: `old-${n}`, type: 'transaction.update', format: 'ENVELOPED', receivedAt: new Date().toISOString(), transactionId: `tx-${n}`, status: `s-${n}`, products: [], transaction: { transactionId: `tx-${n}`, status: `s-${n}`, products: [] } });
+    const event = (n: number) => ({
+      eventId: `old-${n}`,
+      type: 'transaction.update',
+      format: 'ENVELOPED',
+      receivedAt: new Date().toISOString(),
+      transactionId: `tx-${n}`,
+      status: `s-${n}`,
+      products: [],
+      transaction: { transactionId: `tx-${n}`, status: `s-${n}`, products: [] },
+    });
     const positions: string[] = [];
     for (const n of [1, 2, 3]) {
       const position = (await admin.xadd(`${prefix}events`, '*', 'event', JSON.stringify(event(n))))!;

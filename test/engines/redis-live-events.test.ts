@@ -26,12 +26,15 @@ async function subscribers(gateway: RunningGateway, count: number): Promise<{ su
   const client = wsClient(gateway.url, TEST_KEY);
   const before = gateway.gateway.activeSubscriptions();
   // A document of its own each (by operation name), so that none shares another's execution.
-  const subs = Array.from({ length: count }, (_, n) => subscribe(client, `subscription S${n} { transactionUpdated { eventId transactionId status } }`));
+  const subs = Array.from({ length: count }, (_, n) =>
+    subscribe(client, `subscription S${n} { transactionUpdated { eventId transactionId status } }`),
+  );
   expect(await waitFor(() => gateway.gateway.activeSubscriptions() === before + count)).toBe(true);
   return { subs, dispose: async () => void (await client.dispose()) };
 }
 
-const legacy = (transactionId: string, status: string) => buildWebhookRequest({ form: 'legacy', transaction: { transactionId, status, products: [] } });
+const legacy = (transactionId: string, status: string) =>
+  buildWebhookRequest({ form: 'legacy', transaction: { transactionId, status, products: [] } });
 
 describe('with REDIS_URL', () => {
   it('delivers a burst larger than the event log to every subscriber of both instances, each event once', async () => {
@@ -41,7 +44,11 @@ describe('with REDIS_URL', () => {
     const ids = Array.from({ length: 400 }, (_, n) => `burst-${n}-${randomUUID()}`);
     const senders = Array.from({ length: 20 }, async (_, lane) => {
       for (let n = lane; n < ids.length; n += 20) {
-        const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: `tx-${n % 7}`, status: `s-${n}`, products: [] }, id: ids[n] });
+        const request = buildWebhookRequest({
+          form: 'enveloped',
+          transaction: { transactionId: `tx-${n % 7}`, status: `s-${n}`, products: [] },
+          id: ids[n],
+        });
         expect(await deliver(n % 2 === 0 ? a! : b!, request)).toBe(200);
       }
     });
@@ -84,7 +91,11 @@ describe('with REDIS_URL', () => {
     }
     const [a, b] = await deployment(2);
     const onB = await subscribers(b!, 1);
-    const request = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: 'tx-r', status: 'paid', products: [] }, id: `msg-${randomUUID()}` });
+    const request = buildWebhookRequest({
+      form: 'enveloped',
+      transaction: { transactionId: 'tx-r', status: 'paid', products: [] },
+      id: `msg-${randomUUID()}`,
+    });
     expect(await deliver(a!, request)).toBe(200);
     const sub = onB.subs[0]!;
     expect((await sub.next()).data!.transactionUpdated.status).toBe('paid');

@@ -41,7 +41,10 @@ afterAll(async () => {
 
 async function openLog(ctx: TestContext, capacity: number): Promise<{ log: EventLog; stream: string; prefix: string }> {
   const prefix = `trim-${randomUUID()}:`;
-  const clients = createRedisClients({ kind: 'standalone', url: redis.url }, { commandTimeoutMs: 1_000, probeKey: redisKeys(prefix).writeProbe });
+  const clients = createRedisClients(
+    { kind: 'standalone', url: redis.url },
+    { commandTimeoutMs: 1_000, probeKey: redisKeys(prefix).writeProbe },
+  );
   const log = createRedisEventLog(clients, { prefix, capacity, pageEvents: 200, historyGroup: 'history', replicaWaitMs: 500 });
   ctx.onTestFinished(async () => {
     await log.close();
@@ -51,7 +54,8 @@ async function openLog(ctx: TestContext, capacity: number): Promise<{ log: Event
   return { log, stream: redisKeys(prefix).stream, prefix };
 }
 
-const ids = async (stream: string) => (await inspect.xrange(stream, '-', '+')).map(([, fields]) => (JSON.parse(fields[1]!) as TransactionUpdateEvent).eventId);
+const ids = async (stream: string) =>
+  (await inspect.xrange(stream, '-', '+')).map(([, fields]) => (JSON.parse(fields[1]!) as TransactionUpdateEvent).eventId);
 
 describe.concurrent('the Redis log with a history reading it', () => {
   it('never trims what the history has not acknowledged, and shrinks back to its capacity once it has', async (ctx) => {
@@ -63,7 +67,9 @@ describe.concurrent('the Redis log with a history reading it', () => {
     expect((await inspect.keys('*history-queue*')).length).toBe(0);
 
     // Five read, three of them acknowledged: the two read and not acknowledged stay, with all after them.
-    const read = (await inspect.xreadgroup('GROUP', 'history', 'one', 'COUNT', 5, 'STREAMS', stream, '>')) as Array<[string, Array<[string, string[]]>]>;
+    const read = (await inspect.xreadgroup('GROUP', 'history', 'one', 'COUNT', 5, 'STREAMS', stream, '>')) as Array<
+      [string, Array<[string, string[]]>]
+    >;
     const positions = read[0]![1].map(([id]) => id);
     await inspect.xack(stream, 'history', ...positions.slice(0, 3));
     await log.append(event(9), 'id');
@@ -73,20 +79,26 @@ describe.concurrent('the Redis log with a history reading it', () => {
     await inspect.xack(stream, 'history', ...positions.slice(3));
     await log.append(event(10), 'id');
     expect(await ids(stream)).toEqual(['e6', 'e7', 'e8', 'e9', 'e10']);
-    const read2 = (await inspect.xreadgroup('GROUP', 'history', 'one', 'STREAMS', stream, '>')) as Array<[string, Array<[string, string[]]>]>;
+    const read2 = (await inspect.xreadgroup('GROUP', 'history', 'one', 'STREAMS', stream, '>')) as Array<
+      [string, Array<[string, string[]]>]
+    >;
     await inspect.xack(stream, 'history', ...read2[0]![1].map(([id]) => id));
     await log.append(event(11), 'id');
     expect(await ids(stream)).toEqual(['e9', 'e10', 'e11']);
   });
 
-  it('keeps an event\'s keys a day while the log is not full, and as long as the log reaches back once it is', async (ctx) => {
+  it("keeps an event's keys a day while the log is not full, and as long as the log reaches back once it is", async (ctx) => {
     const { log, prefix } = await openLog(ctx, 3);
     await log.append(event(1), 'id');
     const day = 86_400_000;
     expect(await inspect.pttl(redisKeys(prefix).dedupe('e1', undefined))).toBeGreaterThan(day - 60_000);
     for (let n = 2; n <= 5; n++) await log.append(event(n), 'id');
     // The log turns over in milliseconds here: the keys live the shortest life, a minute, not a day.
-    for (const key of [redisKeys(prefix).dedupe('e5', undefined), redisKeys(prefix).eventPosition('e5', undefined), redisKeys(prefix).lastDigest('tx-5', undefined)]) {
+    for (const key of [
+      redisKeys(prefix).dedupe('e5', undefined),
+      redisKeys(prefix).eventPosition('e5', undefined),
+      redisKeys(prefix).lastDigest('tx-5', undefined),
+    ]) {
       const life = await inspect.pttl(key);
       expect(life).toBeGreaterThan(0);
       expect(life).toBeLessThanOrEqual(60_000);

@@ -45,8 +45,10 @@ async function publish(gateway: RunningGateway, ids: string[]): Promise<void> {
 }
 
 const range = (from: number, to: number, name = 'e') => Array.from({ length: to - from }, (_, n) => `${name}-${from + n}`);
-const eventIds = (subscription: QueuedSubscription<Update>) => subscription.received.map((result) => result.data?.transactionUpdated.eventId ?? JSON.stringify(result.errors));
-const resumeDocument = (after: string, name = 'Resume') => `subscription ${name} { transactionUpdated(after: ${JSON.stringify(after)}) { eventId status } }`;
+const eventIds = (subscription: QueuedSubscription<Update>) =>
+  subscription.received.map((result) => result.data?.transactionUpdated.eventId ?? JSON.stringify(result.errors));
+const resumeDocument = (after: string, name = 'Resume') =>
+  `subscription ${name} { transactionUpdated(after: ${JSON.stringify(after)}) { eventId status } }`;
 
 function client(gateway: RunningGateway): Client {
   const made = wsClient(gateway.url, TEST_KEY);
@@ -61,13 +63,18 @@ async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<bool
 
 describe('resuming over Redis', () => {
   it('reads a replay from far back in pages: no XRANGE returns more than a page, and every event comes once, in order', async () => {
-    const { gateways: [a] } = await deployment(1);
+    const {
+      gateways: [a],
+    } = await deployment(1);
     const ids = range(0, 650, 'far');
     await publish(a!, ids);
 
     const observer = new Redis(deployments.redis.url);
     const monitor = await observer.monitor();
-    cleanups.push(() => monitor.disconnect(), () => observer.disconnect());
+    cleanups.push(
+      () => monitor.disconnect(),
+      () => observer.disconnect(),
+    );
     const ranges: string[][] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'xrange') ranges.push(args);
@@ -88,7 +95,9 @@ describe('resuming over Redis', () => {
 
   it('graphql-ws: a resume while Redis is stopped stays open and gets the gap once Redis is back, then live events, each once', async () => {
     if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot stop Redis');
-    const { gateways: [a] } = await deployment(1);
+    const {
+      gateways: [a],
+    } = await deployment(1);
     await publish(a!, range(0, 5));
     // Redis with persistence: what it held is there again when it comes back.
     await deployments.redis.save();
@@ -111,7 +120,9 @@ describe('resuming over Redis', () => {
 
   it('graphql-ws: a resume waiting for a Redis that comes back empty ends with EVENTS_EXPIRED (its position is gone), never "Unexpected error."', async () => {
     if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot stop Redis');
-    const { gateways: [a] } = await deployment(1);
+    const {
+      gateways: [a],
+    } = await deployment(1);
     await publish(a!, range(0, 3, 'lost'));
     await deployments.redis.stop();
     expect(await waitFor(() => !a!.gateway.ready(), 5_000)).toBe(true);
@@ -119,7 +130,10 @@ describe('resuming over Redis', () => {
     expect(await pendingAfter(resumed.ended, 1_500)).toBe(true);
     // Without persistence: it restarts with nothing.
     await deployments.redis.start();
-    const ended = (await Promise.race([resumed.ended, new Promise((resolve) => setTimeout(resolve, 15_000, 'still open'))])) as Array<{ message: string; extensions?: { code?: string } }>;
+    const ended = (await Promise.race([resumed.ended, new Promise((resolve) => setTimeout(resolve, 15_000, 'still open'))])) as Array<{
+      message: string;
+      extensions?: { code?: string };
+    }>;
     expect(Array.isArray(ended), JSON.stringify(ended)).toBe(true);
     expect(ended[0]?.extensions?.code).toBe('EVENTS_EXPIRED');
     expect(resumed.received).toEqual([]);
@@ -127,7 +141,10 @@ describe('resuming over Redis', () => {
 
   it('SSE with Last-Event-ID while Redis does not answer: 200, no `complete`, and the gap once Redis answers, each event once', async () => {
     if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot pause Redis');
-    const { gateways: [a], prefix } = await deployment(1);
+    const {
+      gateways: [a],
+      prefix,
+    } = await deployment(1);
     await publish(a!, range(0, 5));
     const inspect = new Redis(deployments.redis.url);
     cleanups.push(() => inspect.disconnect());
@@ -143,7 +160,9 @@ describe('resuming over Redis', () => {
         // Already running.
       }
     });
-    const sse: SseSubscription = await sseSubscribe(a!.url, 'subscription { transactionUpdated { eventId status } }', TEST_KEY, undefined, { 'last-event-id': positions[1]! });
+    const sse: SseSubscription = await sseSubscribe(a!.url, 'subscription { transactionUpdated { eventId status } }', TEST_KEY, undefined, {
+      'last-event-id': positions[1]!,
+    });
     cleanups.push(() => sse.close());
     expect(sse.status).toBe(200);
     expect(await pendingAfter(sse.ended, 2_500)).toBe(true);
@@ -161,11 +180,15 @@ describe('resuming over Redis', () => {
 
   it('a restarted instance with hundreds of resuming subscribers goes on answering /readyz while it replays', async () => {
     const prefix = `resume-${randomUUID()}:`;
-    const { gateways: [before] } = await deployment(1, prefix);
+    const {
+      gateways: [before],
+    } = await deployment(1, prefix);
     const ids = range(0, 1_000, 'many');
     await publish(before!, ids);
     await before!.close();
-    const { gateways: [restarted] } = await deployment(1, prefix);
+    const {
+      gateways: [restarted],
+    } = await deployment(1, prefix);
 
     // /readyz asked all along, one probe at a time, as an orchestrator would.
     const answers: Array<{ status: number; ms: number }> = [];
@@ -193,7 +216,9 @@ describe('resuming over Redis', () => {
     for (const subscription of subscribers) expect(eventIds(subscription)).toEqual(ids.slice(1));
 
     const slowest = Math.max(...answers.map((answer) => answer.ms));
-    console.log(`/readyz during ${subscribers.length} replays of ${ids.length - 1} events: ${answers.length} answers, slowest ${slowest.toFixed(0)} ms`);
+    console.log(
+      `/readyz during ${subscribers.length} replays of ${ids.length - 1} events: ${answers.length} answers, slowest ${slowest.toFixed(0)} ms`,
+    );
     expect(answers.length).toBeGreaterThan(0);
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
   }, 180_000);

@@ -123,7 +123,9 @@ describe('with REDIS_URL', () => {
     sse.close();
     await send(b!, 2);
     await send(a!, 3);
-    const again = await sseSubscribe(b!.url, 'subscription { transactionUpdated { status } }', TEST_KEY, undefined, { 'last-event-id': firstPosition! });
+    const again = await sseSubscribe(b!.url, 'subscription { transactionUpdated { status } }', TEST_KEY, undefined, {
+      'last-event-id': firstPosition!,
+    });
     expect((await again.next()).data.transactionUpdated.status).toBe('status-2');
     expect((await again.next()).data.transactionUpdated.status).toBe('status-3');
     // Positions only grow, on whichever instance the event arrived.

@@ -3,7 +3,14 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/redis/redis-keys.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { keepSending, liveSubscriber, receivedExactlyOnce, stopWatching, watchReadiness, wentDownAndUp } from '../helpers/redis-failover.js';
+import {
+  keepSending,
+  liveSubscriber,
+  receivedExactlyOnce,
+  stopWatching,
+  watchReadiness,
+  wentDownAndUp,
+} from '../helpers/redis-failover.js';
 import { waitForAsync } from '../helpers/redis-process.js';
 import { redisServerOnPath } from '../helpers/redis-server.js';
 import { startTestRedisSentinel, type TestRedisSentinel } from '../helpers/redis-sentinel.js';
@@ -34,7 +41,12 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
 
   it('follows a failover, never writes to the old master come back empty, and says 503 only while it cannot write', async () => {
     const prefix = `sentinel-${randomUUID().slice(0, 8)}:`;
-    const env = { REDIS_SENTINELS: group.sentinelSeeds, REDIS_SENTINEL_MASTER: group.name, REDIS_PREFIX: prefix, EVENT_LOG_SIZE: '1000000' };
+    const env = {
+      REDIS_SENTINELS: group.sentinelSeeds,
+      REDIS_SENTINEL_MASTER: group.name,
+      REDIS_PREFIX: prefix,
+      EVENT_LOG_SIZE: '1000000',
+    };
     const [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
     gateways.push(a, b);
     for (const gateway of [a, b]) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
@@ -53,17 +65,21 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     // Back empty, a master until the Sentinels notice and make it the new master's replica (after its INFO reported
     // the wrong role for a while; the test group's clocks are short, redis-sentinel.ts), then the replica syncs in full.
     await old.start();
-    const demoted = await waitForAsync(async () => {
-      const client = new Redis(old.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      client.on('error', () => {});
-      try {
-        await client.connect();
-        const info = await client.info('replication');
-        return /role:slave/.test(info) && /master_link_status:up/.test(info) && info.includes(`master_port:${promoted.port}`);
-      } finally {
-        client.disconnect();
-      }
-    }, 30_000, 100);
+    const demoted = await waitForAsync(
+      async () => {
+        const client = new Redis(old.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        client.on('error', () => {});
+        try {
+          await client.connect();
+          const info = await client.info('replication');
+          return /role:slave/.test(info) && /master_link_status:up/.test(info) && info.includes(`master_port:${promoted.port}`);
+        } finally {
+          client.disconnect();
+        }
+      },
+      30_000,
+      100,
+    );
     expect(demoted).toBe(true);
     const byDemotion = sender.accepted.length;
     expect(await waitFor(() => sender.accepted.length >= byDemotion + 5, 20_000)).toBe(true);
@@ -73,13 +89,37 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
 
     // Every webhook answered 200 is in the log of the master the group has now: none went to the old master alone.
     const master = new Redis((await group.master()).url);
-    const logged = new Set(((await master.xrange(redisKeys(prefix).stream, '-', '+')) as Array<[string, string[]]>).map(([, fields]) => (JSON.parse(fields[1]!) as { eventId: string }).eventId));
+    const logged = new Set(
+      ((await master.xrange(redisKeys(prefix).stream, '-', '+')) as Array<[string, string[]]>).map(
+        ([, fields]) => (JSON.parse(fields[1]!) as { eventId: string }).eventId,
+      ),
+    );
     master.disconnect();
-    const missing = sender.accepted.map((id, index) => [id, index] as const).filter(([id]) => !logged.has(id)).map(([, index]) => index);
-    console.info({ accepted: sender.accepted.length, logged: logged.size, byPromotion, byDemotion, missing: missing.length, firstMissing: missing.slice(0, 5), lastMissing: missing.slice(-5) });
+    const missing = sender.accepted
+      .map((id, index) => [id, index] as const)
+      .filter(([id]) => !logged.has(id))
+      .map(([, index]) => index);
+    console.info({
+      accepted: sender.accepted.length,
+      logged: logged.size,
+      byPromotion,
+      byDemotion,
+      missing: missing.length,
+      firstMissing: missing.slice(0, 5),
+      lastMissing: missing.slice(-5),
+    });
     expect(missing).toEqual([]);
     expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
-    for (const subscriber of subscribers) expect(await Promise.race([subscriber.sub.ended.then(() => 'ended', () => 'ended'), Promise.resolve('open')])).toBe('open');
+    for (const subscriber of subscribers)
+      expect(
+        await Promise.race([
+          subscriber.sub.ended.then(
+            () => 'ended',
+            () => 'ended',
+          ),
+          Promise.resolve('open'),
+        ]),
+      ).toBe('open');
     for (const gateway of [a, b]) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
     await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
   }, 200_000);

@@ -61,7 +61,10 @@ describe('amplifying documents', () => {
   });
 
   it('refuses literal lists that multiply the same way', async () => {
-    const ids = (a: number) => distinctIds(`lit${a}`, 300).map((id) => JSON.stringify(id)).join(', ');
+    const ids = (a: number) =>
+      distinctIds(`lit${a}`, 300)
+        .map((id) => JSON.stringify(id))
+        .join(', ');
     const fields = Array.from({ length: 10 }, (_, a) => `a${a}: transactions(ids: [${ids(a)}]) { transactionId status total }`).join(' ');
     let response!: GraphQLResponse;
     const calls = await upstreamCallsDuring(async () => {
@@ -130,7 +133,10 @@ describe('UPSTREAM_CALLS_PER_REQUEST', () => {
 
   it('gives every request its own budget', async () => {
     for (let i = 0; i < 3; i++) {
-      const response = await postGraphQL(gw.url, `{ a: transaction(id: "${knownId(0)}") { status } b: transaction(id: "${knownId(1)}") { status } }`);
+      const response = await postGraphQL(
+        gw.url,
+        `{ a: transaction(id: "${knownId(0)}") { status } b: transaction(id: "${knownId(1)}") { status } }`,
+      );
       expect(response.body.errors).toBeUndefined();
     }
   });
@@ -144,7 +150,9 @@ describe('UPSTREAM_CALLS_PER_REQUEST', () => {
         result = await subscribe(client, `query ($ids: [ID!]!) { transactions(ids: $ids) { transactionId } }`, { ids }).next(10_000);
       });
       expect(calls).toBe(LIMIT);
-      const limited = (result.errors ?? []).filter((error) => (error.extensions as { limit?: string } | undefined)?.limit === 'UPSTREAM_CALLS_PER_REQUEST');
+      const limited = (result.errors ?? []).filter(
+        (error) => (error.extensions as { limit?: string } | undefined)?.limit === 'UPSTREAM_CALLS_PER_REQUEST',
+      );
       expect(limited).toHaveLength(3);
     } finally {
       await client.dispose();

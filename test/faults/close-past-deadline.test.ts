@@ -10,7 +10,7 @@ import { startGateway } from '../helpers/gateway.js';
  * stop that used all of it failed with "Plugin did not start in time".
  */
 
-it('ends its stop cleanly when a connection holds it to the deadline, past Fastify\'s default bound', async () => {
+it("ends its stop cleanly when a connection holds it to the deadline, past Fastify's default bound", async () => {
   const gateway = await startGateway({}, {}, (config) => ({ ...config, shutdownTimeoutMs: 10_500 }));
   const { port } = new URL(gateway.url);
   const socket = connect(Number(port), '127.0.0.1');

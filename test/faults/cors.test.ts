@@ -48,23 +48,31 @@ describe('CORS on /graphql', () => {
     }));
 
   it('allows the listed origins only, without credentials', () =>
-    withGateway({ NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow', CORS_ORIGINS: 'https://app.example.com, http://localhost:*' }, async (running) => {
-      for (const origin of ['https://app.example.com', 'http://localhost:5173', 'http://localhost']) {
-        const headers = await preflight(running, origin);
-        expect(headers['access-control-allow-origin'], origin).toBe(origin);
-        expect(headers['access-control-allow-headers']).toMatch(/authorization/);
-        expect(headers['vary']).toMatch(/Origin/);
-        expect(headers).not.toHaveProperty('access-control-allow-credentials');
-        const answered = await post(running, origin);
-        expect(answered['access-control-allow-origin']).toBe(origin);
-        expect(answered).not.toHaveProperty('access-control-allow-credentials');
-      }
-      for (const origin of ['https://evil.example', 'http://app.example.com', 'https://app.example.com.evil.example', 'http://localhost.evil.example:5173']) {
-        const headers = { ...(await preflight(running, origin)), ...(await post(running, origin)) };
-        expect(headers, origin).not.toHaveProperty('access-control-allow-origin');
-        expect(headers, origin).not.toHaveProperty('access-control-allow-credentials');
-      }
-    }));
+    withGateway(
+      { NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow', CORS_ORIGINS: 'https://app.example.com, http://localhost:*' },
+      async (running) => {
+        for (const origin of ['https://app.example.com', 'http://localhost:5173', 'http://localhost']) {
+          const headers = await preflight(running, origin);
+          expect(headers['access-control-allow-origin'], origin).toBe(origin);
+          expect(headers['access-control-allow-headers']).toMatch(/authorization/);
+          expect(headers['vary']).toMatch(/Origin/);
+          expect(headers).not.toHaveProperty('access-control-allow-credentials');
+          const answered = await post(running, origin);
+          expect(answered['access-control-allow-origin']).toBe(origin);
+          expect(answered).not.toHaveProperty('access-control-allow-credentials');
+        }
+        for (const origin of [
+          'https://evil.example',
+          'http://app.example.com',
+          'https://app.example.com.evil.example',
+          'http://localhost.evil.example:5173',
+        ]) {
+          const headers = { ...(await preflight(running, origin)), ...(await post(running, origin)) };
+          expect(headers, origin).not.toHaveProperty('access-control-allow-origin');
+          expect(headers, origin).not.toHaveProperty('access-control-allow-credentials');
+        }
+      },
+    ));
 
   it('in development allows pages on this machine only', () =>
     withGateway({}, async (running) => {

@@ -55,7 +55,16 @@ describe('an instance killed between admitting events and applying them to the h
     throughProxy.port = new URL(proxy.url).port;
     child = spawn(process.execPath, ['dist/main.js'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', API_KEYS: TEST_KEY, LOG_LEVEL: 'info', REDIS_URL: redis.url, REDIS_PREFIX: prefix, DATABASE_URL: throughProxy.toString() },
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        API_KEYS: TEST_KEY,
+        LOG_LEVEL: 'info',
+        REDIS_URL: redis.url,
+        REDIS_PREFIX: prefix,
+        DATABASE_URL: throughProxy.toString(),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -76,7 +85,11 @@ describe('an instance killed between admitting events and applying them to the h
       [ids[1], 'completed', `${run}-5`],
     ];
     for (const [transactionId, status, id] of sent) {
-      const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId, status, products: [{ productId: 'p1', productName: 'Water', productPrice: 2, quantity: 1 }] } });
+      const request = buildWebhookRequest({
+        form: 'enveloped',
+        id,
+        transaction: { transactionId, status, products: [{ productId: 'p1', productName: 'Water', productPrice: 2, quantity: 1 }] },
+      });
       expect((await fetch(`${url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     }
     // Five events admitted, stored once, in the log the history's group reads; the instance read the first and holds it, unapplied (pending under it in the group).
@@ -85,7 +98,12 @@ describe('an instance killed between admitting events and applying them to the h
     expect(await client.exists(redisKeys(prefix).historyQueue)).toBe(0);
     const pending = async () => Number(((await client.xpending(queue, 'history')) as [number])[0]);
     let held = 0;
-    for (const deadline = Date.now() + GIVE_UP_MS; held === 0 && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) held = await pending();
+    for (
+      const deadline = Date.now() + GIVE_UP_MS;
+      held === 0 && Date.now() < deadline;
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    )
+      held = await pending();
     expect(held).toBeGreaterThan(0);
     child.kill('SIGKILL');
     await new Promise((resolve) => child!.once('exit', resolve));
@@ -100,7 +118,12 @@ describe('an instance killed between admitting events and applying them to the h
       return Number(group![group!.indexOf('pending') + 1]) + Number(group![group!.indexOf('lag') + 1]);
     };
     let behind = -1;
-    for (const deadline = Date.now() + GIVE_UP_MS; behind !== 0 && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) behind = await left();
+    for (
+      const deadline = Date.now() + GIVE_UP_MS;
+      behind !== 0 && Date.now() < deadline;
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    )
+      behind = await left();
     expect(behind).toBe(0);
     expect(Number(await client.xlen(queue))).toBe(5);
 
@@ -121,10 +144,19 @@ describe('an instance killed between admitting events and applying them to the h
       ]),
     );
     const stats = await runOperation(other.url, TransactionStatsDocument, {});
-    expect(stats.data?.transactionStats.byStatus).toEqual([{ status: 'completed', count: 2 }, { status: 'failed', count: 1 }]);
+    expect(stats.data?.transactionStats.byStatus).toEqual([
+      { status: 'completed', count: 2 },
+      { status: 'failed', count: 1 },
+    ]);
     // Totals per currency: these webhooks name none, so all are in DEFAULT_CURRENCY.
     expect(stats.data?.transactionStats.byCurrency.map((entry) => [entry.currency, entry.byStatus])).toEqual([
-      ['EUR', [{ status: 'completed', count: 2, total: 4 }, { status: 'failed', count: 1, total: 2 }]],
+      [
+        'EUR',
+        [
+          { status: 'completed', count: 2, total: 4 },
+          { status: 'failed', count: 1, total: 2 },
+        ],
+      ],
     ]);
   }, 60_000);
 });

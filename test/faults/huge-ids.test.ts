@@ -36,8 +36,6 @@ async function postRaw(query: string, variables?: Record<string, unknown>): Prom
   return { status: response.status, text: await response.text() };
 }
 
-
-
 const knownId = () => (upstream.transactions[0] as { transactionId: string }).transactionId;
 
 describe('huge ids', () => {
@@ -74,7 +72,11 @@ describe('huge ids', () => {
     ['transaction(id:)', 'query ($id: ID!) { transaction(id: $id) { status } }', (id: string) => ({ id })],
     ['transactions(ids:)', 'query ($id: ID!) { transactions(ids: ["a", $id]) { status } }', (id: string) => ({ id })],
     ['vending(id:)', 'query ($id: ID!) { vending(id: $id) { vendingId } }', (id: string) => ({ id })],
-    ['updateTransactionPayment', 'mutation ($id: ID!) { updateTransactionPayment(transactionId: $id, payment: {paid: true}) { transaction { status } } }', (id: string) => ({ id })],
+    [
+      'updateTransactionPayment',
+      'mutation ($id: ID!) { updateTransactionPayment(transactionId: $id, payment: {paid: true}) { transaction { status } } }',
+      (id: string) => ({ id }),
+    ],
   ])('refuses an id over 256 UTF-8 bytes in %s, before any upstream call', async (_name, query, variables) => {
     // 129 characters, 258 bytes: the bound is in bytes.
     const id = 'é'.repeat(129);
@@ -86,7 +88,9 @@ describe('huge ids', () => {
 
   it('takes an id of exactly 256 bytes to the upstream', async () => {
     const id = 'é'.repeat(128);
-    const { calls, result } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
+    const { calls, result } = await upstreamCallsDuring(upstream, () =>
+      postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }),
+    );
     expect(calls).toBe(1);
     expect(codesOf(result)).toEqual(['NOT_FOUND']);
   });
@@ -94,8 +98,11 @@ describe('huge ids', () => {
   it('quotes only a prefix of an unknown id in the NOT_FOUND messages of its own', async () => {
     // Three vendings at once are read with one list call, and the gateway words what the list lacks.
     const ids = ['a', 'b', 'c'].map((letter) => letter + 'é'.repeat(127));
-    const query = 'query ($a: ID!, $b: ID!, $c: ID!) { a: vending(id: $a) { vendingId } b: vending(id: $b) { vendingId } c: vending(id: $c) { vendingId } }';
-    const { calls, result } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, query, { variables: { a: ids[0], b: ids[1], c: ids[2] } }));
+    const query =
+      'query ($a: ID!, $b: ID!, $c: ID!) { a: vending(id: $a) { vendingId } b: vending(id: $b) { vendingId } c: vending(id: $c) { vendingId } }';
+    const { calls, result } = await upstreamCallsDuring(upstream, () =>
+      postGraphQL(gw.url, query, { variables: { a: ids[0], b: ids[1], c: ids[2] } }),
+    );
     expect(calls).toBe(1);
     expect(codesOf(result)).toEqual(['NOT_FOUND', 'NOT_FOUND', 'NOT_FOUND']);
     for (const error of result.body.errors!) {
@@ -107,7 +114,9 @@ describe('huge ids', () => {
   it('refuses a subscription whose transactionId is over the bound', async () => {
     const client = wsClient(gw.url, TEST_KEY);
     try {
-      const subscription = subscribe(client, 'subscription ($id: ID) { transactionUpdated(transactionId: $id) { eventId } }', { id: 't'.repeat(1_000) });
+      const subscription = subscribe(client, 'subscription ($id: ID) { transactionUpdated(transactionId: $id) { eventId } }', {
+        id: 't'.repeat(1_000),
+      });
       const result = await subscription.next(5_000);
       expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
       expect(JSON.stringify(result).length).toBeLessThan(1_000);
@@ -123,7 +132,9 @@ describe('huge ids', () => {
   ])('answers %s %s with an id over the bound 400 in the contract envelope, without an upstream call', async (method, template) => {
     for (const id of ['a'.repeat(257), 'a'.repeat(5_000), encodeURIComponent('é'.repeat(129))]) {
       const path = template.includes('{id}') ? template.replace('{id}', id) : template + id;
-      const { calls, result } = await upstreamCallsDuring(upstream, () => rawRequest(gw.url, method, path, method === 'PUT' ? '{"paid":true}' : undefined));
+      const { calls, result } = await upstreamCallsDuring(upstream, () =>
+        rawRequest(gw.url, method, path, method === 'PUT' ? '{"paid":true}' : undefined),
+      );
       expect(calls).toBe(0);
       expect(result.status).toBe(400);
       const body = JSON.parse(result.text) as { errors: { message: string } };
@@ -168,7 +179,10 @@ describe('client input in error messages', () => {
   });
 
   it('names a few of the problems of a refused webhook body, not one per array item', async () => {
-    const body = JSON.stringify({ event: 'transaction', data: { transactionId: 't-1', status: 'paid', products: Array.from({ length: 50_000 }, () => 1) } });
+    const body = JSON.stringify({
+      event: 'transaction',
+      data: { transactionId: 't-1', status: 'paid', products: Array.from({ length: 50_000 }, () => 1) },
+    });
     const response = await fetch(`${gw.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const text = await response.text();
     expect(response.status).toBe(400);
@@ -179,7 +193,9 @@ describe('client input in error messages', () => {
 
 describe('ids as one path segment upstream', () => {
   it.each(['.', '..'])('refuses the id %j, which no server reads as a segment of its own, without an upstream call', async (id) => {
-    const graphql = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
+    const graphql = await upstreamCallsDuring(upstream, () =>
+      postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }),
+    );
     expect(graphql.calls).toBe(0);
     expect(codesOf(graphql.result)).toEqual(['BAD_USER_INPUT']);
     const rest = await upstreamCallsDuring(upstream, () => rawRequest(gw.url, 'PUT', `/transactions/${id}/payment`, '{"paid":true}'));
@@ -188,7 +204,9 @@ describe('ids as one path segment upstream', () => {
   });
 
   it.each(['...', '%2E%2E', 'a?b#c', 'a..b'])('sends the id %j as one segment', async (id) => {
-    const { calls } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
+    const { calls } = await upstreamCallsDuring(upstream, () =>
+      postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }),
+    );
     expect(calls).toBe(1);
     const call = upstream.calls.at(-1)!;
     const segments = call.path.split('/').filter(Boolean).map(decodeURIComponent);

@@ -8,7 +8,10 @@ import { startGateway, TEST_KEY } from '../helpers/gateway.js';
  */
 
 const scrape = (url: string, authorization?: string) =>
-  fetch(url, { headers: authorization ? { authorization } : {} }).then(async (response) => ({ status: response.status, text: await response.text() }));
+  fetch(url, { headers: authorization ? { authorization } : {} }).then(async (response) => ({
+    status: response.status,
+    text: await response.text(),
+  }));
 
 describe('who may read /metrics', () => {
   it('by default: anyone who reaches the port', async () => {

@@ -84,7 +84,11 @@ describe.skipIf(!redisServerOnPath())('a starved event loop with Redis healthy',
       await admin.call('CLIENT', 'PAUSE', String(HELD_AT_MOST_MS), 'WRITE');
       const answers = [
         ...Array.from({ length: WEBHOOKS_PER_ROUND }, () => {
-          const request = buildWebhookRequest({ form: 'enveloped', secret, transaction: { transactionId: `tx-${randomUUID()}`, status: `late-${round}`, products: [] } });
+          const request = buildWebhookRequest({
+            form: 'enveloped',
+            secret,
+            transaction: { transactionId: `tx-${randomUUID()}`, status: `late-${round}`, products: [] },
+          });
           return fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
         }),
         // Counted by the shared rate limit (a write too): it must count, not fail open.
@@ -101,7 +105,16 @@ describe.skipIf(!redisServerOnPath())('a starved event loop with Redis healthy',
         await response.arrayBuffer();
       }
     }
-    console.info('starved loop: statuses', statuses.join(' '), '| rounds with commands in flight', roundsHeld, '| readiness', readiness.join(' '), '| warnings', warnings);
+    console.info(
+      'starved loop: statuses',
+      statuses.join(' '),
+      '| rounds with commands in flight',
+      roundsHeld,
+      '| readiness',
+      readiness.join(' '),
+      '| warnings',
+      warnings,
+    );
     expect(statuses).toEqual(Array(ROUNDS * (WEBHOOKS_PER_ROUND + 1)).fill(200));
     expect(warnings).toEqual([]);
     // Readiness was asked during each starved round and after it.

@@ -37,7 +37,11 @@ describe.skipIf(!redisServerOnPath())('a Redis that becomes a read-only replica'
   });
 
   const webhook = async () => {
-    const request = buildWebhookRequest({ form: 'enveloped', id: `ro-${randomUUID()}`, transaction: { transactionId: 'tx-ro', status: `s-${randomUUID()}`, products: [] } });
+    const request = buildWebhookRequest({
+      form: 'enveloped',
+      id: `ro-${randomUUID()}`,
+      transaction: { transactionId: 'tx-ro', status: `s-${randomUUID()}`, products: [] },
+    });
     return (await fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status;
   };
   const readyz = async () => (await fetch(`${gateway.url}/readyz`)).status;

@@ -36,8 +36,13 @@ async function pair(): Promise<{ master: TestRedis; replica: TestRedis; onMaster
   onMaster.on('error', () => {});
   opened.push({ close: () => onMaster.disconnect() }, { close: () => onReplica.disconnect() });
   let linked = false;
-  for (const deadline = Date.now() + GIVE_UP_MS; !linked && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    linked = /master_link_status:up/.test(await onReplica.info('replication')) && /connected_slaves:1/.test(await onMaster.info('replication'));
+  for (
+    const deadline = Date.now() + GIVE_UP_MS;
+    !linked && Date.now() < deadline;
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  ) {
+    linked =
+      /master_link_status:up/.test(await onReplica.info('replication')) && /connected_slaves:1/.test(await onMaster.info('replication'));
   }
   expect(linked).toBe(true);
   return { master, replica, onMaster, onReplica };
@@ -60,7 +65,8 @@ async function subscriber(gateway: RunningGateway): Promise<QueuedSubscription> 
   return sub;
 }
 
-const webhook = (id: string, status = 'paid') => buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: `tx-${id}`, status, products: [] } });
+const webhook = (id: string, status = 'paid') =>
+  buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: `tx-${id}`, status, products: [] } });
 
 async function post(gateway: RunningGateway, id: string): Promise<Response> {
   const request = webhook(id);
@@ -76,7 +82,8 @@ async function postUntilAccepted(gateway: RunningGateway, id: string): Promise<n
   throw new Error(`webhook ${id} never accepted`);
 }
 
-const idsIn = async (redis: Redis, stream: string) => (await redis.xrange(stream, '-', '+')).map(([, fields]) => (JSON.parse(fields[1]!) as { eventId: string }).eventId);
+const idsIn = async (redis: Redis, stream: string) =>
+  (await redis.xrange(stream, '-', '+')).map(([, fields]) => (JSON.parse(fields[1]!) as { eventId: string }).eventId);
 
 /** The event ids a subscriber received once `last` came. */
 async function receivedUntil(sub: QueuedSubscription, last: string): Promise<string[]> {
@@ -140,11 +147,16 @@ describe.skipIf(!redisServerOnPath())('a Redis that evicts keys when full', () =
   it('is refused at start with one line naming REDIS_URL and the policy', async () => {
     const redis = await startTestRedis(['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru']);
     opened.push(redis);
-    await expect(startGateway({ REDIS_URL: redis.url })).rejects.toThrow(/^REDIS_URL must be a Redis that never evicts keys .*maxmemory 104857600, maxmemory-policy allkeys-lru/);
+    await expect(startGateway({ REDIS_URL: redis.url })).rejects.toThrow(
+      /^REDIS_URL must be a Redis that never evicts keys .*maxmemory 104857600, maxmemory-policy allkeys-lru/,
+    );
   });
 
   it('is accepted with noeviction, and when CONFIG is refused (as managed services do) the start goes on', async () => {
-    for (const args of [['--maxmemory', '100mb', '--maxmemory-policy', 'noeviction'], ['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru', '--rename-command', 'CONFIG', '']]) {
+    for (const args of [
+      ['--maxmemory', '100mb', '--maxmemory-policy', 'noeviction'],
+      ['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru', '--rename-command', 'CONFIG', ''],
+    ]) {
       const redis = await startTestRedis(args);
       opened.push(redis);
       const gateway = await startGateway({ REDIS_URL: redis.url });

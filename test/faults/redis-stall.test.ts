@@ -46,9 +46,12 @@ const graphql = (gateway: RunningGateway) =>
     headers: { authorization: TEST_KEY, 'content-type': 'application/json' },
     body: JSON.stringify({ query: '{ vendings { totalCount } }' }),
   });
-const legacyWebhook = (status: string) => buildWebhookRequest({ form: 'legacy', transaction: { transactionId: `tx-${randomUUID()}`, status, products: [] } });
-const envelopedWebhook = (status: string) => buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: `tx-${randomUUID()}`, status, products: [] } });
-const post = (gateway: RunningGateway, request: WebhookRequest) => timed(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+const legacyWebhook = (status: string) =>
+  buildWebhookRequest({ form: 'legacy', transaction: { transactionId: `tx-${randomUUID()}`, status, products: [] } });
+const envelopedWebhook = (status: string) =>
+  buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: `tx-${randomUUID()}`, status, products: [] } });
+const post = (gateway: RunningGateway, request: WebhookRequest) =>
+  timed(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
 const webhook = (gateway: RunningGateway, status: string) => post(gateway, legacyWebhook(status));
 const readyz = async (gateway: RunningGateway) => (await timed(`${gateway.url}/readyz`)).status;
 
@@ -201,7 +204,8 @@ describe.skipIf(!redisServerOnPath())('a stalled Redis (SIGSTOP)', () => {
     it('publishes each webhook refused during the stall once, when its sender retries', async () => {
       // Redis may yet run a command that timed out: the event is then published on resume, and the retry is a redelivery.
       for (const request of refused) expect((await deliverWebhook(a, request)).status).toBe(200);
-      const times = (sub: QueuedSubscription, status: string) => sub.received.filter((result) => result.data?.transactionUpdated?.status === status).length;
+      const times = (sub: QueuedSubscription, status: string) =>
+        sub.received.filter((result) => result.data?.transactionUpdated?.status === status).length;
       const once = () => refused.every((request) => times(onA, statusOf(request)) === 1 && times(onB, statusOf(request)) === 1);
       expect(await waitFor(once, 10_000)).toBe(true);
       // Let a second copy arrive before counting again.

@@ -27,15 +27,15 @@ afterAll(async () => {
   await upstream.close();
 });
 
-
-
 /** Percent-encodes `id` as UTF-8, a lone surrogate as the three bytes UTF-8 would give it (which no decoder accepts). */
 const pathSegment = (id: string): string =>
   [...id]
     .map((char) => {
       const code = char.charCodeAt(0);
       if (char.length > 1 || code < 0xd800 || code > 0xdfff) return encodeURIComponent(char);
-      return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((byte) => `%${byte.toString(16).toUpperCase()}`).join('');
+      return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)]
+        .map((byte) => `%${byte.toString(16).toUpperCase()}`)
+        .join('');
     })
     .join('');
 
@@ -56,7 +56,10 @@ const GRAPHQL_READS: Array<[string, string]> = [
   ['transaction(id:)', 'query ($id: ID!) { transaction(id: $id) { status } }'],
   ['transactions(ids:)', 'query ($id: ID!) { transactions(ids: [$id]) { status } }'],
   ['vending(id:)', 'query ($id: ID!) { vending(id: $id) { vendingId } }'],
-  ['updateTransactionPayment', 'mutation ($id: ID!) { updateTransactionPayment(transactionId: $id, payment: {paid: true}) { transaction { status } } }'],
+  [
+    'updateTransactionPayment',
+    'mutation ($id: ID!) { updateTransactionPayment(transactionId: $id, payment: {paid: true}) { transaction { status } } }',
+  ],
 ];
 
 describe.each(ODD_IDS)('an id holding %s', (_name, id) => {
@@ -69,8 +72,14 @@ describe.each(ODD_IDS)('an id holding %s', (_name, id) => {
 
   it('is 400 on the REST paths, before any upstream call', async () => {
     const segment = pathSegment(id);
-    for (const [method, path] of [['GET', `/transactions/${segment}`], ['PUT', `/transactions/${segment}/payment`], ['GET', `/vendings/${segment}`]] as const) {
-      const { calls, result } = await upstreamCallsDuring(upstream, () => rawRequest(gw.url, method, path, method === 'PUT' ? '{"paid":true}' : undefined));
+    for (const [method, path] of [
+      ['GET', `/transactions/${segment}`],
+      ['PUT', `/transactions/${segment}/payment`],
+      ['GET', `/vendings/${segment}`],
+    ] as const) {
+      const { calls, result } = await upstreamCallsDuring(upstream, () =>
+        rawRequest(gw.url, method, path, method === 'PUT' ? '{"paid":true}' : undefined),
+      );
       expect(calls).toBe(0);
       expect(result.status).toBe(400);
       expect(JSON.parse(result.text)).toMatchObject({ errors: { message: expect.any(String) } });
@@ -88,7 +97,9 @@ describe.each(ODD_IDS)('an id holding %s', (_name, id) => {
 describe('the one id rule', () => {
   it('still takes ids a service cannot route on to the upstream as one segment', async () => {
     for (const id of ['...', '%2E%2E', 'a?b#c', 'é', 'a b', '😀']) {
-      const { calls } = await upstreamCallsDuring(upstream, () => postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }));
+      const { calls } = await upstreamCallsDuring(upstream, () =>
+        postGraphQL(gw.url, 'query ($id: ID!) { transaction(id: $id) { status } }', { variables: { id } }),
+      );
       expect(calls).toBe(1);
       const segments = upstream.calls.at(-1)!.path.split('/').filter(Boolean).map(decodeURIComponent);
       expect(segments).toEqual(['transactions', id]);
@@ -96,7 +107,8 @@ describe('the one id rule', () => {
   });
 
   it('refuses an envelope id that is not text (400), and keeps event ids a path would refuse', async () => {
-    const envelope = (id: string, n: number) => JSON.stringify({ id, type: 'transaction.update', data: { transactionId: `tx-${n}`, status: 'paid', products: [] } });
+    const envelope = (id: string, n: number) =>
+      JSON.stringify({ id, type: 'transaction.update', data: { transactionId: `tx-${n}`, status: 'paid', products: [] } });
     const post = (body: string) => fetch(`${gw.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const refused = await post(envelope('evt-\ud800', 1));
     expect(refused.status).toBe(400);
@@ -108,7 +120,9 @@ describe('the one id rule', () => {
   it('refuses a subscription filtered on such an id', async () => {
     const client = wsClient(gw.url, TEST_KEY);
     try {
-      const subscription = subscribe(client, 'subscription ($id: ID) { transactionUpdated(transactionId: $id) { eventId } }', { id: 'a/b' });
+      const subscription = subscribe(client, 'subscription ($id: ID) { transactionUpdated(transactionId: $id) { eventId } }', {
+        id: 'a/b',
+      });
       const result = await subscription.next(5_000);
       expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
     } finally {
@@ -123,7 +137,11 @@ describe('the one id rule', () => {
       const known = (upstream.transactions[0] as { transactionId: string }).transactionId;
       // A status of its own each time: a legacy body equal to the transaction's last event is a redelivery.
       const post = (transactionId: string, attempt: number) =>
-        fetch(`${gw.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ event: 'transaction', data: { transactionId, status: `paid-${attempt}`, products: [] } }) });
+        fetch(`${gw.url}/webhooks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ event: 'transaction', data: { transactionId, status: `paid-${attempt}`, products: [] } }),
+        });
       // The subscription is live once an event sent after it arrives.
       for (let attempt = 0; attempt < 50 && subscription.received.length === 0; attempt++) {
         expect((await post('\ud800', attempt)).status).toBe(400);

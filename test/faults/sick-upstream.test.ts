@@ -21,10 +21,18 @@ afterEach(async () => {
   for (const each of running.splice(0).reverse()) await each.close();
 });
 
-async function upstreamAndGateway(env: Record<string, string>, logger?: Logger, tune?: (config: Config) => Config): Promise<{ upstream: StandInUpstream; gateway: RunningGateway }> {
+async function upstreamAndGateway(
+  env: Record<string, string>,
+  logger?: Logger,
+  tune?: (config: Config) => Config,
+): Promise<{ upstream: StandInUpstream; gateway: RunningGateway }> {
   const upstream = await startStandInUpstream({ keys: [KEY] });
   running.push(upstream);
-  const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, ...env }, logger ? { logger } : {}, tune);
+  const gateway = await startGateway(
+    { BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, ...env },
+    logger ? { logger } : {},
+    tune,
+  );
   running.push(gateway);
   return { upstream, gateway };
 }
@@ -62,11 +70,17 @@ describe('one deadline per upstream call (UPSTREAM_TIMEOUT_MS)', () => {
   }, 20_000);
 
   it('does not let dripping calls starve others, opens the breaker and tells readiness', async () => {
-    const { upstream, gateway } = await upstreamAndGateway({ UPSTREAM_TIMEOUT_MS: '800', UPSTREAM_MAX_CONCURRENT: '4' }, undefined, tuneUpstream({ breaker: { minimumCalls: 4, resetTimeoutMs: 60_000 } }));
+    const { upstream, gateway } = await upstreamAndGateway(
+      { UPSTREAM_TIMEOUT_MS: '800', UPSTREAM_MAX_CONCURRENT: '4' },
+      undefined,
+      tuneUpstream({ breaker: { minimumCalls: 4, resetTimeoutMs: 60_000 } }),
+    );
     const id = upstream.transactions[0]!.transactionId as string;
     upstream.injectFault({ kind: 'drip', everyMs: 200 }, { pathPrefix: '/transactions', times: 8 });
     // Distinct ids: identical reads would share one call.
-    const dripping = Array.from({ length: 8 }, (_, i) => fetch(`${gateway.url}/transactions/t-${i}`, { headers: { authorization: TEST_KEY } }));
+    const dripping = Array.from({ length: 8 }, (_, i) =>
+      fetch(`${gateway.url}/transactions/t-${i}`, { headers: { authorization: TEST_KEY } }),
+    );
     await waitFor(() => upstream.openRequests >= 4, 2_000);
 
     // Behind four dripping calls in the four slots: answered once their deadline frees one.
@@ -84,11 +98,17 @@ describe('one deadline per upstream call (UPSTREAM_TIMEOUT_MS)', () => {
   }, 30_000);
 
   it('counts the time a call waits for a free slot against its deadline', async () => {
-    const { upstream, gateway } = await upstreamAndGateway({ UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_MAX_CONCURRENT: '2', UPSTREAM_BREAKER: 'off' });
+    const { upstream, gateway } = await upstreamAndGateway({
+      UPSTREAM_TIMEOUT_MS: '1000',
+      UPSTREAM_MAX_CONCURRENT: '2',
+      UPSTREAM_BREAKER: 'off',
+    });
     upstream.injectFault({ kind: 'drip', everyMs: 200 }, { pathPrefix: '/transactions', times: 8 });
     // Eight dripping calls, two at a time: without the wait counted, the last would answer after four deadlines.
     const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => timed(() => fetch(`${gateway.url}/transactions/t-${i}`, { headers: { authorization: TEST_KEY } }))),
+      Array.from({ length: 8 }, (_, i) =>
+        timed(() => fetch(`${gateway.url}/transactions/t-${i}`, { headers: { authorization: TEST_KEY } })),
+      ),
     );
     expect(answers.map(({ value }) => value.status)).toEqual(Array(8).fill(504));
     expect(Math.max(...answers.map(({ ms }) => ms))).toBeLessThan(2_000);
@@ -121,7 +141,10 @@ describe('work stops when its client leaves', () => {
   }, 20_000);
 
   it('drops the queued part of a batch when its client leaves', async () => {
-    const { upstream, gateway } = await upstreamAndGateway({ UPSTREAM_TIMEOUT_MS: '60000' }, undefined, (config) => ({ ...config, batching: { ...config.batching, transactionConcurrency: 4 } }));
+    const { upstream, gateway } = await upstreamAndGateway({ UPSTREAM_TIMEOUT_MS: '60000' }, undefined, (config) => ({
+      ...config,
+      batching: { ...config.batching, transactionConcurrency: 4 },
+    }));
     upstream.injectFault({ kind: 'hang' }, { pathPrefix: '/transactions', times: 100 });
     const ids = Array.from({ length: 40 }, (_, i) => `t-${i}`);
     const leaving = new AbortController();
@@ -158,7 +181,9 @@ describe('work stops when its client leaves', () => {
     const id = upstream.transactions[0]!.transactionId as string;
     upstream.injectFault({ kind: 'delay', ms: 600 }, { pathPrefix: '/transactions', times: 1 });
     const leaving = new AbortController();
-    const first = fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: TEST_KEY }, signal: leaving.signal }).catch(() => undefined);
+    const first = fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: TEST_KEY }, signal: leaving.signal }).catch(
+      () => undefined,
+    );
     await waitFor(() => upstream.openRequests === 1, 2_000);
     const second = fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: TEST_KEY } });
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -179,7 +204,9 @@ describe('upstream text stays inside', () => {
     const id = upstream.transactions[0]!.transactionId as string;
     for (const status of [500, 404, 400, 409]) {
       upstream.injectFault({ kind: 'status', status, body: JSON.stringify({ errors: { message: secret } }) }, { times: 2 });
-      const rest = await fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: TEST_KEY, 'x-request-id': `rest-${status}` } });
+      const rest = await fetch(`${gateway.url}/transactions/${id}`, {
+        headers: { authorization: TEST_KEY, 'x-request-id': `rest-${status}` },
+      });
       const restText = await rest.text();
       expect(restText).not.toContain('hunter2');
       expect(JSON.parse(restText).errors.message).toEqual(expect.any(String));
@@ -207,7 +234,11 @@ describe('shutdown', () => {
   it('is not held past its shutdown deadline by a hung upstream call', async () => {
     const upstream = await startStandInUpstream({ keys: [KEY] });
     running.push(upstream);
-    const gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, UPSTREAM_TIMEOUT_MS: '60000' }, {}, (config) => ({ ...config, shutdownTimeoutMs: 500 }));
+    const gateway = await startGateway(
+      { BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, UPSTREAM_TIMEOUT_MS: '60000' },
+      {},
+      (config) => ({ ...config, shutdownTimeoutMs: 500 }),
+    );
     const id = upstream.transactions[0]!.transactionId as string;
     upstream.injectFault({ kind: 'drip', everyMs: 100 }, { pathPrefix: '/transactions', times: 10 });
     const held = fetch(`${gateway.url}/transactions/${id}`, { headers: { authorization: TEST_KEY } }).catch(() => undefined);

@@ -25,19 +25,22 @@ const DOCUMENTS: Array<[string, string, Record<string, unknown>?]> = [
 ];
 
 describe.each(DOCUMENTS)('a subscription whose root field carries %s', (_name, query, variables) => {
-  it.each(['text/event-stream', 'application/graphql-response+json', 'application/json'])('is BAD_USER_INPUT over HTTP accepting %s', async (accept) => {
-    const response = await fetch(`${gw.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept, authorization: TEST_KEY },
-      body: JSON.stringify({ query, variables }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    expect(response.status).toBeLessThan(500);
-    const text = await response.text();
-    expect(text).not.toContain('Unexpected error.');
-    expect(text).toContain('BAD_USER_INPUT');
-    expect(text).toContain('@skip or @include');
-  });
+  it.each(['text/event-stream', 'application/graphql-response+json', 'application/json'])(
+    'is BAD_USER_INPUT over HTTP accepting %s',
+    async (accept) => {
+      const response = await fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: TEST_KEY },
+        body: JSON.stringify({ query, variables }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(response.status).toBeLessThan(500);
+      const text = await response.text();
+      expect(text).not.toContain('Unexpected error.');
+      expect(text).toContain('BAD_USER_INPUT');
+      expect(text).toContain('@skip or @include');
+    },
+  );
 
   it('is BAD_USER_INPUT over graphql-ws', async () => {
     const client = wsClient(gw.url, TEST_KEY);

@@ -29,7 +29,12 @@ const MIB = 1_048_576;
 const EVENTS = 120;
 // A 20 KB webhook becomes an ~800 KB result through 40 aliases: ~96 MB for the consumer in all, while
 // the intake's own garbage stays small enough for the process's memory to show what is held for it.
-const products = Array.from({ length: 50 }, (_, i) => ({ productId: `p-${i}`, productName: `${i}-${'x'.repeat(380)}`, productPrice: 1.5, quantity: 1 }));
+const products = Array.from({ length: 50 }, (_, i) => ({
+  productId: `p-${i}`,
+  productName: `${i}-${'x'.repeat(380)}`,
+  productPrice: 1.5,
+  quantity: 1,
+}));
 const LIVE = `subscription { transactionUpdated { eventId status ${Array.from({ length: 40 }, (_, i) => `p${i}: products { productId productName }`).join(' ')} } }`;
 // Small logs: the log's own copies of the events are not what is measured.
 const ENV = { EVENT_LOG_SIZE: '10' };
@@ -45,7 +50,10 @@ const heldBytes = () => {
 
 async function publish(running: RunningGateway, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    const { body, headers } = buildWebhookRequest({ form: 'enveloped', transaction: { transactionId: `tx-${randomUUID()}`, status: `s${i}`, products } });
+    const { body, headers } = buildWebhookRequest({
+      form: 'enveloped',
+      transaction: { transactionId: `tx-${randomUUID()}`, status: `s${i}`, products },
+    });
     const response = await fetch(`${running.url}/webhooks`, { method: 'POST', headers, body });
     expect(response.status).toBe(200);
   }
@@ -101,7 +109,18 @@ describe('a consumer that stops reading', () => {
     const { port } = new URL(running.url);
     const body = JSON.stringify({ query: LIVE });
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: TEST_KEY, 'content-length': Buffer.byteLength(body) } });
+      const req = httpRequest({
+        host: '127.0.0.1',
+        port,
+        path: '/graphql',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          authorization: TEST_KEY,
+          'content-length': Buffer.byteLength(body),
+        },
+      });
       req.once('response', resolve).once('error', reject).end(body);
     });
     expect(response.statusCode).toBe(200);
@@ -119,7 +138,10 @@ describe('a consumer that stops reading', () => {
     expect(grewMiB.held).toBeLessThan(30);
     // The connection itself is closed (reset), not left open holding what the kernel buffered for it.
     const local = response.socket.localPort;
-    const established = () => execFileSync('ss', ['-Htn', 'state', 'established', `( sport = :${local} )`]).toString().trim() !== '';
+    const established = () =>
+      execFileSync('ss', ['-Htn', 'state', 'established', `( sport = :${local} )`])
+        .toString()
+        .trim() !== '';
     expect(await waitFor(() => !established(), 5_000)).toBe(true);
     response.resume();
     response.socket.resume();

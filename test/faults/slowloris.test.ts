@@ -44,7 +44,11 @@ describe('slow request headers', () => {
     const endless = 'X-Padding: ' + 'a'.repeat(100);
     const [plain, upgrade] = await Promise.all([
       drip(running.url, `GET /healthz HTTP/1.1\r\nHost: localhost\r\n${endless}`, 25_000),
-      drip(running.url, `GET /graphql HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n${endless}`, 25_000),
+      drip(
+        running.url,
+        `GET /graphql HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n${endless}`,
+        25_000,
+      ),
     ]);
     // 10 s and the next check (every second); a generous margin for a busy machine.
     expect(plain).toBeLessThan(15);

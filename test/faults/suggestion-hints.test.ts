@@ -14,13 +14,16 @@ interface Case {
 }
 
 const cases: Record<string, Case> = {
-  'field': { query: '{ vendingz { totalCount } }' },
-  'argument': { query: '{ vending(idd: "1") { vendingId } }' },
+  field: { query: '{ vendingz { totalCount } }' },
+  argument: { query: '{ vending(idd: "1") { vendingId } }' },
   'variable type': { query: 'query ($p: ProductView) { vending(id: "1", products: $p) { vendingId } }' },
   'enum value, literal': { query: '{ vending(id: "1", products: FLATT) { vendingId } }' },
   'enum value, variable': { query: 'query ($p: ProductsView) { vending(id: "1", products: $p) { vendingId } }', variables: { p: 'FLATT' } },
   'input field, literal': { query: '{ vendings(filter: { onlin: true }) { totalCount } }' },
-  'input field, variable': { query: 'query ($f: VendingFilter) { vendings(filter: $f) { totalCount } }', variables: { f: { onlin: true } } },
+  'input field, variable': {
+    query: 'query ($f: VendingFilter) { vendings(filter: $f) { totalCount } }',
+    variables: { f: { onlin: true } },
+  },
 };
 
 /** Every error message the gateway answers, over the fast path (POST) and yoga's own handler (GET). */

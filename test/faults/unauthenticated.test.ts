@@ -12,7 +12,12 @@ import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.
 /** Every series of the gateway's own metrics (`name{labels}`), without values. */
 async function seriesOf(url: string): Promise<Set<string>> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return new Set(text.split('\n').filter((line) => line.startsWith('vending_gateway_')).map((line) => line.slice(0, line.lastIndexOf(' '))));
+  return new Set(
+    text
+      .split('\n')
+      .filter((line) => line.startsWith('vending_gateway_'))
+      .map((line) => line.slice(0, line.lastIndexOf(' '))),
+  );
 }
 
 const ATTEMPTS = 40;
@@ -28,16 +33,32 @@ interface Refusal {
 
 /** Each way of asking /graphql without a valid key, for the i-th attempt. */
 const paths: Record<string, (url: string, i: number) => Promise<Refusal>> = {
-  'POST, no key': (url, i) => fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: graphqlBody(i) }).then(refusal),
+  'POST, no key': (url, i) =>
+    fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: graphqlBody(i) }).then(refusal),
   'POST, unknown key': (url, i) =>
-    fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `nope-${i}` }, body: graphqlBody(i) }).then(refusal),
+    fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `nope-${i}` },
+      body: graphqlBody(i),
+    }).then(refusal),
   'POST from a browser origin': (url, i) =>
-    fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body: graphqlBody(i) }).then(refusal),
-  'GET': (url, i) => fetch(`${url}/graphql?${graphqlQuery(i)}`, { headers: { accept: 'application/json', 'x-graphql-yoga-csrf': '1' } }).then(refusal),
+    fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://evil.example' },
+      body: graphqlBody(i),
+    }).then(refusal),
+  GET: (url, i) =>
+    fetch(`${url}/graphql?${graphqlQuery(i)}`, { headers: { accept: 'application/json', 'x-graphql-yoga-csrf': '1' } }).then(refusal),
   'GET that also accepts HTML': (url, i) =>
-    fetch(`${url}/graphql?${graphqlQuery(i)}`, { headers: { accept: 'application/json, text/html;q=0.1', 'x-graphql-yoga-csrf': '1' } }).then(refusal),
-  'SSE': (url, i) =>
-    fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: graphqlBody(i) }).then(refusal),
+    fetch(`${url}/graphql?${graphqlQuery(i)}`, {
+      headers: { accept: 'application/json, text/html;q=0.1', 'x-graphql-yoga-csrf': '1' },
+    }).then(refusal),
+  SSE: (url, i) =>
+    fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: graphqlBody(i),
+    }).then(refusal),
 };
 
 async function refusal(response: Response): Promise<Refusal> {
@@ -51,7 +72,10 @@ async function webSocketAttempt(url: string, i: number): Promise<{ messages: str
   socket.on('message', (data) => messages.push(String(data)));
   await new Promise((resolve) => socket.once('open', resolve));
   socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `nope-${i}` } }));
-  for (let n = 0; n < 5; n += 1) socket.send(JSON.stringify({ id: String(n), type: 'subscribe', payload: { query: invalid(i * 10 + n), operationName: `Probe${i * 10 + n}` } }));
+  for (let n = 0; n < 5; n += 1)
+    socket.send(
+      JSON.stringify({ id: String(n), type: 'subscribe', payload: { query: invalid(i * 10 + n), operationName: `Probe${i * 10 + n}` } }),
+    );
   const code = await new Promise<number>((resolve) => socket.once('close', (closeCode) => resolve(closeCode)));
   return { messages, code };
 }
@@ -83,26 +107,30 @@ describe('requests without a valid key', () => {
     ['defaults', {}],
     ['trusted documents only (no GraphiQL page)', { TRUSTED_DOCUMENTS: 'only' }],
     ['production', { NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow' }],
-  ])('are refused before their document is read, and make no metric series (%s)', async (_name, env: Record<string, string>) => {
-    const running = await startGateway(env);
-    try {
-      const before = await seriesOf(running.url);
-      await attack(running);
-      const after = await seriesOf(running.url);
-      expect([...after].filter((series) => !before.has(series))).toEqual([]);
-      expect([...after].join('\n')).not.toMatch(/Probe/);
+  ])(
+    'are refused before their document is read, and make no metric series (%s)',
+    async (_name, env: Record<string, string>) => {
+      const running = await startGateway(env);
+      try {
+        const before = await seriesOf(running.url);
+        await attack(running);
+        const after = await seriesOf(running.url);
+        expect([...after].filter((series) => !before.has(series))).toEqual([]);
+        expect([...after].join('\n')).not.toMatch(/Probe/);
 
-      // The same gateway still names a client's operations once it has a valid key.
-      if (env.TRUSTED_DOCUMENTS) return;
-      const named = await fetch(`${running.url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: TEST_KEY },
-        body: JSON.stringify({ query: 'query Named { __typename }' }),
-      });
-      expect(named.status).toBe(200);
-      expect([...(await seriesOf(running.url))].join('\n')).toMatch(/operation="Named"/);
-    } finally {
-      await running.close();
-    }
-  }, 60_000);
+        // The same gateway still names a client's operations once it has a valid key.
+        if (env.TRUSTED_DOCUMENTS) return;
+        const named = await fetch(`${running.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: TEST_KEY },
+          body: JSON.stringify({ query: 'query Named { __typename }' }),
+        });
+        expect(named.status).toBe(200);
+        expect([...(await seriesOf(running.url))].join('\n')).toMatch(/operation="Named"/);
+      } finally {
+        await running.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -48,7 +48,10 @@ describe('WS_MAX_SUBSCRIPTIONS under a burst of subscribes', () => {
     let most = 0;
     const watch = setInterval(() => (most = Math.max(most, running.gateway.activeSubscriptions())), 1);
 
-    burst(socket, Array.from({ length: 150 }, (_, i) => `s${i}`));
+    burst(
+      socket,
+      Array.from({ length: 150 }, (_, i) => `s${i}`),
+    );
     expect(await waitFor(() => errored(messages).length + running.gateway.activeSubscriptions() >= 150, 5_000)).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 200));
     clearInterval(watch);
@@ -60,14 +63,20 @@ describe('WS_MAX_SUBSCRIPTIONS under a burst of subscribes', () => {
     expect(refused).toHaveLength(50);
     // The first hundred arrived first and hold the slots.
     expect(refused).toEqual(Array.from({ length: 50 }, (_, i) => `s${i + 100}`));
-    const refusal = messages.find((message) => message.type === 'error')!.payload as Array<{ message: string; extensions: { code: string } }>;
+    const refusal = messages.find((message) => message.type === 'error')!.payload as Array<{
+      message: string;
+      extensions: { code: string };
+    }>;
     expect(refusal[0]).toMatchObject({ message: 'At most 100 subscriptions per connection', extensions: { code: 'BAD_USER_INPUT' } });
     expect(socket.readyState).toBe(WebSocket.OPEN);
 
     // Completing ten frees ten slots, and only ten: a second burst of twenty gets ten more errors.
     for (let i = 0; i < 10; i++) socket.send(JSON.stringify({ id: `s${i}`, type: 'complete' }));
     expect(await waitFor(() => running.gateway.activeSubscriptions() === 90)).toBe(true);
-    burst(socket, Array.from({ length: 20 }, (_, i) => `t${i}`));
+    burst(
+      socket,
+      Array.from({ length: 20 }, (_, i) => `t${i}`),
+    );
     expect(await waitFor(() => errored(messages).length === 60 && running.gateway.activeSubscriptions() === 100, 5_000)).toBe(true);
     expect(errored(messages).slice(50)).toEqual(Array.from({ length: 10 }, (_, i) => `t${i + 10}`));
     socket.close();
@@ -77,7 +86,8 @@ describe('WS_MAX_SUBSCRIPTIONS under a burst of subscribes', () => {
     const running = await startGateway({ WS_MAX_SUBSCRIPTIONS: '3' });
     started.push(running);
     const { socket, messages } = await acknowledged(running.url);
-    for (let i = 0; i < 5; i++) socket.send(JSON.stringify({ id: `bad${i}`, type: 'subscribe', payload: { query: 'subscription { nope }' } }));
+    for (let i = 0; i < 5; i++)
+      socket.send(JSON.stringify({ id: `bad${i}`, type: 'subscribe', payload: { query: 'subscription { nope }' } }));
     // (A refused one holds its slot only until it is answered.)
     expect(await waitFor(() => errored(messages).length === 5)).toBe(true);
     burst(socket, ['a', 'b', 'c', 'd']);

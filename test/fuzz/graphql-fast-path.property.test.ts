@@ -49,7 +49,9 @@ async function answerOf(response: Response): Promise<Answer> {
     if (!IGNORED_HEADERS.has(key)) headers[key] = value;
   });
   // Two processes read the clock at different milliseconds, and make their own event ids (the history of a payment update).
-  const body = (await response.text()).replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>').replace(/(gw|evt)_[0-9a-f-]{36}/g, '<event id>')
+  const body = (await response.text())
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
+    .replace(/(gw|evt)_[0-9a-f-]{36}/g, '<event id>')
     // A history cursor ("history:<ms>:<id>", base64url) carries a record's time.
     .replace(/aGlzdG9yeTo[\w-]*/g, '<cursor>');
   return { status: response.status, headers, body };
@@ -71,29 +73,88 @@ const header = (name: string, usual: Array<string | undefined>, odd: Array<strin
 const authorization = header('authorization', [TEST_KEY, `Bearer ${TEST_KEY}`, OTHER_KEY], [undefined, 'wrong-key', '', 'Bearer']);
 const accept = header(
   'accept',
-  [undefined, '*/*', 'application/json', 'application/json; charset=utf-8', 'application/graphql-response+json', 'application/graphql-response+json,application/json;q=0.9'],
-  ['text/event-stream', 'application/json, text/event-stream', 'text/html', 'application/json; charset=latin1', 'application/graphql-response+json, application/json'],
+  [
+    undefined,
+    '*/*',
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/graphql-response+json',
+    'application/graphql-response+json,application/json;q=0.9',
+  ],
+  [
+    'text/event-stream',
+    'application/json, text/event-stream',
+    'text/html',
+    'application/json; charset=latin1',
+    'application/graphql-response+json, application/json',
+  ],
 );
-const contentType = header('content-type', ['application/json', 'application/json; charset=utf-8'], [undefined, 'APPLICATION/JSON', 'application/json;charset=utf-8', 'application/graphql+json', 'text/plain', 'application/graphql', 'application/json, text/plain']);
+const contentType = header(
+  'content-type',
+  ['application/json', 'application/json; charset=utf-8'],
+  [
+    undefined,
+    'APPLICATION/JSON',
+    'application/json;charset=utf-8',
+    'application/graphql+json',
+    'text/plain',
+    'application/graphql',
+    'application/json, text/plain',
+  ],
+);
 // Mostly none: browsers' requests carry an Origin and stay with yoga, which the comparison covers too.
-const origin = fc.oneof({ weight: 5, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.constant({ origin: 'http://dashboard.example' }) });
+const origin = fc.oneof(
+  { weight: 5, arbitrary: fc.constant({}) },
+  { weight: 1, arbitrary: fc.constant({ origin: 'http://dashboard.example' }) },
+);
 
-const PAYMENT = 'mutation($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) { transaction { transactionId status } } }';
-const paymentBody = fc.tuple(fc.constantFrom(...TRANSACTION_IDS, 'no-such-id'), fc.dictionary(fc.constantFrom('method', 'amount', 'reference'), jsonValue, { maxKeys: 3 })).map(([id, p]) => JSON.stringify({ query: PAYMENT, variables: { id, p } }));
+const PAYMENT =
+  'mutation($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) { transaction { transactionId status } } }';
+const paymentBody = fc
+  .tuple(
+    fc.constantFrom(...TRANSACTION_IDS, 'no-such-id'),
+    fc.dictionary(fc.constantFrom('method', 'amount', 'reference'), jsonValue, { maxKeys: 3 }),
+  )
+  .map(([id, p]) => JSON.stringify({ query: PAYMENT, variables: { id, p } }));
 
 const graphqlRequest: fc.Arbitrary<Sent> = fc
-  .tuple(fc.oneof({ weight: 6, arbitrary: graphqlPayload }, { weight: 1, arbitrary: paymentBody }), authorization, accept, contentType, origin, fc.constantFrom('/graphql', '/graphql?x=1'))
+  .tuple(
+    fc.oneof({ weight: 6, arbitrary: graphqlPayload }, { weight: 1, arbitrary: paymentBody }),
+    authorization,
+    accept,
+    contentType,
+    origin,
+    fc.constantFrom('/graphql', '/graphql?x=1'),
+  )
   .map(([body, auth, acc, type, from, path]) => ({ method: 'POST', path, headers: { ...auth, ...acc, ...type, ...from }, body }));
 
-const manifest = JSON.parse(readFileSync(new URL('../../schema/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
+const manifest = JSON.parse(readFileSync(new URL('../../schema/persisted-documents.json', import.meta.url), 'utf8')) as Record<
+  string,
+  string
+>;
 // A subscription over POST is an endless stream (yoga's, on both gateways): not compared here.
 const queriesAndMutations = Object.keys(manifest).filter((hash) => !/\bsubscription\b/.test(manifest[hash]!));
 const persisted = fc
-  .tuple(fc.oneof(fc.constantFrom(...queriesAndMutations), fc.constant('f'.repeat(64)), anyText(10)), fc.constantFrom('apollo', 'documentId'), fc.option(fc.constant({ first: 2 }), { nil: undefined }))
-  .map(([hash, form, variables]) => JSON.stringify(form === 'apollo' ? { extensions: { persistedQuery: { version: 1, sha256Hash: hash } }, variables } : { documentId: `sha256:${hash}`, variables }));
+  .tuple(
+    fc.oneof(fc.constantFrom(...queriesAndMutations), fc.constant('f'.repeat(64)), anyText(10)),
+    fc.constantFrom('apollo', 'documentId'),
+    fc.option(fc.constant({ first: 2 }), { nil: undefined }),
+  )
+  .map(([hash, form, variables]) =>
+    JSON.stringify(
+      form === 'apollo'
+        ? { extensions: { persistedQuery: { version: 1, sha256Hash: hash } }, variables }
+        : { documentId: `sha256:${hash}`, variables },
+    ),
+  );
 const trustedRequest: fc.Arbitrary<Sent> = fc
   .tuple(fc.oneof(persisted, graphqlPayload), authorization, accept)
-  .map(([body, auth, acc]) => ({ method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json', ...auth, ...acc }, body }));
+  .map(([body, auth, acc]) => ({
+    method: 'POST',
+    path: '/graphql',
+    headers: { 'content-type': 'application/json', ...auth, ...acc },
+    body,
+  }));
 
 /**
  * Requests a response cache holds the answers of: the client operations (queries) with variables they take, by
@@ -110,9 +171,17 @@ const heldBody = fc
     fc.boolean(),
     fc.option(fc.constant({ clientLibrary: { name: '@apollo/client', version: '4.0.0' } }), { nil: undefined }),
   )
-  .map(([query, id, ids, first, named, extensions]) => JSON.stringify({ query, variables: { id, ids, first }, operationName: named ? operationName(query) : undefined, extensions }));
+  .map(([query, id, ids, first, named, extensions]) =>
+    JSON.stringify({ query, variables: { id, ids, first }, operationName: named ? operationName(query) : undefined, extensions }),
+  );
 const heldRequest: fc.Arbitrary<Sent> = fc
-  .tuple(fc.oneof({ weight: 4, arbitrary: heldBody }, { weight: 1, arbitrary: graphqlPayload }, { weight: 1, arbitrary: paymentBody }), authorization, accept, contentType, fc.constantFrom('/graphql', '/graphql?x=1'))
+  .tuple(
+    fc.oneof({ weight: 4, arbitrary: heldBody }, { weight: 1, arbitrary: graphqlPayload }, { weight: 1, arbitrary: paymentBody }),
+    authorization,
+    accept,
+    contentType,
+    fc.constantFrom('/graphql', '/graphql?x=1'),
+  )
   .map(([body, auth, acc, type, path]) => ({ method: 'POST', path, headers: { ...auth, ...acc, ...type }, body }));
 
 /** How two answers to the same request must agree. */
@@ -120,7 +189,12 @@ type Compare = (answer: Answer, reference: Answer, label: string) => void;
 const identical: Compare = (answer, reference, label) => expect(answer, label).toEqual(reference);
 
 /** Two gateways alike but for the fast paths `without` switches off; `same` sends a request to both (`times` over) and compares the answers. */
-function pair(env: Record<string, string>, without: GatewayDeps['fastPaths'] = { graphqlFastPath: false }, compare: Compare = identical, times = 1) {
+function pair(
+  env: Record<string, string>,
+  without: GatewayDeps['fastPaths'] = { graphqlFastPath: false },
+  compare: Compare = identical,
+  times = 1,
+) {
   let lane: RunningGateway;
   let yoga: RunningGateway;
   beforeAll(async () => {
@@ -131,12 +205,17 @@ function pair(env: Record<string, string>, without: GatewayDeps['fastPaths'] = {
   });
 
   return async function same(sent: Sent): Promise<void> {
-    const send = (base: string) => fetch(`${base}${sent.path}`, { method: sent.method, headers: sent.headers, body: sent.body, signal: AbortSignal.timeout(5_000) });
+    const send = (base: string) =>
+      fetch(`${base}${sent.path}`, { method: sent.method, headers: sent.headers, body: sent.body, signal: AbortSignal.timeout(5_000) });
     for (let time = 1; time <= times; time += 1) {
       // One after the other: a mutation must change both backends before the next request.
       const fromLane = await answerOf(await send(lane.url));
       const fromYoga = await answerOf(await send(yoga.url));
-      compare(fromLane, fromYoga, `${sent.method} ${sent.path} ${JSON.stringify(sent.headers)} ${sent.body?.slice(0, 300) ?? ''} (time ${time})`);
+      compare(
+        fromLane,
+        fromYoga,
+        `${sent.method} ${sent.path} ${JSON.stringify(sent.headers)} ${sent.body?.slice(0, 300) ?? ''} (time ${time})`,
+      );
     }
   };
 }
@@ -216,7 +295,15 @@ describe('planned runs answer as yoga does in front of a failing service', () =>
     await Promise.all(sides.flatMap(({ upstream, gateway }) => [gateway.close(), upstream.close()]));
   });
 
-  const FAULTS: Array<Fault | undefined> = [undefined, { kind: 'status', status: 500 }, { kind: 'status', status: 404 }, { kind: 'not-json' }, { kind: 'wrong-shape' }, { kind: 'reset' }, { kind: 'status', status: 401 }];
+  const FAULTS: Array<Fault | undefined> = [
+    undefined,
+    { kind: 'status', status: 500 },
+    { kind: 'status', status: 404 },
+    { kind: 'not-json' },
+    { kind: 'wrong-shape' },
+    { kind: 'reset' },
+    { kind: 'status', status: 401 },
+  ];
   const request = fc.record({
     query: fc.constantFrom(...clientQueries.filter((text) => !/recentTransactions|transactionStats|history/.test(text))),
     at: fc.nat(5),
@@ -233,12 +320,21 @@ describe('planned runs answer as yoga does in front of a failing service', () =>
           const transaction = upstream.transactions[at % upstream.transactions.length] as { transactionId: string };
           const vending = upstream.vendings[at % upstream.vendings.length] as { vendingId: string };
           const id = /vending\(/.test(query) ? vending.vendingId : transaction.transactionId;
-          const body = JSON.stringify({ query, variables: { id, ids: [transaction.transactionId, 'no-such-id'] }, operationName: named ? operationName(query) : undefined });
+          const body = JSON.stringify({
+            query,
+            variables: { id, ids: [transaction.transactionId, 'no-such-id'] },
+            operationName: named ? operationName(query) : undefined,
+          });
           const mine: Answer[] = [];
           for (let time = 0; time < 3; time += 1) {
             upstream.clearFaults();
             if (fault) upstream.injectFault(fault, { times: 1 });
-            const response = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: key }, body, signal: AbortSignal.timeout(5_000) });
+            const response = await fetch(`${gateway.url}/graphql`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: key },
+              body,
+              signal: AbortSignal.timeout(5_000),
+            });
             mine.push(await answerOf(response));
           }
           answers.push(mine);

@@ -17,7 +17,8 @@ import { subscribe, wsClient, type QueuedSubscription } from './ws-client.js';
 
 export const SUBSCRIPTION = 'subscription { transactionUpdated { transactionId status products { productName } } }';
 const RECENT = 'query { recentTransactions(first: 100) { totalCount nodes { transactionId status history { status } } } }';
-const STATS = 'query($since: DateTime!) { transactionStats(since: $since, interval: DAY) { count topProductsByQuantity(first: 10) { productName } } }';
+const STATS =
+  'query($since: DateTime!) { transactionStats(since: $since, interval: DAY) { count topProductsByQuantity(first: 10) { productName } } }';
 const ONE = 'query($id: ID!) { transaction(id: $id) { transactionId history { status } } }';
 
 export interface AccountsWorld {
@@ -57,9 +58,18 @@ export function accountsSeries(world: AccountsWorld): Series {
 
 /** The product only account `account`'s transactions hold. */
 export const secretOf = (account: 'a' | 'b'): string => `Secret product of ${account}`;
-const product = (account: string) => [{ productId: `p-${account}`, productName: `Secret product of ${account}`, productPrice: 1.5, quantity: 1 }];
+const product = (account: string) => [
+  { productId: `p-${account}`, productName: `Secret product of ${account}`, productPrice: 1.5, quantity: 1 },
+];
 
-async function post(url: string, path: string, transactionId: string, status: string, account: string, form: 'legacy' | 'enveloped'): Promise<void> {
+async function post(
+  url: string,
+  path: string,
+  transactionId: string,
+  status: string,
+  account: string,
+  form: 'legacy' | 'enveloped',
+): Promise<void> {
   const request = buildWebhookRequest({ form, transaction: { transactionId, status, products: product(account) } });
   const response = await fetch(`${url}${path}`, { method: 'POST', headers: request.headers, body: request.body });
   expect(response.status, `${path} ${transactionId}`).toBe(200);
@@ -83,7 +93,11 @@ export async function watch(url: string, key: string): Promise<Watcher> {
 }
 
 /** Posts the series: A's path, B's path, a mixed batch on the plain path, then each account's marker. */
-export async function postSeries(world: AccountsWorld, { ids }: Series, paths = { a: '/webhooks/acct-a', b: '/webhooks/acct-b' }): Promise<void> {
+export async function postSeries(
+  world: AccountsWorld,
+  { ids }: Series,
+  paths = { a: '/webhooks/acct-a', b: '/webhooks/acct-b' },
+): Promise<void> {
   await post(world.url(0), paths.a, ids.a1, 'pending', 'a', 'enveloped');
   await post(world.url(1), paths.b, ids.b1, 'pending', 'b', 'legacy');
   await post(world.url(0), paths.a, ids.a1, 'completed', 'a', 'legacy');
@@ -155,7 +169,9 @@ export async function checkAccounts(world: AccountsWorld, watchers: Watcher[], s
   for (const watcher of watchers) {
     const owed = expected.live[watcher.key] ?? [];
     const replayed = owed[0] === series.ids.a1 ? owed.slice(1) : owed;
-    expect(await resumed(world.url(1), watcher.key, first!, replayed.at(-1)), `${watcher.key} resumed after the first event`).toEqual(replayed);
+    expect(await resumed(world.url(1), watcher.key, first!, replayed.at(-1)), `${watcher.key} resumed after the first event`).toEqual(
+      replayed,
+    );
   }
   const all = Object.values(series.ids);
   await world.settle?.();

@@ -22,7 +22,15 @@ export const launchChromium = (): Promise<Browser> =>
   chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 
 /** Notes every Content-Security-Policy violation of the pages of `target` in `globalThis.violations`. */
@@ -67,7 +75,11 @@ export interface OpenDashboard {
  * opens it: kept to the gateway's origin, its policy violations noted, the
  * key typed in, and live (its feed connected) before it is handed over.
  */
-export async function openDashboard(url: string, key: string, { height = 1000, locale = 'en-US' }: { height?: number; locale?: string } = {}): Promise<OpenDashboard> {
+export async function openDashboard(
+  url: string,
+  key: string,
+  { height = 1000, locale = 'en-US' }: { height?: number; locale?: string } = {},
+): Promise<OpenDashboard> {
   const browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height }, locale });
   const elsewhere = await keepToOrigin(context, new URL(url).origin);

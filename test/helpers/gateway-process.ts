@@ -14,19 +14,31 @@ export interface GatewayProcess {
   stop(how: 'SIGTERM' | 'SIGKILL'): Promise<number | null>;
 }
 
-const healthy = (url: string) => fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+const healthy = (url: string) =>
+  fetch(`${url}/healthz`).then(
+    (response) => response.ok,
+    () => false,
+  );
 
 /** Starts dist/main.js on `port` with `env` over the test defaults; resolves once it answers /healthz. */
 export async function startGatewayProcess(port: number, env: Record<string, string>): Promise<GatewayProcess> {
   const url = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], {
     cwd: new URL('../..', import.meta.url),
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), API_KEYS: TEST_KEY, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...env },
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      API_KEYS: TEST_KEY,
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_SECOND: '0',
+      ...env,
+    },
     stdio: 'ignore',
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let up = false;
-  for (const deadline = Date.now() + 30_000; !up && child.exitCode === null && Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 30_000; !up && child.exitCode === null && Date.now() < deadline;) {
     up = await healthy(url);
     if (!up) await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -22,7 +22,10 @@ export interface RunningGateway {
 /** The memory backend a gateway started with the defaults makes, for a test that hands one in (GatewayDeps.backend) or uses it alone. */
 export const demoBackend = (): MemoryBackend => createMemoryBackend({ productsValues: loadConfig({}).productsValues });
 
-type UpstreamChanges = Partial<Omit<UpstreamConfig, 'breaker' | 'keyCheck'>> & { breaker?: Partial<UpstreamConfig['breaker']>; keyCheck?: Partial<UpstreamConfig['keyCheck']> };
+type UpstreamChanges = Partial<Omit<UpstreamConfig, 'breaker' | 'keyCheck'>> & {
+  breaker?: Partial<UpstreamConfig['breaker']>;
+  keyCheck?: Partial<UpstreamConfig['keyCheck']>;
+};
 
 /** A `tune` for startGateway that changes the REST upstream's settings (BACKEND=rest), e.g. `tuneUpstream({ retries: 0 })`. */
 export const tuneUpstream =
@@ -30,7 +33,10 @@ export const tuneUpstream =
   (config: Config): Config => {
     const { upstream } = config;
     if (!upstream) throw new Error('tuneUpstream: the gateway has no REST upstream (BACKEND=rest)');
-    return { ...config, upstream: { ...upstream, ...changes, breaker: { ...upstream.breaker, ...breaker }, keyCheck: { ...upstream.keyCheck, ...keyCheck } } };
+    return {
+      ...config,
+      upstream: { ...upstream, ...changes, breaker: { ...upstream.breaker, ...breaker }, keyCheck: { ...upstream.keyCheck, ...keyCheck } },
+    };
   };
 
 /**
@@ -50,8 +56,12 @@ export const pollVendingsEvery =
   (config: Config): Config => ({ ...config, vendingPollMs: ms });
 
 /** A gateway in forward mode in front of `upstreamUrl`; `env` is layered over it. */
-export const startForwardGateway = (upstreamUrl: string, env: Record<string, string> = {}, deps: GatewayDeps = {}, tune?: (config: Config) => Config): Promise<RunningGateway> =>
-  startGateway({ ...forwardModeEnv(upstreamUrl), ...env }, deps, tune);
+export const startForwardGateway = (
+  upstreamUrl: string,
+  env: Record<string, string> = {},
+  deps: GatewayDeps = {},
+  tune?: (config: Config) => Config,
+): Promise<RunningGateway> => startGateway({ ...forwardModeEnv(upstreamUrl), ...env }, deps, tune);
 
 /**
  * Starts a real gateway on a free loopback port; `env` is layered over test
@@ -60,7 +70,11 @@ export const startForwardGateway = (upstreamUrl: string, env: Record<string, str
  * The machines are not read for `vendingUpdated` unless a test sets
  * VENDING_POLL_MS: the reads would join the upstream calls tests count.
  */
-export async function startGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}, tune: (config: Config) => Config = (config) => config): Promise<RunningGateway> {
+export async function startGateway(
+  env: Record<string, string> = {},
+  deps: GatewayDeps = {},
+  tune: (config: Config) => Config = (config) => config,
+): Promise<RunningGateway> {
   const gateway = buildGateway(env, deps, tune);
   const { url, metricsUrl } = await gateway.listen();
   return { url, metricsUrl, gateway, fetch: globalThis.fetch, close: () => gateway.close() };
@@ -76,7 +90,11 @@ const NO_SOCKET = 'http://gateway.invalid';
  * port or the machine's network stack. A test whose point is the socket
  * (streams, WebSocket, keep-alive, a client library) starts one with startGateway.
  */
-export async function answeringGateway(env: Record<string, string> = {}, deps: GatewayDeps = {}, tune: (config: Config) => Config = (config) => config): Promise<RunningGateway> {
+export async function answeringGateway(
+  env: Record<string, string> = {},
+  deps: GatewayDeps = {},
+  tune: (config: Config) => Config = (config) => config,
+): Promise<RunningGateway> {
   const gateway = buildGateway(env, deps, tune);
   try {
     await gateway.app.ready();
@@ -90,8 +108,22 @@ export async function answeringGateway(env: Record<string, string> = {}, deps: G
 function buildGateway(env: Record<string, string>, deps: GatewayDeps, tune: (config: Config) => Config): Gateway {
   // A variable the gateway does not read would be ignored, and the test would quietly test the defaults.
   const unknown = Object.keys(env).filter((name) => !Object.hasOwn(spec, name));
-  if (unknown.length > 0) throw new Error(`startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); fast paths only a benchmark switches are GatewayDeps.fastPaths, other values startGateway's tune`);
-  const config = tune(loadConfig({ PORT: '0', HOST: '127.0.0.1', API_KEYS: `${TEST_KEY},${OTHER_KEY}`, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_GRACE_MS: '0', VENDING_POLL_MS: '0', ...env }));
+  if (unknown.length > 0)
+    throw new Error(
+      `startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); fast paths only a benchmark switches are GatewayDeps.fastPaths, other values startGateway's tune`,
+    );
+  const config = tune(
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      API_KEYS: `${TEST_KEY},${OTHER_KEY}`,
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_SECOND: '0',
+      SHUTDOWN_GRACE_MS: '0',
+      VENDING_POLL_MS: '0',
+      ...env,
+    }),
+  );
   return createGateway(config, { logger: pino({ level: 'silent' }), ...deps });
 }
 
@@ -104,9 +136,17 @@ export function injectFetch(app: FastifyInstance): typeof fetch {
     const request = new Request(input instanceof URL || typeof input === 'string' ? new URL(String(input), NO_SOCKET) : input, init);
     const url = new URL(request.url);
     const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
-    const answer = await app.inject({ method: request.method, url: url.pathname + url.search, headers: Object.fromEntries(request.headers), ...(body ? { payload: body } : {}) });
+    const answer = await app.inject({
+      method: request.method,
+      url: url.pathname + url.search,
+      headers: Object.fromEntries(request.headers),
+      ...(body ? { payload: body } : {}),
+    });
     const headers = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) for (const one of [value ?? []].flat()) headers.append(name, String(one));
-    return new Response(NULL_BODY.has(answer.statusCode) ? null : new Uint8Array(answer.rawPayload), { status: answer.statusCode, headers });
+    return new Response(NULL_BODY.has(answer.statusCode) ? null : new Uint8Array(answer.rawPayload), {
+      status: answer.statusCode,
+      headers,
+    });
   };
 }

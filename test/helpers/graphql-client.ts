@@ -12,7 +12,10 @@ export async function postGraphQL<T = Record<string, any>>(
   query: string,
   options: { variables?: Record<string, unknown>; key?: string | null } = {},
 ): Promise<GraphQLResponse<T>> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/graphql-response+json, application/json',
+  };
   if (options.key !== null) headers.authorization = options.key ?? 'test-key-1';
   const { url, fetch: send } = typeof target === 'string' ? { url: target, fetch } : target;
   const response = await send(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables: options.variables }) });

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { buildWebhookRequest, type WebhookRequest } from '../../src/events/webhook-request.js';
-import { RecentTransactionsDocument, TransactionHistoryDocument, TransactionStatsDocument } from '../../src/graphql/generated/operations.js';
+import {
+  RecentTransactionsDocument,
+  TransactionHistoryDocument,
+  TransactionStatsDocument,
+} from '../../src/graphql/generated/operations.js';
 import { TEST_KEY, type RunningGateway } from './gateway.js';
 import { postGraphQL } from './graphql-client.js';
 import { runOperation } from './typed-client.js';
@@ -22,17 +26,27 @@ const legacy = (transaction: Record<string, unknown>): WebhookRequest => ({
 });
 
 /** `settle` resolves once the history applied what the gateways admitted (a store fed after the webhook's answer). */
-export async function historyScenario(gateways: RunningGateway[], post: Poster, settle: () => Promise<void> = async () => {}): Promise<void> {
+export async function historyScenario(
+  gateways: RunningGateway[],
+  post: Poster,
+  settle: () => Promise<void> = async () => {},
+): Promise<void> {
   const run = randomUUID().slice(0, 8);
   const [pending, completed, failed] = ['pending', 'completed', 'failed'].map((s) => `${s}-${run}`) as [string, string, string];
   const ids = { a: `a-${run}`, b: `b-${run}`, c: `c-${run}` };
-  const line = (product: string, price: number, quantity: number) => ({ productId: `${product}-${run}`, productName: product, productPrice: price, quantity });
+  const line = (product: string, price: number, quantity: number) => ({
+    productId: `${product}-${run}`,
+    productName: product,
+    productPrice: price,
+    quantity,
+  });
   const tx = (id: string, status: string, products: ProductLine[]) => ({ transactionId: id, status, products });
   const t0 = new Date(Math.floor(Date.now() / 1000) * 1000 - 600_000);
   const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
   const aProducts = [line('water', 1.5, 2)];
   const bProducts = [line('crisps', 2, 1)];
-  const enveloped = (status: string, id: string, seconds: number) => buildWebhookRequest({ form: 'enveloped', transaction: tx(ids.a, status, aProducts), id, at: at(seconds) });
+  const enveloped = (status: string, id: string, seconds: number) =>
+    buildWebhookRequest({ form: 'enveloped', transaction: tx(ids.a, status, aProducts), id, at: at(seconds) });
 
   const series: WebhookRequest[] = [
     enveloped(pending, `a1-${run}`, 0),
@@ -52,9 +66,15 @@ export async function historyScenario(gateways: RunningGateway[], post: Poster, 
   // (The memory backend learns of a webhook's transaction from the event, which may still be on its way.)
   const first = gateways[0]!;
   const last = gateways.at(-1)!;
-  const mutation = 'mutation($id: ID!) { updateTransactionPayment(transactionId: $id, payment: { status: "paid", method: "card" }) { transaction { transactionId } } }';
+  const mutation =
+    'mutation($id: ID!) { updateTransactionPayment(transactionId: $id, payment: { status: "paid", method: "card" }) { transaction { transactionId } } }';
   expect(await eventually(async () => !(await postGraphQL(first.url, mutation, { variables: { id: ids.a } })).body.errors)).toBe(true);
-  const rest = () => fetch(`${last.url}/transactions/${ids.b}/payment`, { method: 'PUT', headers: { authorization: TEST_KEY, 'content-type': 'application/json' }, body: '{"status":"paid"}' });
+  const rest = () =>
+    fetch(`${last.url}/transactions/${ids.b}/payment`, {
+      method: 'PUT',
+      headers: { authorization: TEST_KEY, 'content-type': 'application/json' },
+      body: '{"status":"paid"}',
+    });
   expect(await eventually(async () => (await rest()).status === 200)).toBe(true);
 
   const answers: unknown[] = [];
@@ -80,10 +100,16 @@ export async function historyScenario(gateways: RunningGateway[], post: Poster, 
     expect(b.history?.map((change) => change.status)).toEqual([pending, completed, pending]);
     expect(b.paymentUpdates?.map((p) => p.fields)).toEqual([['status']]);
 
-    const stats = await runOperation(gateway.url, TransactionStatsDocument, { since: at(-3600).toISOString(), until: new Date(Date.now() + 60_000).toISOString(), interval: 'HOUR' });
+    const stats = await runOperation(gateway.url, TransactionStatsDocument, {
+      since: at(-3600).toISOString(),
+      until: new Date(Date.now() + 60_000).toISOString(),
+      interval: 'HOUR',
+    });
     expect(stats.errors).toBeUndefined();
     // The scenario's webhooks name no currency: all of it is in DEFAULT_CURRENCY, read per currency as every client should.
-    const [inDefault, ...others] = stats.data!.transactionStats.byCurrency.filter((entry) => entry.byStatus.some((s) => s.status.endsWith(run)));
+    const [inDefault, ...others] = stats.data!.transactionStats.byCurrency.filter((entry) =>
+      entry.byStatus.some((s) => s.status.endsWith(run)),
+    );
     expect(others).toEqual([]);
     expect(inDefault!.currency).toBe('EUR');
     const ours = inDefault!.byStatus.filter((s) => s.status.endsWith(run)).sort((x, y) => x.status.localeCompare(y.status));

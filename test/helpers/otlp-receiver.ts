@@ -30,7 +30,8 @@ export interface OtlpReceiver {
 type AnyValue = { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number };
 type KeyValue = { key: string; value: AnyValue };
 
-const valueOf = (value: AnyValue): unknown => value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.boolValue ?? value.doubleValue);
+const valueOf = (value: AnyValue): unknown =>
+  value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue));
 const attributesOf = (list: KeyValue[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, valueOf(value)]));
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
@@ -55,7 +56,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               name: span.name,
               kind: span.kind,
               attributes: attributesOf(span.attributes),
-              links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({ traceId: link.traceId, spanId: link.spanId })),
+              links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({
+                traceId: link.traceId,
+                spanId: link.spanId,
+              })),
               serviceName,
             });
           }

@@ -54,7 +54,11 @@ const disposeQuietly = (ws: WsClient) => void Promise.resolve(ws.dispose()).catc
 
 /** A graphql-ws client with its defaults, as Apollo and urql are given one. */
 export function defaultWsClient(httpUrl: string, key: string): WsClient {
-  return createWsClient({ url: `${httpUrl.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { Authorization: key } });
+  return createWsClient({
+    url: `${httpUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { Authorization: key },
+  });
 }
 
 /**
@@ -115,7 +119,12 @@ export function urqlClient(httpUrl: string, key: string): RecordingClient {
  * urql's subscriptionExchange forwarding `document` to `subscribe(input, sink)` of graphql-ws or graphql-sse (the
  * same shape), as urql's docs show; urql reports a source's end only as the end of the stream of results.
  */
-export function urqlOver(httpUrl: string, client: WsClient | SseClient, document: string, rec: { onResult(result: Result): void; onEnd(how: unknown): void }): () => void {
+export function urqlOver(
+  httpUrl: string,
+  client: WsClient | SseClient,
+  document: string,
+  rec: { onResult(result: Result): void; onEnd(how: unknown): void },
+): () => void {
   const urql = new UrqlClient({
     url: `${httpUrl}/graphql`,
     exchanges: [

@@ -71,11 +71,31 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
   try {
     for (let index = 0; index < masters * (1 + replicasPerMaster); index++) {
       const port = await freePortWith(10_000);
-      const args = ['--cluster-enabled', 'yes', '--cluster-config-file', join(scratch.path, `nodes-${port}.conf`), '--cluster-node-timeout', String(nodeTimeoutMs), '--dir', scratch.path];
+      const args = [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(scratch.path, `nodes-${port}.conf`),
+        '--cluster-node-timeout',
+        String(nodeTimeoutMs),
+        '--dir',
+        scratch.path,
+      ];
       nodes.push(redisProcess(port, args));
     }
     await Promise.all(nodes.map((node) => node.start()));
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+    const create = spawnSync(
+      'redis-cli',
+      [
+        '--cluster',
+        'create',
+        ...nodes.map((node) => `127.0.0.1:${node.port}`),
+        '--cluster-replicas',
+        String(replicasPerMaster),
+        '--cluster-yes',
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
   } catch (error) {
     await close();
@@ -100,7 +120,10 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
       if (!(await waitForAsync(healthy, timeoutMs, 100))) throw new Error('the test cluster did not become healthy');
     },
     client() {
-      const client = new Redis.Cluster(nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), { redisOptions: { commandTimeout: 2_000 } });
+      const client = new Redis.Cluster(
+        nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
+        { redisOptions: { commandTimeout: 2_000 } },
+      );
       client.on('error', () => {});
       clients.push(client);
       return client;

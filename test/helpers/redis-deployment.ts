@@ -25,7 +25,9 @@ export async function redisDeployments(): Promise<RedisDeployments> {
     redis,
     async start(count, env = {}, tune) {
       const prefix = `test-${randomUUID()}:`;
-      const started = await Promise.all(Array.from({ length: count }, () => startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env }, {}, tune)));
+      const started = await Promise.all(
+        Array.from({ length: count }, () => startGateway({ REDIS_URL: redis.url, REDIS_PREFIX: prefix, ...env }, {}, tune)),
+      );
       gateways.push(...started);
       return started;
     },

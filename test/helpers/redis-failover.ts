@@ -84,7 +84,11 @@ export function keepSending(gateways: readonly RunningGateway[], label: string, 
   const loop = (async () => {
     for (let n = 0; !stopped; n++) {
       const id = `${label}-${n}-${randomUUID()}`;
-      const request = buildWebhookRequest({ form: 'enveloped', id, transaction: { transactionId: `tx-${label}-${n}`, status: 'completed', products: [] } });
+      const request = buildWebhookRequest({
+        form: 'enveloped',
+        id,
+        transaction: { transactionId: `tx-${label}-${n}`, status: 'completed', products: [] },
+      });
       const { status, retryAfter } = await deliverWebhook(gateways[n % gateways.length]!, request);
       sender.refused += retryAfter.length;
       if (status !== 200) throw new Error(`webhook answered ${status}`);

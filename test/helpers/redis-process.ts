@@ -85,7 +85,14 @@ export function redisProcess(port: number, args: string[], configFile?: string):
 
 /** Runs `run` on a short-lived connection to the node at `port` (no retries: a node that is down fails at once). */
 export async function ask<T>(port: number, run: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 2_000 });
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    commandTimeout: 2_000,
+  });
   client.on('error', () => {});
   try {
     await client.connect();

@@ -17,7 +17,18 @@ import { ask, infoField, redisProcess, scratchDirectory, waitForAsync, type Redi
  * late (a busy machine) enters TILT and acts on nothing for 30 s: a
  * demotion took over 100 s with the whole suite running on two cores.
  */
-const SENTINEL_CLOCKS = ['info-period', '500', 'publish-period', '250', 'tilt-trigger', '5000', 'tilt-period', '1000', 'min-link-reconnect-period', '500'];
+const SENTINEL_CLOCKS = [
+  'info-period',
+  '500',
+  'publish-period',
+  '250',
+  'tilt-trigger',
+  '5000',
+  'tilt-period',
+  '1000',
+  'min-link-reconnect-period',
+  '500',
+];
 
 export interface TestRedisSentinel {
   /** The master's name, as REDIS_SENTINEL_MASTER takes it. */
@@ -82,7 +93,8 @@ export async function startTestRedisSentinel(options: TestRedisSentinelOptions =
   const byPort = (port: number) => nodes.find((node) => node.port === port);
   async function named(): Promise<RedisProcess | undefined> {
     for (const sentinel of sentinels.filter((process) => process.running())) {
-      const answer = (await ask(sentinel.port, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)).catch(() => null)) as [string, string] | null;
+      const answer = (await ask(sentinel.port, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)).catch(() => null)) as
+        [string, string] | null;
       if (answer) return byPort(Number(answer[1]));
     }
     return undefined;
@@ -94,7 +106,8 @@ export async function startTestRedisSentinel(options: TestRedisSentinelOptions =
     if (infoField(info, 'role') !== 'master' || Number(infoField(info, 'connected_slaves')) < count) return false;
     for (let index = 0; index < count; index++) if (!infoField(info, `slave${index}`)?.includes('state=online')) return false;
     for (const sentinel of sentinels.filter((process) => process.running())) {
-      const master = (await ask(sentinel.port, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name))) as [string, string] | null;
+      const master = (await ask(sentinel.port, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name))) as
+        [string, string] | null;
       if (Number(master?.[1]) !== node.port) return false;
       const known = (await ask(sentinel.port, (client) => client.call('SENTINEL', 'REPLICAS', name))) as unknown[];
       if (known.length < count) return false;
@@ -117,12 +130,16 @@ export async function startTestRedisSentinel(options: TestRedisSentinelOptions =
     },
     async waitForMasterOtherThan(old, count, timeoutMs = 30_000) {
       let found: RedisProcess | undefined;
-      const done = await waitForAsync(async () => {
-        const node = await named();
-        if (!node || node === old || !(await serving(node, count))) return false;
-        found = node;
-        return true;
-      }, timeoutMs, 100);
+      const done = await waitForAsync(
+        async () => {
+          const node = await named();
+          if (!node || node === old || !(await serving(node, count))) return false;
+          found = node;
+          return true;
+        },
+        timeoutMs,
+        100,
+      );
       if (!done || !found) throw new Error('the Sentinels named no new master in time');
       return found;
     },

@@ -64,12 +64,21 @@ export async function startTestRedis(args: readonly string[] = []): Promise<Test
     if (args.length > 0) throw new Error('a test that starts redis-server with arguments needs the binary on PATH');
     if (!(await answers(url, 2_000))) throw new Error(`no redis-server on PATH and none answering at ${url}`);
     const unsupported = async () => {
-      throw new Error('this Redis is not the test\'s own: it cannot be restarted');
+      throw new Error("this Redis is not the test's own: it cannot be restarted");
     };
     const refuse = () => {
-      throw new Error('this Redis is not the test\'s own: it cannot be paused');
+      throw new Error("this Redis is not the test's own: it cannot be paused");
     };
-    return { url, restartable: false, stop: unsupported, start: unsupported, save: unsupported, pause: refuse, resume: refuse, close: async () => {} };
+    return {
+      url,
+      restartable: false,
+      stop: unsupported,
+      start: unsupported,
+      save: unsupported,
+      pause: refuse,
+      resume: refuse,
+      close: async () => {},
+    };
   }
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
@@ -77,7 +86,11 @@ export async function startTestRedis(args: readonly string[] = []): Promise<Test
   // Its own directory: a `save()` there is what the next start loads, and nothing is left behind.
   const dir = mkdtempSync(join(tmpdir(), 'test-redis-'));
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], { stdio: 'ignore' });
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args],
+      { stdio: 'ignore' },
+    );
     if (!(await answers(url, 5_000))) throw new Error(`redis-server did not start on ${port}`);
   };
   const signal = (name: NodeJS.Signals) => {

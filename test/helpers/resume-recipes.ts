@@ -23,7 +23,8 @@ const DOCUMENT = 'subscription Updates { transactionUpdated { eventId status } }
 type Result = { data?: { transactionUpdated?: TransactionUpdate } | null; errors?: readonly unknown[] };
 
 /** Waits 1, 2, 4 s… between attempts, at most `capMs`, with jitter (the libraries' own back-off, capped). */
-const cappedBackoff = (capMs: number) => (retries: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(1_000 * 2 ** retries, capMs) + Math.random() * 300));
+const cappedBackoff = (capMs: number) => (retries: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.min(1_000 * 2 ** retries, capMs) + Math.random() * 300));
 
 /** What every recipe records, and the cursor it keeps. */
 function recorder(name: string) {
@@ -128,7 +129,10 @@ export const urqlSseRecipe: Recipe = (httpUrl, key, { retryCapMs = 2_000 } = {})
 export const graphqlWsRecipe: Recipe = (httpUrl, key, { retryCapMs = 2_000 } = {}) => {
   const rec = recorder('graphql-ws');
   const ws = resumingWsClient(httpUrl, key, () => rec.after, retryCapMs);
-  const stop = ws.subscribe({ query: DOCUMENT }, { next: (result) => rec.onResult(result as Result), error: (error) => rec.onEnd(error), complete: () => rec.onEnd('complete') });
+  const stop = ws.subscribe(
+    { query: DOCUMENT },
+    { next: (result) => rec.onResult(result as Result), error: (error) => rec.onEnd(error), complete: () => rec.onEnd('complete') },
+  );
   rec.close = () => {
     stop();
     disposeQuietly(ws);
@@ -139,7 +143,10 @@ export const graphqlWsRecipe: Recipe = (httpUrl, key, { retryCapMs = 2_000 } = {
 export const graphqlSseRecipe: Recipe = (httpUrl, key, { retryCapMs = 2_000 } = {}) => {
   const rec = recorder('graphql-sse');
   const sse = resumingSseClient(httpUrl, key, () => rec.after, retryCapMs);
-  const stop = sse.subscribe({ query: DOCUMENT }, { next: (result) => rec.onResult(result as Result), error: (error) => rec.onEnd(error), complete: () => rec.onEnd('complete') });
+  const stop = sse.subscribe(
+    { query: DOCUMENT },
+    { next: (result) => rec.onResult(result as Result), error: (error) => rec.onEnd(error), complete: () => rec.onEnd('complete') },
+  );
   rec.close = () => {
     stop();
     disposeQuietly(sse);
@@ -174,7 +181,14 @@ export const eventSourceRecipe: Recipe = (httpUrl, key) => {
  * outlives the gateway's restarts; its results are recorded here.
  */
 export async function browserRecipes(httpUrl: string, key: string): Promise<{ clients: RecordingClient[]; close(): Promise<void> }> {
-  const bundled = await build({ entryPoints: [new URL('../fixtures/browser-resume.ts', import.meta.url).pathname], bundle: true, write: false, format: 'iife', platform: 'browser', logLevel: 'silent' });
+  const bundled = await build({
+    entryPoints: [new URL('../fixtures/browser-resume.ts', import.meta.url).pathname],
+    bundle: true,
+    write: false,
+    format: 'iife',
+    platform: 'browser',
+    logLevel: 'silent',
+  });
   const browser = await launchChromium();
   try {
     const context = await browser.newContext({ bypassCSP: true });
@@ -188,7 +202,11 @@ export async function browserRecipes(httpUrl: string, key: string): Promise<{ cl
     });
     await page.goto(`${httpUrl}/healthz`);
     await page.addScriptTag({ content: bundled.outputFiles[0]!.text });
-    await page.evaluate(([url, apiKey]) => (globalThis as unknown as { startResumeRecipes(url: string, key: string): void }).startResumeRecipes(url!, apiKey!), [httpUrl, key]);
+    await page.evaluate(
+      ([url, apiKey]) =>
+        (globalThis as unknown as { startResumeRecipes(url: string, key: string): void }).startResumeRecipes(url!, apiKey!),
+      [httpUrl, key],
+    );
     return { clients: [...clients.values()], close: () => browser.close() };
   } catch (error) {
     await browser.close();

@@ -57,10 +57,19 @@ export async function sseSubscribe(
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const lines = frame.split('\n');
-          const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
-          const id = lines.find((l) => l.startsWith('id:'))?.slice(3).trim();
+          const event = lines
+            .find((l) => l.startsWith('event:'))
+            ?.slice(6)
+            .trim();
+          const id = lines
+            .find((l) => l.startsWith('id:'))
+            ?.slice(3)
+            .trim();
           if (id) lastId = id;
-          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          const data = lines
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join('\n');
           if (event === 'next' && data) deliver(JSON.parse(data));
           if (event === 'complete') completed = true;
         }

@@ -33,7 +33,13 @@ export type Fault =
   | { kind: 'drip'; everyMs: number }; // sends 200 and its headers, then one byte of body every `everyMs`, never ending
 
 /** `query` is the raw query string without the leading `?` ('' when absent). */
-export interface RecordedCall { method: string; path: string; query: string; authorization: string | undefined; body: string }
+export interface RecordedCall {
+  method: string;
+  path: string;
+  query: string;
+  authorization: string | undefined;
+  body: string;
+}
 
 export interface StandInUpstream {
   url: string;
@@ -55,11 +61,46 @@ export interface StandInUpstream {
 }
 
 const CATALOG = {
-  cola: { productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c01', productName: 'Cola 0.5 l', productPrice: 2.5, productThumbnail: 'https://cdn.example.com/p/cola.png', productSku: 'BEV-COLA-050', vatRate: 0.19 },
-  water: { productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c02', productName: 'Still water 0.5 l', productPrice: 1.2, productThumbnail: 'https://cdn.example.com/p/water.png', productSku: 'BEV-WATR-050', vatRate: 0.19 },
-  chips: { productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c03', productName: 'Paprika chips 75 g', productPrice: 1.99, productThumbnail: 'https://cdn.example.com/p/chips.png', productSku: 'SNK-CHIP-075', vatRate: 0.07 },
-  bar: { productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c04', productName: 'Chocolate bar', productPrice: 1.35, productThumbnail: 'https://cdn.example.com/p/bar.png', productSku: 'SNK-CHOC-050', vatRate: 0.2 },
-  coffee: { productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c05', productName: 'Cold brew coffee', productPrice: 3.49, productThumbnail: 'https://cdn.example.com/p/coffee.png', productSku: 'BEV-COFF-025', vatRate: 0.2 },
+  cola: {
+    productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c01',
+    productName: 'Cola 0.5 l',
+    productPrice: 2.5,
+    productThumbnail: 'https://cdn.example.com/p/cola.png',
+    productSku: 'BEV-COLA-050',
+    vatRate: 0.19,
+  },
+  water: {
+    productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c02',
+    productName: 'Still water 0.5 l',
+    productPrice: 1.2,
+    productThumbnail: 'https://cdn.example.com/p/water.png',
+    productSku: 'BEV-WATR-050',
+    vatRate: 0.19,
+  },
+  chips: {
+    productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c03',
+    productName: 'Paprika chips 75 g',
+    productPrice: 1.99,
+    productThumbnail: 'https://cdn.example.com/p/chips.png',
+    productSku: 'SNK-CHIP-075',
+    vatRate: 0.07,
+  },
+  bar: {
+    productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c04',
+    productName: 'Chocolate bar',
+    productPrice: 1.35,
+    productThumbnail: 'https://cdn.example.com/p/bar.png',
+    productSku: 'SNK-CHOC-050',
+    vatRate: 0.2,
+  },
+  coffee: {
+    productId: '3f1c2a9e-0b7d-4c1a-9e51-2d6f8a4b7c05',
+    productName: 'Cold brew coffee',
+    productPrice: 3.49,
+    productThumbnail: 'https://cdn.example.com/p/coffee.png',
+    productSku: 'BEV-COFF-025',
+    vatRate: 0.2,
+  },
 } as const;
 
 const line = (name: keyof typeof CATALOG, quantity: number): Record<string, unknown> => ({ ...CATALOG[name], quantity });
@@ -67,8 +108,13 @@ const line = (name: keyof typeof CATALOG, quantity: number): Record<string, unkn
 // Built per instance so that a PUT stored by one test never leaks into another.
 function seedTransactions(): Record<string, unknown>[] {
   const tx = (transactionId: string, customerId: string, status: string, products: Record<string, unknown>[], n: number) => ({
-    transactionId, customerId, products, status,
-    terminalId: `T-${9 + n}`, createdAt: `2026-01-0${1 + n}T10:00:00Z`, meta: { source: n % 2 ? 'app' : 'kiosk', tags: ['a', 'b'] },
+    transactionId,
+    customerId,
+    products,
+    status,
+    terminalId: `T-${9 + n}`,
+    createdAt: `2026-01-0${1 + n}T10:00:00Z`,
+    meta: { source: n % 2 ? 'app' : 'kiosk', tags: ['a', 'b'] },
   });
   return [
     tx('8d2f5c1e-6a4b-4f0e-9b3c-1a2b3c4d5e01', 'c0ffee00-1111-4a2b-8c3d-000000000001', 'active', [line('cola', 1), line('chips', 2)], 0),
@@ -80,16 +126,46 @@ function seedTransactions(): Record<string, unknown>[] {
 }
 
 function seedVendings(): Record<string, unknown>[] {
-  const v = (vendingId: string, status: string, online: boolean, enabled: boolean, where: [string, string, string, string], identifier: string, posId: string, products: Record<string, unknown>[]) => ({
-    vendingId, status, online, enabled, address: where[0], building: where[1], countryCode: where[2], currencyCode: where[3],
-    identifier, posId, products, firmware: { version: '4.2.1' }, lastSeenAt: '2026-01-05T08:30:00Z',
+  const v = (
+    vendingId: string,
+    status: string,
+    online: boolean,
+    enabled: boolean,
+    where: [string, string, string, string],
+    identifier: string,
+    posId: string,
+    products: Record<string, unknown>[],
+  ) => ({
+    vendingId,
+    status,
+    online,
+    enabled,
+    address: where[0],
+    building: where[1],
+    countryCode: where[2],
+    currencyCode: where[3],
+    identifier,
+    posId,
+    products,
+    firmware: { version: '4.2.1' },
+    lastSeenAt: '2026-01-05T08:30:00Z',
   });
   const berlin: [string, string, string, string] = ['Friedrichstr. 12, 10117 Berlin', 'Tower A, lobby', 'DE', 'EUR'];
   const london: [string, string, string, string] = ['221 Baker St, London NW1 6XE', 'North wing, 2nd floor', 'GB', 'GBP'];
   return [
-    v('a7e4b2d0-3c5f-4e8a-b1d2-7f6e5d4c3b01', 'active', true, true, berlin, 'VM-BER-001', 'e5d4c3b2-a1f0-4e9d-8c7b-6a5f4e3d2c01', [line('cola', 8), line('water', 10), line('chips', 4), line('bar', 6)]),
-    v('a7e4b2d0-3c5f-4e8a-b1d2-7f6e5d4c3b02', 'maintenance', false, true, berlin, 'VM-BER-002', 'e5d4c3b2-a1f0-4e9d-8c7b-6a5f4e3d2c02', [line('water', 2)]),
-    v('a7e4b2d0-3c5f-4e8a-b1d2-7f6e5d4c3b03', 'active', true, false, london, 'VM-LON-001', 'e5d4c3b2-a1f0-4e9d-8c7b-6a5f4e3d2c03', [line('coffee', 5), line('bar', 7)]),
+    v('a7e4b2d0-3c5f-4e8a-b1d2-7f6e5d4c3b01', 'active', true, true, berlin, 'VM-BER-001', 'e5d4c3b2-a1f0-4e9d-8c7b-6a5f4e3d2c01', [
+      line('cola', 8),
+      line('water', 10),
+      line('chips', 4),
+      line('bar', 6),
+    ]),
+    v('a7e4b2d0-3c5f-4e8a-b1d2-7f6e5d4c3b02', 'maintenance', false, true, berlin, 'VM-BER-002', 'e5d4c3b2-a1f0-4e9d-8c7b-6a5f4e3d2c02', [
+      line('water', 2),
+    ]),
+    v('a7e4b2d0-3c5f-4e8a-b1d2-7f6e5d4c3b03', 'active', true, false, london, 'VM-LON-001', 'e5d4c3b2-a1f0-4e9d-8c7b-6a5f4e3d2c03', [
+      line('coffee', 5),
+      line('bar', 7),
+    ]),
     v('a7e4b2d0-3c5f-4e8a-b1d2-7f6e5d4c3b04', 'inactive', false, false, london, 'VM-LON-002', 'e5d4c3b2-a1f0-4e9d-8c7b-6a5f4e3d2c04', []),
   ];
 }
@@ -107,7 +183,12 @@ function planogram(products: unknown): unknown {
   return { layout: 'grid', rows };
 }
 
-interface QueuedFault { fault: Fault; method: string | undefined; pathPrefix: string | undefined; remaining: number }
+interface QueuedFault {
+  fault: Fault;
+  method: string | undefined;
+  pathPrefix: string | undefined;
+  remaining: number;
+}
 
 export async function startStandInUpstream(options: StandInOptions = {}): Promise<StandInUpstream> {
   const keys = new Set(options.keys ?? ['upstream-key']);
@@ -137,13 +218,21 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
 
   function applyFault(fault: Fault, req: IncomingMessage, res: ServerResponse): void {
     switch (fault.kind) {
-      case 'status': return send(res, fault.status, fault.body ?? '{"errors":{"message":"injected"}}', fault.contentType);
-      case 'hang': return; // close() destroys the socket, so the request cannot outlive the stand-in
-      case 'reset': req.socket.destroy(); return;
-      case 'html': return send(res, 500, '<!doctype html><html><body><h1>500 Internal Server Error</h1></body></html>', 'text/html');
-      case 'not-json': return send(res, 200, 'this is not json');
-      case 'wrong-shape': return json(res, 200, { items: [] });
-      case 'delay': return;
+      case 'status':
+        return send(res, fault.status, fault.body ?? '{"errors":{"message":"injected"}}', fault.contentType);
+      case 'hang':
+        return; // close() destroys the socket, so the request cannot outlive the stand-in
+      case 'reset':
+        req.socket.destroy();
+        return;
+      case 'html':
+        return send(res, 500, '<!doctype html><html><body><h1>500 Internal Server Error</h1></body></html>', 'text/html');
+      case 'not-json':
+        return send(res, 200, 'this is not json');
+      case 'wrong-shape':
+        return json(res, 200, { items: [] });
+      case 'delay':
+        return;
       case 'drip': {
         res.writeHead(200, { 'content-type': 'application/json' });
         const timer = setInterval(() => res.write(' '), fault.everyMs);
@@ -191,7 +280,8 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       } catch {
         return error(res, 400, 'request body is not valid JSON');
       }
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return error(res, 400, 'request body must be a JSON object');
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        return error(res, 400, 'request body must be a JSON object');
       tx.payment = parsed;
       return json(res, 200, {});
     }
@@ -201,7 +291,8 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       if (products !== null && products !== values.flat && products !== values.planogram) {
         return error(res, 400, `products must be ${JSON.stringify(values.flat)} or ${JSON.stringify(values.planogram)}`);
       }
-      const view = (v: Record<string, unknown>) => (products === values.planogram && products !== values.flat ? { ...v, products: planogram(v.products) } : v);
+      const view = (v: Record<string, unknown>) =>
+        products === values.planogram && products !== values.flat ? { ...v, products: planogram(v.products) } : v;
       if (id === undefined) return json(res, 200, { data: vendings.map(view) });
       const vending = vendings.find((v) => v.vendingId === id);
       return vending ? json(res, 200, { data: view(vending) }) : error(res, 404, `vending ${id} not found`);
@@ -226,7 +317,8 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       const answer = () => {
         // Checked before any routing, so a bad key cannot probe which ids exist.
         if (authorization === undefined || authorization === '') return error(res, 401, 'missing Authorization header');
-        if (!keys.has(authorization) && !(authorization.startsWith('Bearer ') && keys.has(authorization.slice(7)))) return error(res, 401, 'invalid API key');
+        if (!keys.has(authorization) && !(authorization.startsWith('Bearer ') && keys.has(authorization.slice(7))))
+          return error(res, 401, 'invalid API key');
         route(method, url, body, res, authorization);
       };
       const fault = takeFault(method, url.pathname);

@@ -28,7 +28,11 @@ export function wsClient(httpUrl: string, key: string | undefined): Client {
   });
 }
 
-export function subscribe<T = Record<string, any>>(client: Client, query: string, variables?: Record<string, unknown>): QueuedSubscription<T> {
+export function subscribe<T = Record<string, any>>(
+  client: Client,
+  query: string,
+  variables?: Record<string, unknown>,
+): QueuedSubscription<T> {
   const received: ExecutionResult<T>[] = [];
   const waiters: Array<(result: ExecutionResult<T>) => void> = [];
   let read = 0;

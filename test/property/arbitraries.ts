@@ -26,11 +26,20 @@ export const anyText = (maxLength = 40) => fc.string({ unit: 'binary', maxLength
 const chars = (from: number, to: number) => fc.integer({ min: from, max: to }).map((code) => String.fromCharCode(code));
 
 /** A value fetch lets us send in a header: visible ASCII and Latin-1 (a ByteString). */
-export const headerValue = fc.string({ unit: fc.oneof({ weight: 9, arbitrary: chars(0x20, 0x7e) }, { weight: 1, arbitrary: chars(0xa0, 0xff) }), maxLength: 60 });
+export const headerValue = fc.string({
+  unit: fc.oneof({ weight: 9, arbitrary: chars(0x20, 0x7e) }, { weight: 1, arbitrary: chars(0xa0, 0xff) }),
+  maxLength: 60,
+});
 
 /** Percent-encodes the UTF-8 bytes of everything but unreserved characters (lone surrogates become U+FFFD). */
 export const percentEncode = (text: string): string =>
-  [...Buffer.from(text, 'utf8')].map((byte) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  [...Buffer.from(text, 'utf8')]
+    .map((byte) =>
+      /[A-Za-z0-9\-._~]/.test(String.fromCharCode(byte))
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
 
 /** Ids: real demo ones, UUIDs, odd text, very long ones. */
 export const idLike = fc.oneof(
@@ -48,16 +57,25 @@ export const nestedJson = (depth: number, kind: 'array' | 'object' = 'array'): s
  * Nesting the main properties draw from (past the gateway's 64-level bound, so
  * both answers occur); each file sends far deeper JSON in a focused property.
  */
-export const nestedJsonText = fc.tuple(fc.integer({ min: 1, max: 300 }), fc.constantFrom('array' as const, 'object' as const)).map(([depth, kind]) => nestedJson(depth, kind));
+export const nestedJsonText = fc
+  .tuple(fc.integer({ min: 1, max: 300 }), fc.constantFrom('array' as const, 'object' as const))
+  .map(([depth, kind]) => nestedJson(depth, kind));
 
 /** A value of the right shape, or sometimes any JSON value instead. */
-export const mostly = <T>(right: fc.Arbitrary<T>): fc.Arbitrary<T | JsonValue> => fc.oneof({ weight: 4, arbitrary: right }, { weight: 1, arbitrary: jsonValue });
+export const mostly = <T>(right: fc.Arbitrary<T>): fc.Arbitrary<T | JsonValue> =>
+  fc.oneof({ weight: 4, arbitrary: right }, { weight: 1, arbitrary: jsonValue });
 
 const decimal = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.constant(null));
 
 /** A product line of the contract (part 2). */
 export const productLine = fc.record(
-  { productId: idLike, productName: fc.option(anyText(16), { nil: null }), productPrice: decimal, productSku: fc.option(anyText(8), { nil: null }), quantity: decimal },
+  {
+    productId: idLike,
+    productName: fc.option(anyText(16), { nil: null }),
+    productPrice: decimal,
+    productSku: fc.option(anyText(8), { nil: null }),
+    quantity: decimal,
+  },
   { requiredKeys: ['productId'] },
 );
 
@@ -70,28 +88,42 @@ export const transaction = fc.record({
 
 /** A transaction with some fields of the wrong type or missing. */
 export const mutatedTransaction = fc.record(
-  { transactionId: mostly(idLike), status: mostly(anyText(12)), products: mostly(fc.array(mostly(productLine), { maxLength: 3 })), customerId: mostly(idLike) },
+  {
+    transactionId: mostly(idLike),
+    status: mostly(anyText(12)),
+    products: mostly(fc.array(mostly(productLine), { maxLength: 3 })),
+    customerId: mostly(idLike),
+  },
   { requiredKeys: [] },
 );
 
 type Edit = { kind: 'drop' | 'set'; at: number; value: JsonValue } | { kind: 'add'; key: string; value: JsonValue };
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ kind: fc.constantFrom('drop' as const, 'set' as const), at: fc.nat(), value: jsonValue }),
-  fc.record({ kind: fc.constant('add' as const), key: fc.oneof(fc.constantFrom('__proto__', 'constructor', 'type', 'event', 'data', 'id'), anyText(8)), value: jsonValue }),
+  fc.record({
+    kind: fc.constant('add' as const),
+    key: fc.oneof(fc.constantFrom('__proto__', 'constructor', 'type', 'event', 'data', 'id'), anyText(8)),
+    value: jsonValue,
+  }),
 );
 
 /** `object` with up to two top-level edits: a key dropped, a key's value replaced, a key added. */
 export const withEdits = <T extends object>(object: fc.Arbitrary<T>): fc.Arbitrary<Record<string, unknown>> =>
-  fc.tuple(object, fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(edit, { minLength: 1, maxLength: 2 }) })).map(([value, edits]) => {
-    const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-    for (const e of edits) {
-      const keys = Object.keys(copy);
-      if (e.kind === 'add') Object.defineProperty(copy, e.key, { value: e.value, enumerable: true, configurable: true, writable: true });
-      else if (keys.length > 0 && e.kind === 'drop') delete copy[keys[e.at % keys.length]!];
-      else if (keys.length > 0) copy[keys[e.at % keys.length]!] = e.value;
-    }
-    return copy;
-  });
+  fc
+    .tuple(
+      object,
+      fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(edit, { minLength: 1, maxLength: 2 }) }),
+    )
+    .map(([value, edits]) => {
+      const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+      for (const e of edits) {
+        const keys = Object.keys(copy);
+        if (e.kind === 'add') Object.defineProperty(copy, e.key, { value: e.value, enumerable: true, configurable: true, writable: true });
+        else if (keys.length > 0 && e.kind === 'drop') delete copy[keys[e.at % keys.length]!];
+        else if (keys.length > 0) copy[keys[e.at % keys.length]!] = e.value;
+      }
+      return copy;
+    });
 
 // ---------------------------------------------------------------------------
 // Webhook bodies.
@@ -101,10 +133,22 @@ export const legacyOfSize = (tx: object, bytes: number): string => {
   const empty = JSON.stringify({ event: 'transaction', data: { ...tx, note: '' } });
   return JSON.stringify({ event: 'transaction', data: { ...tx, note: 'x'.repeat(Math.max(0, bytes - Buffer.byteLength(empty))) } });
 };
-const someData = fc.oneof({ weight: 5, arbitrary: transaction }, { weight: 2, arbitrary: mutatedTransaction }, { weight: 1, arbitrary: jsonValue });
+const someData = fc.oneof(
+  { weight: 5, arbitrary: transaction },
+  { weight: 2, arbitrary: mutatedTransaction },
+  { weight: 1, arbitrary: jsonValue },
+);
 /** The legacy webhook form (contract part 6), near-valid: mostly right, with top-level edits. */
-export const legacyBody = withEdits(fc.record({ event: fc.oneof({ weight: 6, arbitrary: fc.constant('transaction') }, { weight: 1, arbitrary: jsonValue }), data: someData }));
-const timestamp = fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.integer({ min: -1e13, max: 1e13 }), fc.double(), anyText(12), jsonValue);
+export const legacyBody = withEdits(
+  fc.record({ event: fc.oneof({ weight: 6, arbitrary: fc.constant('transaction') }, { weight: 1, arbitrary: jsonValue }), data: someData }),
+);
+const timestamp = fc.oneof(
+  fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+  fc.integer({ min: -1e13, max: 1e13 }),
+  fc.double(),
+  anyText(12),
+  jsonValue,
+);
 /** The enveloped webhook form, near-valid: id, type, one of the timestamp names, the transaction where it may sit. */
 export const envelopedBody = withEdits(
   fc
@@ -120,7 +164,8 @@ export const envelopedBody = withEdits(
     .map(([envelope, field, at]) => ({ ...envelope, [field]: at })),
 );
 /** A legacy body whose transaction carries an unknown field holding `nested` JSON text. */
-export const legacyWith = (tx: object, nested: string) => `{"event":"transaction","data":${JSON.stringify(tx).slice(0, -1)},"nested":${nested}}}`;
+export const legacyWith = (tx: object, nested: string) =>
+  `{"event":"transaction","data":${JSON.stringify(tx).slice(0, -1)},"nested":${nested}}}`;
 
 // ---------------------------------------------------------------------------
 // Checks of what came back.
@@ -144,7 +189,8 @@ export async function readAnswer(response: Response): Promise<Answer> {
   return { status: response.status, contentType: response.headers.get('content-type') ?? '', text, json };
 }
 
-export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Exactly the contract's error envelope (part 7): `{errors: {message: string}}`. */
 export function isErrorEnvelope(value: unknown): boolean {
@@ -164,11 +210,42 @@ export const describeExchange = (request: unknown, answer: Answer): string =>
 // Odd ids.
 
 /** Characters an id may hold that a path, a router or a store reads specially, and some that are merely unusual. */
-const oddIdPart = fc.constantFrom('/', '\\', '\u0000', '\r', '\n', '\r\n', '\t', '\u001b', '\u007f', '\u0085', '\ud800', '\udfff', '\udc00\ud800', '.', '..', '%', '%2F', '%00', '?', '#', '&', ' ', 'é', '😀', '\u2028', '\ufeff', '\u0301');
+const oddIdPart = fc.constantFrom(
+  '/',
+  '\\',
+  '\u0000',
+  '\r',
+  '\n',
+  '\r\n',
+  '\t',
+  '\u001b',
+  '\u007f',
+  '\u0085',
+  '\ud800',
+  '\udfff',
+  '\udc00\ud800',
+  '.',
+  '..',
+  '%',
+  '%2F',
+  '%00',
+  '?',
+  '#',
+  '&',
+  ' ',
+  'é',
+  '😀',
+  '\u2028',
+  '\ufeff',
+  '\u0301',
+);
 /** Ids with odd characters: real ones, lone surrogates, separators, control characters, dot segments, percent signs. */
 export const oddId = fc.oneof(
   { weight: 2, arbitrary: idLike },
-  { weight: 4, arbitrary: fc.array(fc.oneof(oddIdPart, fc.string({ maxLength: 4 })), { minLength: 1, maxLength: 5 }).map((parts) => parts.join('')) },
+  {
+    weight: 4,
+    arbitrary: fc.array(fc.oneof(oddIdPart, fc.string({ maxLength: 4 })), { minLength: 1, maxLength: 5 }).map((parts) => parts.join('')),
+  },
   { weight: 1, arbitrary: fc.constantFrom('.', '..', '', ' ', '\ud800', '...', 'a/..', '../vendings') },
 );
 
@@ -178,6 +255,8 @@ export const percentEncodeLoosely = (text: string): string =>
     .map((char) => {
       const code = char.charCodeAt(0);
       if (char.length > 1 || code < 0xd800 || code > 0xdfff) return percentEncode(char);
-      return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((byte) => `%${byte.toString(16).toUpperCase()}`).join('');
+      return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)]
+        .map((byte) => `%${byte.toString(16).toUpperCase()}`)
+        .join('');
     })
     .join('');

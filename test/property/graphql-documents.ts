@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import {
-  getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, isObjectType,
-  type GraphQLField, type GraphQLInputType, type GraphQLObjectType,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLObjectType,
 } from 'graphql';
 import { schema } from '../../src/graphql/schema.js';
 import { anyText, idLike, jsonValue, mostly, nestedJsonText } from './arbitraries.js';
@@ -19,7 +26,15 @@ import { anyText, idLike, jsonValue, mostly, nestedJsonText } from './arbitrarie
 
 export const name = fc.stringMatching(/^[_A-Za-z][_0-9A-Za-z]{0,8}$/);
 /** Variables an operation may declare (some of them, maybe mistyped) and use anywhere. */
-export const VARIABLES: Record<string, string> = { id: 'ID!', ids: '[ID!]!', p: 'ProductsView', n: 'Int', j: 'JSONObject', s: 'String', f: 'VendingFilter' };
+export const VARIABLES: Record<string, string> = {
+  id: 'ID!',
+  ids: '[ID!]!',
+  p: 'ProductsView',
+  n: 'Int',
+  j: 'JSONObject',
+  s: 'String',
+  f: 'VendingFilter',
+};
 const stringLiteral = idLike.map((s) => JSON.stringify(s));
 const floatLiteral = fc.double({ noNaN: true, noDefaultInfinity: true }).map(String);
 const anyLiteral: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
@@ -30,7 +45,17 @@ const anyLiteral: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => (
     floatLiteral,
     stringLiteral,
     anyText(12).map((s) => `"""${s}"""`),
-    fc.constantFrom('true', 'false', 'null', 'FLAT', 'PLANOGRAM', 'LEGACY', 'nope', ...Object.keys(VARIABLES).map((v) => `$${v}`), '$undeclared'),
+    fc.constantFrom(
+      'true',
+      'false',
+      'null',
+      'FLAT',
+      'PLANOGRAM',
+      'LEGACY',
+      'nope',
+      ...Object.keys(VARIABLES).map((v) => `$${v}`),
+      '$undeclared',
+    ),
     fc.array(tie('value'), { maxLength: 3 }).map((xs) => `[${xs.join(', ')}]`),
     fc.array(fc.tuple(name, tie('value')), { maxLength: 3 }).map((kv) => `{${kv.map(([k, v]) => `${k}: ${v}`).join(', ')}}`),
   ),
@@ -73,9 +98,13 @@ function rightLiteral(type: GraphQLInputType, noisy: boolean, depth: number): fc
   if (isListType(type)) return fc.array(literalFor(type.ofType, noisy, depth + 1), { maxLength: 3 }).map((xs) => `[${xs.join(', ')}]`);
   if (isEnumType(type)) return fc.constantFrom(...type.getValues().map((v) => v.name));
   if (isInputObjectType(type)) {
-    return fc.subarray(Object.values(type.getFields())).chain((fields) =>
-      fc.tuple(...fields.map((f) => literalFor(f.type, noisy, depth + 1).map((v) => `${f.name}: ${v}`))).map((kv) => `{${kv.join(', ')}}`),
-    );
+    return fc
+      .subarray(Object.values(type.getFields()))
+      .chain((fields) =>
+        fc
+          .tuple(...fields.map((f) => literalFor(f.type, noisy, depth + 1).map((v) => `${f.name}: ${v}`)))
+          .map((kv) => `{${kv.join(', ')}}`),
+      );
   }
   return scalarLiteral(type.name);
 }
@@ -85,10 +114,20 @@ function rightLiteral(type: GraphQLInputType, noisy: boolean, depth: number): fc
 
 const objectTypes = Object.values(schema.getTypeMap()).filter((t): t is GraphQLObjectType => isObjectType(t) && !t.name.startsWith('__'));
 const allFieldNames = [...new Set(objectTypes.flatMap((t) => Object.keys(t.getFields())))];
-const noiseField = fc.tuple(fc.oneof(fc.constantFrom(...allFieldNames), name), fc.option(anyLiteral, { freq: 3 }), fc.boolean()).map(
-  ([field, arg, sub]) => `${field}${arg === null ? '' : `(id: ${arg})`}${sub ? ' { __typename status }' : ''}`,
+const noiseField = fc
+  .tuple(fc.oneof(fc.constantFrom(...allFieldNames), name), fc.option(anyLiteral, { freq: 3 }), fc.boolean())
+  .map(([field, arg, sub]) => `${field}${arg === null ? '' : `(id: ${arg})`}${sub ? ' { __typename status }' : ''}`);
+const specials = fc.constantFrom(
+  '__typename',
+  'a: __typename',
+  '...F',
+  '...G',
+  '...Missing',
+  '__schema { types { name } }',
+  '__type(name: "Vending") { fields { name } }',
+  'status @skip(if: $s)',
+  '__typename @include(if: true)',
 );
-const specials = fc.constantFrom('__typename', 'a: __typename', '...F', '...G', '...Missing', '__schema { types { name } }', '__type(name: "Vending") { fields { name } }', 'status @skip(if: $s)', '__typename @include(if: true)');
 
 const selections = new Map<string, fc.Arbitrary<string>>();
 function selectionSet(type: GraphQLObjectType, depth: number, noisy: boolean): fc.Arbitrary<string> {
@@ -96,11 +135,20 @@ function selectionSet(type: GraphQLObjectType, depth: number, noisy: boolean): f
   const known = selections.get(key);
   if (known) return known;
   const field = fc.constantFrom(...Object.values(type.getFields())).chain((f) => fieldSelection(f, depth, noisy));
-  const inline = fc.constantFrom(...objectTypes, undefined).chain((t) =>
-    t && depth > 0 ? selectionSet(t, depth - 1, noisy).map((s) => `... on ${t.name} ${s}`) : fc.constant(`... on ${t?.name ?? 'Nope'} { __typename }`),
-  );
+  const inline = fc
+    .constantFrom(...objectTypes, undefined)
+    .chain((t) =>
+      t && depth > 0
+        ? selectionSet(t, depth - 1, noisy).map((s) => `... on ${t.name} ${s}`)
+        : fc.constant(`... on ${t?.name ?? 'Nope'} { __typename }`),
+    );
   const item = noisy
-    ? fc.oneof({ weight: 10, arbitrary: field }, { weight: 1, arbitrary: noiseField }, { weight: 1, arbitrary: specials }, { weight: 1, arbitrary: inline })
+    ? fc.oneof(
+        { weight: 10, arbitrary: field },
+        { weight: 1, arbitrary: noiseField },
+        { weight: 1, arbitrary: specials },
+        { weight: 1, arbitrary: inline },
+      )
     : fc.oneof({ weight: 10, arbitrary: field }, { weight: 1, arbitrary: fc.constant('__typename') });
   const set = fc.array(item, { minLength: 1, maxLength: 4 }).map((items) => `{ ${items.join(' ')} }`);
   selections.set(key, set);
@@ -110,7 +158,12 @@ function selectionSet(type: GraphQLObjectType, depth: number, noisy: boolean): f
 function fieldSelection(field: GraphQLField<unknown, unknown>, depth: number, noisy: boolean): fc.Arbitrary<string> {
   const args = noisy ? fc.oneof({ weight: 4, arbitrary: fc.constant(field.args) }, fc.subarray([...field.args])) : fc.constant(field.args);
   const literals = args.chain((as) => fc.tuple(...as.map((a) => literalFor(a.type, noisy).map((v) => `${a.name}: ${v}`))));
-  const extra = noisy ? fc.option(fc.tuple(name, anyLiteral).map(([n, v]) => `${n}: ${v}`), { freq: 8 }) : fc.constant(null);
+  const extra = noisy
+    ? fc.option(
+        fc.tuple(name, anyLiteral).map(([n, v]) => `${n}: ${v}`),
+        { freq: 8 },
+      )
+    : fc.constant(null);
   const named = getNamedType(field.type);
   const right = isObjectType(named) ? (depth > 0 ? selectionSet(named, depth - 1, noisy) : fc.constant('{ __typename }')) : fc.constant('');
   const sub = noisy ? fc.oneof({ weight: 9, arbitrary: right }, fc.constant(isObjectType(named) ? '' : '{ status }')) : right;
@@ -124,19 +177,26 @@ const roots = { query: schema.getQueryType()!, mutation: schema.getMutationType(
 const variableDefinitions = fc
   .tuple(fc.subarray(Object.entries(VARIABLES)), fc.constantFrom('', '', '', '', '$id: Vending', '$n: Int = "x"', '$id: ID!', '$: ID'))
   .map(([defs, odd]) => [...defs.map(([v, t]) => `$${v}: ${t}`), ...(odd ? [odd] : [])].join(', '));
-const noisyOperation = fc.constantFrom('query', 'query', 'query', 'mutation', 'subscription', '').chain((op) =>
-  fc.tuple(fc.option(name), variableDefinitions, selectionSet(roots[op === '' ? 'query' : op], 3, true)).map(([n, vars, set]) =>
-    op === '' ? set : `${op}${n === null ? '' : ` ${n}`}${vars ? `(${vars})` : ''} ${set}`,
-  ),
-);
+const noisyOperation = fc
+  .constantFrom('query', 'query', 'query', 'mutation', 'subscription', '')
+  .chain((op) =>
+    fc
+      .tuple(fc.option(name), variableDefinitions, selectionSet(roots[op === '' ? 'query' : op], 3, true))
+      .map(([n, vars, set]) => (op === '' ? set : `${op}${n === null ? '' : ` ${n}`}${vars ? `(${vars})` : ''} ${set}`)),
+  );
 const fragment = fc
   .tuple(fc.constantFrom('F', 'G'), fc.constantFrom(...objectTypes))
   .chain(([n, t]) => selectionSet(t, 1, true).map((s) => `fragment ${n} on ${t.name} ${s}`));
 const noisyDocument = fc
-  .tuple(fc.oneof({ weight: 4, arbitrary: noisyOperation.map((op) => [op]) }, fc.array(noisyOperation, { minLength: 2, maxLength: 3 })), fc.array(fragment, { maxLength: 2 }))
+  .tuple(
+    fc.oneof({ weight: 4, arbitrary: noisyOperation.map((op) => [op]) }, fc.array(noisyOperation, { minLength: 2, maxLength: 3 })),
+    fc.array(fragment, { maxLength: 2 }),
+  )
   .map(([ops, fragments]) => [...ops, ...fragments].join('\n'));
 /** One valid query or mutation: it executes, against real and unknown ids. */
-const cleanDocument = fc.constantFrom('query' as const, 'query' as const, 'mutation' as const).chain((op) => selectionSet(roots[op], 3, false).map((set) => `${op} ${set}`));
+const cleanDocument = fc
+  .constantFrom('query' as const, 'query' as const, 'mutation' as const)
+  .chain((op) => selectionSet(roots[op], 3, false).map((set) => `${op} ${set}`));
 
 export const document = fc.oneof(cleanDocument, noisyDocument);
 
@@ -154,7 +214,9 @@ const deep = fc.integer({ min: 1, max: SAFE_DEPTH });
 const many = fc.integer({ min: 1, max: 2_000 });
 const garbage = fc.oneof(
   anyText(200),
-  fc.tuple(document, fc.nat(), fc.nat({ max: 10 }), anyText(5)).map(([d, at, cut, insert]) => d.slice(0, at % (d.length + 1)) + insert + d.slice((at % (d.length + 1)) + cut)),
+  fc
+    .tuple(document, fc.nat(), fc.nat({ max: 10 }), anyText(5))
+    .map(([d, at, cut, insert]) => d.slice(0, at % (d.length + 1)) + insert + d.slice((at % (d.length + 1)) + cut)),
   deep.map((n) => `{ ${'a { '.repeat(n)}b${' }'.repeat(n)} }`),
   deep.map((n) => `{ transaction(id: ${'['.repeat(n)}"x"${']'.repeat(n)}) { status } }`),
   deep.map((n) => `{ vendings(filter: ${'{status: '.repeat(n)}"x"${'}'.repeat(n)}) { totalCount } }`),
@@ -170,8 +232,16 @@ const variables = fc.oneof(
     weight: 4,
     arbitrary: fc.record(
       {
-        id: mostly(idLike), ids: mostly(fc.array(idLike, { maxLength: 3 })), p: mostly(fc.constantFrom('FLAT', 'PLANOGRAM', 'flat')), n: mostly(fc.integer()),
-        j: fc.oneof(jsonValue, nestedJsonText.map((text) => ({ nested: JSON.parse(text) as unknown }))), s: mostly(anyText(8)), f: jsonValue,
+        id: mostly(idLike),
+        ids: mostly(fc.array(idLike, { maxLength: 3 })),
+        p: mostly(fc.constantFrom('FLAT', 'PLANOGRAM', 'flat')),
+        n: mostly(fc.integer()),
+        j: fc.oneof(
+          jsonValue,
+          nestedJsonText.map((text) => ({ nested: JSON.parse(text) as unknown })),
+        ),
+        s: mostly(anyText(8)),
+        f: jsonValue,
       },
       { requiredKeys: [] },
     ),
@@ -183,9 +253,27 @@ export const graphqlPayload = fc.oneof(
   {
     weight: 8,
     arbitrary: fc
-      .record({ query: fc.oneof({ weight: 4, arbitrary: document }, { weight: 1, arbitrary: garbage }), variables, operationName: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: name }) }, { requiredKeys: ['query'] })
+      .record(
+        {
+          query: fc.oneof({ weight: 4, arbitrary: document }, { weight: 1, arbitrary: garbage }),
+          variables,
+          operationName: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: name }),
+        },
+        { requiredKeys: ['query'] },
+      )
       .map((p) => JSON.stringify(p)),
   },
-  { weight: 1, arbitrary: fc.record({ query: jsonValue, variables: jsonValue, extensions: jsonValue }, { requiredKeys: [] }).map((p) => JSON.stringify(p)) },
-  { weight: 1, arbitrary: fc.oneof(anyText(100), jsonValue.map((v) => JSON.stringify(v))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ query: jsonValue, variables: jsonValue, extensions: jsonValue }, { requiredKeys: [] })
+      .map((p) => JSON.stringify(p)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      anyText(100),
+      jsonValue.map((v) => JSON.stringify(v)),
+    ),
+  },
 );

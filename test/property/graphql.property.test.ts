@@ -24,7 +24,11 @@ describe('POST /graphql with random documents', () => {
   afterAll(() => running.close());
 
   async function check(body: string): Promise<void> {
-    const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: TEST_KEY };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      authorization: TEST_KEY,
+    };
     const answer = await readAnswer(await running.fetch(`${running.url}/graphql`, { method: 'POST', headers, body }));
     const what = describeExchange({ body }, answer);
     expect(answer.status, what).toBeLessThan(500);
@@ -53,7 +57,10 @@ describe('POST /graphql with random documents', () => {
   //   {"query":"{ transaction(id: [[[…1900×… \"x\" …]]]) { status } }"}   (also `{a: ` ×1500, `a { ` ×2000)
   it('a list literal nested to near the token limit → no 5xx', async () => {
     const query = fc.integer({ min: 4_500, max: 4_900 }).map((n) => `{ transaction(id: ${'['.repeat(n)}"x"${']'.repeat(n)}) { status } }`);
-    await fc.assert(fc.asyncProperty(query, (q) => check(JSON.stringify({ query: q }))), failing(3));
+    await fc.assert(
+      fc.asyncProperty(query, (q) => check(JSON.stringify({ query: q }))),
+      failing(3),
+    );
   });
 
   it('never a 5xx; always JSON with data or errors; no error leaks a stack or hides a crash', async () => {
@@ -65,8 +72,16 @@ describe('POST /graphql with random documents', () => {
   // answered 500 "Unexpected error." Minimal: POST /graphql, content-type: application/json, authorization: test-key-1,
   //   {"query":"{ __typename }","operationName":1}        (likewise true, {}, [])
   it('an operationName that is not a string → no 5xx', async () => {
-    const operationName = fc.oneof(fc.integer({ min: 1 }), fc.constant(true), fc.array(jsonValue, { maxLength: 2 }), fc.dictionary(name, jsonValue, { maxKeys: 2 }));
-    await fc.assert(fc.asyncProperty(document, operationName, (query, op) => check(JSON.stringify({ query, operationName: op }))), failing(20));
+    const operationName = fc.oneof(
+      fc.integer({ min: 1 }),
+      fc.constant(true),
+      fc.array(jsonValue, { maxLength: 2 }),
+      fc.dictionary(name, jsonValue, { maxKeys: 2 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(document, operationName, (query, op) => check(JSON.stringify({ query, operationName: op }))),
+      failing(20),
+    );
   });
 
   // Found by this property (fixed): the memory backend structuredClone()s the payment (src/backends/memory/memory-backend.ts, updatePayment);
@@ -74,10 +89,13 @@ describe('POST /graphql with random documents', () => {
   // Minimal: POST /graphql, authorization: test-key-1, {"query":"mutation($p: JSONObject!) { updateTransactionPayment(
   //   transactionId: \"<demo transaction id>\", payment: $p) { transaction { status } } }","variables":{"p":{"a":[[[…3000×…]]]}}}
   it('a deeply nested payment in updateTransactionPayment → no masked crash', async () => {
-    const mutation = 'mutation($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) { transaction { status } } }';
+    const mutation =
+      'mutation($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) { transaction { status } } }';
     const request = fc.tuple(fc.constantFrom(...TRANSACTION_IDS), fc.integer({ min: 20_000, max: 30_000 }));
     await fc.assert(
-      fc.asyncProperty(request, ([id, depth]) => check(`{"query":${JSON.stringify(mutation)},"variables":{"id":${JSON.stringify(id)},"p":{"a":${nestedJson(depth)}}}}`)),
+      fc.asyncProperty(request, ([id, depth]) =>
+        check(`{"query":${JSON.stringify(mutation)},"variables":{"id":${JSON.stringify(id)},"p":{"a":${nestedJson(depth)}}}}`),
+      ),
       failing(3),
     );
   });

@@ -33,7 +33,16 @@ describe('what the tolerant reader accepts outright', () => {
   });
 
   it('covers the plain fields of a contract answer (else the reader runs every schema again)', () => {
-    const typical: Record<string, unknown> = { productId: 'p1', productName: 'Cola', productPrice: 2.5, quantity: null, transactionId: 't1', customerId: undefined, status: 'PAID', online: true };
+    const typical: Record<string, unknown> = {
+      productId: 'p1',
+      productName: 'Cola',
+      productPrice: 2.5,
+      quantity: null,
+      transactionId: 't1',
+      customerId: undefined,
+      status: 'PAID',
+      online: true,
+    };
     for (const [field, schema] of FIELDS) {
       if (field in typical) expect([field, acceptedOutright(schema, typical[field])]).toEqual([field, true]);
     }

@@ -2,8 +2,21 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OTHER_KEY, answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import {
-  anyText, describeExchange, headerValue, idLike, isErrorEnvelope, isObject, jsonValue, leaksNothing, nestedJson, nestedJsonText, percentEncode, readAnswer, runs,
-  TRANSACTION_IDS, VENDING_IDS,
+  anyText,
+  describeExchange,
+  headerValue,
+  idLike,
+  isErrorEnvelope,
+  isObject,
+  jsonValue,
+  leaksNothing,
+  nestedJson,
+  nestedJsonText,
+  percentEncode,
+  readAnswer,
+  runs,
+  TRANSACTION_IDS,
+  VENDING_IDS,
 } from './arbitraries.js';
 
 /*
@@ -24,7 +37,29 @@ const DASHBOARD = new Set(['/', '/dashboard/app.js', '/dashboard/styles.css']);
 // ---------------------------------------------------------------------------
 // Generators.
 
-const oddSegments = ['.', '..', '%2e', '%2E%2E', '%2F', '%2f..%2f', '%', '%zz', '%00', '%C0%AF', '%FF', '%E2%82', ';', '%20', '+', '', ' ', '%0A', '\\', '..%5C', '%25'];
+const oddSegments = [
+  '.',
+  '..',
+  '%2e',
+  '%2E%2E',
+  '%2F',
+  '%2f..%2f',
+  '%',
+  '%zz',
+  '%00',
+  '%C0%AF',
+  '%FF',
+  '%E2%82',
+  ';',
+  '%20',
+  '+',
+  '',
+  ' ',
+  '%0A',
+  '\\',
+  '..%5C',
+  '%25',
+];
 const idSegment = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...TRANSACTION_IDS, ...VENDING_IDS) },
   { weight: 4, arbitrary: idLike.map(percentEncode) },
@@ -53,12 +88,18 @@ const target = fc
   )
   .map(([r, tail]) => ({ method: r.method, path: r.path + tail }));
 
-const productsValue = fc.oneof({ weight: 3, arbitrary: fc.constantFrom('flat', 'planogram') }, fc.constantFrom('FLAT', '', 'flat,planogram', 'null'), anyText(16));
+const productsValue = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom('flat', 'planogram') },
+  fc.constantFrom('FLAT', '', 'flat,planogram', 'null'),
+  anyText(16),
+);
 const query = fc
   .record({
     products: fc.option(productsValue, { nil: undefined, freq: 2 }),
     extra: fc.array(fc.tuple(anyText(8), anyText(8)), { maxLength: 2 }),
-    raw: fc.option(fc.constantFrom('%zz', '&&=', 'products', 'products=flat&products=planogram', '=%', '%E2', 'products[]=flat'), { nil: undefined }),
+    raw: fc.option(fc.constantFrom('%zz', '&&=', 'products', 'products=flat&products=planogram', '=%', '%E2', 'products[]=flat'), {
+      nil: undefined,
+    }),
     mark: fc.boolean(),
   })
   .map(({ products, extra, raw, mark }) => {
@@ -77,7 +118,9 @@ const body = fc.option(
     { weight: 6, arbitrary: fc.dictionary(anyText(8), jsonValue, { maxKeys: 4 }).map((v) => JSON.stringify(v)) },
     anyText(100),
     fc.uint8Array({ maxLength: 100 }),
-    fc.tuple(nearLimit, fc.dictionary(anyText(4), jsonValue, { maxKeys: 2 })).map(([n, v]) => JSON.stringify({ ...v, pad: 'x'.repeat(n) }).slice(0, n + 16)),
+    fc
+      .tuple(nearLimit, fc.dictionary(anyText(4), jsonValue, { maxKeys: 2 }))
+      .map(([n, v]) => JSON.stringify({ ...v, pad: 'x'.repeat(n) }).slice(0, n + 16)),
     fc.constantFrom('', '{}', 'null', '[]', '{"paymentStatus":"captured"}', '{"__proto__":{"x":1}}'),
     nestedJsonText,
     nestedJsonText.map((nested) => `{"paymentStatus":"captured","nested":${nested}}`),
@@ -86,10 +129,19 @@ const body = fc.option(
 );
 
 const VALID_AUTH = [TEST_KEY, `Bearer ${TEST_KEY}`, `bearer   ${OTHER_KEY}`, ` ${TEST_KEY} `];
-const authorization = fc.option(fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...VALID_AUTH) }, fc.constantFrom('Bearer ', 'Bearer', 'Basic dGVzdA==', `${TEST_KEY}x`), headerValue), {
+const authorization = fc.option(
+  fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(...VALID_AUTH) },
+    fc.constantFrom('Bearer ', 'Bearer', 'Basic dGVzdA==', `${TEST_KEY}x`),
+    headerValue,
+  ),
+  {
+    nil: undefined,
+  },
+);
+const contentType = fc.option(fc.oneof(fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain'), headerValue), {
   nil: undefined,
 });
-const contentType = fc.option(fc.oneof(fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain'), headerValue), { nil: undefined });
 
 const request = fc.record({
   target,
@@ -117,7 +169,16 @@ describe('REST passthrough with random requests', () => {
     if (r.contentType !== undefined) headers['content-type'] = r.contentType;
     const body = method === 'GET' || r.body === undefined ? undefined : r.body;
     const answer = await readAnswer(await running.fetch(url.href, { method, headers, body }));
-    return { url, answer, sent: { method, url: url.href.slice(running.url.length), headers, body: typeof body === 'string' ? body : body && Buffer.from(body).toString('utf8') } };
+    return {
+      url,
+      answer,
+      sent: {
+        method,
+        url: url.href.slice(running.url.length),
+        headers,
+        body: typeof body === 'string' ? body : body && Buffer.from(body).toString('utf8'),
+      },
+    };
   }
 
   async function check(r: RandomRequest): Promise<void> {
@@ -150,13 +211,15 @@ describe('REST passthrough with random requests', () => {
   // answered 500 "Unexpected error." instead of 200 (or 400/413). Minimal: PUT /transactions/<demo transaction id>/payment,
   //   authorization: test-key-1, content-type: application/json, {"nested":[[[…3000×…]]]}
   it('PUT …/payment with a deeply nested JSON object → no 5xx', async () => {
-    const deep = fc.tuple(fc.constantFrom(...TRANSACTION_IDS), fc.integer({ min: 20_000, max: 30_000 })).map(([id, depth]): RandomRequest => ({
-      target: { method: 'PUT', path: `/transactions/${id}/payment` },
-      query: '',
-      body: `{"nested":${nestedJson(depth)}}`,
-      authorization: TEST_KEY,
-      contentType: 'application/json',
-    }));
+    const deep = fc
+      .tuple(fc.constantFrom(...TRANSACTION_IDS), fc.integer({ min: 20_000, max: 30_000 }))
+      .map(([id, depth]): RandomRequest => ({
+        target: { method: 'PUT', path: `/transactions/${id}/payment` },
+        query: '',
+        body: `{"nested":${nestedJson(depth)}}`,
+        authorization: TEST_KEY,
+        contentType: 'application/json',
+      }));
     await fc.assert(fc.asyncProperty(deep, check), { ...runs(3), endOnFailure: true });
   });
 });

@@ -16,28 +16,34 @@ const step = fc.oneof(fc.record({ insert: key }), fc.record({ remove: key }));
 describe('SortedIndex', () => {
   it('answers as a sorted array does', () => {
     fc.assert(
-      fc.property(fc.array(step, { maxLength: 200 }), key, fc.integer({ min: 0, max: 21 }), fc.integer({ min: 0, max: 21 }), (steps, bound, a, b) => {
-        const index = new SortedIndex();
-        let reference: Keyed[] = [];
-        const same = (x: Keyed) => (y: Keyed) => compareKeyed(x, y) === 0;
-        for (const s of steps) {
-          if ('insert' in s) {
-            // Keys are distinct in the history (one entry per transaction): insert only absent ones.
-            if (reference.some(same(s.insert))) continue;
-            index.insert(s.insert);
-            reference = [...reference, s.insert].sort(compareKeyed);
-          } else {
-            index.remove(s.remove);
-            reference = reference.filter((y) => !same(s.remove)(y));
+      fc.property(
+        fc.array(step, { maxLength: 200 }),
+        key,
+        fc.integer({ min: 0, max: 21 }),
+        fc.integer({ min: 0, max: 21 }),
+        (steps, bound, a, b) => {
+          const index = new SortedIndex();
+          let reference: Keyed[] = [];
+          const same = (x: Keyed) => (y: Keyed) => compareKeyed(x, y) === 0;
+          for (const s of steps) {
+            if ('insert' in s) {
+              // Keys are distinct in the history (one entry per transaction): insert only absent ones.
+              if (reference.some(same(s.insert))) continue;
+              index.insert(s.insert);
+              reference = [...reference, s.insert].sort(compareKeyed);
+            } else {
+              index.remove(s.remove);
+              reference = reference.filter((y) => !same(s.remove)(y));
+            }
           }
-        }
-        expect(index.size).toBe(reference.length);
-        expect(index.first()).toEqual(reference[0]);
-        expect(index.rank(bound)).toBe(reference.filter((y) => compareKeyed(y, bound) < 0).length);
-        expect([...index.below(bound)]).toEqual(reference.filter((y) => compareKeyed(y, bound) < 0).reverse());
-        const [since, until] = [Math.min(a, b), Math.max(a, b)];
-        expect(index.countBetween(since, until)).toBe(reference.filter((y) => y.lastUpdated >= since && y.lastUpdated < until).length);
-      }),
+          expect(index.size).toBe(reference.length);
+          expect(index.first()).toEqual(reference[0]);
+          expect(index.rank(bound)).toBe(reference.filter((y) => compareKeyed(y, bound) < 0).length);
+          expect([...index.below(bound)]).toEqual(reference.filter((y) => compareKeyed(y, bound) < 0).reverse());
+          const [since, until] = [Math.min(a, b), Math.max(a, b)];
+          expect(index.countBetween(since, until)).toBe(reference.filter((y) => y.lastUpdated >= since && y.lastUpdated < until).length);
+        },
+      ),
       runs(300),
     );
   });

@@ -6,8 +6,22 @@ import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { answeringGateway, type RunningGateway } from '../helpers/gateway.js';
 import {
-  anyText, describeExchange, envelopedBody, headerValue, isErrorEnvelope, isObject, jsonValue, leaksNothing, legacyBody, legacyOfSize, legacyWith, nestedJson,
-  nestedJsonText, readAnswer, runs, transaction,
+  anyText,
+  describeExchange,
+  envelopedBody,
+  headerValue,
+  isErrorEnvelope,
+  isObject,
+  jsonValue,
+  leaksNothing,
+  legacyBody,
+  legacyOfSize,
+  legacyWith,
+  nestedJson,
+  nestedJsonText,
+  readAnswer,
+  runs,
+  transaction,
 } from './arbitraries.js';
 
 /*
@@ -37,19 +51,40 @@ const body: fc.Arbitrary<string | Uint8Array> = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(transaction, nearLimit).map(([tx, size]) => legacyOfSize(tx, size)) },
   { weight: 1, arbitrary: fc.tuple(transaction, nestedJsonText).map(([tx, nested]) => legacyWith(tx, nested)) },
   { weight: 1, arbitrary: fc.tuple(nearLimit, fc.constantFrom('x', 'é', '"', '{', '\u0000')).map(([n, c]) => c.repeat(n)) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('\uFEFF', ' \n', '[', '}', 'null', '"'), legacyBody, fc.boolean()).map(([n, b, before]) => (before ? n + JSON.stringify(b) : JSON.stringify(b) + n)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom('\uFEFF', ' \n', '[', '}', 'null', '"'), legacyBody, fc.boolean())
+      .map(([n, b, before]) => (before ? n + JSON.stringify(b) : JSON.stringify(b) + n)),
+  },
 );
 const contentType = fc.oneof(
-  fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', ''),
+  fc.constantFrom(
+    'application/json',
+    'application/json; charset=utf-8',
+    'APPLICATION/JSON',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/json; charset=latin1',
+    '',
+  ),
   headerValue,
 );
 const v1Signature = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `v1,${Buffer.from(b).toString('base64')}`);
 const headers = fc.record(
   {
     'content-type': contentType,
-    'webhook-id': fc.oneof(fc.uuid().map((u) => `msg_${u}`), headerValue),
+    'webhook-id': fc.oneof(
+      fc.uuid().map((u) => `msg_${u}`),
+      headerValue,
+    ),
     'webhook-timestamp': fc.oneof(fc.integer({ min: 0, max: 4e9 }).map(String), headerValue),
-    'webhook-signature': fc.oneof(v1Signature, fc.array(v1Signature, { maxLength: 3 }).map((s) => s.join(' ')), headerValue),
+    'webhook-signature': fc.oneof(
+      v1Signature,
+      fc.array(v1Signature, { maxLength: 3 }).map((s) => s.join(' ')),
+      headerValue,
+    ),
   },
   { requiredKeys: [] },
 );
@@ -74,7 +109,10 @@ function toWire(request: Webhook) {
   const signed = wire.toString('utf8') + (request.signing === 'tampered-body' ? ' ' : '');
   const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${signed}`).digest('base64');
   const sentId = request.signing === 'other-id' ? `${id}x` : id;
-  return { wire, headers: { ...request.headers, 'webhook-id': sentId, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` } };
+  return {
+    wire,
+    headers: { ...request.headers, 'webhook-id': sentId, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` },
+  };
 }
 
 /** Every event published on the bus, gathered in the background (the technique of test/e2e/webhooks.test.ts). */
@@ -135,12 +173,16 @@ async function exchange(target: Target, request: Webhook): Promise<void> {
   const { collector } = target;
   const before = collector.events.length;
   const { wire, headers: sent } = toWire(request);
-  const answer = await readAnswer(await target.running.fetch(`${target.running.url}/webhooks`, { method: 'POST', headers: sent, body: wire }));
+  const answer = await readAnswer(
+    await target.running.fetch(`${target.running.url}/webhooks`, { method: 'POST', headers: sent, body: wire }),
+  );
   const what = describeExchange({ headers: sent, body: wire.toString('utf8') }, answer);
 
   const sentinel = { transactionId: `sentinel-${++sequence}`, status: 'sentinel', products: [] };
   const good = buildWebhookRequest({ form: 'legacy', transaction: sentinel, secret: target.secret });
-  expect((await target.running.fetch(`${target.running.url}/webhooks`, { method: 'POST', headers: good.headers, body: good.body })).status).toBe(200);
+  expect(
+    (await target.running.fetch(`${target.running.url}/webhooks`, { method: 'POST', headers: good.headers, body: good.body })).status,
+  ).toBe(200);
   await collector.until((event) => event.transactionId === sentinel.transactionId);
   const published = collector.events.slice(before).filter((event) => event.transactionId !== sentinel.transactionId);
 
@@ -156,7 +198,10 @@ async function exchange(target: Target, request: Webhook): Promise<void> {
     expect(isErrorEnvelope(answer.json), what).toBe(true);
     const message = isObject(answer.json) && isObject(answer.json.errors) ? String(answer.json.errors.message) : '';
     expect(leaksNothing(message), what).toBe(true);
-    expect(published.map((event) => event.eventId), `published for a rejected webhook: ${what}`).toEqual([]);
+    expect(
+      published.map((event) => event.eventId),
+      `published for a rejected webhook: ${what}`,
+    ).toEqual([]);
   }
   const signatureBad = target.secret !== undefined && request.signing !== 'valid';
   if (signatureBad) expect([401, 413], what).toContain(answer.status);
@@ -183,7 +228,10 @@ describe('POST /webhooks with random bodies and headers', () => {
   it('a valid webhook nested 20k–30k deep (deduplicated by content) → no 5xx, nothing published', async () => {
     const deep = fc.tuple(transaction, fc.integer({ min: 20_000, max: 30_000 })).map(([tx, depth]) => legacyWith(tx, nestedJson(depth)));
     const request = deep.map((body): Webhook => ({ body, headers: { 'content-type': 'application/json' }, signing: 'none' }));
-    await fc.assert(fc.asyncProperty(request, (r) => exchange(targets[0]!, r)), { ...runs(3), endOnFailure: true });
+    await fc.assert(
+      fc.asyncProperty(request, (r) => exchange(targets[0]!, r)),
+      { ...runs(3), endOnFailure: true },
+    );
   });
 
   // Found by these properties, fixed by bounding JSON depth (src/contract/json-depth.ts): the same body WITH
@@ -196,14 +244,23 @@ describe('POST /webhooks with random bodies and headers', () => {
   it('a valid webhook nested 10k deep with a webhook-id → refused with 400, nothing published, gateway still up', async () => {
     const deep = fc.tuple(transaction, fc.integer({ min: 10_000, max: 30_000 })).map(([tx, depth]) => legacyWith(tx, nestedJson(depth)));
     const request = deep.map((body): Webhook => ({ body, headers: { 'content-type': 'application/json' }, signing: 'valid' }));
-    await fc.assert(fc.asyncProperty(request, (r) => exchange(targets[0]!, r)), runs(3));
+    await fc.assert(
+      fc.asyncProperty(request, (r) => exchange(targets[0]!, r)),
+      runs(3),
+    );
   });
 
   it('without WEBHOOK_SECRET: no 5xx, refusals are the error envelope and publish nothing', async () => {
-    await fc.assert(fc.asyncProperty(webhook, (request) => exchange(targets[0]!, request)), runs(300));
+    await fc.assert(
+      fc.asyncProperty(webhook, (request) => exchange(targets[0]!, request)),
+      runs(300),
+    );
   }, 60_000);
 
   it('with WEBHOOK_SECRET: no 5xx, bad signatures are 401, refusals publish nothing', async () => {
-    await fc.assert(fc.asyncProperty(webhook, (request) => exchange(targets[1]!, request)), runs(300));
+    await fc.assert(
+      fc.asyncProperty(webhook, (request) => exchange(targets[1]!, request)),
+      runs(300),
+    );
   }, 60_000);
 });

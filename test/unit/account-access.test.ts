@@ -56,7 +56,8 @@ function service() {
     const accounts = state.keys.get(authorization);
     if (!accounts) throw new GatewayError('UNAUTHENTICATED', 'invalid API key', { upstreamStatus: 401 });
     const account = state.transactions.get(transactionId);
-    if (account === undefined || !accounts.includes(account)) throw new GatewayError('NOT_FOUND', 'Transaction not found', { upstreamStatus: 404 });
+    if (account === undefined || !accounts.includes(account))
+      throw new GatewayError('NOT_FOUND', 'Transaction not found', { upstreamStatus: 404 });
     return { transactionId };
   };
   return { asked, state, probe };
@@ -78,7 +79,7 @@ beforeEach(() => {
 });
 afterEach(() => vi.useRealTimers());
 
-describe('with the gateway\'s own keys and tokens', () => {
+describe("with the gateway's own keys and tokens", () => {
   const access = createAccountAccess();
 
   it('lets an identity read its own account only, one naming none the default account', async () => {
@@ -89,7 +90,7 @@ describe('with the gateway\'s own keys and tokens', () => {
     expect(await access.mayRead(credential('k'), 'a', 'ta1')).toBe(false);
   });
 
-  it('reads the history of the identity\'s account, and judges no account per transaction', async () => {
+  it("reads the history of the identity's account, and judges no account per transaction", async () => {
     access.note('b', 'tb1');
     expect(await access.historyAccount(credential('k', 'a'))).toBe('a');
     expect(await access.historyAccount(credential('k'))).toBe('');
@@ -106,7 +107,11 @@ describe('in forward mode, an account other than the default one', () => {
     expect(await access.mayRead(credential('key-b'), 'a', 'ta1')).toBe(false);
     expect(await access.mayRead(credential('key-b'), 'a', 'ta2')).toBe(false);
     expect(await access.mayRead(credential('made-up'), 'a', 'ta1')).toBe(false);
-    expect(upstream.asked).toEqual([['key-a', 'ta1'], ['key-b', 'ta1'], ['made-up', 'ta1']]);
+    expect(upstream.asked).toEqual([
+      ['key-a', 'ta1'],
+      ['key-b', 'ta1'],
+      ['made-up', 'ta1'],
+    ]);
 
     vi.advanceTimersByTime(999);
     expect(await access.mayRead(credential('key-a'), 'a', 'ta2')).toBe(true);
@@ -117,7 +122,10 @@ describe('in forward mode, an account other than the default one', () => {
     upstream.state.keys.set('key-b', ['a', 'b']);
     expect(await access.mayRead(credential('key-a'), 'a', 'ta2')).toBe(false);
     expect(await access.mayRead(credential('key-b'), 'a', 'ta1')).toBe(true);
-    expect(upstream.asked.slice(3)).toEqual([['key-a', 'ta2'], ['key-b', 'ta1']]);
+    expect(upstream.asked.slice(3)).toEqual([
+      ['key-a', 'ta2'],
+      ['key-b', 'ta1'],
+    ]);
   });
 
   it('costs one upstream call for all concurrent asks of a key and account', async () => {
@@ -130,7 +138,10 @@ describe('in forward mode, an account other than the default one', () => {
     ];
     open();
     expect(new Set(await Promise.all(asks))).toEqual(new Set([true]));
-    expect(upstream.asked).toEqual([['key-ab', 'ta2'], ['key-ab', 'tb1']]);
+    expect(upstream.asked).toEqual([
+      ['key-ab', 'ta2'],
+      ['key-ab', 'tb1'],
+    ]);
   });
 
   it('keeps verdicts under a digest of the key, never the key', async () => {
@@ -179,7 +190,7 @@ describe('in forward mode, an account other than the default one', () => {
     expect(upstream.asked).toHaveLength(3);
   });
 
-  it('shares the instance\'s limit with the key check when given it', async () => {
+  it("shares the instance's limit with the key check when given it", async () => {
     const limit = createCheckLimit(2);
     const keyCheck = createUpstreamKeyCheck({ probe: async () => [], ttlMs: 1_000, checksPerSecond: 2, limit });
     const access = forward({ limit });
@@ -202,7 +213,11 @@ describe('in forward mode, the default account', () => {
     expect(await access.mayRead(credential('key-b'), '', 'tp2')).toBe(true);
     expect(await access.mayRead(credential('key-plain'), '', 'tp1')).toBe(true);
     expect(await access.mayRead(credential('key-plain'), '', 'tp2')).toBe(false);
-    expect(upstream.asked).toEqual([['key-plain', 'tp1'], ['key-plain', 'tp2'], ['key-b', 'tp2']]);
+    expect(upstream.asked).toEqual([
+      ['key-plain', 'tp1'],
+      ['key-plain', 'tp2'],
+      ['key-b', 'tp2'],
+    ]);
     vi.advanceTimersByTime(1_000);
     expect(await access.mayRead(credential('key-plain'), '', 'tp1')).toBe(true);
     expect(upstream.asked).toHaveLength(4);
@@ -223,7 +238,10 @@ describe('in forward mode, the history a key reads', () => {
     access.note('a', 'ta1');
     access.note('a', 'ta2');
     expect(await access.historyAccount(credential('key-b'))).toBe('b');
-    expect(upstream.asked).toEqual([['key-b', 'ta2'], ['key-b', 'tb1']]);
+    expect(upstream.asked).toEqual([
+      ['key-b', 'ta2'],
+      ['key-b', 'tb1'],
+    ]);
     expect(await access.historyAccount(credential('key-ab'))).toBe('a');
     expect(await access.historyAccount(credential('key-plain'))).toBe('');
     // The same verdicts answer live events: no more calls.

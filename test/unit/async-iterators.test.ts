@@ -16,11 +16,20 @@ import { createSharedSubscriptions } from '../../src/subscriptions/shared-subscr
  */
 
 /** A bus over an in-process log of 1 000 events (and 1 MiB). */
-const memoryBus = (options: Omit<EventBusOptions, 'log'> = {}) => createEventBus({ log: createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, pageEvents: 200 }), ...options });
+const memoryBus = (options: Omit<EventBusOptions, 'log'> = {}) =>
+  createEventBus({ log: createMemoryEventLog({ capacity: 1_000, maxBytes: 1_048_576, pageEvents: 200 }), ...options });
 
 const event = (n: number): TransactionUpdateEvent => ({
-  eventId: `evt-${n}`, type: 'transaction.update', format: 'ENVELOPED', receivedAt: new Date(0).toISOString(), occurredAt: undefined,
-  transactionId: `tx-${n}`, status: `s-${n}`, products: [], transaction: {}, raw: {},
+  eventId: `evt-${n}`,
+  type: 'transaction.update',
+  format: 'ENVELOPED',
+  receivedAt: new Date(0).toISOString(),
+  occurredAt: undefined,
+  transactionId: `tx-${n}`,
+  status: `s-${n}`,
+  products: [],
+  transaction: {},
+  raw: {},
 });
 
 /** The log hands events to its listeners on the next turn. */
@@ -36,7 +45,10 @@ const idOf = (result: IteratorResult<unknown>) => (result.done ? 'done' : (resul
 /** Whether `promise` has settled once everything already queued has run. */
 async function settledYet(promise: Promise<unknown>): Promise<boolean> {
   let settled = false;
-  void promise.then(() => (settled = true), () => (settled = true));
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   await fannedOut();
   return settled;
 }
@@ -80,7 +92,8 @@ describe('event bus subscription', () => {
 });
 
 describe('shared subscription members', () => {
-  const start = (bus: ReturnType<typeof createEventBus>) => async () => (await bus.subscribe()) as unknown as AsyncIterable<ExecutionResult>;
+  const start = (bus: ReturnType<typeof createEventBus>) => async () =>
+    (await bus.subscribe()) as unknown as AsyncIterable<ExecutionResult>;
 
   it('without `send`, get every result in order, and end when the group source ends', async () => {
     const bus = memoryBus();

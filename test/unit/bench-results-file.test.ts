@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { editedOutsideData, mergeResults, parseResults, renderResults, type RunInfo, type ScenarioResults } from '../../bench/lib/results-file.js';
+import {
+  editedOutsideData,
+  mergeResults,
+  parseResults,
+  renderResults,
+  type RunInfo,
+  type ScenarioResults,
+} from '../../bench/lib/results-file.js';
 import type { Row } from '../../bench/lib/table.js';
 
 /*
@@ -40,8 +47,22 @@ const OLD = run('2026-11-20T10:00:00.000Z', 'aaaaaaa', ['S1', 'S10']);
 const NEW = run('2026-11-26T12:00:00.000Z', 'bbbbbbb', ['S10']);
 
 const previousFile = renderResults([
-  { scenario: 'S1', run: OLD, rows: [row('S1', 'bare hop', '5,000 [4,900–5,100]'), row('S1', 'gateway, cache off', '1,800 [1,700–1,900]', { ratio: '0.36×' })], comparisons: [] },
-  { scenario: 'S10', run: OLD, rows: [row('S10', 'recentTransactions, in process', '611 [366–1,002]'), row('S10', 'memory per stored transaction', 'heap 2,609 B'), row('S10', 'transactionStats', '65 [56–67]')], comparisons: [] },
+  {
+    scenario: 'S1',
+    run: OLD,
+    rows: [row('S1', 'bare hop', '5,000 [4,900–5,100]'), row('S1', 'gateway, cache off', '1,800 [1,700–1,900]', { ratio: '0.36×' })],
+    comparisons: [],
+  },
+  {
+    scenario: 'S10',
+    run: OLD,
+    rows: [
+      row('S10', 'recentTransactions, in process', '611 [366–1,002]'),
+      row('S10', 'memory per stored transaction', 'heap 2,609 B'),
+      row('S10', 'transactionStats', '65 [56–67]'),
+    ],
+    comparisons: [],
+  },
 ]);
 
 const s10Run: ScenarioResults[] = [
@@ -49,7 +70,10 @@ const s10Run: ScenarioResults[] = [
     scenario: 'S10',
     run: NEW,
     // Fewer rows than before, one of them void: none of the old ones may survive beside them.
-    rows: [row('S10', 'recentTransactions, in process', '2,100 [2,000–2,200]'), row('S10', 'transactionStats', '', { voided: 'errors', errors: '3 non-2xx' })],
+    rows: [
+      row('S10', 'recentTransactions, in process', '2,100 [2,000–2,200]'),
+      row('S10', 'transactionStats', '', { voided: 'errors', errors: '3 non-2xx' }),
+    ],
     comparisons: [],
   },
 ];
@@ -110,7 +134,9 @@ describe('bench/RESULTS.md', () => {
   it('refuses figures in a form it cannot read, rather than writing over them', () => {
     expect(() => parseResults('# Benchmark results\n\n| scenario | variant |\n|---|---|\n| S5 | x |\n')).toThrow('older form');
     expect(() => parseResults('<!-- bench-results\n{"scenario": "S1"\n-->')).toThrow('not JSON');
-    expect(() => parseResults('<!-- bench-results\n{"scenario": "S1", "run": {}, "rows": [], "comparisons": []}\n-->')).toThrow('run.date must be a string');
+    expect(() => parseResults('<!-- bench-results\n{"scenario": "S1", "run": {}, "rows": [], "comparisons": []}\n-->')).toThrow(
+      'run.date must be a string',
+    );
     expect(parseResults('')).toEqual([]);
   });
 

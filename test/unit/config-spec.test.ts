@@ -36,7 +36,23 @@ describe.concurrent('the configuration spec', () => {
   it('applies each default when the variable is unset, and leaves only the optional ones undefined', () => {
     const { values } = readSettings({});
     const optional = settings.filter(([, setting]) => setting.fallback === undefined).map(([name]) => name);
-    expect(optional.sort()).toEqual(['API_KEYS_FILE', 'DATABASE_URL', 'JWT_ACCOUNT_CLAIM', 'JWT_ISSUER', 'JWT_JWKS_URL', 'METRICS_PORT', 'METRICS_TOKEN', 'NODE_ENV', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'REDIS_SENTINEL_MASTER', 'REDIS_URL', 'UPSTREAM_API_KEY', 'UPSTREAM_URL']);
+    expect(optional.sort()).toEqual([
+      'API_KEYS_FILE',
+      'DATABASE_URL',
+      'JWT_ACCOUNT_CLAIM',
+      'JWT_ISSUER',
+      'JWT_JWKS_URL',
+      'METRICS_PORT',
+      'METRICS_TOKEN',
+      'NODE_ENV',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+      'REDIS_SENTINEL_MASTER',
+      'REDIS_URL',
+      'UPSTREAM_API_KEY',
+      'UPSTREAM_URL',
+    ]);
     for (const [name, setting] of settings) {
       const fallback: unknown = setting.fallback;
       expect(values[name], name).toEqual(fallback instanceof ModeDefault ? fallback.otherwise : fallback);
@@ -54,7 +70,24 @@ describe.concurrent('the configuration spec', () => {
   });
 
   it('rejects a value of the wrong kind for every variable that has a kind, in one line naming it', () => {
-    const freeText = ['NODE_ENV', 'HOST', 'API_KEYS', 'API_KEYS_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_PERMISSIONS_CLAIM', 'JWT_ACCOUNT_CLAIM', 'PRODUCTS_FLAT', 'PRODUCTS_PLANOGRAM', 'UPSTREAM_API_KEY', 'REDIS_PREFIX', 'METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_SERVICE_NAME', 'HISTORY_SOLD_STATUSES'];
+    const freeText = [
+      'NODE_ENV',
+      'HOST',
+      'API_KEYS',
+      'API_KEYS_FILE',
+      'JWT_ISSUER',
+      'JWT_AUDIENCE',
+      'JWT_PERMISSIONS_CLAIM',
+      'JWT_ACCOUNT_CLAIM',
+      'PRODUCTS_FLAT',
+      'PRODUCTS_PLANOGRAM',
+      'UPSTREAM_API_KEY',
+      'REDIS_PREFIX',
+      'METRICS_TOKEN',
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_SERVICE_NAME',
+      'HISTORY_SOLD_STATUSES',
+    ];
     for (const [name, setting] of settings) {
       const error = errorOf({ [name]: 'bogus value' });
       if (freeText.includes(name)) {
@@ -76,7 +109,9 @@ describe.concurrent('the configuration spec', () => {
     expect(loadConfig({ HISTORY_RETENTION: '36h' }).history?.retentionMs).toBe(36 * 3_600_000);
     expect(loadConfig({ HISTORY_RETENTION: '90s' }).history?.retentionMs).toBe(90_000);
     for (const bad of ['7', '7 d', '30s', '367d', '1w', '-1d']) {
-      expect(errorOf({ HISTORY_RETENTION: bad })?.message, bad).toBe(`HISTORY_RETENTION must be a length of time from 1m to 366d, as a whole number and a unit (s, m, h, d), e.g. 7d, got ${JSON.stringify(bad)}`);
+      expect(errorOf({ HISTORY_RETENTION: bad })?.message, bad).toBe(
+        `HISTORY_RETENTION must be a length of time from 1m to 366d, as a whole number and a unit (s, m, h, d), e.g. 7d, got ${JSON.stringify(bad)}`,
+      );
     }
     expect(loadConfig({ HISTORY: 'off' }).history).toBeUndefined();
   });
@@ -97,28 +132,51 @@ describe.concurrent('the configuration spec', () => {
   it('derives what follows from a variable, with the values they had as variables at the defaults', () => {
     const MIB = 1_048_576;
     const defaults = loadConfig({});
-    expect(defaults).toMatchObject({ maxUnsentBytes: 4 * MIB, eventLogMaxBytes: 256 * MIB, websocket: { maxMessageBytes: 65_536 }, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
-    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k' }).upstream).toMatchObject({ maxConcurrent: 100, maxQueued: 1_000, retries: 2, connections: 50 });
-    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k', UPSTREAM_MAX_CONCURRENT: '7' }).upstream).toMatchObject({ maxConcurrent: 7, maxQueued: 70, connections: 4 });
+    expect(defaults).toMatchObject({
+      maxUnsentBytes: 4 * MIB,
+      eventLogMaxBytes: 256 * MIB,
+      websocket: { maxMessageBytes: 65_536 },
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+    });
+    expect(loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k' }).upstream).toMatchObject({
+      maxConcurrent: 100,
+      maxQueued: 1_000,
+      retries: 2,
+      connections: 50,
+    });
+    expect(
+      loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', UPSTREAM_API_KEY: 'k', UPSTREAM_MAX_CONCURRENT: '7' }).upstream,
+    ).toMatchObject({ maxConcurrent: 7, maxQueued: 70, connections: 4 });
     // A WebSocket message is at most a request body; what a slow client may leave unread, a few of them.
     expect(loadConfig({ MAX_BODY_BYTES: '2048' })).toMatchObject({ maxUnsentBytes: 65_536, websocket: { maxMessageBytes: 2_048 } });
-    expect(loadConfig({ MAX_BODY_BYTES: String(2 * MIB) })).toMatchObject({ maxUnsentBytes: 8 * MIB, websocket: { maxMessageBytes: 65_536 } });
+    expect(loadConfig({ MAX_BODY_BYTES: String(2 * MIB) })).toMatchObject({
+      maxUnsentBytes: 8 * MIB,
+      websocket: { maxMessageBytes: 65_536 },
+    });
     expect(loadConfig({ EVENT_LOG_SIZE: '10' }).eventLogMaxBytes).toBe(Math.ceil(0.64 * MIB));
   });
 
   it('states each requirement in the error of the variable it names', () => {
     for (const requirement of requirements) expect(Object.hasOwn(spec, requirement.variable)).toBe(true);
     expect(errorOf({ BACKEND: 'rest' })?.message).toBe('UPSTREAM_URL must be set when BACKEND=rest');
-    expect(errorOf({ NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow' })?.message).toMatch(/^API_KEYS must be set when NODE_ENV=production/);
+    expect(errorOf({ NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow' })?.message).toMatch(
+      /^API_KEYS must be set when NODE_ENV=production/,
+    );
     // Forward mode: the upstream judges client keys, so none are needed.
     expect(errorOf({ NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow', BACKEND: 'rest', UPSTREAM_URL: 'http://u' })).toBeUndefined();
   });
 });
 
 /** Every TypeScript file under src/, relative to the root. */
-const sources = (readdirSync(`${ROOT}src`, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts')).map((file) => `src/${file}`);
+const sources = (readdirSync(`${ROOT}src`, { recursive: true }) as string[])
+  .filter((file) => file.endsWith('.ts'))
+  .map((file) => `src/${file}`);
 /** A source without its comments, which may well mention process.env. */
-const code = (file: string) => readFileSync(`${ROOT}${file}`, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+const code = (file: string) =>
+  readFileSync(`${ROOT}${file}`, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/(^|[^:])\/\/.*$/gm, '$1');
 
 describe('the environment read in src/', () => {
   it('is read whole in main.ts only, and handed to loadConfig', () => {
@@ -160,7 +218,9 @@ function configuredValues(): Set<number | string> {
 /** A literal of the kinds a default is written in: a number, a product of numbers, a quoted string. */
 const LITERAL = String.raw`(\d[\d_]*(?:\.\d+)?(?:\s*\*\s*\d[\d_]*)*|'[^'\n]*')`;
 const valueOf = (literal: string): number | string =>
-  literal.startsWith("'") ? literal.slice(1, -1) : literal.split('*').reduce((product, factor) => product * Number(factor.trim().replaceAll('_', '')), 1);
+  literal.startsWith("'")
+    ? literal.slice(1, -1)
+    : literal.split('*').reduce((product, factor) => product * Number(factor.trim().replaceAll('_', '')), 1);
 
 /**
  * A module's own fallbacks (`options.x ?? 1_000`, `{ x = 1_000 }`, `@default 1000`) equal to a
@@ -177,13 +237,17 @@ function fallbacksEqualToConfiguredValues(): string[] {
       new RegExp(String.raw`(\w+)\s*\?\?\s*${LITERAL}`, 'g'),
       new RegExp(String.raw`[{,(]\s*(\w+)\s*=\s*${LITERAL}\s*(?=[,})])`, 'g'),
     ];
-    for (const pattern of patterns) for (const [, name, literal] of code(file).matchAll(pattern)) if (telling(valueOf(literal!))) found.push(`${file} ${name}=${valueOf(literal!)}`);
+    for (const pattern of patterns)
+      for (const [, name, literal] of code(file).matchAll(pattern))
+        if (telling(valueOf(literal!))) found.push(`${file} ${name}=${valueOf(literal!)}`);
     // An object as the fallback: `options.values ?? { flat: 'flat' }`.
     for (const [, name, fields] of code(file).matchAll(/(\w+)\s*\?\?\s*\{([^{}]*)\}/g)) {
-      for (const [, field, literal] of fields!.matchAll(new RegExp(String.raw`(\w+)\s*:\s*${LITERAL}`, 'g'))) if (telling(valueOf(literal!))) found.push(`${file} ${name}.${field}=${valueOf(literal!)}`);
+      for (const [, field, literal] of fields!.matchAll(new RegExp(String.raw`(\w+)\s*:\s*${LITERAL}`, 'g')))
+        if (telling(valueOf(literal!))) found.push(`${file} ${name}.${field}=${valueOf(literal!)}`);
     }
     const documented = new RegExp(String.raw`@default\s+${LITERAL}[^\n]*\n(?:\s*\*\/\s*\n)?\s*(?:readonly\s+)?(\w+)\??:`, 'g');
-    for (const [, literal, name] of readFileSync(`${ROOT}${file}`, 'utf8').matchAll(documented)) if (telling(valueOf(literal!))) found.push(`${file} ${name}=${valueOf(literal!)}`);
+    for (const [, literal, name] of readFileSync(`${ROOT}${file}`, 'utf8').matchAll(documented))
+      if (telling(valueOf(literal!))) found.push(`${file} ${name}=${valueOf(literal!)}`);
   }
   return [...new Set(found)].sort();
 }

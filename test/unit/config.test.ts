@@ -35,14 +35,18 @@ describe.concurrent('loadConfig', () => {
     expect(withFile.devApiKey).toBeUndefined();
     expect(() => loadConfig({ NODE_ENV: 'production', API_KEYS_FILE: '/etc/keys', WEBHOOK_UNSIGNED: 'allow' })).not.toThrow();
     expect(() => loadConfig({ JWT_JWKS_URL: 'https://id.example/jwks' })).toThrow(/^JWT_ISSUER must be set when JWT_JWKS_URL is set/);
-    expect(() => loadConfig({ JWT_JWKS_URL: 'https://id.example/jwks', JWT_ISSUER: 'i' })).toThrow(/^JWT_AUDIENCE must be set when JWT_JWKS_URL is set/);
+    expect(() => loadConfig({ JWT_JWKS_URL: 'https://id.example/jwks', JWT_ISSUER: 'i' })).toThrow(
+      /^JWT_AUDIENCE must be set when JWT_JWKS_URL is set/,
+    );
     const tokens = loadConfig({ JWT_JWKS_URL: 'https://id.example/jwks', JWT_ISSUER: 'i', JWT_AUDIENCE: 'a,b' });
     expect(tokens.jwt).toMatchObject({ issuer: 'i', audience: ['a', 'b'], clockSkewS: 30, permissionsClaim: 'permissions' });
     expect(tokens.jwt?.algorithms).not.toContain('HS256');
     expect(() => loadConfig({ JWT_ALGORITHMS: 'HS256' })).toThrow(/^JWT_ALGORITHMS must be/);
     expect(() => loadConfig({ JWT_ALGORITHMS: 'none' })).toThrow(/^JWT_ALGORITHMS must be/);
     // In forward mode the upstream judges each client's own header: a key file or tokens would be bypassed.
-    expect(() => loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', API_KEYS_FILE: '/etc/keys' })).toThrow(/^UPSTREAM_API_KEY must be set when BACKEND=rest and API_KEYS_FILE or JWT_JWKS_URL is set/);
+    expect(() => loadConfig({ BACKEND: 'rest', UPSTREAM_URL: 'http://u', API_KEYS_FILE: '/etc/keys' })).toThrow(
+      /^UPSTREAM_API_KEY must be set when BACKEND=rest and API_KEYS_FILE or JWT_JWKS_URL is set/,
+    );
   });
 
   it('refuses to start in production without API_KEYS', () => {
@@ -61,7 +65,9 @@ describe.concurrent('loadConfig', () => {
   it('accepts unsigned webhooks in production only when WEBHOOK_UNSIGNED=allow, and signed ones as ever', () => {
     expect(loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_UNSIGNED: 'allow' }).webhookSecrets).toEqual([]);
     expect(loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_SECRET: SECRET }).webhookSecrets).toEqual([SECRET]);
-    expect(loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_SECRET: SECRET, WEBHOOK_UNSIGNED: 'refuse' }).webhookSecrets).toEqual([SECRET]);
+    expect(
+      loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_SECRET: SECRET, WEBHOOK_UNSIGNED: 'refuse' }).webhookSecrets,
+    ).toEqual([SECRET]);
   });
 
   it('accepts unsigned webhooks outside production unless WEBHOOK_UNSIGNED=refuse', () => {
@@ -101,13 +107,18 @@ describe.concurrent('loadConfig', () => {
   });
 
   it('refuses a VENDING_POLL_MS that would read the whole fleet many times a second, keeping 0 for off', () => {
-    for (const fast of ['1', '999']) expect(() => loadConfig({ VENDING_POLL_MS: fast }), fast).toThrow(/^VENDING_POLL_MS must be 0 \(off\) or a whole number from 1000 to 3600000, got "\d+"$/);
+    for (const fast of ['1', '999'])
+      expect(() => loadConfig({ VENDING_POLL_MS: fast }), fast).toThrow(
+        /^VENDING_POLL_MS must be 0 \(off\) or a whole number from 1000 to 3600000, got "\d+"$/,
+      );
     expect(loadConfig({ VENDING_POLL_MS: '0' }).vendingPollMs).toBe(0);
     expect(loadConfig({ VENDING_POLL_MS: '1000' }).vendingPollMs).toBe(1_000);
   });
 
   it('says the rule of DEFAULT_CURRENCY once, in one line', () => {
-    expect(() => loadConfig({ DEFAULT_CURRENCY: 'EURO' })).toThrow(/^DEFAULT_CURRENCY must be an ISO 4217 currency code \(three letters\), got "EURO"$/);
+    expect(() => loadConfig({ DEFAULT_CURRENCY: 'EURO' })).toThrow(
+      /^DEFAULT_CURRENCY must be an ISO 4217 currency code \(three letters\), got "EURO"$/,
+    );
     expect(loadConfig({ DEFAULT_CURRENCY: 'gbp' }).defaultCurrency).toBe('GBP');
   });
 });

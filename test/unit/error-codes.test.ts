@@ -24,13 +24,19 @@ function sourceFiles(dir: string): string[] {
 // Quotes only: a code in backticks is a comment's or a doc's code span.
 const quotedCode = new RegExp(`(['"])(${ERROR_CODES.join('|')})\\1`);
 /** A code set or compared as text, whether or not the catalogue has it. */
-const codeAsText = [/\bcode\s*:\s*['"][A-Z][A-Z0-9_]*['"]/, /extensions\??\.code\s*[!=]==?\s*['"]/, /['"][A-Z][A-Z0-9_]*['"]\s*[!=]==?\s*[\w?.]*extensions\??\.code\b/];
+const codeAsText = [
+  /\bcode\s*:\s*['"][A-Z][A-Z0-9_]*['"]/,
+  /extensions\??\.code\s*[!=]==?\s*['"]/,
+  /['"][A-Z][A-Z0-9_]*['"]\s*[!=]==?\s*[\w?.]*extensions\??\.code\b/,
+];
 
 /** `file:line: text` for each line of `text` that writes an error code as a string. */
 function codeLiterals(file: string, text: string): string[] {
-  return text.split('\n').flatMap((line, index) =>
-    quotedCode.test(line) || codeAsText.some((pattern) => pattern.test(line)) ? [`${file}:${index + 1}: ${line.trim()}`] : [],
-  );
+  return text
+    .split('\n')
+    .flatMap((line, index) =>
+      quotedCode.test(line) || codeAsText.some((pattern) => pattern.test(line)) ? [`${file}:${index + 1}: ${line.trim()}`] : [],
+    );
 }
 
 describe('error codes', () => {

@@ -5,8 +5,16 @@ import type { LoggedEvent } from '../../src/events/event-log.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 
 const event = (n: number, transactionId = `tx-${n % 3}`): TransactionUpdateEvent => ({
-  eventId: `evt-${n}`, type: 'transaction.update', format: 'ENVELOPED', receivedAt: new Date(0).toISOString(), occurredAt: undefined,
-  transactionId, status: `s-${n}`, products: [], transaction: {}, raw: {},
+  eventId: `evt-${n}`,
+  type: 'transaction.update',
+  format: 'ENVELOPED',
+  receivedAt: new Date(0).toISOString(),
+  occurredAt: undefined,
+  transactionId,
+  status: `s-${n}`,
+  products: [],
+  transaction: {},
+  raw: {},
 });
 
 /** A bus over an in-process log of 1 000 events (and 1 MiB). */
@@ -86,7 +94,13 @@ describe('in-process event log', () => {
 
   it('keeps the span and the least count, and lets older events go', async () => {
     let now = 0;
-    const log = createMemoryEventLog({ capacity: 100, maxBytes: 1_048_576, pageEvents: 200, keep: { spanMs: 1_000, leastEvents: 2 }, now: () => now });
+    const log = createMemoryEventLog({
+      capacity: 100,
+      maxBytes: 1_048_576,
+      pageEvents: 200,
+      keep: { spanMs: 1_000, leastEvents: 2 },
+      now: () => now,
+    });
     for (let n = 1; n <= 5; n++) await log.append(event(n), 'id');
     // All within the span: all kept.
     expect((await log.readAfter('evt-1')).events).toHaveLength(4);

@@ -23,7 +23,7 @@ const event = (transaction: Record<string, unknown>, account?: string): Transact
 });
 
 describe('event currency', () => {
-  it('takes the transaction\'s own field, then its vending\'s, then the default', async () => {
+  it("takes the transaction's own field, then its vending's, then the default", async () => {
     const reads: string[] = [];
     const withCurrency = createEventCurrency({
       defaultCurrency: 'EUR',
@@ -44,7 +44,10 @@ describe('event currency', () => {
   });
 
   it('falls back to the default when the vending cannot be read', async () => {
-    const withCurrency = createEventCurrency({ defaultCurrency: 'USD', vendingCurrency: async () => Promise.reject(new Error('service away')) });
+    const withCurrency = createEventCurrency({
+      defaultCurrency: 'USD',
+      vendingCurrency: async () => Promise.reject(new Error('service away')),
+    });
     expect((await withCurrency(event({ vendingId: 'x' }))).currency).toBe('USD');
   });
 
@@ -52,7 +55,8 @@ describe('event currency', () => {
     const held: Record<string, Record<string, unknown>> = { t1: { transactionId: 't1', vendingId: 'se' } };
     const withCurrency = createEventCurrency({
       defaultCurrency: 'EUR',
-      vendingCurrency: async (_account, vendingId) => (vendingId === 'se' ? { currencyCode: 'SEK' } : vendingId === 'gb' ? { currencyCode: 'gbp' } : undefined),
+      vendingCurrency: async (_account, vendingId) =>
+        vendingId === 'se' ? { currencyCode: 'SEK' } : vendingId === 'gb' ? { currencyCode: 'gbp' } : undefined,
       heldTransaction: (account, id) => (account === '' ? held[id] : undefined),
     });
     expect((await withCurrency(event({}))).currency).toBe('SEK');

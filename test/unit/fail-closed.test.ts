@@ -26,7 +26,11 @@ describe('a credential without an identity', () => {
   });
 
   it('runs no GraphQL operation', async () => {
-    const yoga = createYoga({ schema, plugins: [usePermissions()], context: () => ({ credential: withoutIdentity }) as unknown as GatewayContext });
+    const yoga = createYoga({
+      schema,
+      plugins: [usePermissions()],
+      context: () => ({ credential: withoutIdentity }) as unknown as GatewayContext,
+    });
     const response = await yoga.fetch('http://gateway/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -10,7 +10,8 @@ const WEEK = 7 * 86_400_000;
 
 const event = historyEvent;
 
-const history = (now = T0 + 60_000, maxTransactions = 100_000) => createMemoryHistory({ maxTransactions, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => now });
+const history = (now = T0 + 60_000, maxTransactions = 100_000) =>
+  createMemoryHistory({ maxTransactions, retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], now: () => now });
 const all = (args = {}) => recentQuery(DEFAULT_ACCOUNT, { first: 100, ...args });
 
 describe('memory history', () => {
@@ -33,10 +34,15 @@ describe('memory history', () => {
 
   it('keeps a status that comes back (flip-flop) and collapses repeats of one status', async () => {
     const h = history();
-    for (const [i, status] of ['pending', 'pending', 'completed', 'pending'].entries()) h.apply(event('t1', status, T0 + i * 1_000, `e${i}`));
+    for (const [i, status] of ['pending', 'pending', 'completed', 'pending'].entries())
+      h.apply(event('t1', status, T0 + i * 1_000, `e${i}`));
     const [record] = await h.records(DEFAULT_ACCOUNT, ['t1']);
     expect(record?.status).toBe('pending');
-    expect(statusChanges(record!.entries).map((c) => [c.status, c.eventId])).toEqual([['pending', 'e0'], ['completed', 'e2'], ['pending', 'e3']]);
+    expect(statusChanges(record!.entries).map((c) => [c.status, c.eventId])).toEqual([
+      ['pending', 'e0'],
+      ['completed', 'e2'],
+      ['pending', 'e3'],
+    ]);
   });
 
   it('pages newest-updated first with cursors that survive updates between pages', async () => {
@@ -96,7 +102,9 @@ describe('memory history', () => {
     const page = await h.recent(all());
     expect(page.records.map((r) => r.transactionId)).toEqual(['new']);
     expect(page.totalCount).toBe(1);
-    const stats = await h.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now));
+    const stats = await h.stats(
+      statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0 - 366 * 86_400_000), until: new Date(now), interval: 'DAY' }, now),
+    );
     expect(stats.count).toBe(1);
   });
 
@@ -132,7 +140,12 @@ describe('memory history', () => {
     expect(await h.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't1', fields: ['status'], at: T0 + 5_000 })).toBe(true);
     expect(await h.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't2', fields: ['status'], at: T0 + 5_000 })).toBe(false);
     const products = [{ productId: 'p1', productPrice: 1, quantity: 2 }];
-    expect(await h.notePayment({ account: DEFAULT_ACCOUNT, transactionId: 't2', fields: ['status'], at: T0 + 6_000 }, { transactionId: 't2', status: 'paid', products })).toBe(true);
+    expect(
+      await h.notePayment(
+        { account: DEFAULT_ACCOUNT, transactionId: 't2', fields: ['status'], at: T0 + 6_000 },
+        { transactionId: 't2', status: 'paid', products },
+      ),
+    ).toBe(true);
     const [t1, t2] = await h.records(DEFAULT_ACCOUNT, ['t1', 't2']);
     expect(t1?.lastUpdated).toBe(T0 + 5_000);
     expect(t1?.payments).toEqual([[T0 + 5_000, ['status']]]);
@@ -144,8 +157,13 @@ describe('memory history', () => {
     h.apply(event('a', 'completed', T0 + 10_000, 'a1', 1.1, 3));
     h.apply(event('b', 'completed', T0 + 70_000, 'b1', 2.2, 1));
     h.apply(event('c', 'failed', T0 + 75_000, 'c1', 5, 1));
-    const stats = await h.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 120_000), interval: 'MINUTE' }, T0));
-    expect(stats.buckets.map((b) => [b.count, b.totalSold])).toEqual([[1, 3.3], [2, 7.2]]);
+    const stats = await h.stats(
+      statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 120_000), interval: 'MINUTE' }, T0),
+    );
+    expect(stats.buckets.map((b) => [b.count, b.totalSold])).toEqual([
+      [1, 3.3],
+      [2, 7.2],
+    ]);
     expect(stats.totalSold).toBe(10.5);
     expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 5, amount: 10.5 }]);
   });
@@ -161,10 +179,14 @@ describe('memory history', () => {
     // Sold after the range, on the same day, then moved to the next day: its sums leave that hour, its name stays.
     h.apply(named('b', T0 + 5 * 3_600_000, 'b1', 'Still water'));
     h.apply(named('b', T0 + 86_400_000, 'b2', 'Still water'));
-    const stats = await h.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 2 * 3_600_000), interval: 'HOUR' }, T0));
+    const stats = await h.stats(
+      statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0), until: new Date(T0 + 2 * 3_600_000), interval: 'HOUR' }, T0),
+    );
     expect(stats.products).toEqual([{ productId: 'p1', productName: 'Water', quantity: 1, amount: 2 }]);
     // Summed by whole days where the range allows, by hours elsewhere: the same totals.
-    const week = await h.stats(statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0 - 3 * 86_400_000), until: new Date(T0 + 2 * 86_400_000), interval: 'HOUR' }, T0));
+    const week = await h.stats(
+      statsQuery(DEFAULT_ACCOUNT, { since: new Date(T0 - 3 * 86_400_000), until: new Date(T0 + 2 * 86_400_000), interval: 'HOUR' }, T0),
+    );
     expect(week.products).toEqual([{ productId: 'p1', productName: 'Still water', quantity: 2, amount: 4 }]);
     expect(week.count).toBe(2);
   });

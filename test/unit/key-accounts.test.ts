@@ -24,12 +24,17 @@ function keyFile(text: string): { file: string; store: KeyStore } {
   const file = join(dir, 'keys');
   writeFileSync(file, text);
   // A long debounce: the test reloads by hand, as SIGHUP does.
-  const store = createKeyStore({ entries: [{ key: 'env-key', permissions: ['read'], account: 'acct-env' }], file, logger: createLogger('silent'), debounceMs: 60_000 });
+  const store = createKeyStore({
+    entries: [{ key: 'env-key', permissions: ['read'], account: 'acct-env' }],
+    file,
+    logger: createLogger('silent'),
+    debounceMs: 60_000,
+  });
   cleanups.push(() => store.close());
   return { file, store };
 }
 
-describe('a key\'s account', () => {
+describe("a key's account", () => {
   it('is in the identity made for the key, from API_KEYS and from the file; a key naming none has none', () => {
     const { store } = keyFile('dash:read+subscribe@acct-a\nplain:read\n');
     expect(store.lookup('env-key')).toMatchObject({ account: 'acct-env', permissions: new Set(['read']) });
@@ -38,7 +43,7 @@ describe('a key\'s account', () => {
     expect(store.lookup('dash')!.id).toMatch(/^key-[0-9a-f]{12}$/);
   });
 
-  it('moved by a reload ends the key\'s open subscriptions; a reload that keeps it does not', async () => {
+  it("moved by a reload ends the key's open subscriptions; a reload that keeps it does not", async () => {
     const { file, store } = keyFile('dash:read+subscribe@acct-a\n');
     const authenticator = createAuthenticator({ keys: store, keysChange: true });
     const credential = await authenticator.authenticate('dash');
@@ -52,7 +57,9 @@ describe('a key\'s account', () => {
 
     writeFileSync(file, 'dash:read+subscribe@acct-b\n');
     store.reload();
-    expect(refusals.map((error) => [error.code, error.message])).toEqual([['FORBIDDEN', 'This API key now belongs to another account: subscribe again to receive its events']]);
+    expect(refusals.map((error) => [error.code, error.message])).toEqual([
+      ['FORBIDDEN', 'This API key now belongs to another account: subscribe again to receive its events'],
+    ]);
     expect((await authenticator.authenticate('dash')).identity.account).toBe('acct-b');
   });
 });

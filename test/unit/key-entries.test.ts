@@ -47,7 +47,9 @@ describe.concurrent('key entries', () => {
   });
 
   it('read a file line by line, skipping comments and blank lines, naming bad lines by number', () => {
-    const { entries, problems } = parseKeyFile('# dashboards\r\ndash:read+subscribe   # the wall screen\n\n  \nsekrit:raed\ntill:pay\nother:read@acct-b\nsekrit:read@acct b\n');
+    const { entries, problems } = parseKeyFile(
+      '# dashboards\r\ndash:read+subscribe   # the wall screen\n\n  \nsekrit:raed\ntill:pay\nother:read@acct-b\nsekrit:read@acct b\n',
+    );
     expect(entries).toEqual([
       { key: 'dash', permissions: ['read', 'subscribe'] },
       { key: 'till', permissions: ['pay'] },
@@ -68,7 +70,9 @@ describe.concurrent('key entries', () => {
       }
       return 'accepted';
     };
-    expect(refusal('ok-key,sekrit-key:read@-bad')).toMatch(/; entry 2 of 2: the account after the permissions' "@" must be letters, digits/);
+    expect(refusal('ok-key,sekrit-key:read@-bad')).toMatch(
+      /; entry 2 of 2: the account after the permissions' "@" must be letters, digits/,
+    );
     expect(refusal('sekrit-key:read@')).toMatch(/; entry 1 of 1: the account after the permissions' "@" must not be empty$/);
     expect(refusal('sekrit-key:reed')).toMatch(/; entry 1 of 1: permissions after the last ":" must be read, subscribe, pay/);
     for (const value of ['ok-key,sekrit-key:read@-bad', 'sekrit-key:reed']) expect(refusal(value)).not.toMatch(/sekrit|ok-key/);

@@ -27,10 +27,16 @@ const turns = async (count: number) => {
 const lateness = (id: string) => Math.max(0, 30 - (Number(id.slice(1)) || 0));
 
 function fakeBackend(): Backend {
-  const transaction = (id: string, credential: Credential): Transaction =>
-    ({ transactionId: id, customerId: credential.authorization, products: [], status: 'active' });
-  const vending = (id: string, query: VendingQuery, credential: Credential): Vending =>
-    ({ vendingId: id, identifier: `${credential.authorization}/${query.products ?? 'default'}` });
+  const transaction = (id: string, credential: Credential): Transaction => ({
+    transactionId: id,
+    customerId: credential.authorization,
+    products: [],
+    status: 'active',
+  });
+  const vending = (id: string, query: VendingQuery, credential: Credential): Vending => ({
+    vendingId: id,
+    identifier: `${credential.authorization}/${query.products ?? 'default'}`,
+  });
   const fail = (id: string) => {
     if (id === 'broken') throw new GatewayError('UPSTREAM_ERROR', 'Upstream answered 500 without an error message');
     throw notFound(id.startsWith('t') ? 'transaction' : 'vending', id);
@@ -77,9 +83,14 @@ describe('results', () => {
     expect([t1, t2]).toMatchObject([{ transactionId: 't1' }, { transactionId: 't2' }]);
     expect(tMissing).toMatchObject({ code: 'NOT_FOUND', message: 'transaction "t404" was not found' });
     // Both ways of reading vendings: one list call (three ids) and single reads (two).
-    for (const ids of [['v1', 'v404', 'v2'], ['v404', 'v1']]) {
+    for (const ids of [
+      ['v1', 'v404', 'v2'],
+      ['v404', 'v1'],
+    ]) {
       const results = await setUp().loaders.vendingById(undefined).loadMany(ids);
-      expect(results.map((r) => (isNotFound(r) ? 'NOT_FOUND' : (r as Vending).vendingId))).toEqual(ids.map((id) => (id === 'v404' ? 'NOT_FOUND' : id)));
+      expect(results.map((r) => (isNotFound(r) ? 'NOT_FOUND' : (r as Vending).vendingId))).toEqual(
+        ids.map((id) => (id === 'v404' ? 'NOT_FOUND' : id)),
+      );
       expect(results[ids.indexOf('v404')]).toBeInstanceOf(GatewayError);
     }
   });
@@ -98,10 +109,7 @@ describe('results', () => {
 describe('backend calls', () => {
   it('read a key asked for several times once', async () => {
     const { backend, loaders } = setUp();
-    const [many, again] = await Promise.all([
-      loaders.transactionById.loadMany(['t1', 't2', 't1']),
-      loaders.transactionById.load('t1'),
-    ]);
+    const [many, again] = await Promise.all([loaders.transactionById.loadMany(['t1', 't2', 't1']), loaders.transactionById.load('t1')]);
     expect(many).toHaveLength(3);
     expect(again).toMatchObject({ transactionId: 't1' });
     await loaders.transactionById.load('t2');
@@ -148,7 +156,7 @@ describe('backend calls', () => {
 });
 
 describe('credentials', () => {
-  it('never share a result: each credential\'s loaders read with it and get its own records', async () => {
+  it("never share a result: each credential's loaders read with it and get its own records", async () => {
     const backend = countingBackend(fakeBackend());
     const alice = createLoaders(backend, ALICE, batching);
     const bob = createLoaders(backend, BOB, batching);

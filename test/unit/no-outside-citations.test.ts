@@ -64,7 +64,8 @@ function citations(): string[] {
       .split('\n')
       .forEach((line, index) => {
         const prose = line.replace(/`[^`]*`/g, '');
-        for (const rule of RULES) if (rule.finds(prose, file)) found.push(`${file}:${index + 1}: ${rule.why}: ${line.trim().slice(0, 100)}`);
+        for (const rule of RULES)
+          if (rule.finds(prose, file)) found.push(`${file}:${index + 1}: ${rule.why}: ${line.trim().slice(0, 100)}`);
       });
   }
   return found;

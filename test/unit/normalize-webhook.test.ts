@@ -23,8 +23,14 @@ describe.concurrent('normalizeWebhook', () => {
     const body = { event: 'transaction', data: tx };
     const { event, dedupeBy } = expectEvent(normalizeWebhook(body, meta));
     expect(event).toMatchObject({
-      type: 'transaction.update', format: 'LEGACY', receivedAt: meta.receivedAt, occurredAt: undefined,
-      transactionId: 't1', status: 'completed', products: [line], transaction: tx,
+      type: 'transaction.update',
+      format: 'LEGACY',
+      receivedAt: meta.receivedAt,
+      occurredAt: undefined,
+      transactionId: 't1',
+      status: 'completed',
+      products: [line],
+      transaction: tx,
     });
     expect(event.raw).toBe(body);
     // No id from the sender: one of the gateway's, and a redelivery is told by its content.
@@ -42,7 +48,10 @@ describe.concurrent('normalizeWebhook', () => {
   });
 
   it('prefers data.object over data.transaction over data', () => {
-    const body = { type: 'transaction.update', data: { ...tx, transactionId: 'outer', object: { ...tx, transactionId: 'obj' }, transaction: { ...tx, transactionId: 'inner' } } };
+    const body = {
+      type: 'transaction.update',
+      data: { ...tx, transactionId: 'outer', object: { ...tx, transactionId: 'obj' }, transaction: { ...tx, transactionId: 'inner' } },
+    };
     expect(expectEvent(normalizeWebhook(body, meta)).event.transactionId).toBe('obj');
   });
 
@@ -96,12 +105,14 @@ describe.concurrent('normalizeWebhook', () => {
   it('collects every problem, not just the first', () => {
     const body = { event: 'transaction', data: { transactionId: 5, products: [{ productPrice: '1' }] } };
     const problems = expectProblems(normalizeWebhook(body, meta));
-    expect(problems).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^data\.transactionId:/),
-      expect.stringMatching(/^data\.products\.0\.productId:/),
-      expect.stringMatching(/^data\.products\.0\.productPrice: expected number, received string$/),
-      expect.stringMatching(/^data\.status:/),
-    ]));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^data\.transactionId:/),
+        expect.stringMatching(/^data\.products\.0\.productId:/),
+        expect.stringMatching(/^data\.products\.0\.productPrice: expected number, received string$/),
+        expect.stringMatching(/^data\.status:/),
+      ]),
+    );
     expect(problems).toHaveLength(4);
   });
 
@@ -115,22 +126,58 @@ describe.concurrent('normalizeWebhook', () => {
     ['null', 'null', /^body must be a JSON object$/],
     ['a number', '42', /^body must be a JSON object$/],
     ['an object without event or type', '{"data":{}}', /neither "type".*nor "event"/],
-    ['a non-string event', JSON.stringify({ event: { name: 'transaction' }, data: tx }), /^event: expected a non-empty string such as "transaction", received object$/],
-    ['an empty event', JSON.stringify({ event: '', data: tx }), /^event: expected a non-empty string such as "transaction", received an empty string$/],
-    ['a non-string type', JSON.stringify({ type: 7, data: tx }), /^type: expected a non-empty string such as "transaction\.update", received number$/],
+    [
+      'a non-string event',
+      JSON.stringify({ event: { name: 'transaction' }, data: tx }),
+      /^event: expected a non-empty string such as "transaction", received object$/,
+    ],
+    [
+      'an empty event',
+      JSON.stringify({ event: '', data: tx }),
+      /^event: expected a non-empty string such as "transaction", received an empty string$/,
+    ],
+    [
+      'a non-string type',
+      JSON.stringify({ type: 7, data: tx }),
+      /^type: expected a non-empty string such as "transaction\.update", received number$/,
+    ],
     ['a null type', JSON.stringify({ type: null, data: tx }), /^type: expected a non-empty string.*received null$/],
     ['legacy without data', JSON.stringify({ event: 'transaction' }), /^data: expected an object, received undefined$/],
     ['enveloped without data', JSON.stringify({ type: 'transaction.update' }), /^data: expected an object, received undefined$/],
     ['data not an object', JSON.stringify(legacy([tx])), /^data: expected an object, received array$/],
-    ['a missing transactionId', JSON.stringify(legacy({ status: 's', products: [] })), /^data\.transactionId: expected string, received undefined$/],
+    [
+      'a missing transactionId',
+      JSON.stringify(legacy({ status: 's', products: [] })),
+      /^data\.transactionId: expected string, received undefined$/,
+    ],
     ['an empty transactionId', JSON.stringify(legacy({ ...tx, transactionId: '' })), /^data\.transactionId: must not be empty$/],
-    ['a numeric transactionId', JSON.stringify(legacy({ ...tx, transactionId: 12 })), /^data\.transactionId: expected string, received number$/],
-    ['a missing status', JSON.stringify(legacy({ transactionId: 't', products: [] })), /^data\.status: expected string, received undefined$/],
+    [
+      'a numeric transactionId',
+      JSON.stringify(legacy({ ...tx, transactionId: 12 })),
+      /^data\.transactionId: expected string, received number$/,
+    ],
+    [
+      'a missing status',
+      JSON.stringify(legacy({ transactionId: 't', products: [] })),
+      /^data\.status: expected string, received undefined$/,
+    ],
     ['products not an array', JSON.stringify(legacy({ ...tx, products: { p: 1 } })), /^data\.products: expected array, received object$/],
     ['a missing products', JSON.stringify(env({ object: { transactionId: 't', status: 's' } })), /^data\.object\.products: expected array/],
-    ['a product line without productId', JSON.stringify(legacy({ ...tx, products: [line, { productName: 'x' }] })), /^data\.products\.1\.productId: expected string, received undefined$/],
-    ['a productPrice as string', JSON.stringify(env({ transaction: { ...tx, products: [line, { ...line, productPrice: '1.50' }] } })), /^data\.transaction\.products\.1\.productPrice: expected number, received string$/],
-    ['a product line that is not an object', JSON.stringify(legacy({ ...tx, products: ['p1'] })), /^data\.products\.0: expected object, received string$/],
+    [
+      'a product line without productId',
+      JSON.stringify(legacy({ ...tx, products: [line, { productName: 'x' }] })),
+      /^data\.products\.1\.productId: expected string, received undefined$/,
+    ],
+    [
+      'a productPrice as string',
+      JSON.stringify(env({ transaction: { ...tx, products: [line, { ...line, productPrice: '1.50' }] } })),
+      /^data\.transaction\.products\.1\.productPrice: expected number, received string$/,
+    ],
+    [
+      'a product line that is not an object',
+      JSON.stringify(legacy({ ...tx, products: ['p1'] })),
+      /^data\.products\.0: expected object, received string$/,
+    ],
     ['an envelope id that is an object', JSON.stringify(env(tx, { id: { v: 5 } })), /^id: expected a non-empty string, received object$/],
   ])('rejects %s', (_name, text, expected) => {
     const problems = expectProblems(parseWebhookText(text as string, meta));
@@ -138,7 +185,11 @@ describe.concurrent('normalizeWebhook', () => {
   });
 
   it.each<[string, unknown, { format: string; type: string }]>([
-    ['an envelope of another type', { id: 'evt_1', type: 'vending.update', data: { vendingId: 'v1' } }, { format: 'ENVELOPED', type: 'vending.update' }],
+    [
+      'an envelope of another type',
+      { id: 'evt_1', type: 'vending.update', data: { vendingId: 'v1' } },
+      { format: 'ENVELOPED', type: 'vending.update' },
+    ],
     ['an envelope of another type without data', { type: 'order.created' }, { format: 'ENVELOPED', type: 'order.created' }],
     ['a type differing only in case', { type: 'Transaction.Update', data: tx }, { format: 'ENVELOPED', type: 'Transaction.Update' }],
     ['a legacy body of another event', { event: 'vending', data: { vendingId: 'v1' } }, { format: 'LEGACY', type: 'vending' }],

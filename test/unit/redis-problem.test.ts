@@ -11,13 +11,25 @@ describe('a Redis failure in words an operator acts on', () => {
   it.each([
     ["Stream isn't writeable and enableOfflineQueue options is false", 'Redis is not answering (away, stalled or reconnecting)'],
     ['Command timed out', 'Redis is not answering (away, stalled or reconnecting)'],
-    ["READONLY You can't write against a read only replica.", 'the node is a read-only replica now (a failover demoted it, or the address names a replica)'],
+    [
+      "READONLY You can't write against a read only replica.",
+      'the node is a read-only replica now (a failover demoted it, or the address names a replica)',
+    ],
     ['CLUSTERDOWN The cluster is down', "the cluster is moving the event log's slot (a failover under way)"],
-    ['ERR This instance has cluster support disabled', 'a node named as a cluster node is not part of a cluster (cluster support disabled)'],
-    ['All sentinels are unreachable. Retrying from scratch after 50ms.', 'the Sentinels do not name a master by that name, or none of them answers'],
+    [
+      'ERR This instance has cluster support disabled',
+      'a node named as a cluster node is not part of a cluster (cluster support disabled)',
+    ],
+    [
+      'All sentinels are unreachable. Retrying from scratch after 50ms.',
+      'the Sentinels do not name a master by that name, or none of them answers',
+    ],
     ['connect ECONNREFUSED 127.0.0.1:6390', 'nothing answers at the address'],
     ['WRONGPASS invalid username-password pair or user is disabled.', 'Redis refused the credentials'],
-    ["OOM command not allowed when used memory > 'maxmemory'.", "Redis refused the write: OOM command not allowed when used memory > 'maxmemory'."],
+    [
+      "OOM command not allowed when used memory > 'maxmemory'.",
+      "Redis refused the write: OOM command not allowed when used memory > 'maxmemory'.",
+    ],
   ])('%s', (message, meaning) => {
     expect(redisProblem(new Error(message))).toBe(meaning);
   });

@@ -27,7 +27,9 @@ describe.concurrent('REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS', () => {
       ],
       access: { username: 'app', password: 'p@ss', tls: true },
     });
-    expect(loadConfig({ REDIS_SENTINELS: 'redis://:s-pass@s1:26379,s2:26379', REDIS_SENTINEL_MASTER: 'rediss://:d-pass@mymaster' }).redis).toEqual({
+    expect(
+      loadConfig({ REDIS_SENTINELS: 'redis://:s-pass@s1:26379,s2:26379', REDIS_SENTINEL_MASTER: 'rediss://:d-pass@mymaster' }).redis,
+    ).toEqual({
       kind: 'sentinel',
       sentinels: [
         { host: 's1', port: 26379 },
@@ -40,8 +42,12 @@ describe.concurrent('REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS', () => {
   });
 
   it('refuses two at once, a group without its master (or the reverse), and bad entries, never repeating a password', () => {
-    expect(errorOf({ REDIS_URL: 'redis://h:1', REDIS_CLUSTER_NODES: 'h:2' })).toMatch(/^REDIS_CLUSTER_NODES must be unset when REDIS_URL is set/);
-    expect(errorOf({ REDIS_CLUSTER_NODES: 'h:2', REDIS_SENTINELS: 'h:3', REDIS_SENTINEL_MASTER: 'm' })).toMatch(/^REDIS_SENTINELS must be unset when REDIS_URL or REDIS_CLUSTER_NODES is set/);
+    expect(errorOf({ REDIS_URL: 'redis://h:1', REDIS_CLUSTER_NODES: 'h:2' })).toMatch(
+      /^REDIS_CLUSTER_NODES must be unset when REDIS_URL is set/,
+    );
+    expect(errorOf({ REDIS_CLUSTER_NODES: 'h:2', REDIS_SENTINELS: 'h:3', REDIS_SENTINEL_MASTER: 'm' })).toMatch(
+      /^REDIS_SENTINELS must be unset when REDIS_URL or REDIS_CLUSTER_NODES is set/,
+    );
     expect(errorOf({ REDIS_SENTINELS: 'h:3' })).toBe('REDIS_SENTINEL_MASTER must be set when REDIS_SENTINELS is set');
     expect(errorOf({ REDIS_SENTINEL_MASTER: 'm' })).toBe('REDIS_SENTINELS must be set when REDIS_SENTINEL_MASTER is set');
     const bad = errorOf({ REDIS_CLUSTER_NODES: 'h:1,secret-host' });
@@ -62,9 +68,16 @@ describe.concurrent('REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS', () => {
 });
 
 describe.concurrent('the Redis keys', () => {
-  it('puts the event log\'s keys in the slot of {events}, and leaves rate-limit keys untagged', () => {
+  it("puts the event log's keys in the slot of {events}, and leaves rate-limit keys untagged", () => {
     const keys = redisKeys('vending-gateway:');
-    const logKeys = [keys.stream, keys.historyQueue, keys.writeProbe, keys.eventPosition('e1', undefined), keys.dedupe('e1', 'acct-a'), keys.lastDigest('tx', undefined)];
+    const logKeys = [
+      keys.stream,
+      keys.historyQueue,
+      keys.writeProbe,
+      keys.eventPosition('e1', undefined),
+      keys.dedupe('e1', 'acct-a'),
+      keys.lastDigest('tx', undefined),
+    ];
     expect(logKeys.map(hashTagOf)).toEqual(logKeys.map(() => 'events'));
     expect(keys.stream).toBe('vending-gateway:{events}');
     expect(keys.dedupe('e1', 'acct-a')).toBe('vending-gateway:{events}:dedupe@acct-a:e1');
@@ -72,7 +85,7 @@ describe.concurrent('the Redis keys', () => {
     expect(keys.untagged?.stream).toBe('vending-gateway:events');
   });
 
-  it('keeps every key in the prefix\'s own tag when it has one, under the names of before', () => {
+  it("keeps every key in the prefix's own tag when it has one, under the names of before", () => {
     const keys = redisKeys('app{vg}:');
     expect([keys.stream, keys.dedupe('e1', undefined), `${keys.rateLimitPrefix}:x`].map(hashTagOf)).toEqual(['vg', 'vg', 'vg']);
     expect(keys.stream).toBe('app{vg}:events');

@@ -15,7 +15,11 @@ function recordingStore(): TokenStore & { written: string[] } {
   return { written, put: (id, value, ttl) => (written.push(id, value), inner.put(id, value, ttl)), take: (id) => inner.take(id) };
 }
 
-const codeOf = (promise: Promise<unknown>) => promise.then(() => 'none', (error: unknown) => (error instanceof GatewayError ? error.code : String(error)));
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'none',
+    (error: unknown) => (error instanceof GatewayError ? error.code : String(error)),
+  );
 
 describe('subscription tokens', () => {
   it('stand for the key, its identity and account, with `subscribe` only, once', async () => {
@@ -49,7 +53,10 @@ describe('subscription tokens', () => {
   });
 
   it('say what happened when their store does not answer', async () => {
-    const away: TokenStore = { put: () => Promise.reject(new Error('ECONNREFUSED')), take: () => Promise.reject(new Error('ECONNREFUSED')) };
+    const away: TokenStore = {
+      put: () => Promise.reject(new Error('ECONNREFUSED')),
+      take: () => Promise.reject(new Error('ECONNREFUSED')),
+    };
     const tokens = createSubscriptionTokens({ store: away, ttlMs: 60_000 });
     expect(await codeOf(tokens.mint(credential))).toBe(ErrorCode.UPSTREAM_UNAVAILABLE);
     expect(await codeOf(tokens.redeem(`vgst_${'A'.repeat(43)}`))).toBe(ErrorCode.UPSTREAM_UNAVAILABLE);

@@ -11,12 +11,18 @@ describe.concurrent('tracing configuration', () => {
 
   it('posts to <endpoint>/v1/traces, or to the traces endpoint as given, which wins', () => {
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing?.url).toBe('http://collector:4318/v1/traces');
-    const both = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://other/otlp/traces' });
+    const both = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://other/otlp/traces',
+    });
     expect(both.tracing?.url).toBe('https://other/otlp/traces');
   });
 
   it('takes the defaults of the OpenTelemetry SDK, and headers as the exporter writes them', () => {
-    const tracing = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%20b, x-tenant=t1,broken' }).tracing;
+    const tracing = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%20b, x-tenant=t1,broken',
+    }).tracing;
     expect(tracing).toEqual({
       url: 'http://c:4318/v1/traces',
       headers: { 'api-key': 'a b', 'x-tenant': 't1' },
@@ -28,7 +34,12 @@ describe.concurrent('tracing configuration', () => {
   });
 
   it('reads a sampling ratio from 0 to 1 and refuses anything else in one line', () => {
-    const ratio = (value: string) => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: value }).tracing?.samplerRatio;
+    const ratio = (value: string) =>
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: value,
+      }).tracing?.samplerRatio;
     expect(ratio('0.25')).toBe(0.25);
     expect(ratio('0')).toBe(0);
     expect(ratio('1')).toBe(1);

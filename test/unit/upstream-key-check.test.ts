@@ -11,7 +11,11 @@ import { createUpstreamKeyCheck, isRefusal, type UpstreamKeyCheckOptions } from 
  */
 function upstreamProbe() {
   const asked: string[] = [];
-  const state = { accepted: new Set<string>(['good']), failing: undefined as GatewayError | undefined, gate: undefined as Promise<void> | undefined };
+  const state = {
+    accepted: new Set<string>(['good']),
+    failing: undefined as GatewayError | undefined,
+    gate: undefined as Promise<void> | undefined,
+  };
   const probe = async (authorization: string) => {
     asked.push(authorization);
     await state.gate;
@@ -22,7 +26,11 @@ function upstreamProbe() {
   return { asked, state, probe };
 }
 
-const codeOf = (promise: Promise<unknown>) => promise.then(() => 'accepted', (error: GatewayError) => error.code);
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'accepted',
+    (error: GatewayError) => error.code,
+  );
 
 let upstream: ReturnType<typeof upstreamProbe>;
 const make = (options: Partial<UpstreamKeyCheckOptions> = {}) =>
@@ -48,8 +56,10 @@ describe('verdicts', () => {
     expect(upstream.asked).toEqual(['good', 'made-up', 'good']);
   });
 
-  it('keep the upstream\'s status and message, and fail the whole request', async () => {
-    const error = await make().check('made-up').catch((caught: GatewayError) => caught);
+  it("keep the upstream's status and message, and fail the whole request", async () => {
+    const error = await make()
+      .check('made-up')
+      .catch((caught: GatewayError) => caught);
     expect(isRefusal(error)).toBe(true);
     expect(error).toMatchObject({ code: 'UNAUTHENTICATED', message: 'invalid API key', httpStatus: 401 });
     expect((error as GatewayError).extensions.http).toMatchObject({ status: 401 });
@@ -88,7 +98,14 @@ describe('verdicts', () => {
 describe('the instance limit', () => {
   it('starts at most `checksPerSecond` checks in any second, then RATE_LIMITED with Retry-After', async () => {
     const check = make({ checksPerSecond: 3 });
-    const first = await Promise.all(['k1', 'k2', 'k3', 'k4'].map((key) => check.check(key).then(() => undefined, (error: GatewayError) => error)));
+    const first = await Promise.all(
+      ['k1', 'k2', 'k3', 'k4'].map((key) =>
+        check.check(key).then(
+          () => undefined,
+          (error: GatewayError) => error,
+        ),
+      ),
+    );
     expect(first.map((error) => error?.code)).toEqual(['UNAUTHENTICATED', 'UNAUTHENTICATED', 'UNAUTHENTICATED', 'RATE_LIMITED']);
     expect(first[3]).toMatchObject({ headers: { 'retry-after': '1' }, extensions: { http: { status: 429 } } });
     // Remembered verdicts cost nothing.
@@ -151,6 +168,8 @@ describe('configuration', () => {
     expect(loadConfig({ ...forward, FORWARD_KEY_TTL_MS: '500' }).upstream?.keyCheck).toEqual({ ttlMs: 500, checksPerSecond: 20 });
   });
   it('refuses a bad value in one line naming the variable', () => {
-    expect(() => loadConfig({ ...forward, FORWARD_KEY_TTL_MS: '10' })).toThrow(/^FORWARD_KEY_TTL_MS must be a whole number from 100 to 3600000, got "10"$/);
+    expect(() => loadConfig({ ...forward, FORWARD_KEY_TTL_MS: '10' })).toThrow(
+      /^FORWARD_KEY_TTL_MS must be a whole number from 100 to 3600000, got "10"$/,
+    );
   });
 });

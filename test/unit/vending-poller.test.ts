@@ -17,7 +17,10 @@ const HOUR = 3_600_000;
 
 const machine = (vendingId: string, online: boolean): Vending => ({ vendingId, status: 'active', online, enabled: true, products: [] });
 
-function poller(machines: Vending[], options: { now: () => number; lease?: VendingLease; offlineSince?: (id: string) => string | undefined }) {
+function poller(
+  machines: Vending[],
+  options: { now: () => number; lease?: VendingLease; offlineSince?: (id: string) => string | undefined },
+) {
   const published: VendingUpdate[] = [];
   let reads = 0;
   const running = startVendingPoller({
@@ -55,7 +58,9 @@ describe('vending poller', () => {
     machines[0] = { ...machines[0]!, online: false, enabled: false };
     now += 60_000;
     await running.poll();
-    expect(published.map((update) => [update.vendingId, update.changed, update.offlineSince])).toEqual([['a', ['online', 'enabled'], new Date(now).toISOString()]]);
+    expect(published.map((update) => [update.vendingId, update.changed, update.offlineSince])).toEqual([
+      ['a', ['online', 'enabled'], new Date(now).toISOString()],
+    ]);
     // b stays offline since its first read.
     machines[1] = { ...machines[1]!, status: 'maintenance' };
     await running.poll();
@@ -65,7 +70,10 @@ describe('vending poller', () => {
 
   it('keeps the offline time the log holds when it takes over from another instance', async () => {
     const known = '2026-11-27T08:00:00.000Z';
-    const { running, published } = poller([machine('b', false)], { now: () => Date.UTC(2026, 10, 27, 12), offlineSince: (id) => (id === 'b' ? known : undefined) });
+    const { running, published } = poller([machine('b', false)], {
+      now: () => Date.UTC(2026, 10, 27, 12),
+      offlineSince: (id) => (id === 'b' ? known : undefined),
+    });
     await running.poll();
     expect(published[0]).toMatchObject({ vendingId: 'b', offlineSince: known });
     await running.stop();

@@ -23,7 +23,12 @@ describe.concurrent("WEBHOOK_SECRET's entries of accounts", () => {
 
   it('gives each account its secrets in the order listed, several while one is rotated out, trimmed', () => {
     const config = loadConfig({ WEBHOOK_SECRET: ` acct-a = ${A1},acct-b=${B}, ,${DEFAULT},acct-a=${A2}` });
-    expect(config.webhookAccountSecrets).toEqual(new Map([['acct-a', [A1, A2]], ['acct-b', [B]]]));
+    expect(config.webhookAccountSecrets).toEqual(
+      new Map([
+        ['acct-a', [A1, A2]],
+        ['acct-b', [B]],
+      ]),
+    );
     // The default account's (and every other account's) secrets are the ones alone, as before.
     expect(config.webhookSecrets).toEqual([DEFAULT]);
   });
@@ -58,14 +63,17 @@ describe.concurrent("WEBHOOK_SECRET's entries of accounts", () => {
       expect(error.message, entry).toMatch(/^WEBHOOK_SECRET must be comma-separated Standard Webhooks secrets \(/);
       expect(error.message, entry).toMatch(new RegExp(`; entry 2 of 2: ${problem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
       expect(error.message, entry).not.toContain('\n');
-      for (const part of [A1, 'sekrit', secret(5).slice(6, 20), 'acct a', '-acct', 'aaaaaaaaaa']) expect(error.message, entry).not.toContain(part);
+      for (const part of [A1, 'sekrit', secret(5).slice(6, 20), 'acct a', '-acct', 'aaaaaaaaaa'])
+        expect(error.message, entry).not.toContain(part);
       expect(parseSecretEntry(entry), entry).toBe(problem);
     }
   });
 
   it('does not weaken what production requires: every other path is still checked with a secret alone', () => {
     const production = { NODE_ENV: 'production', API_KEYS: 'k', WEBHOOK_SECRET: `acct-a=${A1}` };
-    expect(errorOf(production).message).toBe('WEBHOOK_SECRET must be set when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)');
+    expect(errorOf(production).message).toBe(
+      'WEBHOOK_SECRET must be set when NODE_ENV=production (or WEBHOOK_UNSIGNED=allow to accept unsigned webhooks)',
+    );
     expect(errorOf({ ...production, WEBHOOK_UNSIGNED: 'refuse' }).message).toBe('WEBHOOK_SECRET must be set when WEBHOOK_UNSIGNED=refuse');
     expect(loadConfig({ ...production, WEBHOOK_SECRET: `acct-a=${A1},${DEFAULT}` }).webhookAccountSecrets.get('acct-a')).toEqual([A1]);
     expect(loadConfig({ ...production, WEBHOOK_UNSIGNED: 'allow' }).webhookSecrets).toEqual([]);

@@ -9,13 +9,23 @@ import { productCountOf, totalOf, type ProductLine } from '../resolvers.js';
 
 export const derivedFields = {
   additionalTypeDefs: /* GraphQL */ `
-    extend type Transaction { total: Float! }
-    extend type Vending { productCount: Int }
-    extend type VendingListEnvelope { totalCount: Int! }
+    extend type Transaction {
+      total: Float!
+    }
+    extend type Vending {
+      productCount: Int
+    }
+    extend type VendingListEnvelope {
+      totalCount: Int!
+    }
   `,
   additionalResolvers: {
-    Transaction: { total: { selectionSet: '{ products { productPrice quantity } }', resolve: (t: { products: ProductLine[] }) => totalOf(t.products) } },
+    Transaction: {
+      total: { selectionSet: '{ products { productPrice quantity } }', resolve: (t: { products: ProductLine[] }) => totalOf(t.products) },
+    },
     Vending: { productCount: { selectionSet: '{ products { productId } }', resolve: (v: { products?: unknown }) => productCountOf(v) } },
-    VendingListEnvelope: { totalCount: { selectionSet: '{ data { vendingId } }', resolve: (e: { data?: unknown[] }) => e.data?.length ?? 0 } },
+    VendingListEnvelope: {
+      totalCount: { selectionSet: '{ data { vendingId } }', resolve: (e: { data?: unknown[] }) => e.data?.length ?? 0 },
+    },
   },
 };

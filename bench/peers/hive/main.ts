@@ -21,7 +21,8 @@ const clientKeys = new Set(env('API_KEYS').split(','));
 // The same check as the other peers: a known client key or 401, before any GraphQL work.
 const clientKeyCheck: GatewayPlugin = {
   onRequest({ request, endResponse }) {
-    if (!clientKeys.has(request.headers.get('authorization') ?? '')) endResponse(Response.json({ errors: [{ message: 'Missing or unknown API key' }] }, { status: 401 }));
+    if (!clientKeys.has(request.headers.get('authorization') ?? ''))
+      endResponse(Response.json({ errors: [{ message: 'Missing or unknown API key' }] }, { status: 401 }));
   },
 };
 

@@ -27,7 +27,8 @@ const clientKeys = new Set(env('API_KEYS').split(','));
 
 const app = Fastify({ logger: false });
 app.addHook('onRequest', async (request, reply) => {
-  if (!clientKeys.has(request.headers.authorization ?? '')) await reply.code(401).send({ errors: [{ message: 'Missing or unknown API key' }] });
+  if (!clientKeys.has(request.headers.authorization ?? ''))
+    await reply.code(401).send({ errors: [{ message: 'Missing or unknown API key' }] });
 });
 await app.register(mercurius, {
   schema: readFileSync(SCHEMA_FILE, 'utf8'),

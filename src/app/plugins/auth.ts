@@ -54,7 +54,12 @@ export const authPlugin = fp<{ config: Config }>(
     const keys = config.forwardMode ? undefined : keyStoreOf(config, logger);
     const jwt: JwtVerifier | undefined = config.jwt && createJwtVerifier(config.jwt);
     const authenticator = createAuthenticator({ keys, jwt, upstream: keyCheck, keysChange: config.apiKeysFile !== undefined });
-    const rateLimiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, redis: app.redis?.commands, prefix: redisKeys(config.redisPrefix).rateLimitPrefix, logger });
+    const rateLimiter = createRateLimiter({
+      perSecond: config.rateLimitPerSecond,
+      redis: app.redis?.commands,
+      prefix: redisKeys(config.redisPrefix).rateLimitPrefix,
+      logger,
+    });
     const admit = (credential: Credential) => rateLimiter.admit(credential);
     const guard = requestGuard(authenticator, admit);
     // With Redis a token minted by one instance starts a stream on any; without it, on this one only.

@@ -111,16 +111,20 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
   async (app, { config, deps }) => {
     const logger = app.log as Logger;
     const { metrics } = app;
-    const ownKey = config.upstream && !config.forwardMode
-      ? ownKeyWatch(() => base.getTransaction(OWN_KEY_PROBE_ID, { authorization: '', identity: SYSTEM_IDENTITY }))
-      : undefined;
+    const ownKey =
+      config.upstream && !config.forwardMode
+        ? ownKeyWatch(() => base.getTransaction(OWN_KEY_PROBE_ID, { authorization: '', identity: SYSTEM_IDENTITY }))
+        : undefined;
     const picked = deps.backend
       ? { backend: deps.backend }
       : config.upstream
         ? {
             backend: createRestBackend({
               ...config.upstream,
-              breaker: { ...config.upstream.breaker, onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`) },
+              breaker: {
+                ...config.upstream.breaker,
+                onStateChange: (state) => logger.warn({ breaker: state }, `upstream circuit ${state}`),
+              },
               tracing: app.tracing,
               flatProducts: config.productsValues.flat === '' ? undefined : config.productsValues.flat,
               onContractDrift: createDriftReport({
@@ -149,13 +153,18 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const forgotten = new Set<(transactionId: string) => void>();
     const { cacheTtlMs } = config.fastPaths;
     // Reads shared while in flight (outermost, so a cache miss is read once), then the cache.
-    const cached = cacheTtlMs > 0 ? createCachingBackend(base, { ttlMs: cacheTtlMs, onForget: (id) => forgotten.forEach((listener) => listener(id)) }) : base;
+    const cached =
+      cacheTtlMs > 0
+        ? createCachingBackend(base, { ttlMs: cacheTtlMs, onForget: (id) => forgotten.forEach((listener) => listener(id)) })
+        : base;
     const served = (deps.fastPaths?.coalesce ?? true) ? createCoalescingBackend(cached) : cached;
     const accountAccess = createGatewayAccountAccess(config, base, logger);
     // Which transactions came in on each account's path: a key's account is asked about with one of them.
     const unnote = app.bus.onEvent((event) => accountAccess.note(accountOf(event), event.transactionId));
     // A payment goes to the history the caller reads.
-    const backend = app.history ? recordingPayments(served, app.history, (credential) => accountAccess.historyAccount(credential), logger) : served;
+    const backend = app.history
+      ? recordingPayments(served, app.history, (credential) => accountAccess.historyAccount(credential), logger)
+      : served;
 
     app.decorate('backend', backend);
     app.decorate('upstream', base as Backend);
@@ -170,7 +179,9 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       vendingCurrency: config.forwardMode
         ? undefined
         : async (account, vendingId) =>
-            account === DEFAULT_ACCOUNT ? await served.getVending(vendingId, {}, { authorization: '', identity: SYSTEM_IDENTITY }) : undefined,
+            account === DEFAULT_ACCOUNT
+              ? await served.getVending(vendingId, {}, { authorization: '', identity: SYSTEM_IDENTITY })
+              : undefined,
     });
     app.decorate('withCurrency', withCurrency);
     if (base.upstreamState) {
@@ -186,16 +197,23 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const { bus } = app;
     // A backend that is the service itself also sends the service's events.
     const stopWatching = backend.watchTransactionChanges?.((transaction) => {
-      withCurrency(serviceEventFor(transaction)).then((event) => bus.publish(event)).catch((error: unknown) => logger.error({ err: error }, 'could not publish a memory backend event'));
+      withCurrency(serviceEventFor(transaction))
+        .then((event) => bus.publish(event))
+        .catch((error: unknown) => logger.error({ err: error }, 'could not publish a memory backend event'));
     });
     // Every event, from any instance, refreshes what this one holds of its transaction.
     const stopRefreshing = bus.onEvent((event) =>
-      backend.noteTransactionUpdate?.({ ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products }, eventTime(event), accountOf(event)),
+      backend.noteTransactionUpdate?.(
+        { ...event.transaction, transactionId: event.transactionId, status: event.status, products: event.products },
+        eventTime(event),
+        accountOf(event),
+      ),
     );
     // The demo's first look: an hour of dated sales in the history it keeps in this process (GatewayDeps.demoHour), after
     // the refresh above listens, so the demo's transactions take the statuses the history shows.
     if (seedsDemoHour(config, deps)) {
-      for (const { transaction, at } of demoHourOfSales(createDemoData(), Date.now(), DEMO_HOUR_MS)) await bus.publish(await withCurrency(serviceEventFor(transaction, at)));
+      for (const { transaction, at } of demoHourOfSales(createDemoData(), Date.now(), DEMO_HOUR_MS))
+        await bus.publish(await withCurrency(serviceEventFor(transaction, at)));
     }
     // The simulator stops before the drain; what a request in flight changes is still published while
     // the drain waits for it, so the watch and the refresh end only once the drain is over.

@@ -57,23 +57,43 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
   async (app, { config, deps }) => {
     const logger = app.log as Logger;
     const { redis, postgres } = app;
-    const shared = postgres && config.history ? createPostgresHistory(postgres.pool, postgresHistoryOptions(config.history, config, logger)) : undefined;
+    const shared =
+      postgres && config.history ? createPostgresHistory(postgres.pool, postgresHistoryOptions(config.history, config, logger)) : undefined;
     // The demo's hour of dated sales (backend.ts) is all there was before: the history covers that hour too.
-    const inProcess = !shared && config.history ? createMemoryHistory({ ...config.history, ...(seedsDemoHour(config, deps) ? { coveredFrom: Date.now() - DEMO_HOUR_MS } : {}) }) : undefined;
-    const applyShared = postgres && shared && (async (events: readonly TransactionUpdateEvent[]) => {
-      await postgres.migrated;
-      await shared.applyAll(events);
-    });
+    const inProcess =
+      !shared && config.history
+        ? createMemoryHistory({ ...config.history, ...(seedsDemoHour(config, deps) ? { coveredFrom: Date.now() - DEMO_HOUR_MS } : {}) })
+        : undefined;
+    const applyShared =
+      postgres &&
+      shared &&
+      (async (events: readonly TransactionUpdateEvent[]) => {
+        await postgres.migrated;
+        await shared.applyAll(events);
+      });
     const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
-    const feed = applyShared && !redis ? createHistoryFeed({ apply: applyShared, transient: isTransientPostgresError, logger, retryMs, maxQueued }) : undefined;
+    const feed =
+      applyShared && !redis
+        ? createHistoryFeed({ apply: applyShared, transient: isTransientPostgresError, logger, retryMs, maxQueued })
+        : undefined;
     const historyGroup = applyShared && redis ? HISTORY_GROUP : undefined;
     const applyInProcess = inProcess && feedHistory((event) => inProcess.apply(event), logger);
 
     const events: EventTransport = redis
       ? createRedisEventTransport(redis, { ...config, logger, historyGroup })
       : createMemoryEventTransport(config, feed ? (event) => feed.push(event) : applyInProcess);
-    const readerOptions = applyShared && { apply: applyShared, transient: isTransientPostgresError, logger, pollMs: retryMs, claimIdleMs, maxBehind: maxQueued };
-    const queue = redis && readerOptions ? createRedisHistoryReader(redis.commands, { ...readerOptions, key: redisKeys(config.redisPrefix).stream }) : undefined;
+    const readerOptions = applyShared && {
+      apply: applyShared,
+      transient: isTransientPostgresError,
+      logger,
+      pollMs: retryMs,
+      claimIdleMs,
+      maxBehind: maxQueued,
+    };
+    const queue =
+      redis && readerOptions
+        ? createRedisHistoryReader(redis.commands, { ...readerOptions, key: redisKeys(config.redisPrefix).stream })
+        : undefined;
     if (redis && readerOptions) drainEarlierQueue(redis.commands, redisKeys(config.redisPrefix).historyQueue, readerOptions, app);
     // Every instance hears every append, in log order: the queue's readers look at once; an in-process history takes it.
     if (queue) events.bus.onEvent(() => queue.wake());
@@ -91,7 +111,8 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     app.readiness.add('events', () => events.bus.ready());
     if (postgres && shared) startShared(app, postgres, shared, historyFeed, retryMs, logger);
     await vendingEvents.connect(5_000);
-    if (!(await events.connect(5_000))) logger.warn({ reason: redis?.problem() ?? 'no answer yet' }, 'Redis cannot take the event log\'s writes yet: not ready until it can');
+    if (!(await events.connect(5_000)))
+      logger.warn({ reason: redis?.problem() ?? 'no answer yet' }, "Redis cannot take the event log's writes yet: not ready until it can");
     else if (redis && config.redis) await refuseEvictingRedis(redis.appends, REDIS_VARIABLE[config.redis.kind], logger);
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
     app.addHook('onClose', async () => {
@@ -109,10 +130,19 @@ const REDIS_VARIABLE = { standalone: 'REDIS_URL', cluster: 'REDIS_CLUSTER_NODES'
 
 async function refuseEvictingRedis(commands: Redis, variable: string, logger: Logger): Promise<void> {
   const eviction = await evictionOf(commands);
-  if ('unknown' in eviction) logger.warn({ reason: eviction.unknown }, 'the Redis eviction policy cannot be read (CONFIG GET refused, as managed services may): make sure it is noeviction, or dedupe and resume may forget events when Redis is full');
+  if ('unknown' in eviction)
+    logger.warn(
+      { reason: eviction.unknown },
+      'the Redis eviction policy cannot be read (CONFIG GET refused, as managed services may): make sure it is noeviction, or dedupe and resume may forget events when Redis is full',
+    );
   else if (eviction.evicts) {
     const got = `maxmemory ${eviction.maxmemory}, maxmemory-policy ${eviction.policy}`;
-    throw new ConfigError(variable, 'a Redis that never evicts keys (maxmemory-policy noeviction, or maxmemory 0)', undefined, `it has ${got}, so webhook dedupe and resume would silently forget events`);
+    throw new ConfigError(
+      variable,
+      'a Redis that never evicts keys (maxmemory-policy noeviction, or maxmemory 0)',
+      undefined,
+      `it has ${got}, so webhook dedupe and resume would silently forget events`,
+    );
   }
 }
 
@@ -120,7 +150,12 @@ async function refuseEvictingRedis(commands: Redis, variable: string, logger: Lo
  * An earlier version copied each event into a queue of the history's own: what it still holds
  * (the database was behind at the upgrade) is applied, then the queue is deleted.
  */
-function drainEarlierQueue(commands: Redis | Cluster, key: string, options: Omit<RedisHistoryReaderOptions, 'key'>, app: FastifyInstance): void {
+function drainEarlierQueue(
+  commands: Redis | Cluster,
+  key: string,
+  options: Omit<RedisHistoryReaderOptions, 'key'>,
+  app: FastifyInstance,
+): void {
   let reader: HistoryFeed | undefined;
   commands
     .exists(key)
@@ -133,10 +168,19 @@ function drainEarlierQueue(commands: Redis | Cluster, key: string, options: Omit
   app.addHook('onClose', async () => reader?.close(options.pollMs * 2));
 }
 
-function startShared(app: FastifyInstance, postgres: Database, shared: PostgresHistory, feed: HistoryFeed | undefined, retryMs: number, logger: Logger): void {
+function startShared(
+  app: FastifyInstance,
+  postgres: Database,
+  shared: PostgresHistory,
+  feed: HistoryFeed | undefined,
+  retryMs: number,
+  logger: Logger,
+): void {
   // Named, not required: without its database the instance still serves all but the history's fields.
   app.readiness.add('history', () => postgres.isMigrated() && postgres.answering(), { required: false });
-  postgres.migrated.then(() => shared.start()).catch((error: unknown) => logger.warn({ err: error }, 'the history could not note its start'));
+  postgres.migrated
+    .then(() => shared.start())
+    .catch((error: unknown) => logger.warn({ err: error }, 'the history could not note its start'));
   // Before the database closes: the events read last are applied if it answers (bounded), the sweeps stop.
   app.addHook('onClose', async () => {
     await feed?.close(retryMs * 2);
@@ -150,6 +194,7 @@ function postgresHistoryOptions(history: HistoryConfig, config: Config, logger: 
     soldStatuses: history.soldStatuses,
     defaultCurrency: history.defaultCurrency,
     sweepEveryMs: config.postgresHistory.sweepMs,
-    onSweepError: (error: unknown) => logger.warn({ err: error }, 'the history could not delete what is past retention; the next sweep tries again'),
+    onSweepError: (error: unknown) =>
+      logger.warn({ err: error }, 'the history could not delete what is past retention; the next sweep tries again'),
   };
 }

@@ -53,7 +53,8 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       vendingStates: app.vendingStates,
     };
     const { cacheTtlMs } = config.fastPaths;
-    const responseCache = cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
+    const responseCache =
+      cacheTtlMs > 0 && (deps.fastPaths?.responseCache ?? true) ? createResponseCache({ ttlMs: cacheTtlMs }) : undefined;
     // Whatever drops a transaction from the entity cache drops the results that hold it.
     if (responseCache) app.onTransactionForgotten(responseCache.forgetTransaction);
     const compiledExecution = deps.fastPaths?.compiledExecution ?? true;
@@ -65,7 +66,11 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
         ? createOperationPlans({ services, maxCost: config.limits.maxCost, nameOperation: metrics.nameOperation })
         : undefined;
     await tracing?.loaded;
-    const masking: GraphQLMasking = { isDev: false, errorMessage: MASKED_MESSAGE, onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error') };
+    const masking: GraphQLMasking = {
+      isDev: false,
+      errorMessage: MASKED_MESSAGE,
+      onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error'),
+    };
     const { yoga, graphiql } = createGraphQLServer({
       path: GRAPHQL_PATH,
       services,

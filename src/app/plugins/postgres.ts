@@ -21,7 +21,10 @@ export const postgresPlugin = fp<{ config: Config }>(
     if (!database) return;
     // Closed after every feature that uses it (onClose runs in the reverse of the list).
     app.addHook('onClose', () => database.close());
-    const waited = await Promise.race([database.migrated.then(() => true), new Promise<false>((resolve) => setTimeout(resolve, MIGRATION_WAIT_MS, false).unref())]);
+    const waited = await Promise.race([
+      database.migrated.then(() => true),
+      new Promise<false>((resolve) => setTimeout(resolve, MIGRATION_WAIT_MS, false).unref()),
+    ]);
     if (!waited) logger.warn('PostgreSQL is not reachable yet: the history is not ready until it is');
   },
   { name: 'postgres' },

@@ -16,7 +16,9 @@ export const redisPlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const logger = app.log as Logger;
     const keys = redisKeys(config.redisPrefix);
-    const redis = config.redis ? createRedisClients(config.redis, { commandTimeoutMs: config.redisCommandTimeoutMs, probeKey: keys.writeProbe, logger }) : undefined;
+    const redis = config.redis
+      ? createRedisClients(config.redis, { commandTimeoutMs: config.redisCommandTimeoutMs, probeKey: keys.writeProbe, logger })
+      : undefined;
     app.decorate('redis', redis);
     // Closed after every feature that uses it (onClose runs in the reverse of the list).
     if (redis) app.addHook('onClose', () => redis.close());

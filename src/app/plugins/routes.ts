@@ -55,7 +55,10 @@ export const webhooksPlugin = fp<{ config: Config }>(
 
 export const dashboardPlugin = fp(
   async (app) => {
-    registerRoutes(app, dashboardRoutes((error) => app.log.error({ err: error }, 'could not read the dashboard')));
+    registerRoutes(
+      app,
+      dashboardRoutes((error) => app.log.error({ err: error }, 'could not read the dashboard')),
+    );
   },
   { name: 'dashboard' },
 );

@@ -58,11 +58,35 @@ interface Site {
 const sites: Site[] = [
   { countryCode: 'DE', currencyCode: 'EUR', rate: 1, address: 'Friedrichstraße 68, 10117 Berlin', building: 'Quartier 205, Lobby' },
   { countryCode: 'DE', currencyCode: 'EUR', rate: 1, address: 'Hauptbahnhof 1, 20099 Hamburg', building: 'Concourse B' },
-  { countryCode: 'GB', currencyCode: 'GBP', rate: 0.86, address: '1 Canada Square, London E14 5AB', building: 'One Canada Square, Floor 12' },
+  {
+    countryCode: 'GB',
+    currencyCode: 'GBP',
+    rate: 0.86,
+    address: '1 Canada Square, London E14 5AB',
+    building: 'One Canada Square, Floor 12',
+  },
   { countryCode: 'GB', currencyCode: 'GBP', rate: 0.86, address: 'Deansgate 100, Manchester M3 2GP', building: 'Gym, basement' },
-  { countryCode: 'US', currencyCode: 'USD', rate: 1.08, address: '350 Fifth Avenue, New York, NY 10118', building: 'Empire State Building, Level 2' },
-  { countryCode: 'US', currencyCode: 'USD', rate: 1.08, address: '1 Market Street, San Francisco, CA 94105', building: 'Spear Tower, Cafeteria' },
-  { countryCode: 'ES', currencyCode: 'EUR', rate: 1, address: 'Paseo de la Castellana 259, 28046 Madrid', building: 'Torre Cristal, Planta 5' },
+  {
+    countryCode: 'US',
+    currencyCode: 'USD',
+    rate: 1.08,
+    address: '350 Fifth Avenue, New York, NY 10118',
+    building: 'Empire State Building, Level 2',
+  },
+  {
+    countryCode: 'US',
+    currencyCode: 'USD',
+    rate: 1.08,
+    address: '1 Market Street, San Francisco, CA 94105',
+    building: 'Spear Tower, Cafeteria',
+  },
+  {
+    countryCode: 'ES',
+    currencyCode: 'EUR',
+    rate: 1,
+    address: 'Paseo de la Castellana 259, 28046 Madrid',
+    building: 'Torre Cristal, Planta 5',
+  },
   { countryCode: 'SE', currencyCode: 'SEK', rate: 11.5, address: 'Vasagatan 10, 111 20 Stockholm', building: 'Centralstationen, Hall' },
 ];
 
@@ -106,7 +130,11 @@ export interface DemoData {
   transactions: Transaction[];
 }
 
-const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/-$/, '');
+const slug = (name: string): string =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/-$/, '');
 
 const localPrice = (eur: number, rate: number): number => Math.round(eur * rate * 100) / 100;
 

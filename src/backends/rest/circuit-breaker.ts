@@ -42,7 +42,13 @@ export interface CircuitBreaker {
 // A refused, unknown or forbidden request is the caller's fault, and a call
 // whose client left was stopped by us: neither says anything about the
 // upstream's health, so they must never open the circuit.
-const callerCodes = new Set<ErrorCode>([ErrorCode.NOT_FOUND, ErrorCode.UNAUTHENTICATED, ErrorCode.FORBIDDEN, ErrorCode.BAD_USER_INPUT, ErrorCode.RATE_LIMITED]);
+const callerCodes = new Set<ErrorCode>([
+  ErrorCode.NOT_FOUND,
+  ErrorCode.UNAUTHENTICATED,
+  ErrorCode.FORBIDDEN,
+  ErrorCode.BAD_USER_INPUT,
+  ErrorCode.RATE_LIMITED,
+]);
 
 function isCallerFault(error: unknown): boolean {
   if (error instanceof ClientGone) return true;
@@ -52,7 +58,8 @@ function isCallerFault(error: unknown): boolean {
 }
 
 function check(name: string, value: number, min: number, max = Number.POSITIVE_INFINITY): void {
-  if (!Number.isFinite(value) || value < min || value > max) throw new RangeError(`circuit breaker ${name} must be between ${min} and ${max}, not ${value}`);
+  if (!Number.isFinite(value) || value < min || value > max)
+    throw new RangeError(`circuit breaker ${name} must be between ${min} and ${max}, not ${value}`);
 }
 
 type Work = () => Promise<unknown>;
@@ -100,7 +107,9 @@ export function createCircuitBreaker(settings: CircuitBreakerOptions): CircuitBr
         if (error instanceof Error && Opossum.isOurError(error)) {
           const code = (error as { code?: unknown }).code;
           if (code === 'ESHUTDOWN') throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Upstream client is closed', { cause: error });
-          throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Upstream is failing; requests are paused for a moment (circuit open)', { cause: error });
+          throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Upstream is failing; requests are paused for a moment (circuit open)', {
+            cause: error,
+          });
         }
         throw error;
       }

@@ -29,7 +29,8 @@ export interface ConcurrencyLimit {
   readonly queued: number;
 }
 
-const waitedTooLong = (ms: number) => new GatewayError(ErrorCode.UPSTREAM_TIMEOUT, `Upstream did not answer within ${ms} ms (every connection to it was busy)`);
+const waitedTooLong = (ms: number) =>
+  new GatewayError(ErrorCode.UPSTREAM_TIMEOUT, `Upstream did not answer within ${ms} ms (every connection to it was busy)`);
 
 export function createConcurrencyLimit({ maxConcurrent, maxQueued }: ConcurrencyLimitOptions): ConcurrencyLimit {
   if (!(maxConcurrent >= 1)) throw new RangeError(`maxConcurrent must be at least 1, not ${maxConcurrent}`);

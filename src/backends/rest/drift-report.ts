@@ -19,7 +19,12 @@ export interface DriftReportOptions {
   now?: () => number;
 }
 
-export function createDriftReport({ count, warn, everyMs = 60_000, now = Date.now }: DriftReportOptions): (drifts: readonly Drift[], route: string) => void {
+export function createDriftReport({
+  count,
+  warn,
+  everyMs = 60_000,
+  now = Date.now,
+}: DriftReportOptions): (drifts: readonly Drift[], route: string) => void {
   const lastWarned = new Map<string, number>();
   return (drifts, route) => {
     for (const drift of drifts) {

@@ -96,8 +96,7 @@ function segment(id: string): string {
   if (problem) throw new GatewayError(ErrorCode.NOT_FOUND, `No resource has such an id: an id ${problem}`);
   return encodeURIComponent(id);
 }
-const productsQuery = ({ products }: VendingQuery): string =>
-  products === undefined ? '' : `?products=${encodeURIComponent(products)}`;
+const productsQuery = ({ products }: VendingQuery): string => (products === undefined ? '' : `?products=${encodeURIComponent(products)}`);
 
 /** The Backend in front of the real service (contract part 4), over one undici Pool. */
 export function createRestBackend(options: RestBackendOptions): RestBackend {
@@ -112,7 +111,12 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, owner, options.timeoutMs);
   }
 
-  async function call(route: string, request: Omit<UpstreamRequest, 'authorization'>, credential: Credential, scope: CallScope | undefined): Promise<{ body: unknown; text: string }> {
+  async function call(
+    route: string,
+    request: Omit<UpstreamRequest, 'authorization'>,
+    credential: Credential,
+    scope: CallScope | undefined,
+  ): Promise<{ body: unknown; text: string }> {
     spendUpstreamCall(scope);
     const started = performance.now();
     const what = route.startsWith('/transactions') ? 'transaction' : 'vending';
@@ -124,7 +128,13 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
       const response = await guarded(async () => {
         seen.attempts = 1;
         const timeoutMs = Math.max(1, options.timeoutMs - (performance.now() - started));
-        const answer = await client.send({ ...request, authorization: options.apiKey ?? credential.authorization, owner, timeoutMs, traceHeaders: traced?.headers });
+        const answer = await client.send({
+          ...request,
+          authorization: options.apiKey ?? credential.authorization,
+          owner,
+          timeoutMs,
+          traceHeaders: traced?.headers,
+        });
         seen.outcome = answer.status;
         seen.attempts = answer.attempts;
         // Thrown inside the breaker, so that 5xx answers count against the upstream's health.
@@ -160,12 +170,18 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
    * that is not an object, is the upstream's fault. The result keeps the body's
    * text for the REST passthrough.
    */
-  function read<T extends object>(route: string, { body, text }: { body: unknown; text: string }, parse: (data: unknown) => T, resources: (read: T) => readonly object[]): T {
+  function read<T extends object>(
+    route: string,
+    { body, text }: { body: unknown; text: string },
+    parse: (data: unknown) => T,
+    resources: (read: T) => readonly object[],
+  ): T {
     let result: T;
     try {
       result = parse(unwrapData(body));
     } catch (error) {
-      if (error instanceof ContractViolation) throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `The service's answer is not what the contract shows: ${error.message}`);
+      if (error instanceof ContractViolation)
+        throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `The service's answer is not what the contract shows: ${error.message}`);
       throw error;
     }
     const drifts = resources(result).flatMap(driftsIn);
@@ -181,12 +197,22 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
       return read('/transactions/{id}', answer, parseTransaction, one);
     },
     async getVending(id, query, credential, scope) {
-      const answer = await call('/vendings/{id}', { method: 'GET', path: `/vendings/${segment(id)}${productsQuery(query)}` }, credential, scope);
+      const answer = await call(
+        '/vendings/{id}',
+        { method: 'GET', path: `/vendings/${segment(id)}${productsQuery(query)}` },
+        credential,
+        scope,
+      );
       return read('/vendings/{id}', answer, (data) => parseVending(data, vendingsRead(query)), one);
     },
     async listVendings(query, credential, scope) {
       const answer = await call('/vendings', { method: 'GET', path: `/vendings${productsQuery(query)}` }, credential, scope);
-      return read('/vendings', answer, (data) => parseVendingList(data, vendingsRead(query)), (list) => list);
+      return read(
+        '/vendings',
+        answer,
+        (data) => parseVendingList(data, vendingsRead(query)),
+        (list) => list,
+      );
     },
     async updatePayment(id, payment, credential, scope) {
       const path = `/transactions/${segment(id)}/payment`;

@@ -148,7 +148,11 @@ class Exchange implements Dispatcher.DispatchHandler, Stoppable {
     this.controller = controller;
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     this.status = statusCode;
     this.contentType = headers['content-type'];
   }

@@ -24,11 +24,11 @@ export const VendingFilterInput = builder.inputType('VendingFilter', {
   description: 'Selects vendings; every field given must match.',
   fields: (t) =>
     fieldsOf<Required<Sdl.VendingFilter>>()({
-    online: t.boolean({ description: 'Only vendings whose `online` equals this.' }),
-    enabled: t.boolean({ description: 'Only vendings whose `enabled` equals this.' }),
-    status: t.string({ description: 'Only vendings with exactly this status.' }),
-    countryCode: t.string({ description: 'Only vendings in this country (compared without regard to case).' }),
-  }),
+      online: t.boolean({ description: 'Only vendings whose `online` equals this.' }),
+      enabled: t.boolean({ description: 'Only vendings whose `enabled` equals this.' }),
+      status: t.string({ description: 'Only vendings with exactly this status.' }),
+      countryCode: t.string({ description: 'Only vendings in this country (compared without regard to case).' }),
+    }),
 });
 
 interface Edge {
@@ -68,7 +68,12 @@ function matches(filter: VendingFilterValue, { vending }: VendingInView): boolea
   );
 }
 
-export function paginate(all: VendingInView[], filter: VendingFilterValue | undefined, first: number | undefined, after: string | undefined): VendingConnection {
+export function paginate(
+  all: VendingInView[],
+  filter: VendingFilterValue | undefined,
+  first: number | undefined,
+  after: string | undefined,
+): VendingConnection {
   if (first !== undefined && (first < 0 || first > MAX_PAGE_SIZE)) {
     throw badUserInput(`first must be from 0 to ${MAX_PAGE_SIZE}, got ${first}`);
   }
@@ -98,29 +103,35 @@ export const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
   description: 'Where a page of a connection stands in the whole list.',
   fields: (t) =>
     fieldsOf<Sdl.PageInfo>()({
-    hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether items follow this page.' }),
-    hasPreviousPage: t.exposeBoolean('hasPreviousPage', { description: 'Whether items precede this page.' }),
-    startCursor: t.exposeString('startCursor', { nullable: true, description: 'Cursor of the first item of the page; null for an empty page.' }),
-    endCursor: t.exposeString('endCursor', { nullable: true, description: 'Cursor of the last item of the page: pass it as `after` for the next page.' }),
-  }),
+      hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether items follow this page.' }),
+      hasPreviousPage: t.exposeBoolean('hasPreviousPage', { description: 'Whether items precede this page.' }),
+      startCursor: t.exposeString('startCursor', {
+        nullable: true,
+        description: 'Cursor of the first item of the page; null for an empty page.',
+      }),
+      endCursor: t.exposeString('endCursor', {
+        nullable: true,
+        description: 'Cursor of the last item of the page: pass it as `after` for the next page.',
+      }),
+    }),
 });
 
 const VendingEdgeRef = builder.objectRef<Edge>('VendingEdge').implement({
   description: 'A vending and its cursor.',
   fields: (t) =>
     fieldsOf<Sdl.VendingEdge>()({
-    cursor: t.exposeString('cursor', { description: 'Opaque position of this vending in the list.' }),
-    node: t.field({ type: VendingRef, description: 'The vending.', resolve: (edge) => edge.node }),
-  }),
+      cursor: t.exposeString('cursor', { description: 'Opaque position of this vending in the list.' }),
+      node: t.field({ type: VendingRef, description: 'The vending.', resolve: (edge) => edge.node }),
+    }),
 });
 
 export const VendingConnectionRef = builder.objectRef<VendingConnection>('VendingConnection').implement({
   description: 'A page of vendings.',
   fields: (t) =>
     fieldsOf<Sdl.VendingConnection>()({
-    edges: t.field({ type: [VendingEdgeRef], description: 'The vendings of this page with their cursors.', resolve: (c) => c.edges }),
-    nodes: t.field({ type: [VendingRef], description: 'The vendings of this page.', resolve: (c) => c.edges.map((edge) => edge.node) }),
-    pageInfo: t.field({ type: PageInfoRef, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),
-    totalCount: t.exposeInt('totalCount', { description: 'How many vendings match the filter, over all pages.' }),
-  }),
+      edges: t.field({ type: [VendingEdgeRef], description: 'The vendings of this page with their cursors.', resolve: (c) => c.edges }),
+      nodes: t.field({ type: [VendingRef], description: 'The vendings of this page.', resolve: (c) => c.edges.map((edge) => edge.node) }),
+      pageInfo: t.field({ type: PageInfoRef, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),
+      totalCount: t.exposeInt('totalCount', { description: 'How many vendings match the filter, over all pages.' }),
+    }),
 });
