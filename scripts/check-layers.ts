@@ -29,7 +29,10 @@ export function partOf(path: string): string {
 const IMPORT = /(?:^|\s)(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
 
 const ROOT = resolve(SRC, '..');
-/** Where the code is entered: the process, the dashboard's browser code, and the scripts, benchmarks and code generation that import sources. */
+/**
+ * Where the code is entered: the process, the dashboard's browser code, and the scripts, benchmarks and code generation that import
+ * sources.
+ */
 const ENTRY_DIRS = ['scripts', 'bench', 'web'];
 const ENTRY_FILES = ['src/main.ts', 'codegen.ts'];
 

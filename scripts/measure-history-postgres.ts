@@ -38,7 +38,9 @@ async function admin(sql: string): Promise<void> {
   await client.query(sql).finally(() => client.end());
 }
 
-/** Fills `size` transactions over the last week, sold, one product line each, and the sums they make (no statement timeout: a bulk load). */
+/**
+ * Fills `size` transactions over the last week, sold, one product line each, and the sums they make (no statement timeout: a bulk load).
+ */
 async function fill(pool: pg.Client, size: number): Promise<void> {
   await pool.query(
     `INSERT INTO history_transactions (transaction_id, status, last_updated, touched_at, record)

@@ -140,7 +140,10 @@ export interface SpawnOptions {
   readyTimeoutMs?: number;
   /** Time from SIGTERM to SIGKILL on stop (a child writing a CPU profile at exit needs more). @default 1500 */
   stopGraceMs?: number;
-  /** CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts). @default any */
+  /**
+   * CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts).
+   * @default any
+   */
   cpus?: string;
   /**
    * Nice value to start the child at (every thread of it, through `nice -n`; lower runs first). Below 0 needs root or

@@ -47,7 +47,10 @@ export interface Upstream extends Child {
   reset(): Promise<void>;
 }
 
-/** The contract upstream (contract-upstream.ts); with `delayMs`, every contract answer waits that long (S8); `placement`: its core and priority (S8). */
+/**
+ * The contract upstream (contract-upstream.ts); with `delayMs`, every contract answer waits that long (S8); `placement`: its core and
+ * priority (S8).
+ */
 export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}): Promise<Upstream> {
   const child = await spawnNode({
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',

@@ -22,7 +22,9 @@ export interface Vending {
   [field: string]: unknown;
 }
 
-/** The contract's reads (GET /transactions/{id}, GET /vendings/{id}?products=flat, GET /vendings?products=flat), unwrapped from `{data}`. */
+/**
+ * The contract's reads (GET /transactions/{id}, GET /vendings/{id}?products=flat, GET /vendings?products=flat), unwrapped from `{data}`.
+ */
 export interface VendingReads {
   getTransaction(id: string): Promise<Transaction>;
   getVending(id: string): Promise<Vending>;

@@ -64,7 +64,10 @@ export interface AccountAccessOptions {
 export interface AccountAccess {
   /** Whether the service judges (forward mode), or each identity names its account (keys, tokens). */
   readonly asksTheService: boolean;
-  /** A transaction arrived on `account`'s path: its latest one is what proves a key is of that account (forward mode; the default account is never noted). */
+  /**
+   * A transaction arrived on `account`'s path: its latest one is what proves a key is of that account (forward mode; the default account is
+   * never noted).
+   */
   note(account: string, transactionId: string): void;
   /** Whether `credential` may receive what the gateway holds of `transactionId`, which came in on `account`'s path. Never throws. */
   mayRead(credential: Credential, account: string, transactionId: string): Promise<boolean>;

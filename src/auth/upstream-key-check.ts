@@ -21,9 +21,15 @@ export interface UpstreamKeyCheckOptions {
   probe(authorization: string): Promise<unknown>;
   /** How long a verdict is remembered, and how often watched keys are checked again (FORWARD_KEY_TTL_MS). */
   ttlMs: number;
-  /** Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited (src/config/fixed.ts). */
+  /**
+   * Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited
+   * (src/config/fixed.ts).
+   */
   checksPerSecond: number;
-  /** The instance's limit, when other upstream checks count against it too (account-access.ts); by default one of its own of `checksPerSecond`. */
+  /**
+   * The instance's limit, when other upstream checks count against it too (account-access.ts); by default one of its own of
+   * `checksPerSecond`.
+   */
   limit?: CheckLimit | undefined;
   /** Most verdicts remembered; past it the least recently used is forgotten. @default 10000 */
   maxEntries?: number;

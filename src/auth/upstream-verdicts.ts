@@ -20,7 +20,9 @@ import { ErrorCode, GatewayError } from '../errors.js';
 export const keyDigest = (authorization: string): string => hash('sha256', authorization, 'base64');
 
 export interface CheckLimit {
-  /** Counts one upstream check starting now; throws a request-failing RATE_LIMITED (with Retry-After) when the second's allowance is spent. */
+  /**
+   * Counts one upstream check starting now; throws a request-failing RATE_LIMITED (with Retry-After) when the second's allowance is spent.
+   */
   admit(): void;
 }
 

@@ -55,7 +55,10 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     port: v.PORT,
     host: v.HOST,
     production,
-    /** NODE_ENV when it is set to something other than production, development or test (a typo such as `prod`): the gateway then runs with the development defaults, and says so on start. */
+    /**
+     * NODE_ENV when it is set to something other than production, development or test (a typo such as `prod`): the gateway then runs with
+     * the development defaults, and says so on start.
+     */
     /** Retired variables still set, each with what holds instead: said at start, never silently ignored. */
     retiredVariables: retiredGiven,
     unknownNodeEnv: v.NODE_ENV !== undefined && !['production', 'development', 'test'].includes(v.NODE_ENV) ? v.NODE_ENV : undefined,
@@ -76,7 +79,9 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     jwt: checksKeys ? jwt(v) : undefined,
     /** The development key when no key or token is configured outside production; printed on start. */
     devApiKey: checksKeys && !given.has('API_KEYS') && !hasOtherIdentities && !production ? DEVELOPMENT_API_KEY : undefined,
-    /** Several while one is rotated out; empty: unsigned webhooks are accepted (on `/webhooks`, and on accounts' paths without their own). */
+    /**
+     * Several while one is rotated out; empty: unsigned webhooks are accepted (on `/webhooks`, and on accounts' paths without their own).
+     */
     webhookSecrets: webhookSecrets(v.WEBHOOK_SECRET).plain,
     /** The secrets of accounts that sign their webhooks (`POST /webhooks/{account}`) with their own: only these check them. */
     webhookAccountSecrets: webhookSecrets(v.WEBHOOK_SECRET).byAccount,

@@ -26,7 +26,9 @@ export class ContractViolation extends Error {
 }
 
 export type ResourceName = 'transaction' | 'vending' | 'product_line';
-/** `missing`: absent or null where the gateway needs it; `wrong_type`: another JSON type; `converted`: another type, converted losslessly. */
+/**
+ * `missing`: absent or null where the gateway needs it; `wrong_type`: another JSON type; `converted`: another type, converted losslessly.
+ */
 export type DriftKind = 'missing' | 'wrong_type' | 'converted';
 
 /** One field of one resource the service sent otherwise than the contract shows. */

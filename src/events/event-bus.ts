@@ -53,7 +53,10 @@ export interface EventBusOptions {
   pagesAtOnce?: number;
 }
 
-/** A replay the log cannot serve now is asked again after this long, doubling up to `RETRY_MOST_MS` (plus up to half again, so hundreds waiting do not ask together). */
+/**
+ * A replay the log cannot serve now is asked again after this long, doubling up to `RETRY_MOST_MS` (plus up to half again, so hundreds
+ * waiting do not ask together).
+ */
 const RETRY_FIRST_MS = 100;
 const RETRY_MOST_MS = 2_000;
 /** Events a subscriber takes from what is already there before the event loop gets a turn. */
@@ -112,7 +115,10 @@ export function createEventBus(options: EventBusOptions): EventBus {
       return undefined;
     }
 
-    /** Puts a page of the replay in line; the first page is read before subscribe resolves (so EVENTS_EXPIRED refuses the subscription), the others as the subscriber takes them. */
+    /**
+     * Puts a page of the replay in line; the first page is read before subscribe resolves (so EVENTS_EXPIRED refuses the subscription), the
+     * others as the subscriber takes them.
+     */
     function accept(page: ReplayPage): void {
       replayed.push(...(account === undefined ? page.events : page.events.filter(ofAccount)));
       replayFrom = finishing ? undefined : page.next;

@@ -17,7 +17,10 @@ export interface MemoryEventLogConfig {
   replay: { pageEvents: number; pagesAtOnce: number };
 }
 
-/** One instance's events: an in-process log of at most `eventLogSize` events and `eventLogMaxBytes` of them, keeping what `eventLogKeep` says. */
+/**
+ * One instance's events: an in-process log of at most `eventLogSize` events and `eventLogMaxBytes` of them, keeping what `eventLogKeep`
+ * says.
+ */
 export function createMemoryEventTransport(config: MemoryEventLogConfig, onAdmitted?: MemoryEventLogOptions['onAdmitted']): EventTransport {
   const log = createMemoryEventLog({
     capacity: config.eventLogSize,

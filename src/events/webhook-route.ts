@@ -26,7 +26,10 @@ export interface WebhookRouteOptions {
   path?: string;
   /** Largest decoded body (the front door bounds the bytes received). */
   maxBodyBytes: number;
-  /** Checks Standard Webhooks signatures on `path`, and on the path of every account not in `accountVerifiers`; without one those bodies are accepted unsigned. */
+  /**
+   * Checks Standard Webhooks signatures on `path`, and on the path of every account not in `accountVerifiers`; without one those bodies are
+   * accepted unsigned.
+   */
   verifier: WebhookVerifier | undefined;
   /** Accounts that sign with secrets of their own: their path's webhooks are checked by theirs alone. */
   accountVerifiers?: ReadonlyMap<string, WebhookVerifier> | undefined;

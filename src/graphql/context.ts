@@ -45,7 +45,9 @@ export interface GatewayContext {
   productsValues: Config['productsValues'];
   bus: EventBus;
   eventTransactions: EventTransactions;
-  /** The history as this operation reads it: the account its caller may read (records batched per operation); undefined when HISTORY=off. */
+  /**
+   * The history as this operation reads it: the account its caller may read (records batched per operation); undefined when HISTORY=off.
+   */
   history: HistoryReader | undefined;
   /** Which account's transactions this operation's credential may receive (live events, history, statistics). */
   accountAccess: AccountAccess;

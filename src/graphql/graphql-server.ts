@@ -55,7 +55,9 @@ export interface GraphQLServerOptions {
   compiledExecution: boolean;
   /** With compiled execution: operations run compiled are noted as plans, and a planned run is not run again. */
   plans?: OperationPlans | undefined;
-  /** Whole results served again (response-cache.ts); last, so it keys documents trusted documents filled in and wraps compiled execution. */
+  /**
+   * Whole results served again (response-cache.ts); last, so it keys documents trusted documents filled in and wraps compiled execution.
+   */
   responseCache: Plugin | undefined;
   /** Features' plugins (SSE ids, forward-mode key watch). */
   plugins: Plugin[];

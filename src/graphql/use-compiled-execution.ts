@@ -32,7 +32,9 @@ type Compiled = CompiledQuery | 'interpret';
 /** Per document and operation name: what compiled (or could not), or how often it ran before compiling. */
 const compiledByDocument = new WeakMap<DocumentNode, Map<string, Compiled | number>>();
 
-/** Runs of a document interpreted before it is compiled: a document sent once (or an attacker's stream of new ones) costs no compilation. */
+/**
+ * Runs of a document interpreted before it is compiled: a document sent once (or an attacker's stream of new ones) costs no compilation.
+ */
 const RUNS_BEFORE_COMPILING = 1;
 
 function compiledFor(args: ExecutionArgs): Compiled {

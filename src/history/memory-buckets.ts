@@ -41,7 +41,10 @@ const WIDTHS = LEVELS.map(([, width]) => width);
 interface ProductSums {
   quantity: number;
   amount: number;
-  /** Per level at or finer than the bucket's (minute, hour, day): the start of the latest bucket of that level naming it (−∞: none), and that name. */
+  /**
+   * Per level at or finer than the bucket's (minute, hour, day): the start of the latest bucket of that level naming it (−∞: none), and
+   * that name.
+   */
   start0: number;
   name0: string;
   start1: number;

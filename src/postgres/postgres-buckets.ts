@@ -102,7 +102,8 @@ function addChanges(
         else into.totals.set(key, [account, level, start, field, by]);
       }
     }
-    // As in process: a sold contribution names its products (the p: fields); of two names, the later change's (within one, the last line's).
+    // As in process: a sold contribution names its products (the p: fields); of two names, the later change's (within one, the last
+    // line's).
     if (sign > 0 && contribution.sold) {
       for (const [productId, name] of contribution.products) {
         const row = product(productId);
@@ -126,7 +127,10 @@ const columns = <T extends unknown[]>(rows: T[], count: number) =>
  * as if each change had been written on its own.
  */
 export interface BucketChanges {
-  /** Of the account's records, `previous` taken back (`stored`: as read from the table, else made by an earlier change here), `record` added. */
+  /**
+   * Of the account's records, `previous` taken back (`stored`: as read from the table, else made by an earlier change here), `record`
+   * added.
+   */
   change(account: string, previous: HistoryRecord | undefined, record: HistoryRecord | undefined, seq: number, stored: boolean): void;
   /** Writes the gathered rows, marked as changed at `at` (retention counts from it). */
   write(client: PoolClient, at: number): Promise<void>;

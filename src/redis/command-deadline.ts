@@ -73,7 +73,10 @@ interface Written {
   bytesRead: number;
 }
 
-/** One deadline per command, however many connections it is sent on (a Cluster redirects): counted from when it was first sent, as ioredis' own timer is. */
+/**
+ * One deadline per command, however many connections it is sent on (a Cluster redirects): counted from when it was first sent, as ioredis'
+ * own timer is.
+ */
 const pending = new WeakMap<Command, { written: Written | undefined }>();
 const bounded = new WeakSet<Redis>();
 
@@ -134,7 +137,8 @@ function expire(command: Command, written: Written | undefined, boundMs: number)
   command.reject(new Error('Command timed out'));
   if (!written) return;
   const { connection, stream, bytesRead } = written;
-  // Dropped only while an answer is awaited on that very socket and nothing came since: a command refused before it was written (a subscribed connection refuses most) proves no silence.
+  // Dropped only while an answer is awaited on that very socket and nothing came since: a command refused before it was written (a
+  // subscribed connection refuses most) proves no silence.
   if (connection.stream !== stream || stream.destroyed || stream.bytesRead !== bytesRead || connection.commandQueue.length === 0) return;
   stream.destroy(new Error(`Socket timeout: Redis answered nothing in ${boundMs} ms`));
 }

@@ -35,7 +35,10 @@ import { createWriteHealth } from './write-health.js';
  */
 
 export interface RedisClientsOptions {
-  /** Longest wait for any answer; also how often each connection is asked whether Redis still answers (the configuration's `redisCommandTimeoutMs`). */
+  /**
+   * Longest wait for any answer; also how often each connection is asked whether Redis still answers (the configuration's
+   * `redisCommandTimeoutMs`).
+   */
   commandTimeoutMs: number;
   /** A key in the event log's slot that the instance writes to learn whether it can (redis-keys.ts `writeProbe`). */
   probeKey: string;

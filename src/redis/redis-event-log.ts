@@ -43,7 +43,10 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
    * whichever instance received it and whatever becomes of that instance.
    */
   historyGroup?: string;
-  /** Longest wait for a replica to hold an appended event when the master has replicas (replica-wait.ts; the configuration's `redisReplicaWaitMs`). */
+  /**
+   * Longest wait for a replica to hold an appended event when the master has replicas (replica-wait.ts; the configuration's
+   * `redisReplicaWaitMs`).
+   */
   replicaWaitMs: number;
 }
 
@@ -138,7 +141,9 @@ redis.call('SET', KEYS[2], id, 'PX', life)
 redis.call('PUBLISH', ARGV[7], id .. ' ' .. ARGV[2])
 return id`;
 
-/** The shortest life of an event's keys: a sender's prompt retry (Retry-After is seconds) is always caught, however fast the log turns over. */
+/**
+ * The shortest life of an event's keys: a sender's prompt retry (Retry-After is seconds) is always caught, however fast the log turns over.
+ */
 const SHORTEST_KEY_LIFE_MS = 60_000;
 
 // The append script, registered on the appends connection by name (ioredis `defineCommand`):

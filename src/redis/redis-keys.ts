@@ -29,7 +29,9 @@ export interface RedisKeys {
   rateLimitPrefix: string;
   /** The lease of the one instance that reads the machines for `vendingUpdated` (redis-lease.ts). */
   vendingPollLease: string;
-  /** The prefix of the machines' own event log (its stream, channel and per-event keys, as the transactions' are named under REDIS_PREFIX). */
+  /**
+   * The prefix of the machines' own event log (its stream, channel and per-event keys, as the transactions' are named under REDIS_PREFIX).
+   */
   vendingLogPrefix: string;
   /** The names the stream and the history's queue had before they were tagged (empty when they had a tag already). */
   untagged:

@@ -40,7 +40,10 @@ export class ReplicaNotConfirmed extends Error {
 }
 
 export interface ReplicaWait {
-  /** Resolves once a replica holds every write sent on the connection so far (at once without replicas); rejects with ReplicaNotConfirmed past the bound. */
+  /**
+   * Resolves once a replica holds every write sent on the connection so far (at once without replicas); rejects with ReplicaNotConfirmed
+   * past the bound.
+   */
   confirm(): Promise<void>;
 }
 

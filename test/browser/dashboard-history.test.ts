@@ -40,16 +40,14 @@ const listed = () =>
     .locator('#recent-rows tr[data-transaction-id]')
     .evaluateAll((rows) => rows.map((tr) => [tr.getAttribute('data-transaction-id'), tr.getAttribute('data-status')]));
 const bars = () =>
-  page
-    .locator('#sales-chart rect.bar')
-    .evaluateAll((rects) =>
-      rects.map((rect) => ({
-        start: rect.getAttribute('data-start')!,
-        sold: Number(rect.getAttribute('data-total-sold')),
-        height: Number(rect.getAttribute('height')),
-        current: rect.classList.contains('current'),
-      })),
-    );
+  page.locator('#sales-chart rect.bar').evaluateAll((rects) =>
+    rects.map((rect) => ({
+      start: rect.getAttribute('data-start')!,
+      sold: Number(rect.getAttribute('data-total-sold')),
+      height: Number(rect.getAttribute('height')),
+      current: rect.classList.contains('current'),
+    })),
+  );
 
 describe.skipIf(!hasChromium)('dashboard page: the transaction history', () => {
   beforeAll(async () => {

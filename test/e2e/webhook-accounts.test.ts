@@ -94,7 +94,10 @@ async function eventOf(gw: Gateway, transactionId: string): Promise<TransactionU
   return gw.all.find((e) => e.transactionId === transactionId)!;
 }
 
-/** Sends `send`'s webhooks, then a sentinel to the default path: what was published meanwhile must be exactly `expected` (by transaction id, in order). */
+/**
+ * Sends `send`'s webhooks, then a sentinel to the default path: what was published meanwhile must be exactly `expected` (by transaction id,
+ * in order).
+ */
 async function expectPublishedExactly(
   gw: Gateway,
   sentinelRequest: (transaction: ReturnType<typeof txn>) => WebhookRequest,

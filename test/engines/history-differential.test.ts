@@ -155,7 +155,10 @@ const shown = (record: HistoryRecord | undefined) =>
   record && { ...record, latest: record.latest[0], entries: record.entries.map(([time, , status, eventId]) => [time, status, eventId]) };
 const shownPage = (page: RecentPage) => ({ ...page, records: page.records.map(shown) });
 
-/** Every page of a query of the account's history, walked by cursor; without `withTotal`, as GraphQL reads when `totalCount` is not selected. */
+/**
+ * Every page of a query of the account's history, walked by cursor; without `withTotal`, as GraphQL reads when `totalCount` is not
+ * selected.
+ */
 async function walk(store: HistoryStore, account: string, args: Parameters<typeof recentQuery>[1], withTotal = true) {
   const pages = [];
   let after: string | undefined;

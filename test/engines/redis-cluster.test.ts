@@ -140,7 +140,8 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
     const sentBy = sender.accepted.length;
     expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000)).toBe(true);
-    // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are ready again.
+    // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are
+    // ready again.
     expect(
       await waitFor(() => readiness.some((watch) => wentDownAndUp(watch.seen)) && readiness.every((watch) => watch.last() === 200), 15_000),
     ).toBe(true);

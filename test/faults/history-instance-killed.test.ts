@@ -92,7 +92,8 @@ describe('an instance killed between admitting events and applying them to the h
       });
       expect((await fetch(`${url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     }
-    // Five events admitted, stored once, in the log the history's group reads; the instance read the first and holds it, unapplied (pending under it in the group).
+    // Five events admitted, stored once, in the log the history's group reads; the instance read the first and holds it, unapplied (pending
+    // under it in the group).
     const queue = redisKeys(prefix).stream;
     expect(Number(await client.xlen(queue))).toBe(5);
     expect(await client.exists(redisKeys(prefix).historyQueue)).toBe(0);

@@ -188,7 +188,9 @@ const heldRequest: fc.Arbitrary<Sent> = fc
 type Compare = (answer: Answer, reference: Answer, label: string) => void;
 const identical: Compare = (answer, reference, label) => expect(answer, label).toEqual(reference);
 
-/** Two gateways alike but for the fast paths `without` switches off; `same` sends a request to both (`times` over) and compares the answers. */
+/**
+ * Two gateways alike but for the fast paths `without` switches off; `same` sends a request to both (`times` over) and compares the answers.
+ */
 function pair(
   env: Record<string, string>,
   without: GatewayDeps['fastPaths'] = { graphqlFastPath: false },

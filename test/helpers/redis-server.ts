@@ -57,7 +57,9 @@ export async function answers(url: string, timeoutMs: number): Promise<boolean> 
 /** Whether a test can run its own redis-server (and so restart or pause it). */
 export const redisServerOnPath = (): boolean => spawnSync('redis-server', ['--version']).status === 0;
 
-/** `args`: more redis-server arguments (e.g. `--replicaof 127.0.0.1 <port>`, `--maxmemory-policy …`); only for a server of the test's own. */
+/**
+ * `args`: more redis-server arguments (e.g. `--replicaof 127.0.0.1 <port>`, `--maxmemory-policy …`); only for a server of the test's own.
+ */
 export async function startTestRedis(args: readonly string[] = []): Promise<TestRedis> {
   if (!redisServerOnPath()) {
     const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -8,7 +8,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface StandInOptions {
-  /** keys accepted at start (see `StandInUpstream.keys`); a request's Authorization must equal a key or `Bearer <key>`. default ['upstream-key'] */
+  /**
+   * keys accepted at start (see `StandInUpstream.keys`); a request's Authorization must equal a key or `Bearer <key>`. default
+   * ['upstream-key']
+   */
   keys?: string[];
   /** port to listen on; default 0 (a free one). A test restarts an upstream on the port it had. */
   port?: number;

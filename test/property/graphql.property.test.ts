@@ -84,7 +84,8 @@ describe('POST /graphql with random documents', () => {
     );
   });
 
-  // Found by this property (fixed): the memory backend structuredClone()s the payment (src/backends/memory/memory-backend.ts, updatePayment);
+  // Found by this property (fixed): the memory backend structuredClone()s the payment (src/backends/memory/memory-backend.ts,
+  // updatePayment);
   // a JSONObject payment nested a few thousand levels overflows the stack, answered as a masked "Unexpected error."
   // Minimal: POST /graphql, authorization: test-key-1, {"query":"mutation($p: JSONObject!) { updateTransactionPayment(
   //   transactionId: \"<demo transaction id>\", payment: $p) { transaction { status } } }","variables":{"p":{"a":[[[…3000×…]]]}}}

@@ -206,7 +206,8 @@ describe('REST passthrough with random requests', () => {
     await fc.assert(fc.asyncProperty(request, check), runs(500));
   }, 60_000);
 
-  // Found by this property (fixed): the memory backend structuredClone()s the payment (src/backends/memory/memory-backend.ts, updatePayment);
+  // Found by this property (fixed): the memory backend structuredClone()s the payment (src/backends/memory/memory-backend.ts,
+  // updatePayment);
   // a JSON object nested a few thousand levels (here 20k–30k, ~50 KB, under MAX_BODY_BYTES) overflows the stack and is
   // answered 500 "Unexpected error." instead of 200 (or 400/413). Minimal: PUT /transactions/<demo transaction id>/payment,
   //   authorization: test-key-1, content-type: application/json, {"nested":[[[…3000×…]]]}

@@ -8,7 +8,8 @@ import { composeVendingSupergraph } from './supergraph.js';
  * (@graphql-hive/gateway-runtime; the CLI package itself adds ~450 MB of tracing
  * and UI, bench/README), serving the supergraph composed from openapi.yaml
  * (@omnigraph/openapi) over the REST transport, one process, its defaults but
- * for logging, plus the hand-written peers' derived fields (derived-fields.ts). Child process entry; PORT, UPSTREAM_URL, UPSTREAM_API_KEY, API_KEYS from the env.
+ * for logging, plus the hand-written peers' derived fields (derived-fields.ts). Child process entry; PORT, UPSTREAM_URL, UPSTREAM_API_KEY,
+ * API_KEYS from the env.
  */
 
 const env = (name: string): string => {

@@ -67,7 +67,10 @@ function logUpstreamCall(logger: Logger, call: UpstreamCall, scope: CallScope | 
   }
 }
 
-/** How often, while the service refuses UPSTREAM_API_KEY, the gateway asks it again (no client call may come to tell: readiness sends them elsewhere). */
+/**
+ * How often, while the service refuses UPSTREAM_API_KEY, the gateway asks it again (no client call may come to tell: readiness sends them
+ * elsewhere).
+ */
 const OWN_KEY_RECHECK_MS = 5_000;
 /** An id no transaction has: the service's 404 to it says the key is accepted, without reading anything. */
 const OWN_KEY_PROBE_ID = 'vending-gateway-key-probe';

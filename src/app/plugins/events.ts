@@ -33,7 +33,10 @@ import { DEMO_HOUR_MS, seedsDemoHour, type GatewayDeps } from '../gateway-deps.j
 declare module 'fastify' {
   interface FastifyInstance {
     bus: EventBus;
-    /** The machines' changes (`vendingUpdated`): a log and bus of their own, of the same kind as the transactions' (events/vending-events.ts). */
+    /**
+     * The machines' changes (`vendingUpdated`): a log and bus of their own, of the same kind as the transactions'
+     * (events/vending-events.ts).
+     */
     vendingBus: EventBus;
     /** The transaction history; undefined with HISTORY=off. */
     history: HistoryStore | undefined;
@@ -124,7 +127,10 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
   { name: 'events', dependencies: ['redis', 'postgres'] },
 );
 
-/** A Redis that evicts keys when full would silently forget what dedupe and resume need (eviction-policy.ts): the gateway does not start on one. */
+/**
+ * A Redis that evicts keys when full would silently forget what dedupe and resume need (eviction-policy.ts): the gateway does not start on
+ * one.
+ */
 /** The variable that names each kind of Redis, for a line that says which one to fix. */
 const REDIS_VARIABLE = { standalone: 'REDIS_URL', cluster: 'REDIS_CLUSTER_NODES', sentinel: 'REDIS_SENTINELS' } as const;
 
