@@ -85,7 +85,8 @@ try {
 const edited = existsSync(RESULTS) ? editedOutsideData(readFileSync(RESULTS, 'utf8'), previous) : [];
 if (edited.length > 0) {
   process.stderr.write(
-    `bench/RESULTS.md: the heading or table of ${edited.join(' ')} differs from its bench-results JSON; the file will be written from the JSON (stop now and edit it there to keep the change)\n`,
+    `bench/RESULTS.md: the heading or table of ${edited.join(' ')} differs from its bench-results JSON; ` +
+      `the file will be written from the JSON (stop now and edit it there to keep the change)\n`,
   );
 }
 
@@ -151,7 +152,9 @@ try {
 
 const cpus = os.cpus();
 const summary = baseline
-  ? `## Before and after\n\nafter ÷ before of each build's median; "pairs" are the ratios of adjacent runs. No more than 10% slower: after keeps ≥ 90% of before's req/s and spends ≤ 1.11× its server CPU per request (S4: delivery p99 ≤ 1.11× before).\n\n${renderComparisons(comparisons, baseline.label)}\n\n## Every figure\n\n`
+  ? `## Before and after\n\nafter ÷ before of each build's median; "pairs" are the ratios of adjacent runs. ` +
+    `No more than 10% slower: after keeps ≥ 90% of before's req/s and spends ≤ 1.11× its server CPU per request ` +
+    `(S4: delivery p99 ≤ 1.11× before).\n\n${renderComparisons(comparisons, baseline.label)}\n\n## Every figure\n\n`
   : '';
 process.stdout.write(`\n${summary}${renderTable(rows)}\n`);
 
@@ -161,9 +164,14 @@ const run: Omit<RunInfo, 'duration'> = {
   commit: commitAtStart,
   command: commandText(),
   scenarios: selected.map((s) => s.name),
-  machine: `${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`,
+  machine:
+    `${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ` +
+    `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}`,
   node: process.version,
-  http: `${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s runs (median [min–max]; p99 is the median of the runs' p99); load generated in the parent, servers in child processes, all on this machine`,
+  http:
+    `${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s runs ` +
+    `(median [min–max]; p99 is the median of the runs' p99); ` +
+    `load generated in the parent, servers in child processes, all on this machine`,
   load: `load average (1 min) when the bench started: ${loadBefore[0]!.toFixed(2)}; ${othersText(machineBefore, machineCpu())}`,
   notes: baseline ? [baselineLine(baseline)] : [],
 };
@@ -251,7 +259,10 @@ function othersText(before: MachineCpu, after: MachineCpu): string {
   const steal = (after.steal - before.steal) / seconds;
   if (!Number.isFinite(others)) return 'CPU used by other processes: unknown (no /proc)';
   const disturbed = others > 0.1 || steal > 0.1;
-  return `during the run, other processes used ${others.toFixed(2)} cores on average and the hypervisor took ${steal.toFixed(2)} (steal): ${disturbed ? 'DISTURBED, run again when the machine is quiet' : 'quiet'}`;
+  return (
+    `during the run, other processes used ${others.toFixed(2)} cores on average ` +
+    `and the hypervisor took ${steal.toFixed(2)} (steal): ${disturbed ? 'DISTURBED, run again when the machine is quiet' : 'quiet'}`
+  );
 }
 
 function baselineLine(b: Baseline): string {
@@ -260,8 +271,11 @@ function baselineLine(b: Baseline): string {
   const moved = head === headAtStart ? '' : ` (${headAtStart} when the run began: a commit landed during it)`;
   const dirty = git('status', '--porcelain', '--', 'src', 'package.json', 'package-lock.json').split('\n').filter(Boolean).length;
   return [
-    `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its ${b.entry}.`,
+    `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", ` +
+      `checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its ${b.entry}.`,
     `  after: the working tree at ${head}${moved}${dirty ? ` (${dirty} uncommitted change(s) under src/ or in the package files)` : ''}.`,
-    `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); S4: the raw broadcaster and both builds' gateways fan out in turns, round by round.`,
+    `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, ` +
+      `then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); ` +
+      `S4: the raw broadcaster and both builds' gateways fan out in turns, round by round.`,
   ].join('\n');
 }

@@ -54,7 +54,9 @@ export function forbiddenImports(): Array<{ target: string; from: string[]; mess
       {
         target: pathOf(part),
         from: forbidden.map(pathOf),
-        message: `${part} may not import a part of its own or a higher layer unless SAME_LAYER_EDGES allows it (scripts/layers.ts, docs/ARCHITECTURE.md)`,
+        message:
+          `${part} may not import a part of its own or a higher layer unless SAME_LAYER_EDGES allows it ` +
+          `(scripts/layers.ts, docs/ARCHITECTURE.md)`,
       },
     ];
   });

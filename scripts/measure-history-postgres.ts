@@ -45,11 +45,15 @@ async function fill(pool: pg.Client, size: number): Promise<void> {
   await pool.query(
     `INSERT INTO history_transactions (transaction_id, status, last_updated, touched_at, record)
      SELECT 'tx-' || g, s.status, s.at, $2::bigint,
-            json_build_object('transactionId', 'tx-' || g, 'transaction', json_build_object('transactionId', 'tx-' || g, 'status', s.status),
-              'status', s.status, 'products', json_build_array(json_build_object('productId', 'p' || (g % $3), 'productName', 'Product ' || (g % $3), 'productPrice', 1.5, 'quantity', 1)),
-              'firstSeen', s.at, 'lastUpdated', s.at, 'latest', json_build_array(s.at, g), 'entries', json_build_array(json_build_array(s.at, g, s.status, 'e' || g)), 'payments', json_build_array())
+            json_build_object('transactionId', 'tx-' || g, 'transaction', ` +
+      `json_build_object('transactionId', 'tx-' || g, 'status', s.status),
+              'status', s.status, 'products', json_build_array(json_build_object('productId', 'p' || (g % $3), ` +
+      `'productName', 'Product ' || (g % $3), 'productPrice', 1.5, 'quantity', 1)),
+              'firstSeen', s.at, 'lastUpdated', s.at, 'latest', json_build_array(s.at, g), ` +
+      `'entries', json_build_array(json_build_array(s.at, g, s.status, 'e' || g)), 'payments', json_build_array())
        FROM generate_series(1, $1::int) g,
-            LATERAL (SELECT CASE WHEN g % 5 = 0 THEN 'pending' ELSE 'completed' END AS status, $2::bigint - (g::bigint * ${7 * DAY - 1}) / $1::bigint AS at) s`,
+            LATERAL (SELECT CASE WHEN g % 5 = 0 THEN 'pending' ELSE 'completed' END AS status, ` +
+      `$2::bigint - (g::bigint * ${7 * DAY - 1}) / $1::bigint AS at) s`,
     [size, NOW, PRODUCTS],
   );
   for (const [level, width] of [
@@ -66,7 +70,8 @@ async function fill(pool: pg.Client, size: number): Promise<void> {
     );
     await pool.query(
       `INSERT INTO history_bucket_products (level, start, product_id, quantity, amount, name, name_seq, touched_at)
-       SELECT $1, last_updated / $2 * $2, record->'products'->0->>'productId', count(*) * 1000000, count(*) * 1500000, min(record->'products'->0->>'productName'), 0, $3::bigint
+       SELECT $1, last_updated / $2 * $2, record->'products'->0->>'productId', count(*) * 1000000, count(*) * 1500000, ` +
+        `min(record->'products'->0->>'productName'), 0, $3::bigint
          FROM history_transactions GROUP BY 2, 3`,
       [level, width, NOW],
     );
@@ -134,7 +139,8 @@ async function measure(size: number): Promise<void> {
     }
     delay.disable();
     const { rows } = await pool.query<{ bytes: string }>(
-      `SELECT sum(pg_total_relation_size(t)) AS bytes FROM unnest(array['history_transactions', 'history_bucket_totals', 'history_bucket_products']) AS t`,
+      `SELECT sum(pg_total_relation_size(t)) AS bytes ` +
+        `FROM unnest(array['history_transactions', 'history_bucket_totals', 'history_bucket_products']) AS t`,
     );
     const line = [
       `${size} transactions, ${PRODUCTS} products:`,

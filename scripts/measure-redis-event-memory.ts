@@ -59,7 +59,8 @@ for (const kind of ['dedupe', 'event-position', 'last-digest']) {
 }
 for (const key of keys.filter((key) => !/:(dedupe|event-position|last-digest):/.test(key))) {
   console.log(
-    `MEMORY USAGE ${key.slice(prefix.length)}: ${Math.round(Number(await inspect.memory('USAGE', key, 'SAMPLES', 0)) / count)} bytes per event`,
+    `MEMORY USAGE ${key.slice(prefix.length)}: ` +
+      `${Math.round(Number(await inspect.memory('USAGE', key, 'SAMPLES', 0)) / count)} bytes per event`,
   );
 }
 await inspect.del(...keys);

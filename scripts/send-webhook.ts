@@ -12,7 +12,9 @@ import { buildWebhookRequest } from '../src/events/webhook-request.js';
  * word: without --products the transaction's current products are read from
  * the same gateway (GET /transactions/{id} with --key), so only the status changes.
  */
-const usage = `usage: npm run webhook -- --transaction <id> [--status S] [--form legacy|enveloped] [--url U] [--secret whsec_…] [--id ID] [--products JSON] [--key K]
+const usage =
+  `usage: npm run webhook -- --transaction <id> [--status S] [--form legacy|enveloped] [--url U] ` +
+  `[--secret whsec_…] [--id ID] [--products JSON] [--key K]
 
 Sends one transaction.update webhook to the gateway and prints its answer.
   --transaction <id>  the transaction the event is about (required)
@@ -109,7 +111,8 @@ async function currentProducts(webhookUrl: string, key: string): Promise<unknown
     const { cause } = error as { cause?: { code?: string; message?: string } };
     const why = cause?.code ?? cause?.message ?? String(error);
     fail(
-      `cannot reach the gateway at ${url.origin} (${why}) to read transaction ${transactionId}'s products: start it, or point --url (or PORT and HOST) at it, ${instead}`,
+      `cannot reach the gateway at ${url.origin} (${why}) to read transaction ${transactionId}'s products: ` +
+        `start it, or point --url (or PORT and HOST) at it, ${instead}`,
     );
   }
   const text = await response.text();

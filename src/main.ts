@@ -47,7 +47,8 @@ gateway.logger.info(
 if (config.unknownNodeEnv !== undefined) {
   gateway.logger.warn(
     { nodeEnv: config.unknownNodeEnv },
-    `NODE_ENV=${config.unknownNodeEnv} is not "production": running with the development defaults (the development key, introspection, GraphiQL, field suggestions)`,
+    `NODE_ENV=${config.unknownNodeEnv} is not "production": running with the development defaults (the development key, ` +
+      `introspection, GraphiQL, field suggestions)`,
   );
 }
 for (const { name, instead } of config.retiredVariables) {

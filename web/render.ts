@@ -45,7 +45,8 @@ function offlineNote(offlineSince: string | null): HTMLElement {
     {
       class: 'offline',
       title:
-        'When the gateway first read it offline: it went offline then or before, possibly much earlier if it was already offline when the gateway started.',
+        'When the gateway first read it offline: it went offline then or before, ' +
+        'possibly much earlier if it was already offline when the gateway started.',
     },
     'Offline at least since ',
     since(offlineSince),

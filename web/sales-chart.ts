@@ -59,7 +59,11 @@ function chartSummary(intervals: readonly Bar[], currency: string): string {
   if (count === 0) return `${head}: no transactions yet.`;
   const busiest = intervals.reduce((best, interval) => (interval.totalSold > best.totalSold ? interval : best));
   const current = intervals.at(-1);
-  return `${head}: ${money(sold, currency)} sold in ${count} transaction${count === 1 ? '' : 's'}; busiest minute ${clock(busiest.start)} with ${money(busiest.totalSold, currency)}; this minute ${money(current?.totalSold ?? 0, currency)}.`;
+  return (
+    `${head}: ${money(sold, currency)} sold in ${count} transaction${count === 1 ? '' : 's'}; ` +
+    `busiest minute ${clock(busiest.start)} with ${money(busiest.totalSold, currency)}; ` +
+    `this minute ${money(current?.totalSold ?? 0, currency)}.`
+  );
 }
 
 /** The chart of `currency`'s sales at `width` pixels; the last interval is the current minute. */
@@ -98,7 +102,9 @@ export function salesChart(all: readonly StatsInterval[], width: number, currenc
     const height = interval.totalSold > 0 ? Math.max(2, (interval.totalSold / top) * plotHeight) : 1;
     const x = PAD.left + index * slot + (slot - barWidth) / 2;
     const classes = ['bar', interval.totalSold > 0 ? '' : 'empty', current ? 'current' : ''].filter(Boolean).join(' ');
-    const tip = `${clock(interval.start)}: ${money(interval.totalSold, currency)} sold, ${interval.count} transaction${interval.count === 1 ? '' : 's'} in ${currency}`;
+    const tip =
+      `${clock(interval.start)}: ${money(interval.totalSold, currency)} sold, ` +
+      `${interval.count} transaction${interval.count === 1 ? '' : 's'} in ${currency}`;
     root.append(
       svg(
         'rect',

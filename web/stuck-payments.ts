@@ -99,7 +99,9 @@ export function startStuckPayments(key: string): StuckPayments {
     const chosen = minutesIn(typed);
     if (chosen === undefined) {
       const what = typed.trim() === '' ? 'That is not a number' : `“${typed}” is refused`;
-      note.textContent = `${what}: the threshold is a whole number of minutes from ${MIN_MINUTES} to ${MAX_MINUTES}. Still listing payments pending longer than ${minutes} min.`;
+      note.textContent =
+        `${what}: the threshold is a whole number of minutes from ${MIN_MINUTES} to ${MAX_MINUTES}. ` +
+        `Still listing payments pending longer than ${minutes} min.`;
       input.value = String(minutes);
       return;
     }

@@ -90,7 +90,10 @@ export function subscribersAllowed(asked: number, limit = openFilesLimit()): { s
   const size = Math.max(0, limit - SERVER_FDS);
   return {
     size,
-    shortfall: `${fmt(size)} of ${fmt(asked)} subscribers: one server process holds a socket per subscriber plus up to ${SERVER_FDS} other descriptors, so ${fmt(asked)} need ulimit -n ≥ ${asked + SERVER_FDS}; it is ${limit} here (raise the hard limit: ulimit -Hn, as root with CAP_SYS_RESOURCE)`,
+    shortfall:
+      `${fmt(size)} of ${fmt(asked)} subscribers: one server process holds a socket per subscriber ` +
+      `plus up to ${SERVER_FDS} other descriptors, so ${fmt(asked)} need ulimit -n ≥ ${asked + SERVER_FDS}; ` +
+      `it is ${limit} here (raise the hard limit: ulimit -Hn, as root with CAP_SYS_RESOURCE)`,
   };
 }
 

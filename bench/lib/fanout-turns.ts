@@ -129,7 +129,8 @@ export async function fanoutInTurns(
         figures[k]!.push(f);
         const pct = (x: number) => `${Math.round(x * 100)}%`;
         log(
-          `${o.side.label} ${size}: p99 ${f.rounds.map((x) => Math.round(x.p99)).join('/')} ms, loadgen ELU ${f.rounds.map((x) => pct(x.loadgenElu)).join('/')}`,
+          `${o.side.label} ${size}: p99 ${f.rounds.map((x) => Math.round(x.p99)).join('/')} ms, ` +
+            `loadgen ELU ${f.rounds.map((x) => pct(x.loadgenElu)).join('/')}`,
         );
       });
     }

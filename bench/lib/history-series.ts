@@ -106,10 +106,14 @@ export function historySeries(size: number, newestAt: number, tag: string): Hist
 const NODE_FIELDS = 'transactionId status total lastUpdated products { productId quantity }';
 export const RECENT_QUERY = `query Recent { recentTransactions(first: ${PAGE}) { nodes { ${NODE_FIELDS} } } }`;
 /** A dashboard's week: 168 hours, every interval's statuses, the range's top products both ways, and what it covers. */
-export const STATS_QUERY = `query Week($since: DateTime!, $until: DateTime!) { transactionStats(since: $since, until: $until, interval: HOUR) {
+export const STATS_QUERY =
+  `query Week($since: DateTime!, $until: DateTime!) { ` +
+  `transactionStats(since: $since, until: $until, interval: HOUR) {
   count totalSold coveredSince byStatus { status count total } intervals { start count totalSold byStatus { status count total } }
-  topProductsByQuantity(first: 10) { productId productName quantity amount } topProductsByAmount(first: 10) { productId productName quantity amount } } }`;
-export const RECENT_PENDING_QUERY = `query RecentPending { recentTransactions(first: ${PAGE}, status: ["pending"]) { nodes { ${NODE_FIELDS} } } }`;
+  topProductsByQuantity(first: 10) { productId productName quantity amount } ` +
+  `topProductsByAmount(first: 10) { productId productName quantity amount } } }`;
+export const RECENT_PENDING_QUERY =
+  `query RecentPending { recentTransactions(first: ${PAGE}, status: ["pending"]) ` + `{ nodes { ${NODE_FIELDS} } } }`;
 
 export interface FillResult {
   webhooks: number;

@@ -79,11 +79,13 @@ export function slowerVerdict(p: Paired): string {
   const rpsOk = p.rps >= SLOWER_LIMIT;
   const cpuOk = p.cpu <= 1 / SLOWER_LIMIT;
   if (rpsOk && cpuOk) return 'PASS';
-  return `FAIL (${[!rpsOk && `req/s ${fmt((1 - p.rps) * 100)}% lower`, !cpuOk && `CPU/request ${fmt((p.cpu - 1) * 100)}% higher`].filter(Boolean).join(', ')})`;
+  const failures = [!rpsOk && `req/s ${fmt((1 - p.rps) * 100)}% lower`, !cpuOk && `CPU/request ${fmt((p.cpu - 1) * 100)}% higher`];
+  return `FAIL (${failures.filter(Boolean).join(', ')})`;
 }
 
 export const pairedRatioText = (p: Paired): string =>
-  `after/before: req/s ${times(p.rps)} [pairs ${fmt(Math.min(...p.pairs), 2)}–${fmt(Math.max(...p.pairs), 2)}], CPU/request ${times(p.cpu)}`;
+  `after/before: req/s ${times(p.rps)} [pairs ${fmt(Math.min(...p.pairs), 2)}–${fmt(Math.max(...p.pairs), 2)}], ` +
+  `CPU/request ${times(p.cpu)}`;
 
 /** The two rows of a paired measurement: before (the baseline) then after. `extra` fills each row's other cells. */
 export function pairedRows(
@@ -116,7 +118,9 @@ export function pairedComparison(scenario: string, what: string, p: Paired): Com
     what,
     before: side(p.before),
     after: side(p.after),
-    ratio: `req/s ${times(p.rps)} (pairs ${fmt(Math.min(...p.pairs), 2)}–${fmt(Math.max(...p.pairs), 2)}, median ${fmt(median(p.pairs), 2)}); CPU/request ${times(p.cpu)}`,
+    ratio:
+      `req/s ${times(p.rps)} (pairs ${fmt(Math.min(...p.pairs), 2)}–${fmt(Math.max(...p.pairs), 2)}, ` +
+      `median ${fmt(median(p.pairs), 2)}); CPU/request ${times(p.cpu)}`,
     verdict: slowerVerdict(p),
   };
 }

@@ -24,7 +24,8 @@ const transactionView = (t: Transaction) => ({
 export const ROTATED_IDS: string[] = transactions.slice(0, 60).map((t) => t.transactionId);
 
 export const SINGLE_BY_ID_QUERY =
-  'query ($id: ID!) { transaction(id: $id) { transactionId customerId status total products { productId productName productPrice quantity } } }';
+  'query ($id: ID!) { transaction(id: $id) { transactionId customerId status total ' +
+  'products { productId productName productPrice quantity } } }';
 
 /** One GraphQL request per rotated id, each with its own expected answer. */
 export const rotatedSingleCases = () =>
@@ -67,8 +68,9 @@ export const batchCheck = () =>
 const FLEET = vendings.slice(0, 20);
 const VENDING_FIELDS = 'vendingId identifier status online enabled address productCount';
 
+const FLEET_CARDS = FLEET.map((v, i) => `v${i}: vending(id: "${v.vendingId}") { ${VENDING_FIELDS} }`).join(' ');
 /** The fleet overview as a dashboard writes it: the count, then one alias per machine card. */
-export const FLEET_QUERY = `query Fleet { vendings { totalCount } ${FLEET.map((v, i) => `v${i}: vending(id: "${v.vendingId}") { ${VENDING_FIELDS} }`).join(' ')} }`;
+export const FLEET_QUERY = `query Fleet { vendings { totalCount } ${FLEET_CARDS} }`;
 
 export const fleetCheck = () =>
   new BodyCheck({
@@ -102,19 +104,27 @@ export const fleetCheck = () =>
 const HIVE_TRANSACTION = (id: string, fields: string) =>
   `getTransaction(id: "${id}") { ... on TransactionEnvelope { data { ${fields} } } }`;
 
-export const HIVE_SINGLE_QUERY = `query { transaction: ${HIVE_TRANSACTION(S1_ID, 'transactionId customerId status total products { productId productName productPrice quantity }')} }`;
+const HIVE_SINGLE_FIELDS = 'transactionId customerId status total products { productId productName productPrice quantity }';
+export const HIVE_SINGLE_QUERY = `query { transaction: ${HIVE_TRANSACTION(S1_ID, HIVE_SINGLE_FIELDS)} }`;
 
 export const hiveSingleCheck = () => new BodyCheck({ data: { transaction: { data: transactionView(transactions[7]!) } } });
 
+const HIVE_BATCH_ALIASES = BATCH_IDS.map(
+  (id, i) => `t${i}: ${HIVE_TRANSACTION(id, 'transactionId status total products { productId quantity }')}`,
+).join(' ');
 /** The 50-id batch as a client of a schema without a list-by-ids field writes it: one alias per id. */
-export const HIVE_BATCH_QUERY = `query Batch { ${BATCH_IDS.map((id, i) => `t${i}: ${HIVE_TRANSACTION(id, 'transactionId status total products { productId quantity }')}`).join(' ')} }`;
+export const HIVE_BATCH_QUERY = `query Batch { ${HIVE_BATCH_ALIASES} }`;
 
 export const hiveBatchCheck = () => {
   const expected = batchCheck().expected as { data: { transactions: unknown[] } };
   return new BodyCheck({ data: Object.fromEntries(expected.data.transactions.map((t, i) => [`t${i}`, { data: t }])) });
 };
 
-export const HIVE_FLEET_QUERY = `query Fleet { vendings: listVendings(products: "flat") { ... on VendingListEnvelope { totalCount } } ${FLEET.map((v, i) => `v${i}: getVending(id: "${v.vendingId}", products: "flat") { ... on VendingEnvelope { data { ${VENDING_FIELDS} } } }`).join(' ')} }`;
+const HIVE_FLEET_CARDS = FLEET.map(
+  (v, i) => `v${i}: getVending(id: "${v.vendingId}", products: "flat") { ... on VendingEnvelope { data { ${VENDING_FIELDS} } } }`,
+).join(' ');
+const HIVE_FLEET_COUNT = 'vendings: listVendings(products: "flat") { ... on VendingListEnvelope { totalCount } }';
+export const HIVE_FLEET_QUERY = `query Fleet { ${HIVE_FLEET_COUNT} ${HIVE_FLEET_CARDS} }`;
 
 export const hiveFleetCheck = () => {
   const { data } = fleetCheck().expected as { data: Record<string, unknown> };

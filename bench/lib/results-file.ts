@@ -53,7 +53,9 @@ const INTRO = [
   '`npm run bench -- S1 S4` replaces the S1 and S4 sections and keeps the others (`lib/results-file.ts`); compare rows',
   'across sections with care: they may come from different commits on a differently loaded machine.',
   '',
-  'A figure marked VOID had errors (non-2xx, mismatched bodies, connection errors, lost events) or could not be measured; see its errors and notes. "loadgen ELU" is the event-loop utilisation of the load-generating process: near 100% the generator, not the server, limited the rate. "server CPU" is the measured child\'s CPU in cores.',
+  'A figure marked VOID had errors (non-2xx, mismatched bodies, connection errors, lost events) or could not be measured; ' +
+    'see its errors and notes. "loadgen ELU" is the event-loop utilisation of the load-generating process: ' +
+    'near 100% the generator, not the server, limited the rate. "server CPU" is the measured child\'s CPU in cores.',
 ].join('\n');
 
 /** The sections of `previous` whose scenario did not run, and every section of `run`, in scenario order. */

@@ -112,7 +112,9 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
     variant: { cacheTtlMs: 0, graphqlFastPath: 'off' },
     shapes: [
       {
-        what: "gateway GraphQL transaction(id: $id), cache off, GraphQL fast path off (through yoga's whole handler, as browsers' requests with Origin)",
+        what:
+          'gateway GraphQL transaction(id: $id), cache off, GraphQL fast path off ' +
+          "(through yoga's whole handler, as browsers' requests with Origin)",
         of: gatewayGraphql,
         key: 'S1 graphql fast path off',
       },

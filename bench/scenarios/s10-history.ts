@@ -95,7 +95,8 @@ const stepsText = (where: Where, what: string, g: Growth, withOff = true) =>
 
 /** Why a store's rows cannot stand when its history does not hold the whole series. */
 const notHeld = (where: Where, held: number | string) =>
-  `${where}: the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} of the ${fmt(largest(where))} transactions posted`;
+  `${where}: the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} ` +
+  `of the ${fmt(largest(where))} transactions posted`;
 
 /**
  * A gateway being filled; `settle`, when its history is applied after the webhook's answer, waits until it holds
@@ -216,25 +217,36 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const spread = Math.max(...costs) / Math.min(...costs) - 1;
   return {
     scenario: 'S10',
-    variant: `applying an event, ${where}: the last ${fmt(SAMPLE)} transactions before each of ${SIZES[where].map((s) => fmt(s)).join(' / ')} (${fmt(webhooks)} webhooks; 3 products each; pending, completed, failed), 32 in flight, to history on and to HISTORY=off`,
-    value: `the history costs ${costs.map((c) => fmt(c)).join(' / ')} µs of CPU per webhook${postgres ? " (the gateway's on − off plus PostgreSQL's)" : ' (gateway on − off)'}; ${fmt(rateOf(fills.on))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.on)} ms`,
+    variant:
+      `applying an event, ${where}: the last ${fmt(SAMPLE)} transactions ` +
+      `before each of ${SIZES[where].map((s) => fmt(s)).join(' / ')} ` +
+      `(${fmt(webhooks)} webhooks; 3 products each; pending, completed, failed), 32 in flight, to history on and to HISTORY=off`,
+    value:
+      `the history costs ${costs.map((c) => fmt(c)).join(' / ')} µs of CPU per webhook` +
+      `${postgres ? " (the gateway's on − off plus PostgreSQL's)" : ' (gateway on − off)'}; ` +
+      `${fmt(rateOf(fills.on))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.on)} ms`,
     p99: steps((f) => f.p99, fills.on),
     ratio: '',
     target: costs.some((c) => c <= 0)
-      ? 'the same at every size, within 25%: not judged (a cost at or below zero: the noise between the two gateways is larger than the cost)'
+      ? 'the same at every size, within 25%: not judged ' +
+        '(a cost at or below zero: the noise between the two gateways is larger than the cost)'
       : `the same at every size, within 25%: ${spread <= 0.25 ? 'met' : 'not met'} (largest ${fmt(spread * 100, 0)}% over smallest)`,
     calls: '',
     errors: failed === 0 ? '0' : `${failed} webhooks not answered 200`,
     notes: [
       `gateway CPU per webhook, history on ${steps((f) => f.gatewayUs, fills.on, 0)} µs, off ${steps((f) => f.gatewayUs, fills.off, 0)} µs`,
       postgres
-        ? `PostgreSQL's CPU per webhook ${steps((f) => f.storeUs, fills.on, 0)} µs (its processes in /proc; the gateway applies what waits in batches just after the answers, and the step ends once the history holds them); the transactions before the measured ones were applied beside the gateway, by the same store code, in batches`
+        ? `PostgreSQL's CPU per webhook ${steps((f) => f.storeUs, fills.on, 0)} µs (its processes in /proc; ` +
+          `the gateway applies what waits in batches just after the answers, and the step ends once the history holds them); ` +
+          `the transactions before the measured ones were applied beside the gateway, by the same store code, in batches`
         : 'the transactions before the measured ones were posted to history on only',
       retried > 0
         ? `${fmt(retried)} answers 503 (the history's feed held its bound) that the senders came back after, as a sender retries`
         : '',
-      `HISTORY=off: ${fmt(rateOf(fills.off))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.off)} ms, p99 ${steps((f) => f.p99, fills.off)} ms`,
-      `answer times of a closed loop of 32 senders, for reading (not S5's paced rate); the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
+      `HISTORY=off: ${fmt(rateOf(fills.off))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.off)} ms, ` +
+        `p99 ${steps((f) => f.p99, fills.off)} ms`,
+      `answer times of a closed loop of 32 senders, for reading (not S5's paced rate); ` +
+        `the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
     ]
       .filter(Boolean)
       .join('; '),
@@ -243,7 +255,8 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
 }
 
 const readVariant = (where: Where, pendingOnly: boolean) =>
-  `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) { nodes { transactionId status total lastUpdated products { productId quantity } } }, ${where}, ${fmt(largest(where))} held`;
+  `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) ` +
+  `{ nodes { transactionId status total lastUpdated products { productId quantity } } }, ${where}, ${fmt(largest(where))} held`;
 
 /**
  * Reads of one query, every answer checked: closed loop over 32 connections (the throughput), then one at a time (a
@@ -283,7 +296,9 @@ async function reads(
   const goal = GOAL[where];
   const errors = m.errors.total + alone.errors.total > 0;
   const row = httpRow('S10', readVariant(where, pendingOnly), m, {
-    target: `one at a time p99 ≤ 20 ms ${errors ? 'VOID (errors)' : verdict(alone.p99 <= 20)}; ≥ ${fmt(goal)} req/s ${errors ? '' : verdict(m.rps.median >= goal)}`,
+    target:
+      `one at a time p99 ≤ 20 ms ${errors ? 'VOID (errors)' : verdict(alone.p99 <= 20)}; ` +
+      `≥ ${fmt(goal)} req/s ${errors ? '' : verdict(m.rps.median >= goal)}`,
   });
   const store = storeUs === undefined ? '' : `; PostgreSQL's CPU ${fmt(storeUs)} µs/request (the gateway's connections' backends, /proc)`;
   return { ...row, notes: `one at a time: p99 ${fmt(alone.p99, 1)} ms, ${fmt(alone.rps.median)} req/s; ${row.notes}${store}` };
@@ -292,7 +307,9 @@ async function reads(
 const HOUR = 3_600_000;
 const WEEK = 7 * 24 * HOUR;
 const statsVariant = (where: Where) =>
-  `transactionStats(since: a week ago, interval: HOUR) with every interval's statuses and the top 10 products by quantity and by amount (${fmt(SERIES_PRODUCTS)} distinct products), ${where}, ${fmt(largest(where))} held`;
+  `transactionStats(since: a week ago, interval: HOUR) with every interval's statuses ` +
+  `and the top 10 products by quantity and by amount (${fmt(SERIES_PRODUCTS)} distinct products), ` +
+  `${where}, ${fmt(largest(where))} held`;
 
 /**
  * A dashboard's week by hour, closed loop, one read at a time. The first answer is checked against the series (its count, 168
@@ -321,7 +338,8 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   ) {
     return notMeasured(
       statsVariant(where),
-      `the first answer is not the series' week (count ${stats?.count ?? 'none'}, expected ${expected}): ${JSON.stringify(first).slice(0, 200)}`,
+      `the first answer is not the series' week (count ${stats?.count ?? 'none'}, expected ${expected}): ` +
+        `${JSON.stringify(first).slice(0, 200)}`,
     );
   }
   // One at a time, as dashboards refreshing now and then ask: the p99 is a read's own time, not a queue's.
@@ -451,7 +469,8 @@ async function asAdmin<T>(work: (client: pg.Client) => Promise<T>, url = ADMIN_U
 const historyBytes = (url: string) =>
   asAdmin(async (client) => {
     const { rows } = await client.query<{ bytes: string | null }>(
-      `SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public' AND c.relname LIKE 'history\\_%'`,
+      `SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace ` +
+        `WHERE c.relkind = 'r' AND n.nspname = 'public' AND c.relname LIKE 'history\\_%'`,
     );
     return Number(rows[0]?.bytes ?? 0);
   }, url);

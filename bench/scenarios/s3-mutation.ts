@@ -8,7 +8,8 @@ import { httpRow } from '../lib/table.js';
 /* S3: the payment mutation, rotating over every transaction id so no answer can be reused across requests. */
 
 const MUTATION =
-  'mutation Pay($id: ID!) { updateTransactionPayment(transactionId: $id, payment: { paymentStatus: "captured", wallet: "apple_pay" }) { transaction { transactionId status total } } }';
+  'mutation Pay($id: ID!) { updateTransactionPayment(transactionId: $id, ' +
+  'payment: { paymentStatus: "captured", wallet: "apple_pay" }) { transaction { transactionId status total } } }';
 
 export const s3: Scenario = {
   name: 'S3',

@@ -50,7 +50,8 @@ function errorsText(f: SideFigures): string {
   const sum = (pick: (r: FleetRound) => number) => f.rounds.reduce((total, r) => total + pick(r), 0);
   return errorsOf(f) === 0
     ? '0'
-    : `missing ${sum((r) => r.missing)}, dup ${sum((r) => r.duplicates)}, wrong ${sum((r) => r.wrong)}, unprobed ${f.unprobed}, warm-up ${f.warmupErrors}, conn failures ${f.failures}`;
+    : `missing ${sum((r) => r.missing)}, dup ${sum((r) => r.duplicates)}, wrong ${sum((r) => r.wrong)}, ` +
+        `unprobed ${f.unprobed}, warm-up ${f.warmupErrors}, conn failures ${f.failures}`;
 }
 
 function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
@@ -60,7 +61,9 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
   return {
     scenario: 'S4',
     variant,
-    value: `POST→delivery p50 ${fmt(medianOf(f, (r) => r.p50))} ms, p99 ${fmt(median(p99s))} ms [${fmt(Math.min(...p99s))}–${fmt(Math.max(...p99s))}], last ${fmt(medianOf(f, (r) => r.last))} ms`,
+    value:
+      `POST→delivery p50 ${fmt(medianOf(f, (r) => r.p50))} ms, p99 ${fmt(median(p99s))} ms ` +
+      `[${fmt(Math.min(...p99s))}–${fmt(Math.max(...p99s))}], last ${fmt(medianOf(f, (r) => r.last))} ms`,
     p99: fmt(median(p99s)),
     ratio: '',
     target: '',
@@ -74,7 +77,8 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
       )} ms`,
       `opened in ${fmt(f.openSeconds, 1)} s`,
       `server CPU per fan-out ${fmt(cpuMs)} ms (${fmt((cpuMs * 1_000) / f.size, 1)} µs/subscriber)`,
-      `loadgen: ${f.processes} fleet processes, CPU per fan-out ${fmt(median(f.loadgenCpu) * 1_000)} ms, ELU ${pct(elu)} (busiest process over its deliveries)${elu > SATURATED_ELU ? ', saturated' : ''}`,
+      `loadgen: ${f.processes} fleet processes, CPU per fan-out ${fmt(median(f.loadgenCpu) * 1_000)} ms, ` +
+        `ELU ${pct(elu)} (busiest process over its deliveries)${elu > SATURATED_ELU ? ', saturated' : ''}`,
       ...notes,
       ...(f.shortfall ? [f.shortfall] : []),
     ].join('; '),
@@ -105,6 +109,10 @@ function gatewayRow({ sharing, build, f, raw, before, largest, paired }: Gateway
   const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers${paired ? ` — ${build.label}` : ''}`, f, [
     `server CPU per fan-out ${times(cpuVsRaw)} the raw broadcaster's`,
   ]);
+  const goalVerdict =
+    errors > 0 || !rawClean
+      ? 'VOID (errors)'
+      : `${verdict(vsRaw.median <= TARGET_VS_RAW)}${saturated ? ' (load generator saturated: a bound)' : ''}`;
   return {
     ...row,
     ratio: [
@@ -114,8 +122,7 @@ function gatewayRow({ sharing, build, f, raw, before, largest, paired }: Gateway
       .filter(Boolean)
       .join('; '),
     target: [
-      judged &&
-        `${goal} ${errors > 0 || !rawClean ? 'VOID (errors)' : `${verdict(vsRaw.median <= TARGET_VS_RAW)}${saturated ? ' (load generator saturated: a bound)' : ''}`}`,
+      judged && `${goal} ${goalVerdict}`,
       versus && `after p99 ≤ ${fmt(1 / SLOWER_LIMIT, 2)}× before ${clean ? verdict(versus.median <= 1 / SLOWER_LIMIT) : 'VOID'}`,
     ]
       .filter(Boolean)

@@ -78,7 +78,11 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
   return {
     scenario: 'S5',
     variant: `${what}: ${RATE} webhooks/s × ${fmt(seconds)} s${turnsText} → ${fmt(side.subscribers)} subscribers`,
-    value: `delivered ${fmt(reachedAccepted)} of ${fmt(expected)} (${fmt(acceptedCount)} webhooks answered 200 × ${fmt(side.subscribers)}); lost ${fmt(lost)}, dup ${fmt(duplicates)}${late ? `, still arriving at the cap ${fmt(late)}` : ''}; ${fmt(sum((t) => t.delivered) / sum((t) => t.deliverySeconds))} deliveries/s; answer p50 ${answerText(0.5)} ms`,
+    value:
+      `delivered ${fmt(reachedAccepted)} of ${fmt(expected)} ` +
+      `(${fmt(acceptedCount)} webhooks answered 200 × ${fmt(side.subscribers)}); ` +
+      `lost ${fmt(lost)}, dup ${fmt(duplicates)}${late ? `, still arriving at the cap ${fmt(late)}` : ''}; ` +
+      `${fmt(sum((t) => t.delivered) / sum((t) => t.deliverySeconds))} deliveries/s; answer p50 ${answerText(0.5)} ms`,
     p99: answerText(0.99),
     ratio: '',
     target: side.raw ? '' : `0 lost, 0 dup, answer p99 ≤ 50 ms ${verdict(ok)}`,
@@ -137,17 +141,24 @@ function differenceRow(where: string, on: Row, off: Row, onTurns: TurnResult[], 
       ? 'a side had errors'
       : fed
         ? undefined
-        : `the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}${where === 'Redis' ? ' with REDIS_URL' : ''}`;
+        : `the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}` +
+          `${where === 'Redis' ? ' with REDIS_URL' : ''}`;
   return {
     scenario: 'S5',
     variant: `history on − off, ${where}: webhook answer time`,
-    value: `p50 ${fmt(p50On, 2)} − ${fmt(p50Off, 2)} = ${signed(p50On - p50Off)} ms; p99 ${fmt(p99On, 2)} − ${fmt(p99Off, 2)} = ${signed(delta)} ms`,
+    value:
+      `p50 ${fmt(p50On, 2)} − ${fmt(p50Off, 2)} = ${signed(p50On - p50Off)} ms; ` +
+      `p99 ${fmt(p99On, 2)} − ${fmt(p99Off, 2)} = ${signed(delta)} ms`,
     p99: signed(delta),
     ratio: '',
     target: `p99 on − off ≤ ${HISTORY_BUDGET_MS} ms ${voided ? 'VOID' : `${verdict(delta <= HISTORY_BUDGET_MS)}${noisy}`}`,
     calls: '',
     errors: voided ? '' : '0',
-    notes: `p99 on − off by round: ${rounds.join(', ')} ms; answer times as the pacer process measures them (POST sent → answer read), after a ${WARMUP_SECONDS} s warm-up turn each (not counted); the history held ${typeof held === 'number' ? fmt(held) : held} transactions after the turns`,
+    notes:
+      `p99 on − off by round: ${rounds.join(', ')} ms; ` +
+      `answer times as the pacer process measures them (POST sent → answer read), ` +
+      `after a ${WARMUP_SECONDS} s warm-up turn each (not counted); ` +
+      `the history held ${typeof held === 'number' ? fmt(held) : held} transactions after the turns`,
     ...(voided ? { voided } : {}),
   };
 }
@@ -217,7 +228,8 @@ function measuredRow(m: Measured): Row {
   const total = m.redisCpu.reduce((a, b) => a + b, 0);
   const redis =
     m.redisCpu.length > 1
-      ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, the busiest ${perWebhook(Math.max(...m.redisCpu))}`
+      ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, ` +
+        `the busiest ${perWebhook(Math.max(...m.redisCpu))}`
       : `Redis CPU ${perWebhook(total)} per webhook`;
   return { ...row, notes: `${row.notes}; ${redis} (INFO, over the turns)` };
 }
@@ -232,7 +244,9 @@ function costRow(what: string, a: Measured, b: Measured, aRow: Row, bRow: Row): 
   return {
     scenario: 'S5',
     variant: `${what}: webhook answer time`,
-    value: `p50 ${fmt(p50A, 2)} − ${fmt(p50B, 2)} = ${signed(p50A - p50B)} ms; p99 ${fmt(p99A, 2)} − ${fmt(p99B, 2)} = ${signed(p99A - p99B)} ms`,
+    value:
+      `p50 ${fmt(p50A, 2)} − ${fmt(p50B, 2)} = ${signed(p50A - p50B)} ms; ` +
+      `p99 ${fmt(p99A, 2)} − ${fmt(p99B, 2)} = ${signed(p99A - p99B)} ms`,
     p99: signed(p99A - p99B),
     ratio: '',
     target: 'for reading (no goal)',

@@ -49,7 +49,9 @@ export const s6: Scenario = {
             value: `RSS ${fmt(rssKb, 1)} KB/subscriber, heap ${fmt(heapKb, 1)} KB/subscriber`,
             p99: '',
             ratio: '',
-            target: `≤ ${TARGET_KB} KB/subscriber${shortfall ? ` (to ${fmt(to)}: open-files limit)` : ''} ${errors > 0 ? 'VOID (errors)' : verdict(rssKb <= TARGET_KB && heapKb <= TARGET_KB)}`,
+            target:
+              `≤ ${TARGET_KB} KB/subscriber${shortfall ? ` (to ${fmt(to)}: open-files limit)` : ''} ` +
+              `${errors > 0 ? 'VOID (errors)' : verdict(rssKb <= TARGET_KB && heapKb <= TARGET_KB)}`,
             calls: '',
             errors: errors === 0 ? '0' : `unprobed ${unprobedLow + unprobedHigh}, conn failures ${fleet.failures}`,
             notes: [

@@ -154,7 +154,9 @@ function gatewayRows(
     return {
       ratio: `${times(ratio)} the best peer (${PEERS[best].name})`,
       target: `≥ ${shape.target}× the best peer: ${verdict(ratio >= shape.target && m.errors.total === 0)}`,
-      notes: `CPU per request ${cpuText(m)}, ${times(ratioOf(m.cpuPerRequestUs, theirs.cpuPerRequestUs))} the best peer's ${cpuText(theirs)}${skipped}; ${m.notes.join('; ')}`,
+      notes:
+        `CPU per request ${cpuText(m)}, ${times(ratioOf(m.cpuPerRequestUs, theirs.cpuPerRequestUs))} ` +
+        `the best peer's ${cpuText(theirs)}${skipped}; ${m.notes.join('; ')}`,
       ...(m.errors.total > 0 ? { voided: 'gateway figure had errors' } : {}),
     };
   };

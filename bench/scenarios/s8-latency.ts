@@ -96,7 +96,8 @@ interface Capacity {
 /** The pinned gateway's req/s for S8's request, closed loop: a warm-up, then SETTINGS.runs runs, the median. */
 async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (message: string) => void): Promise<Capacity> {
   log(
-    `capacity: closed loop, ${CAPACITY_IN_FLIGHT} in flight, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s`,
+    `capacity: closed loop, ${CAPACITY_IN_FLIGHT} in flight, ` +
+      `${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s`,
   );
   const warmUpErrors = (await generator.closedLoop(CAPACITY_IN_FLIGHT, SETTINGS.warmupSeconds)).errors;
   const runs: CapacityRun[] = [];
@@ -104,7 +105,8 @@ async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (m
     runs.push(await measuredClosedLoop(generator, CAPACITY_IN_FLIGHT, SETTINGS.runSeconds, gateway));
   const rps = median(runs.map((r) => r.rps));
   log(
-    `capacity: ${fmt(rps)} req/s (${runs.map((r) => fmt(r.rps)).join(', ')}), gateway ${fmt(median(runs.map((r) => r.serverCores)), 2)} cores`,
+    `capacity: ${fmt(rps)} req/s (${runs.map((r) => fmt(r.rps)).join(', ')}), ` +
+      `gateway ${fmt(median(runs.map((r) => r.serverCores)), 2)} cores`,
   );
   return { runs, warmUpErrors, rps };
 }
@@ -172,7 +174,8 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
   const notes = [
     // Every row says it when the servers were not pinned; the capacity row gives the placement either way.
     ...(placement.pinned ? [] : [placement.text]),
-    `${ROUNDS} rounds × ${SECONDS} s at ${fmt(rate)} req/s (${setting}), ${fmt(path.runs[0]?.scheduled ?? 0)} sends each, upstream answers after ${DELAY_MS} ms`,
+    `${ROUNDS} rounds × ${SECONDS} s at ${fmt(rate)} req/s (${setting}), ${fmt(path.runs[0]?.scheduled ?? 0)} sends each, ` +
+      `upstream answers after ${DELAY_MS} ms`,
     `p99 per round ${path.runs.map((r) => ms(r.p99)).join(', ')} ms`,
     ...(hop
       ? [
@@ -181,8 +184,12 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
         ]
       : []),
     `max ${ms(Math.max(...path.runs.map((r) => r.max)))} ms`,
-    `generator: ${fmt(lateOf(path))} of ${fmt(sends)} sends left > ${LATE_MS} ms late (per round ${path.runs.map((r) => r.late).join(', ')}; a round voids above ${LATE_SHARE_LIMIT * 100}%), max send lag ${ms(Math.max(...path.runs.map((r) => r.maxSendLagMs)))} ms, ELU ${fmt(median(path.runs.map((r) => r.loadgenElu)) * 100)}%`,
-    `server CPU ${fmt(median(path.runs.map((r) => r.serverCpuUs)))} µs/request, ${fmt((median(path.runs.map((r) => r.serverCpuUs)) * rate) / 1e4)}% of a core`,
+    `generator: ${fmt(lateOf(path))} of ${fmt(sends)} sends left > ${LATE_MS} ms late ` +
+      `(per round ${path.runs.map((r) => r.late).join(', ')}; a round voids above ${LATE_SHARE_LIMIT * 100}%), ` +
+      `max send lag ${ms(Math.max(...path.runs.map((r) => r.maxSendLagMs)))} ms, ` +
+      `ELU ${fmt(median(path.runs.map((r) => r.loadgenElu)) * 100)}%`,
+    `server CPU ${fmt(median(path.runs.map((r) => r.serverCpuUs)))} µs/request, ` +
+      `${fmt((median(path.runs.map((r) => r.serverCpuUs)) * rate) / 1e4)}% of a core`,
     ...(path.gc ? [gcText(path.gc)] : []),
   ];
   const addedP99 = hop ? added('p99') : Number.NaN;
@@ -203,7 +210,11 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
 /** The gateway's collections over the measured runs, from its prom-client histogram (bounds 1 ms and 10 ms). */
 function gcText(gc: GcTotals[]): string {
   const total = (key: keyof GcTotals) => gc.reduce((sum, g) => sum + g[key], 0);
-  return `gateway GC over the runs: ${fmt(total('count'))} collections, ${fmt(total('seconds') * 1e3)} ms in all (${fmt((total('seconds') * 1e3) / (gc.length * SECONDS), 1)} ms a second), ${fmt(total('over1ms'))} over 1 ms, ${fmt(total('over10ms'))} over 10 ms`;
+  return (
+    `gateway GC over the runs: ${fmt(total('count'))} collections, ${fmt(total('seconds') * 1e3)} ms in all ` +
+    `(${fmt((total('seconds') * 1e3) / (gc.length * SECONDS), 1)} ms a second), ` +
+    `${fmt(total('over1ms'))} over 1 ms, ${fmt(total('over10ms'))} over 10 ms`
+  );
 }
 
 function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, priority: string): Row {
@@ -212,12 +223,15 @@ function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, p
   const notes = [
     placement.text,
     priority,
-    `closed loop, ${CAPACITY_IN_FLIGHT} requests in flight, ${SETTINGS.runs} × ${SETTINGS.runSeconds} s after ${SETTINGS.warmupSeconds} s of warm-up`,
-    `gateway CPU ${fmt(median(capacity.runs.map((r) => r.serverCores)), 2)} cores, ${fmt(median(capacity.runs.map((r) => r.serverCpuUs)))} µs/request`,
+    `closed loop, ${CAPACITY_IN_FLIGHT} requests in flight, ` +
+      `${SETTINGS.runs} × ${SETTINGS.runSeconds} s after ${SETTINGS.warmupSeconds} s of warm-up`,
+    `gateway CPU ${fmt(median(capacity.runs.map((r) => r.serverCores)), 2)} cores, ` +
+      `${fmt(median(capacity.runs.map((r) => r.serverCpuUs)))} µs/request`,
     // Saturated by the closed loop, a gateway with its core to itself uses all of it; less means others took the rest.
     ...(median(capacity.runs.map((r) => r.serverCores)) < BOUND_CORES
       ? [
-          `CAPACITY LOW: the saturated gateway used less than ${BOUND_CORES} of a core, other processes took the rest, so the rate is lower than the gateway's half`,
+          `CAPACITY LOW: the saturated gateway used less than ${BOUND_CORES} of a core, ` +
+            `other processes took the rest, so the rate is lower than the gateway's half`,
         ]
       : []),
     `generator ELU ${fmt(median(capacity.runs.map((r) => r.loadgenElu)) * 100)}%`,
@@ -241,7 +255,9 @@ function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, p
 
 export const s8: Scenario = {
   name: 'S8',
-  title: `latency at ${FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the pinned gateway's capacity` : `${FIXED_RATE} req/s`} (open loop), upstream answering after ${DELAY_MS} ms: gateway vs bare hop`,
+  title:
+    `latency at ${FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the pinned gateway's capacity` : `${FIXED_RATE} req/s`} ` +
+    `(open loop), upstream answering after ${DELAY_MS} ms: gateway vs bare hop`,
   async run({ log }) {
     const placement = planPlacement(PIN);
     log(placement.text);
@@ -250,7 +266,9 @@ export const s8: Scenario = {
         withChild(startBareHop(upstream.url, placement.server), (bare) =>
           withChild(startGateway(upstream.url, { cacheTtlMs: 0 }, {}, CURRENT, placement.server), async (gateway) => {
             // What each got: `nice` runs a child at the bench's own priority where raising it is not allowed.
-            const priority = `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
+            const priority =
+              `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, ` +
+              `generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
             const hop: Path = {
               what: 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)',
               generator: await remoteGenerator(generatorChild, hopTarget(bare)),

@@ -189,7 +189,9 @@ export function createGatewayAccountAccess(config: Config, backend: Backend, log
     onMixedPath: (account) =>
       logger.error(
         { account },
-        `POST /webhooks/${account} carries the webhooks of several accounts of the service (a key may read some of its transactions and not others): each is now shown only to keys the service lets read it, and its history is listed and summed for nobody; have each account send its webhooks to a path of its own`,
+        `POST /webhooks/${account} carries the webhooks of several accounts of the service (a key may read some of its transactions ` +
+          `and not others): each is now shown only to keys the service lets read it, and its history is listed and summed for nobody; ` +
+          `have each account send its webhooks to a path of its own`,
       ),
   });
 }

@@ -10,7 +10,8 @@ export class ConfigError extends Error {
   /** `problem`: what is wrong with the value, in words that never repeat it (a secret's setting has its own). */
   constructor(variable: string, accepts: string, got: string | undefined, problem?: string) {
     super(
-      `${variable} must be ${accepts}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}${problem === undefined ? '' : `; ${problem}`}`,
+      `${variable} must be ${accepts}` +
+        `${got === undefined ? '' : `, got ${JSON.stringify(got)}`}${problem === undefined ? '' : `; ${problem}`}`,
     );
     this.name = 'ConfigError';
   }

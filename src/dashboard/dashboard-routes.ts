@@ -22,7 +22,8 @@ const WEB = new URL('../../dist/web/', import.meta.url);
  * not the page's own assets.
  */
 const PAGE_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; " +
+  "form-action 'none'; frame-ancestors 'none'";
 
 interface Asset {
   body: string;

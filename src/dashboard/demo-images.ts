@@ -22,11 +22,14 @@ export function productThumbnail(file: string): string | undefined {
       .join('') || '?'
   ).slice(0, 2);
   const hue = createHash('sha1').update(match[1]!).digest()[0]! * (360 / 256);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="80" viewBox="0 0 80 80" role="img" aria-label="${initials}">
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="80" viewBox="0 0 80 80" role="img" aria-label="${initials}">
 <rect width="80" height="80" rx="14" fill="hsl(${hue.toFixed(0)} 55% 88%)"/>
-<text x="40" y="50" font-family="system-ui, sans-serif" font-size="28" font-weight="700" text-anchor="middle" fill="hsl(${hue.toFixed(0)} 45% 30%)">${initials}</text>
+<text x="40" y="50" font-family="system-ui, sans-serif" font-size="28" font-weight="700" text-anchor="middle" ` +
+    `fill="hsl(${hue.toFixed(0)} 45% 30%)">${initials}</text>
 </svg>
-`;
+`
+  );
 }
 
 /** The favicon: a vending machine's front, in the dashboard's accent colour. */

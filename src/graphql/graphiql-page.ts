@@ -55,15 +55,19 @@ const gzip = promisify(gzipCallback);
 const JS = 'text/javascript; charset=utf-8';
 
 // Set before the bundle loads (it reads MonacoEnvironment when it creates its workers): the workers come from here too.
-const ENVIRONMENT_SCRIPT = `(() => {
+const ENVIRONMENT_SCRIPT =
+  `(() => {
   const base = document.currentScript.src;
   const files = { editorWorkerService: 'editor.worker.js', json: 'json.worker.js', graphql: 'graphql.worker.js' };
-  self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (_module, label) => new URL(files[label] ?? files.editorWorkerService, base).href };
+  self.MonacoEnvironment = { globalAPI: false, ` +
+  `getWorkerUrl: (_module, label) => new URL(files[label] ?? files.editorWorkerService, base).href };
 })();
 `;
 
 // The options travel as JSON in a non-executed script element: no inline script for the policy to allow.
-const START_SCRIPT = `YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), JSON.parse(document.getElementById('graphiql-options').textContent));
+const START_SCRIPT =
+  `YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), ` +
+  `JSON.parse(document.getElementById('graphiql-options').textContent));
 `;
 
 async function loadAssets(): Promise<Assets> {

@@ -139,7 +139,8 @@ function useOperationCost(maxCost: number): Plugin {
       return undefined;
     }
     return new GraphQLError(
-      `Operation cost ${Math.ceil(cost)} exceeds MAX_COST (${maxCost}); a list argument counts once per item, so ask for fewer ids or fewer fields at once`,
+      `Operation cost ${Math.ceil(cost)} exceeds MAX_COST (${maxCost}); a list argument counts once per item, so ask for fewer ids ` +
+        `or fewer fields at once`,
       { nodes: [operation], extensions: { code: ErrorCode.BAD_USER_INPUT, limit: 'MAX_COST', http: { status: 400, spec: true } } },
     );
   };

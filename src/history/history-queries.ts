@@ -85,7 +85,8 @@ export function statsQuery(account: string, args: StatsArgs, now: number): Stats
   const count = (until - since) / width;
   if (count > MAX_INTERVALS) {
     throw badUserInput(
-      `since–until covers ${count} intervals of ${interval.toLowerCase()}; at most ${MAX_INTERVALS}: narrow the range or widen the interval`,
+      `since–until covers ${count} intervals of ${interval.toLowerCase()}; at most ${MAX_INTERVALS}: narrow the range or widen the ` +
+        `interval`,
     );
   }
   return { account, since, until, interval };

@@ -46,7 +46,9 @@ export function historyUnavailable(error: unknown): never {
 const unlisted = (account: string) =>
   new GatewayError(
     ErrorCode.FORBIDDEN,
-    `This key's transactions come to ${account === DEFAULT_ACCOUNT ? 'POST /webhooks' : `POST /webhooks/${account}`}, which may carry several accounts' webhooks (the service judges each key transaction by transaction), so that history is listed and summed for nobody. Have each account send its webhooks to a path of its own, POST /webhooks/{account}.`,
+    `This key's transactions come to ${account === DEFAULT_ACCOUNT ? 'POST /webhooks' : `POST /webhooks/${account}`}, which may ` +
+      `carry several accounts' webhooks (the service judges each key transaction by transaction), so that history is listed and summed ` +
+      `for nobody. Have each account send its webhooks to a path of its own, POST /webhooks/{account}.`,
   );
 
 export function createHistoryReader(store: HistoryStore, credential: Credential, accounts: HistoryAccounts): HistoryReader {

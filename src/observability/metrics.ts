@@ -98,7 +98,9 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   // Its labels are bounded: resources and fields the contract names, three kinds.
   const contractDrifts = new Counter({
     name: `${PREFIX}upstream_contract_drift_total`,
-    help: "Fields of the upstream's success answers sent otherwise than the contract shows, by resource, field and kind (missing, wrong_type, converted); the answers themselves count as their status in upstream_requests_total",
+    help:
+      "Fields of the upstream's success answers sent otherwise than the contract shows, by resource, field and kind (missing, " +
+      'wrong_type, converted); the answers themselves count as their status in upstream_requests_total',
     labelNames: ['resource', 'field', 'kind'] as const,
     registers,
   });

@@ -112,7 +112,8 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     return inTransaction(async (client) => {
       const keys = new Map(steps.map(({ account, transactionId }) => [keyOf(account, transactionId), [account, transactionId] as const]));
       const found = await client.query<{ account: string; record: HistoryRecord }>(
-        `SELECT t.account, t.record FROM history_transactions t JOIN unnest($1::text[], $2::text[]) AS k(account, id) ON t.account = k.account AND t.transaction_id = k.id
+        `SELECT t.account, t.record FROM history_transactions t ` +
+          `JOIN unnest($1::text[], $2::text[]) AS k(account, id) ON t.account = k.account AND t.transaction_id = k.id
           ORDER BY t.account, t.transaction_id FOR UPDATE OF t`,
         [[...keys.values()].map(([account]) => account), [...keys.values()].map(([, id]) => id)],
       );
@@ -194,7 +195,8 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
       for (const { account, record } of rows) buckets.change(account, record, undefined, 0, true);
       await buckets.write(client, now());
       await client.query(
-        'DELETE FROM history_transactions t USING unnest($1::text[], $2::text[]) AS k(account, id) WHERE t.account = k.account AND t.transaction_id = k.id',
+        'DELETE FROM history_transactions t USING unnest($1::text[], $2::text[]) AS k(account, id) ' +
+          'WHERE t.account = k.account AND t.transaction_id = k.id',
         [rows.map(({ account }) => account), rows.map(({ record }) => record.transactionId)],
       );
       return rows.length;

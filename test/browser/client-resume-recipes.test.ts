@@ -66,52 +66,57 @@ async function waitForSubscribers(url: string, count: number): Promise<boolean> 
 const statuses = (client: RecordingClient) => client.received.map((update) => update.status);
 
 describe.each(['SIGTERM', 'SIGKILL'] as const)('resume recipes across a restart of their instance (%s)', (how) => {
-  it('Apollo Client, urql over graphql-ws and graphql-sse, graphql-ws, graphql-sse, EventSource and Chromium each get all 40 events once', async () => {
-    const env = { REDIS_URL: redis.url, REDIS_PREFIX: `recipes-${randomUUID()}:` };
-    const b: RunningGateway = await startGateway(env);
-    cleanups.push(() => b.close());
-    const port = await freePort();
-    let a: GatewayProcess = await startGatewayProcess(port, env);
-    cleanups.push(() => a.stop('SIGKILL'));
-    const clients = recipes.map((recipe) => recipe(a.url, TEST_KEY));
-    cleanups.push(() => clients.forEach((client) => client.close()));
-    if (inChromium) {
-      const browser = await browserRecipes(a.url, TEST_KEY);
-      cleanups.push(() => browser.close());
-      clients.push(...browser.clients);
-    }
-    expect(await waitForSubscribers(a.url, clients.length)).toBe(true);
-
-    const sent: string[] = [];
-    const send = async (count: number) => {
-      for (let i = 0; i < count; i++) {
-        const status = `s-${sent.length}`;
-        const request = buildWebhookRequest({
-          form: 'enveloped',
-          transaction: { transactionId: 'recipe-tx', status, products: [] },
-          id: `evt-${randomUUID()}`,
-        });
-        expect((await deliverWebhook(b, request)).status).toBe(200);
-        sent.push(status);
+  it(
+    'Apollo Client, urql over graphql-ws and graphql-sse, graphql-ws, graphql-sse, EventSource and Chromium ' +
+      'each get all 40 events once',
+    async () => {
+      const env = { REDIS_URL: redis.url, REDIS_PREFIX: `recipes-${randomUUID()}:` };
+      const b: RunningGateway = await startGateway(env);
+      cleanups.push(() => b.close());
+      const port = await freePort();
+      let a: GatewayProcess = await startGatewayProcess(port, env);
+      cleanups.push(() => a.stop('SIGKILL'));
+      const clients = recipes.map((recipe) => recipe(a.url, TEST_KEY));
+      cleanups.push(() => clients.forEach((client) => client.close()));
+      if (inChromium) {
+        const browser = await browserRecipes(a.url, TEST_KEY);
+        cleanups.push(() => browser.close());
+        clients.push(...browser.clients);
       }
-    };
-    const everyoneHas = (count: number) => () => clients.every((client) => client.received.length >= count);
+      expect(await waitForSubscribers(a.url, clients.length)).toBe(true);
 
-    await send(10);
-    expect(await waitFor(everyoneHas(10), 10_000)).toBe(true);
-    await a.stop(how);
-    // While A is down its clients find nothing on its port (refused connections), and the webhooks go on.
-    await send(15);
-    a = await startGatewayProcess(port, env);
-    // And while they come back: some of these reach them in their replay, the others live.
-    await send(15);
-    await waitFor(everyoneHas(40), 30_000, 50);
+      const sent: string[] = [];
+      const send = async (count: number) => {
+        for (let i = 0; i < count; i++) {
+          const status = `s-${sent.length}`;
+          const request = buildWebhookRequest({
+            form: 'enveloped',
+            transaction: { transactionId: 'recipe-tx', status, products: [] },
+            id: `evt-${randomUUID()}`,
+          });
+          expect((await deliverWebhook(b, request)).status).toBe(200);
+          sent.push(status);
+        }
+      };
+      const everyoneHas = (count: number) => () => clients.every((client) => client.received.length >= count);
 
-    expect(clients.map((client) => [client.name, client.ended])).toEqual(clients.map((client) => [client.name, undefined]));
-    for (const client of clients) expect(statuses(client), client.name).toEqual(sent);
-    // Nothing more arrives later (a late duplicate).
-    await send(1);
-    await waitFor(everyoneHas(41), 10_000, 50);
-    for (const client of clients) expect(statuses(client), client.name).toEqual(sent);
-  }, 90_000);
+      await send(10);
+      expect(await waitFor(everyoneHas(10), 10_000)).toBe(true);
+      await a.stop(how);
+      // While A is down its clients find nothing on its port (refused connections), and the webhooks go on.
+      await send(15);
+      a = await startGatewayProcess(port, env);
+      // And while they come back: some of these reach them in their replay, the others live.
+      await send(15);
+      await waitFor(everyoneHas(40), 30_000, 50);
+
+      expect(clients.map((client) => [client.name, client.ended])).toEqual(clients.map((client) => [client.name, undefined]));
+      for (const client of clients) expect(statuses(client), client.name).toEqual(sent);
+      // Nothing more arrives later (a late duplicate).
+      await send(1);
+      await waitFor(everyoneHas(41), 10_000, 50);
+      for (const client of clients) expect(statuses(client), client.name).toEqual(sent);
+    },
+    90_000,
+  );
 });

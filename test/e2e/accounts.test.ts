@@ -100,7 +100,9 @@ describe('two accounts with static keys, two instances sharing Redis and Postgre
   it("serves the demo service's transactions (the default account's) to the default account's keys alone", async () => {
     const DEMO = 'e96a1bb8-6da9-49e4-9881-15f7e15d33a3';
     const read = `{ transaction(id: "${DEMO}") { transactionId } }`;
-    const pay = `mutation { updateTransactionPayment(transactionId: "${DEMO}", payment: { paymentStatus: "captured" }) { transaction { transactionId } } }`;
+    const pay =
+      `mutation { updateTransactionPayment(transactionId: "${DEMO}", payment: { paymentStatus: "captured" }) ` +
+      `{ transaction { transactionId } } }`;
     const PAYING = { a: 'paying-key-a', d: 'paying-key-default' };
     const [instance] = await deployments.start(1, { API_KEYS: `${PAYING.a}:read+pay@acct-a,${PAYING.d}:read+pay` });
     expect((await postGraphQL(instance!.url, read, { key: PAYING.d })).body.data).toEqual({ transaction: { transactionId: DEMO } });

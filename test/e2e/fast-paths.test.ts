@@ -225,7 +225,8 @@ describe('response cache', () => {
         headers: { 'content-type': 'application/json', authorization: KEY_A },
         body: JSON.stringify({
           query:
-            'query ($ids: [ID!]!) { transactions(ids: $ids) { transactionId status products { productId productName productPrice quantity productSku } } }',
+            'query ($ids: [ID!]!) { transactions(ids: $ids) { transactionId status ' +
+            'products { productId productName productPrice quantity productSku } } }',
           variables: { ids },
         }),
       });

@@ -171,28 +171,32 @@ describe('key checks', () => {
     expect(upstream.callsTo('GET', '/transactions').filter((call) => keys.includes(call.authorization ?? ''))).toHaveLength(0);
   });
 
-  it('that get no verdict (upstream failing) are not remembered: graphql-ws closes 1013 and a default client gets in on its retry', async () => {
-    const flaky = await startForward({}, tuneUpstream({ retries: 0 }));
-    const key = 'good-after-retry';
-    upstream.keys.add(key);
-    upstream.injectFault({ kind: 'status', status: 500 }, { method: 'GET', pathPrefix: '/vendings', times: 2 });
-    const rest = await fetch(`${flaky.url}/transactions/${transactionId()}`, { headers: { authorization: key } });
-    expect(rest.status).toBe(502);
-    const closes: number[] = [];
-    const client = createClient({
-      url: `${flaky.url.replace(/^http/, 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      connectionParams: { Authorization: key },
-      on: { closed: (event) => void closes.push((event as { code: number }).code) },
-    });
-    const sub = subscribe(client, SUBSCRIPTION);
-    expect(await waitFor(() => flaky.gateway.activeSubscriptions() === 1, 8_000)).toBe(true);
-    expect(closes).toEqual([1013]);
-    await postWebhook(flaky.url, 'after-retry');
-    expect((await sub.next()).data).toMatchObject({ transactionUpdated: { status: 'after-retry' } });
-    expect(checksOf(key)).toBe(3);
-    await client.dispose();
-  }, 15_000);
+  it(
+    'that get no verdict (upstream failing) are not remembered: ' + 'graphql-ws closes 1013 and a default client gets in on its retry',
+    async () => {
+      const flaky = await startForward({}, tuneUpstream({ retries: 0 }));
+      const key = 'good-after-retry';
+      upstream.keys.add(key);
+      upstream.injectFault({ kind: 'status', status: 500 }, { method: 'GET', pathPrefix: '/vendings', times: 2 });
+      const rest = await fetch(`${flaky.url}/transactions/${transactionId()}`, { headers: { authorization: key } });
+      expect(rest.status).toBe(502);
+      const closes: number[] = [];
+      const client = createClient({
+        url: `${flaky.url.replace(/^http/, 'ws')}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: { Authorization: key },
+        on: { closed: (event) => void closes.push((event as { code: number }).code) },
+      });
+      const sub = subscribe(client, SUBSCRIPTION);
+      expect(await waitFor(() => flaky.gateway.activeSubscriptions() === 1, 8_000)).toBe(true);
+      expect(closes).toEqual([1013]);
+      await postWebhook(flaky.url, 'after-retry');
+      expect((await sub.next()).data).toMatchObject({ transactionUpdated: { status: 'after-retry' } });
+      expect(checksOf(key)).toBe(3);
+      await client.dispose();
+    },
+    15_000,
+  );
 });
 
 describe('a key revoked upstream', () => {

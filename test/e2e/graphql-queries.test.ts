@@ -29,7 +29,8 @@ describe('transaction', () => {
     const { status, body } = await postGraphQL(
       running.url,
       `query($id: ID!) { transaction(id: $id) {
-      transactionId customerId status total products { productId productName productPrice productThumbnail productSku quantity lineTotal } } }`,
+      transactionId customerId status total products { ` +
+        `productId productName productPrice productThumbnail productSku quantity lineTotal } } }`,
       { variables: { id: tx0!.transactionId } },
     );
     expect(status).toBe(200);
@@ -67,7 +68,8 @@ describe('transaction', () => {
     const calls = await callsDuring(() =>
       postGraphQL(
         running.url,
-        `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } c: transactions(ids: ["${id}", "${id}"]) { transactionId } }`,
+        `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } ` +
+          `c: transactions(ids: ["${id}", "${id}"]) { transactionId } }`,
       ),
     );
     expect(calls.filter((c) => c.method === 'getTransaction')).toHaveLength(1);
@@ -144,7 +146,8 @@ describe('vending', () => {
   it('lists every vending with a count, nodes and edges that agree', async () => {
     const { body } = await postGraphQL(
       running.url,
-      '{ vendings { totalCount nodes { vendingId } edges { cursor node { vendingId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }',
+      '{ vendings { totalCount nodes { vendingId } edges { cursor node { vendingId } } ' +
+        'pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }',
     );
     expect(body.errors).toBeUndefined();
     const page = body.data!.vendings;
@@ -165,7 +168,8 @@ describe('vending', () => {
     for (let guard = 0; guard < 10; guard++) {
       const response: GraphQLResponse<any> = await postGraphQL(
         running.url,
-        'query($after: String) { vendings(first: 3, after: $after) { totalCount nodes { vendingId } pageInfo { hasNextPage endCursor hasPreviousPage } } }',
+        'query($after: String) { vendings(first: 3, after: $after) { totalCount nodes { vendingId } ' +
+          'pageInfo { hasNextPage endCursor hasPreviousPage } } }',
         { variables: { after } },
       );
       const page = response.body.data!.vendings;
@@ -216,7 +220,8 @@ describe('updateTransactionPayment', () => {
     const calls = await callsDuring(async () => {
       const { body } = await postGraphQL(
         running.url,
-        `mutation($id: ID!, $payment: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $payment) { transaction { transactionId status extra } } }`,
+        `mutation($id: ID!, $payment: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $payment) ` +
+          `{ transaction { transactionId status extra } } }`,
         { variables: { id, payment } },
       );
       expect(body.errors).toBeUndefined();

@@ -225,51 +225,54 @@ describe('a connection that carries its resume point', () => {
     await client.dispose();
   });
 
-  it('Apollo Client comes back from EVENTS_EXPIRED as the recipe says: the cursor of the error, a new connection, a new subscription', async () => {
-    const running = await gateway({ EVENT_LOG_SIZE: '2' });
-    await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-1' }, 'evt-stale');
-    for (let n = 2; n <= 5; n++) await post(running, 'enveloped', { transactionId: 'tx-1', status: `s-${n}` });
+  it(
+    'Apollo Client comes back from EVENTS_EXPIRED as the recipe says: ' + 'the cursor of the error, a new connection, a new subscription',
+    async () => {
+      const running = await gateway({ EVENT_LOG_SIZE: '2' });
+      await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-1' }, 'evt-stale');
+      for (let n = 2; n <= 5; n++) await post(running, 'enveloped', { transactionId: 'tx-1', status: `s-${n}` });
 
-    let after: string | undefined = 'evt-stale';
-    const resuming = createClient({
-      url: `${running.url.replace(/^http/, 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      connectionParams: () => ({ Authorization: TEST_KEY, after }),
-    });
-    const apollo = new ApolloClient({ link: new GraphQLWsLink(resuming), cache: new InMemoryCache() });
-    const statuses: string[] = [];
-    const codes: unknown[] = [];
-    const start = (): void => {
-      let expiredAt: string | undefined;
-      apollo.subscribe({ query: gql('subscription { transactionUpdated { eventId status } }') }).subscribe({
-        next: (result) => {
-          const update = (result.data as { transactionUpdated?: { eventId: string; status: string } } | undefined)?.transactionUpdated;
-          if (update) {
-            after = update.eventId;
-            statuses.push(update.status);
-            return;
-          }
-          const expired = (
-            result.error as { errors?: Array<{ extensions?: { code?: unknown; cursor?: unknown } }> } | undefined
-          )?.errors?.find((error) => error.extensions?.code === 'EVENTS_EXPIRED');
-          codes.push(expired?.extensions?.code);
-          if (typeof expired?.extensions?.cursor === 'string') expiredAt = expired.extensions.cursor;
-        },
-        // Once that subscription is over (Apollo shares one still running): reload what is shown (queries),
-        // then a connection that carries the new cursor, then subscribe again.
-        complete: () => {
-          if (expiredAt === undefined) return;
-          after = expiredAt;
-          resuming.terminate();
-          start();
-        },
+      let after: string | undefined = 'evt-stale';
+      const resuming = createClient({
+        url: `${running.url.replace(/^http/, 'ws')}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: () => ({ Authorization: TEST_KEY, after }),
       });
-    };
-    start();
-    expect(await waitFor(() => codes.length === 1 && running.gateway.activeSubscriptions() === 1, 10_000)).toBe(true);
-    await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-6' });
-    expect(await waitFor(() => statuses.length === 1, 10_000)).toBe(true);
-    expect([codes, statuses]).toEqual([['EVENTS_EXPIRED'], ['s-6']]);
-    await resuming.dispose();
-  });
+      const apollo = new ApolloClient({ link: new GraphQLWsLink(resuming), cache: new InMemoryCache() });
+      const statuses: string[] = [];
+      const codes: unknown[] = [];
+      const start = (): void => {
+        let expiredAt: string | undefined;
+        apollo.subscribe({ query: gql('subscription { transactionUpdated { eventId status } }') }).subscribe({
+          next: (result) => {
+            const update = (result.data as { transactionUpdated?: { eventId: string; status: string } } | undefined)?.transactionUpdated;
+            if (update) {
+              after = update.eventId;
+              statuses.push(update.status);
+              return;
+            }
+            const expired = (
+              result.error as { errors?: Array<{ extensions?: { code?: unknown; cursor?: unknown } }> } | undefined
+            )?.errors?.find((error) => error.extensions?.code === 'EVENTS_EXPIRED');
+            codes.push(expired?.extensions?.code);
+            if (typeof expired?.extensions?.cursor === 'string') expiredAt = expired.extensions.cursor;
+          },
+          // Once that subscription is over (Apollo shares one still running): reload what is shown (queries),
+          // then a connection that carries the new cursor, then subscribe again.
+          complete: () => {
+            if (expiredAt === undefined) return;
+            after = expiredAt;
+            resuming.terminate();
+            start();
+          },
+        });
+      };
+      start();
+      expect(await waitFor(() => codes.length === 1 && running.gateway.activeSubscriptions() === 1, 10_000)).toBe(true);
+      await post(running, 'enveloped', { transactionId: 'tx-1', status: 's-6' });
+      expect(await waitFor(() => statuses.length === 1, 10_000)).toBe(true);
+      expect([codes, statuses]).toEqual([['EVENTS_EXPIRED'], ['s-6']]);
+      await resuming.dispose();
+    },
+  );
 });

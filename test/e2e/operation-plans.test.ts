@@ -20,7 +20,8 @@ const OF_B = 'key-of-b';
 const [first, second] = createDemoData().transactions;
 
 const PAY =
-  'mutation Pay($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) { transaction { transactionId extra } } }';
+  'mutation Pay($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) ' +
+  '{ transaction { transactionId extra } } }';
 const READ = 'query One($id: ID!) { transaction(id: $id) { transactionId status } }';
 const RECENT = 'query Recent { recentTransactions(first: 20) { edges { node { transactionId } } } }';
 const BATCH = 'query Batch($ids: [ID!]!) { transactions(ids: $ids) { transactionId status products { productId productName quantity } } }';

@@ -88,25 +88,28 @@ describe('health, readiness and metrics', () => {
 });
 
 describe('while stopping', () => {
-  it('answers not ready with accepting false during SHUTDOWN_GRACE_MS, on a connection still open, and says so in the metrics', async () => {
-    const running = await startGateway({ SHUTDOWN_GRACE_MS: '5000' });
-    // One kept-alive connection: the grace lasts while a client holds one, as a load balancer's would.
-    const pool = new Pool(running.url, { connections: 1 });
-    try {
-      expect((await pool.request({ path: '/readyz', method: 'GET' })).statusCode).toBe(200);
-      const closed = running.close();
-      const answer = await pool.request({ path: '/readyz', method: 'GET' });
-      expect(answer.statusCode).toBe(503);
-      expect(await answer.body.json()).toEqual({ status: 'not ready', checks: { accepting: false, events: true, upstream: true } });
-      const metrics = parseMetrics(await (await pool.request({ path: '/metrics', method: 'GET' })).body.text());
-      expect(metrics.get('vending_gateway_ready')).toBe(0);
-      expect(metrics.get('vending_gateway_readiness_check{check="accepting"}')).toBe(0);
-      await pool.close();
-      await closed;
-    } finally {
-      await pool.destroy();
-    }
-  });
+  it(
+    'answers not ready with accepting false during SHUTDOWN_GRACE_MS, ' + 'on a connection still open, and says so in the metrics',
+    async () => {
+      const running = await startGateway({ SHUTDOWN_GRACE_MS: '5000' });
+      // One kept-alive connection: the grace lasts while a client holds one, as a load balancer's would.
+      const pool = new Pool(running.url, { connections: 1 });
+      try {
+        expect((await pool.request({ path: '/readyz', method: 'GET' })).statusCode).toBe(200);
+        const closed = running.close();
+        const answer = await pool.request({ path: '/readyz', method: 'GET' });
+        expect(answer.statusCode).toBe(503);
+        expect(await answer.body.json()).toEqual({ status: 'not ready', checks: { accepting: false, events: true, upstream: true } });
+        const metrics = parseMetrics(await (await pool.request({ path: '/metrics', method: 'GET' })).body.text());
+        expect(metrics.get('vending_gateway_ready')).toBe(0);
+        expect(metrics.get('vending_gateway_readiness_check{check="accepting"}')).toBe(0);
+        await pool.close();
+        await closed;
+      } finally {
+        await pool.destroy();
+      }
+    },
+  );
 });
 
 describe('in front of a failing upstream', () => {

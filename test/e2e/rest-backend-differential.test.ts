@@ -107,7 +107,8 @@ describe('GraphQL in rest mode serves the upstream data', () => {
     const target = demo.transactions[9]!;
     const { body } = await postGraphQL(
       gateway.url,
-      `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) { transaction { transactionId extra } } }`,
+      `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) ` +
+        `{ transaction { transactionId extra } } }`,
       { key: UPSTREAM_KEY },
     );
     expect(body.errors).toBeUndefined();

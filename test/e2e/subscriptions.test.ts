@@ -178,7 +178,8 @@ describe('events of the memory backend', () => {
     expect(await untilSubscribed(before + 1)).toBe(true);
     const mutation = await postGraphQL(
       running.url,
-      `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) { transaction { transactionId } } }`,
+      `mutation { updateTransactionPayment(transactionId: "${target.transactionId}", payment: {wallet: "apple_pay"}) ` +
+        `{ transaction { transactionId } } }`,
     );
     expect(mutation.body.errors).toBeUndefined();
     const event = (await sub.next()).data!.transactionUpdated;

@@ -143,7 +143,9 @@ describe('a service that drifts from the contract', () => {
           expect(rest).toEqual({ status: 200, text: body });
 
           answerOnce('/vendings', body);
-          const fields = `vendingId status online enabled address building countryCode currencyCode identifier posId productCount extra products { ${LINE_SELECTION} }`;
+          const fields =
+            'vendingId status online enabled address building countryCode currencyCode identifier posId productCount extra ' +
+            `products { ${LINE_SELECTION} }`;
           const graphql = await postGraphQL(gateway.url, `{ vendings { totalCount nodes { ${fields} } } }`);
           expectServed(graphql, 'vendings');
           // The vending the service did not touch is served whole.

@@ -77,7 +77,8 @@ describe('a key that may pay but not read', () => {
     const gateway = await started(startGateway({ API_KEYS: `${TEST_KEY},payer-key:pay` }));
     const { body } = await postGraphQL(
       gateway.url,
-      'mutation { updateTransactionPayment(transactionId: "e96a1bb8-6da9-49e4-9881-15f7e15d33a3", payment: { paymentStatus: "captured" }) { transaction { transactionId status extra } } }',
+      'mutation { updateTransactionPayment(transactionId: "e96a1bb8-6da9-49e4-9881-15f7e15d33a3", ' +
+        'payment: { paymentStatus: "captured" }) { transaction { transactionId status extra } } }',
       { key: 'payer-key' },
     );
     expect(body.data).toEqual({ updateTransactionPayment: { transaction: null } });
@@ -90,7 +91,8 @@ describe('a key that may pay but not read', () => {
 
     const reader = await postGraphQL(
       gateway.url,
-      'mutation { updateTransactionPayment(transactionId: "e96a1bb8-6da9-49e4-9881-15f7e15d33a3", payment: { paymentStatus: "captured" }) { transaction { transactionId } } }',
+      'mutation { updateTransactionPayment(transactionId: "e96a1bb8-6da9-49e4-9881-15f7e15d33a3", ' +
+        'payment: { paymentStatus: "captured" }) { transaction { transactionId } } }',
       { key: TEST_KEY },
     );
     expect(reader.body.data).toEqual({

@@ -17,7 +17,8 @@ import { subscribe, wsClient } from '../helpers/ws-client.js';
 
 const UPSTREAM_KEY = 'gateway-own-key';
 const QUERY =
-  'subscription($vendingId: ID, $after: ID) { vendingUpdated(vendingId: $vendingId, after: $after) { eventId vendingId changed status online enabled offlineSince vending { identifier } } }';
+  'subscription($vendingId: ID, $after: ID) { vendingUpdated(vendingId: $vendingId, after: $after) ' +
+  '{ eventId vendingId changed status online enabled offlineSince vending { identifier } } }';
 /** How often the machines are read here: faster than VENDING_POLL_MS allows, through `pollVendingsEvery`. */
 const POLL = '100';
 const fastPoll = pollVendingsEvery(Number(POLL));
@@ -157,54 +158,57 @@ describe('vendingUpdated on instances sharing a Redis', () => {
   });
   afterAll(() => redis.close());
 
-  it('reads the service from one instance at a time, delivers each change once on every instance, and another takes over when it stops', async () => {
-    const prefix = `vendings-${randomUUID()}:`;
-    // Each instance with its own key for the service, so that the reads say which instance made them.
-    const instance = async (key: string) => {
-      const gateway = await startGateway(
-        {
-          BACKEND: 'rest',
-          UPSTREAM_URL: upstream.url,
-          UPSTREAM_API_KEY: key,
-          API_KEYS: TEST_KEY,
-          VENDING_POLL_MS: '1000',
-          REDIS_URL: redis.url,
-          REDIS_PREFIX: prefix,
-        },
-        {},
-        fastPoll,
-      );
-      started.push(gateway);
-      return gateway;
-    };
-    const [a, b] = [await instance(UPSTREAM_KEY), await instance('second-gateway-key')];
-    const [byA, byB] = [vendingGetsBy(UPSTREAM_KEY), vendingGetsBy('second-gateway-key')];
-    // Ten rounds' time: the reads all come from the instance that holds the lease.
-    await new Promise((resolve) => setTimeout(resolve, 10 * Number(POLL)));
-    const reads = [vendingGetsBy(UPSTREAM_KEY) - byA, vendingGetsBy('second-gateway-key') - byB];
-    expect(reads.filter((count) => count > 0)).toHaveLength(1);
-    const [holder, other] = reads[0]! > 0 ? [a, b] : [b, a];
+  it(
+    'reads the service from one instance at a time, delivers each change once on every instance, ' + 'and another takes over when it stops',
+    async () => {
+      const prefix = `vendings-${randomUUID()}:`;
+      // Each instance with its own key for the service, so that the reads say which instance made them.
+      const instance = async (key: string) => {
+        const gateway = await startGateway(
+          {
+            BACKEND: 'rest',
+            UPSTREAM_URL: upstream.url,
+            UPSTREAM_API_KEY: key,
+            API_KEYS: TEST_KEY,
+            VENDING_POLL_MS: '1000',
+            REDIS_URL: redis.url,
+            REDIS_PREFIX: prefix,
+          },
+          {},
+          fastPoll,
+        );
+        started.push(gateway);
+        return gateway;
+      };
+      const [a, b] = [await instance(UPSTREAM_KEY), await instance('second-gateway-key')];
+      const [byA, byB] = [vendingGetsBy(UPSTREAM_KEY), vendingGetsBy('second-gateway-key')];
+      // Ten rounds' time: the reads all come from the instance that holds the lease.
+      await new Promise((resolve) => setTimeout(resolve, 10 * Number(POLL)));
+      const reads = [vendingGetsBy(UPSTREAM_KEY) - byA, vendingGetsBy('second-gateway-key') - byB];
+      expect(reads.filter((count) => count > 0)).toHaveLength(1);
+      const [holder, other] = reads[0]! > 0 ? [a, b] : [b, a];
 
-    const clients = [wsClient(a.url, TEST_KEY), wsClient(b.url, TEST_KEY)];
-    const subs = clients.map((client) => subscribe(client, QUERY, {}));
-    expect(await waitFor(() => a.gateway.activeSubscriptions() >= 1 && b.gateway.activeSubscriptions() >= 1, 5_000)).toBe(true);
-    const machine = upstream.vendings[2]!;
-    machine.online = !machine.online;
-    const events = await Promise.all(subs.map((sub) => sub.next(5_000)));
-    expect(events[0]!.data!.vendingUpdated.eventId).toBe(events[1]!.data!.vendingUpdated.eventId);
+      const clients = [wsClient(a.url, TEST_KEY), wsClient(b.url, TEST_KEY)];
+      const subs = clients.map((client) => subscribe(client, QUERY, {}));
+      expect(await waitFor(() => a.gateway.activeSubscriptions() >= 1 && b.gateway.activeSubscriptions() >= 1, 5_000)).toBe(true);
+      const machine = upstream.vendings[2]!;
+      machine.online = !machine.online;
+      const events = await Promise.all(subs.map((sub) => sub.next(5_000)));
+      expect(events[0]!.data!.vendingUpdated.eventId).toBe(events[1]!.data!.vendingUpdated.eventId);
 
-    // The holder stops (its lease goes with it): the other instance reads the service from now on.
-    await holder.close();
-    started.splice(started.indexOf(holder), 1);
-    const otherKey = other === a ? UPSTREAM_KEY : 'second-gateway-key';
-    const before = vendingGetsBy(otherKey);
-    expect(await waitFor(() => vendingGetsBy(otherKey) > before + 1, 5_000)).toBe(true);
-    const remaining = subs[other === a ? 0 : 1]!;
-    machine.online = !machine.online;
-    const change = (await remaining.next(5_000)).data!.vendingUpdated;
-    expect(change).toMatchObject({ vendingId: machine.vendingId, online: machine.online });
-    // Nothing delivered twice across the hand-over.
-    expect(new Set(remaining.received.map((result) => result.data!.vendingUpdated.eventId)).size).toBe(remaining.received.length);
-    await Promise.all(clients.map(async (client) => client.dispose()));
-  });
+      // The holder stops (its lease goes with it): the other instance reads the service from now on.
+      await holder.close();
+      started.splice(started.indexOf(holder), 1);
+      const otherKey = other === a ? UPSTREAM_KEY : 'second-gateway-key';
+      const before = vendingGetsBy(otherKey);
+      expect(await waitFor(() => vendingGetsBy(otherKey) > before + 1, 5_000)).toBe(true);
+      const remaining = subs[other === a ? 0 : 1]!;
+      machine.online = !machine.online;
+      const change = (await remaining.next(5_000)).data!.vendingUpdated;
+      expect(change).toMatchObject({ vendingId: machine.vendingId, online: machine.online });
+      // Nothing delivered twice across the hand-over.
+      expect(new Set(remaining.received.map((result) => result.data!.vendingUpdated.eventId)).size).toBe(remaining.received.length);
+      await Promise.all(clients.map(async (client) => client.dispose()));
+    },
+  );
 });

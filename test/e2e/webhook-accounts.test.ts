@@ -122,35 +122,39 @@ describe('webhooks per account, signed', () => {
   afterAll(() => gw.close());
   const sentinel = (transaction: ReturnType<typeof txn>) => buildWebhookRequest({ form: 'legacy', transaction, secret: DEFAULT });
 
-  it("publishes each account's webhooks, both forms, signed with its secrets (old and new), naming the account; the default path's name none", async () => {
-    const sent: Array<[path: string, form: WebhookForm, secret: string, account: string | undefined]> = [
-      ['/webhooks/acct-a', 'enveloped', A_OLD, 'acct-a'],
-      ['/webhooks/acct-a', 'legacy', A_NEW, 'acct-a'],
-      ['/webhooks/acct-b', 'legacy', B, 'acct-b'],
-      ['/webhooks/acct-b', 'enveloped', B, 'acct-b'],
-      // An account without secrets of its own is checked with WEBHOOK_SECRET.
-      ['/webhooks/acct-c', 'enveloped', DEFAULT, 'acct-c'],
-      ['/webhooks', 'enveloped', DEFAULT, undefined],
-    ];
-    for (const [path, form, secret, account] of sent) {
-      const transaction = txn();
-      const id = uid('msg');
-      await expectAccepted(await gw.post(path, buildWebhookRequest({ form, transaction, secret, id })));
-      const event = await eventOf(gw, transaction.transactionId);
-      expect(event, path).toMatchObject({
-        eventId: id,
-        format: form === 'legacy' ? 'LEGACY' : 'ENVELOPED',
-        status: 'completed',
-        transactionId: transaction.transactionId,
-      });
-      expect(event.account, path).toBe(account);
-      if (account === undefined) expect(Object.keys(event)).not.toContain('account');
-    }
-    expect(await waitFor(() => gw.byAccount.get('acct-a')!.length >= 2 && gw.byAccount.get('acct-b')!.length >= 2)).toBe(true);
-    // A subscriber of one account gets its events only; the default account's gets those of POST /webhooks.
-    for (const account of ['acct-a', 'acct-b']) expect(gw.byAccount.get(account)!.every((e) => e.account === account)).toBe(true);
-    expect(gw.byAccount.get('')!.every((e) => e.account === undefined)).toBe(true);
-  });
+  it(
+    "publishes each account's webhooks, both forms, signed with its secrets (old and new), " +
+      "naming the account; the default path's name none",
+    async () => {
+      const sent: Array<[path: string, form: WebhookForm, secret: string, account: string | undefined]> = [
+        ['/webhooks/acct-a', 'enveloped', A_OLD, 'acct-a'],
+        ['/webhooks/acct-a', 'legacy', A_NEW, 'acct-a'],
+        ['/webhooks/acct-b', 'legacy', B, 'acct-b'],
+        ['/webhooks/acct-b', 'enveloped', B, 'acct-b'],
+        // An account without secrets of its own is checked with WEBHOOK_SECRET.
+        ['/webhooks/acct-c', 'enveloped', DEFAULT, 'acct-c'],
+        ['/webhooks', 'enveloped', DEFAULT, undefined],
+      ];
+      for (const [path, form, secret, account] of sent) {
+        const transaction = txn();
+        const id = uid('msg');
+        await expectAccepted(await gw.post(path, buildWebhookRequest({ form, transaction, secret, id })));
+        const event = await eventOf(gw, transaction.transactionId);
+        expect(event, path).toMatchObject({
+          eventId: id,
+          format: form === 'legacy' ? 'LEGACY' : 'ENVELOPED',
+          status: 'completed',
+          transactionId: transaction.transactionId,
+        });
+        expect(event.account, path).toBe(account);
+        if (account === undefined) expect(Object.keys(event)).not.toContain('account');
+      }
+      expect(await waitFor(() => gw.byAccount.get('acct-a')!.length >= 2 && gw.byAccount.get('acct-b')!.length >= 2)).toBe(true);
+      // A subscriber of one account gets its events only; the default account's gets those of POST /webhooks.
+      for (const account of ['acct-a', 'acct-b']) expect(gw.byAccount.get(account)!.every((e) => e.account === account)).toBe(true);
+      expect(gw.byAccount.get('')!.every((e) => e.account === undefined)).toBe(true);
+    },
+  );
 
   it("refuses, 401, a webhook unsigned or signed with anything but the account's own secrets", async () => {
     const enveloped = (secret: string | undefined) => buildWebhookRequest({ form: 'enveloped', transaction: txn(), secret });
@@ -204,7 +208,10 @@ describe('webhooks per account, signed', () => {
     const cases: Array<[path: string, message: RegExp]> = [
       [
         '/webhooks/acct%20a',
-        /^No webhooks path for account "acct a": an account name must be letters, digits, "\.", "_" and "-", starting with a letter or digit$/,
+        new RegExp(
+          '^No webhooks path for account "acct a": an account name must be letters, digits, "\\.", "_" and "-", ' +
+            'starting with a letter or digit$',
+        ),
       ],
       ['/webhooks/-acct', /^No webhooks path for account "-acct": an account name must be letters/],
       ['/webhooks/.hidden', /^No webhooks path for account "\.hidden": an account name must be letters/],

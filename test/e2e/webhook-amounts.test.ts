@@ -74,7 +74,9 @@ describe('a transaction from the service whose amounts cannot be added up', () =
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: TEST_KEY },
         body: JSON.stringify({
-          query: `{ transaction(id: "${id}") { transactionId products { productId lineTotal } } again: transaction(id: "${id}") { total } }`,
+          query:
+            `{ transaction(id: "${id}") { transactionId products { productId lineTotal } } ` +
+            `again: transaction(id: "${id}") { total } }`,
         }),
       });
       const body = (await answer.json()) as {

@@ -188,7 +188,8 @@ describe('PostgreSQL history, per account', () => {
     );
     expect(rows).toEqual([{ account: ACME, n: '3' }]);
     const negative = await deployment.admin.query<{ n: string }>(
-      'SELECT (SELECT count(*) FROM history_bucket_totals WHERE value < 0) + (SELECT count(*) FROM history_bucket_products WHERE quantity < 0 OR amount < 0) AS n',
+      'SELECT (SELECT count(*) FROM history_bucket_totals WHERE value < 0) + ' +
+        '(SELECT count(*) FROM history_bucket_products WHERE quantity < 0 OR amount < 0) AS n',
     );
     expect(negative.rows[0]!.n).toBe('0');
   });

@@ -35,7 +35,8 @@ describe('PostgreSQL history, a connection broken under an apply', () => {
       for (let tries = 0; waiting === undefined && tries < 200; tries += 1) {
         const { rows } = await deployment.admin.query<{ pid: number }>(
           // The apply's session only: on a busy machine another session of this database may wait on a lock too.
-          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND pid <> $1 AND query LIKE '%history_transactions%'",
+          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' " +
+            "AND pid <> pg_backend_pid() AND pid <> $1 AND query LIKE '%history_transactions%'",
           [holderPid],
         );
         waiting = rows[0]?.pid;

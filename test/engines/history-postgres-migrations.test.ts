@@ -67,7 +67,8 @@ async function writeFirstSchema(client: pg.Pool, records: HistoryRecord[], at: n
     ]);
   for (const row of products.values()) {
     await client.query(
-      'INSERT INTO history_bucket_products (level, start, product_id, quantity, amount, name, name_seq, touched_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      'INSERT INTO history_bucket_products (level, start, product_id, quantity, amount, name, name_seq, touched_at) ' +
+        'VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
       [...row, at],
     );
   }

@@ -213,7 +213,8 @@ describe.concurrent('PostgreSQL history', () => {
     );
     expect(stats.count).toBe(1);
     const { rows } = await deployment.admin.query<{ n: string }>(
-      'SELECT (SELECT count(*) FROM history_bucket_totals WHERE value < 0) + (SELECT count(*) FROM history_bucket_products WHERE quantity < 0 OR amount < 0) AS n',
+      'SELECT (SELECT count(*) FROM history_bucket_totals WHERE value < 0) + ' +
+        '(SELECT count(*) FROM history_bucket_products WHERE quantity < 0 OR amount < 0) AS n',
     );
     expect(rows[0]!.n).toBe('0');
   });

@@ -67,7 +67,8 @@ describe('transaction history in PostgreSQL, one instance', () => {
     expect(plain.errors).toBeUndefined();
     expect(plain.data!.recentTransactions.totalCount).toBeGreaterThan(0);
     const spread = await post(
-      '{ recentTransactions(first: 100) { ...Counted } } fragment Counted on TransactionConnection { ... on TransactionConnection { totalCount } }',
+      '{ recentTransactions(first: 100) { ...Counted } } ' +
+        'fragment Counted on TransactionConnection { ... on TransactionConnection { totalCount } }',
     );
     expect(spread).toEqual({ data: { recentTransactions: { totalCount: plain.data!.recentTransactions.totalCount } } });
     const uncounted = await post('{ recentTransactions(first: 100) { nodes { transactionId status total } } }');

@@ -126,49 +126,57 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(1);
   });
 
-  it("follows a failover of the event log's master: 503 meanwhile, then 200, readiness truthful, subscribers on their connections miss nothing", async () => {
-    const { prefix, a, b } = await deployment();
-    const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
-    const readiness = [watchReadiness(a), watchReadiness(b)];
-    const sender = keepSending([a, b], 'failover');
-    expect(await waitFor(() => sender.accepted.length >= 5, 10_000)).toBe(true);
+  it(
+    "follows a failover of the event log's master: 503 meanwhile, then 200, " +
+      'readiness truthful, subscribers on their connections miss nothing',
+    async () => {
+      const { prefix, a, b } = await deployment();
+      const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
+      const readiness = [watchReadiness(a), watchReadiness(b)];
+      const sender = keepSending([a, b], 'failover');
+      expect(await waitFor(() => sender.accepted.length >= 5, 10_000)).toBe(true);
 
-    const master = await cluster.masterOf(redisKeys(prefix).stream);
-    await master.kill();
-    // Its replica takes the slots over (cluster-node-timeout 2 s, then an election).
-    await cluster.waitHealthy(45_000);
-    expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
-    const sentBy = sender.accepted.length;
-    expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000)).toBe(true);
-    // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are
-    // ready again.
-    expect(
-      await waitFor(() => readiness.some((watch) => wentDownAndUp(watch.seen)) && readiness.every((watch) => watch.last() === 200), 15_000),
-    ).toBe(true);
-    await sender.stop();
-    for (const watch of readiness) watch.stop();
-
-    console.info(
-      'cluster failover: webhooks answered 503 (and sent again):',
-      sender.refused,
-      'of',
-      sender.accepted.length,
-      '; readiness 503 seen:',
-      readiness.map((watch) => watch.seen.filter((status) => status === 503).length),
-    );
-    expect(sender.refused).toBeGreaterThan(0);
-    expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
-    // Each on the connection it started with.
-    for (const subscriber of subscribers)
+      const master = await cluster.masterOf(redisKeys(prefix).stream);
+      await master.kill();
+      // Its replica takes the slots over (cluster-node-timeout 2 s, then an election).
+      await cluster.waitHealthy(45_000);
+      expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
+      const sentBy = sender.accepted.length;
+      expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000)).toBe(true);
+      // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are
+      // ready again.
       expect(
-        await Promise.race([
-          subscriber.sub.ended.then(
-            () => 'ended',
-            () => 'ended',
-          ),
-          Promise.resolve('open'),
-        ]),
-      ).toBe('open');
-    await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
-  }, 60_000);
+        await waitFor(
+          () => readiness.some((watch) => wentDownAndUp(watch.seen)) && readiness.every((watch) => watch.last() === 200),
+          15_000,
+        ),
+      ).toBe(true);
+      await sender.stop();
+      for (const watch of readiness) watch.stop();
+
+      console.info(
+        'cluster failover: webhooks answered 503 (and sent again):',
+        sender.refused,
+        'of',
+        sender.accepted.length,
+        '; readiness 503 seen:',
+        readiness.map((watch) => watch.seen.filter((status) => status === 503).length),
+      );
+      expect(sender.refused).toBeGreaterThan(0);
+      expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
+      // Each on the connection it started with.
+      for (const subscriber of subscribers)
+        expect(
+          await Promise.race([
+            subscriber.sub.ended.then(
+              () => 'ended',
+              () => 'ended',
+            ),
+            Promise.resolve('open'),
+          ]),
+        ).toBe('open');
+      await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
+    },
+    60_000,
+  );
 });

@@ -93,90 +93,109 @@ describe('resuming over Redis', () => {
     }
   }, 60_000);
 
-  it('graphql-ws: a resume while Redis is stopped stays open and gets the gap once Redis is back, then live events, each once', async () => {
-    if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot stop Redis');
-    const {
-      gateways: [a],
-    } = await deployment(1);
-    await publish(a!, range(0, 5));
-    // Redis with persistence: what it held is there again when it comes back.
-    await deployments.redis.save();
-    await deployments.redis.stop();
-    expect(await waitFor(() => !a!.gateway.ready(), 5_000)).toBe(true);
+  it(
+    'graphql-ws: a resume while Redis is stopped stays open and gets the gap once Redis is back, ' + 'then live events, each once',
+    async () => {
+      if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot stop Redis');
+      const {
+        gateways: [a],
+      } = await deployment(1);
+      await publish(a!, range(0, 5));
+      // Redis with persistence: what it held is there again when it comes back.
+      await deployments.redis.save();
+      await deployments.redis.stop();
+      expect(await waitFor(() => !a!.gateway.ready(), 5_000)).toBe(true);
 
-    const resumed = subscribe<Update>(client(a!), resumeDocument('e-1'));
-    // Neither an error nor a `complete` while Redis is away.
-    expect(await pendingAfter(resumed.ended, 2_000)).toBe(true);
-    expect(resumed.received).toEqual([]);
+      const resumed = subscribe<Update>(client(a!), resumeDocument('e-1'));
+      // Neither an error nor a `complete` while Redis is away.
+      expect(await pendingAfter(resumed.ended, 2_000)).toBe(true);
+      expect(resumed.received).toEqual([]);
 
-    await deployments.redis.start();
-    expect(await waitFor(() => resumed.received.length >= 3, 15_000)).toBe(true);
-    await publish(a!, ['e-5']);
-    expect(await waitFor(() => resumed.received.length >= 4, 5_000)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(eventIds(resumed)).toEqual(['e-2', 'e-3', 'e-4', 'e-5']);
-    expect(await pendingAfter(resumed.ended, 10)).toBe(true);
-  }, 60_000);
+      await deployments.redis.start();
+      expect(await waitFor(() => resumed.received.length >= 3, 15_000)).toBe(true);
+      await publish(a!, ['e-5']);
+      expect(await waitFor(() => resumed.received.length >= 4, 5_000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(eventIds(resumed)).toEqual(['e-2', 'e-3', 'e-4', 'e-5']);
+      expect(await pendingAfter(resumed.ended, 10)).toBe(true);
+    },
+    60_000,
+  );
 
-  it('graphql-ws: a resume waiting for a Redis that comes back empty ends with EVENTS_EXPIRED (its position is gone), never "Unexpected error."', async () => {
-    if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot stop Redis');
-    const {
-      gateways: [a],
-    } = await deployment(1);
-    await publish(a!, range(0, 3, 'lost'));
-    await deployments.redis.stop();
-    expect(await waitFor(() => !a!.gateway.ready(), 5_000)).toBe(true);
-    const resumed = subscribe<Update>(client(a!), resumeDocument('lost-1'));
-    expect(await pendingAfter(resumed.ended, 1_500)).toBe(true);
-    // Without persistence: it restarts with nothing.
-    await deployments.redis.start();
-    const ended = (await Promise.race([resumed.ended, new Promise((resolve) => setTimeout(resolve, 15_000, 'still open'))])) as Array<{
-      message: string;
-      extensions?: { code?: string };
-    }>;
-    expect(Array.isArray(ended), JSON.stringify(ended)).toBe(true);
-    expect(ended[0]?.extensions?.code).toBe('EVENTS_EXPIRED');
-    expect(resumed.received).toEqual([]);
-  }, 60_000);
+  it(
+    'graphql-ws: a resume waiting for a Redis that comes back empty ends with EVENTS_EXPIRED ' +
+      '(its position is gone), never "Unexpected error."',
+    async () => {
+      if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot stop Redis');
+      const {
+        gateways: [a],
+      } = await deployment(1);
+      await publish(a!, range(0, 3, 'lost'));
+      await deployments.redis.stop();
+      expect(await waitFor(() => !a!.gateway.ready(), 5_000)).toBe(true);
+      const resumed = subscribe<Update>(client(a!), resumeDocument('lost-1'));
+      expect(await pendingAfter(resumed.ended, 1_500)).toBe(true);
+      // Without persistence: it restarts with nothing.
+      await deployments.redis.start();
+      const ended = (await Promise.race([resumed.ended, new Promise((resolve) => setTimeout(resolve, 15_000, 'still open'))])) as Array<{
+        message: string;
+        extensions?: { code?: string };
+      }>;
+      expect(Array.isArray(ended), JSON.stringify(ended)).toBe(true);
+      expect(ended[0]?.extensions?.code).toBe('EVENTS_EXPIRED');
+      expect(resumed.received).toEqual([]);
+    },
+    60_000,
+  );
 
-  it('SSE with Last-Event-ID while Redis does not answer: 200, no `complete`, and the gap once Redis answers, each event once', async () => {
-    if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot pause Redis');
-    const {
-      gateways: [a],
-      prefix,
-    } = await deployment(1);
-    await publish(a!, range(0, 5));
-    const inspect = new Redis(deployments.redis.url);
-    cleanups.push(() => inspect.disconnect());
-    const positions = (await inspect.xrange(redisKeys(prefix).stream, '-', '+')).map(([id]) => id);
-    expect(positions).toHaveLength(5);
+  it(
+    'SSE with Last-Event-ID while Redis does not answer: 200, no `complete`, ' + 'and the gap once Redis answers, each event once',
+    async () => {
+      if (!deployments.redis.restartable) return console.warn('skipped: no redis-server binary on PATH, so the test cannot pause Redis');
+      const {
+        gateways: [a],
+        prefix,
+      } = await deployment(1);
+      await publish(a!, range(0, 5));
+      const inspect = new Redis(deployments.redis.url);
+      cleanups.push(() => inspect.disconnect());
+      const positions = (await inspect.xrange(redisKeys(prefix).stream, '-', '+')).map(([id]) => id);
+      expect(positions).toHaveLength(5);
 
-    // A stalled Redis: every command times out.
-    deployments.redis.pause();
-    cleanups.push(() => {
-      try {
-        deployments.redis.resume();
-      } catch {
-        // Already running.
-      }
-    });
-    const sse: SseSubscription = await sseSubscribe(a!.url, 'subscription { transactionUpdated { eventId status } }', TEST_KEY, undefined, {
-      'last-event-id': positions[1]!,
-    });
-    cleanups.push(() => sse.close());
-    expect(sse.status).toBe(200);
-    expect(await pendingAfter(sse.ended, 2_500)).toBe(true);
+      // A stalled Redis: every command times out.
+      deployments.redis.pause();
+      cleanups.push(() => {
+        try {
+          deployments.redis.resume();
+        } catch {
+          // Already running.
+        }
+      });
+      const sse: SseSubscription = await sseSubscribe(
+        a!.url,
+        'subscription { transactionUpdated { eventId status } }',
+        TEST_KEY,
+        undefined,
+        {
+          'last-event-id': positions[1]!,
+        },
+      );
+      cleanups.push(() => sse.close());
+      expect(sse.status).toBe(200);
+      expect(await pendingAfter(sse.ended, 2_500)).toBe(true);
 
-    deployments.redis.resume();
-    const got: string[] = [];
-    for (let n = 0; n < 3; n++) got.push((await sse.next(15_000)).data.transactionUpdated.eventId);
-    await publish(a!, ['e-5']);
-    got.push((await sse.next(5_000)).data.transactionUpdated.eventId);
-    expect(got).toEqual(['e-2', 'e-3', 'e-4', 'e-5']);
-    expect(sse.lastEventId()).not.toBe(positions[4]);
-    expect(sse.raw()).not.toContain('event: complete');
-    expect(await pendingAfter(sse.ended, 200)).toBe(true);
-  }, 60_000);
+      deployments.redis.resume();
+      const got: string[] = [];
+      for (let n = 0; n < 3; n++) got.push((await sse.next(15_000)).data.transactionUpdated.eventId);
+      await publish(a!, ['e-5']);
+      got.push((await sse.next(5_000)).data.transactionUpdated.eventId);
+      expect(got).toEqual(['e-2', 'e-3', 'e-4', 'e-5']);
+      expect(sse.lastEventId()).not.toBe(positions[4]);
+      expect(sse.raw()).not.toContain('event: complete');
+      expect(await pendingAfter(sse.ended, 200)).toBe(true);
+    },
+    60_000,
+  );
 
   it('a restarted instance with hundreds of resuming subscribers goes on answering /readyz while it replays', async () => {
     const prefix = `resume-${randomUUID()}:`;
@@ -217,7 +236,8 @@ describe('resuming over Redis', () => {
 
     const slowest = Math.max(...answers.map((answer) => answer.ms));
     console.log(
-      `/readyz during ${subscribers.length} replays of ${ids.length - 1} events: ${answers.length} answers, slowest ${slowest.toFixed(0)} ms`,
+      `/readyz during ${subscribers.length} replays of ${ids.length - 1} events: ` +
+        `${answers.length} answers, slowest ${slowest.toFixed(0)} ms`,
     );
     expect(answers.length).toBeGreaterThan(0);
     expect(answers.every((answer) => answer.status === 200)).toBe(true);

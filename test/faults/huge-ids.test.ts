@@ -99,7 +99,8 @@ describe('huge ids', () => {
     // Three vendings at once are read with one list call, and the gateway words what the list lacks.
     const ids = ['a', 'b', 'c'].map((letter) => letter + 'é'.repeat(127));
     const query =
-      'query ($a: ID!, $b: ID!, $c: ID!) { a: vending(id: $a) { vendingId } b: vending(id: $b) { vendingId } c: vending(id: $c) { vendingId } }';
+      'query ($a: ID!, $b: ID!, $c: ID!) { a: vending(id: $a) { vendingId } ' +
+      'b: vending(id: $b) { vendingId } c: vending(id: $c) { vendingId } }';
     const { calls, result } = await upstreamCallsDuring(upstream, () =>
       postGraphQL(gw.url, query, { variables: { a: ids[0], b: ids[1], c: ids[2] } }),
     );

@@ -109,7 +109,8 @@ const origin = fc.oneof(
 );
 
 const PAYMENT =
-  'mutation($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) { transaction { transactionId status } } }';
+  'mutation($id: ID!, $p: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $p) ' +
+  '{ transaction { transactionId status } } }';
 const paymentBody = fc
   .tuple(
     fc.constantFrom(...TRANSACTION_IDS, 'no-such-id'),

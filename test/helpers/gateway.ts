@@ -110,7 +110,8 @@ function buildGateway(env: Record<string, string>, deps: GatewayDeps, tune: (con
   const unknown = Object.keys(env).filter((name) => !Object.hasOwn(spec, name));
   if (unknown.length > 0)
     throw new Error(
-      `startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); fast paths only a benchmark switches are GatewayDeps.fastPaths, other values startGateway's tune`,
+      `startGateway: the gateway reads no ${unknown.join(', ')} (src/config/spec.ts); ` +
+        `fast paths only a benchmark switches are GatewayDeps.fastPaths, other values startGateway's tune`,
     );
   const config = tune(
     loadConfig({

@@ -67,7 +67,8 @@ export async function historyScenario(
   const first = gateways[0]!;
   const last = gateways.at(-1)!;
   const mutation =
-    'mutation($id: ID!) { updateTransactionPayment(transactionId: $id, payment: { status: "paid", method: "card" }) { transaction { transactionId } } }';
+    'mutation($id: ID!) { updateTransactionPayment(transactionId: $id, payment: { status: "paid", method: "card" }) ' +
+    '{ transaction { transactionId } } }';
   expect(await eventually(async () => !(await postGraphQL(first.url, mutation, { variables: { id: ids.a } })).body.errors)).toBe(true);
   const rest = () =>
     fetch(`${last.url}/transactions/${ids.b}/payment`, {

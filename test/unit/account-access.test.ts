@@ -270,22 +270,25 @@ describe('in forward mode, the history a key reads', () => {
 });
 
 describe("in forward mode, an account's path that carries several accounts' webhooks", () => {
-  it('is found when a renewed verdict reads one of its transactions and not another, and is judged per transaction from then on', async () => {
-    const told: string[] = [];
-    const access = forward({}, { onMixedPath: (account) => told.push(account) });
-    // tb1 came in on account a's path: the service sends account b's webhooks there too.
-    expect(await access.mayRead(credential('key-a'), 'a', 'ta1')).toBe(true);
-    expect(access.judgesEachTransaction('a')).toBe(false);
-    await vi.advanceTimersByTimeAsync(1_001);
-    // The renewal asks about the path's latest transaction: key-a may not read it (404), though it read ta1.
-    expect(await access.mayRead(credential('key-a'), 'a', 'tb1')).toBe(false);
-    expect(told).toEqual(['a']);
-    expect(access.judgesEachTransaction('a')).toBe(true);
-    // Each transaction on its own now: key-a gets its own, key-b its own, from the same path.
-    expect(await access.mayRead(credential('key-a'), 'a', 'ta2')).toBe(true);
-    expect(await access.mayRead(credential('key-b'), 'a', 'tb1')).toBe(true);
-    expect(await access.mayRead(credential('key-b'), 'a', 'ta2')).toBe(false);
-  });
+  it(
+    'is found when a renewed verdict reads one of its transactions and not another, ' + 'and is judged per transaction from then on',
+    async () => {
+      const told: string[] = [];
+      const access = forward({}, { onMixedPath: (account) => told.push(account) });
+      // tb1 came in on account a's path: the service sends account b's webhooks there too.
+      expect(await access.mayRead(credential('key-a'), 'a', 'ta1')).toBe(true);
+      expect(access.judgesEachTransaction('a')).toBe(false);
+      await vi.advanceTimersByTimeAsync(1_001);
+      // The renewal asks about the path's latest transaction: key-a may not read it (404), though it read ta1.
+      expect(await access.mayRead(credential('key-a'), 'a', 'tb1')).toBe(false);
+      expect(told).toEqual(['a']);
+      expect(access.judgesEachTransaction('a')).toBe(true);
+      // Each transaction on its own now: key-a gets its own, key-b its own, from the same path.
+      expect(await access.mayRead(credential('key-a'), 'a', 'ta2')).toBe(true);
+      expect(await access.mayRead(credential('key-b'), 'a', 'tb1')).toBe(true);
+      expect(await access.mayRead(credential('key-b'), 'a', 'ta2')).toBe(false);
+    },
+  );
 
   it('is not found by a key the service stopped accepting (401 says nothing of the path)', async () => {
     const told: string[] = [];

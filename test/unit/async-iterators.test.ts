@@ -54,21 +54,24 @@ async function settledYet(promise: Promise<unknown>): Promise<boolean> {
 }
 
 describe('event bus subscription', () => {
-  it('ends a subscriber that falls more than maxQueuedPerSubscriber behind with an error, frees it, and leaves the others alone', async () => {
-    const bus = memoryBus({ maxQueuedPerSubscriber: 3 });
-    const slow = await bus.subscribe();
-    const reader = await bus.subscribe();
-    const read: string[] = [];
-    const reading = (async () => {
-      for await (const logged of reader) read.push(logged.event.eventId);
-    })();
-    await publish(bus, 1, 2, 3, 4);
-    expect(bus.activeSubscriptions()).toBe(1);
-    await expect(slow.next()).rejects.toThrow(/fell too far behind/);
-    await bus.close();
-    await reading;
-    expect(read).toEqual(['evt-1', 'evt-2', 'evt-3', 'evt-4']);
-  });
+  it(
+    'ends a subscriber that falls more than maxQueuedPerSubscriber behind with an error, ' + 'frees it, and leaves the others alone',
+    async () => {
+      const bus = memoryBus({ maxQueuedPerSubscriber: 3 });
+      const slow = await bus.subscribe();
+      const reader = await bus.subscribe();
+      const read: string[] = [];
+      const reading = (async () => {
+        for await (const logged of reader) read.push(logged.event.eventId);
+      })();
+      await publish(bus, 1, 2, 3, 4);
+      expect(bus.activeSubscriptions()).toBe(1);
+      await expect(slow.next()).rejects.toThrow(/fell too far behind/);
+      await bus.close();
+      await reading;
+      expect(read).toEqual(['evt-1', 'evt-2', 'evt-3', 'evt-4']);
+    },
+  );
 
   it('on close, delivers what it already holds and only then ends; it counts as open until then', async () => {
     const bus = memoryBus();

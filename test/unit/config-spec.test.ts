@@ -110,7 +110,8 @@ describe.concurrent('the configuration spec', () => {
     expect(loadConfig({ HISTORY_RETENTION: '90s' }).history?.retentionMs).toBe(90_000);
     for (const bad of ['7', '7 d', '30s', '367d', '1w', '-1d']) {
       expect(errorOf({ HISTORY_RETENTION: bad })?.message, bad).toBe(
-        `HISTORY_RETENTION must be a length of time from 1m to 366d, as a whole number and a unit (s, m, h, d), e.g. 7d, got ${JSON.stringify(bad)}`,
+        `HISTORY_RETENTION must be a length of time from 1m to 366d, as a whole number and a unit (s, m, h, d), ` +
+          `e.g. 7d, got ${JSON.stringify(bad)}`,
       );
     }
     expect(loadConfig({ HISTORY: 'off' }).history).toBeUndefined();

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseSecretEntry } from '../../src/config/index.js';
 
-/* WEBHOOK_SECRET's account=whsec_… entries: each account's own webhook secrets, and problems that stop the start without repeating any of an entry. */
+/*
+ * WEBHOOK_SECRET's account=whsec_… entries: each account's own webhook secrets, and problems that stop the start
+ * without repeating any of an entry.
+ */
 
 const secret = (fill: number) => `whsec_${Buffer.alloc(24, fill).toString('base64')}`;
 const [A1, A2, B, DEFAULT] = [secret(1), secret(2), secret(3), secret(4)];

@@ -132,11 +132,15 @@ export const backendPlugin = fp<{ config: Config; deps: GatewayDeps }>(
               flatProducts: config.productsValues.flat === '' ? undefined : config.productsValues.flat,
               onContractDrift: createDriftReport({
                 count: (drift) => metrics.contractDrift(drift),
-                warn: (drift, route) =>
+                warn: (drift, route) => {
+                  const sent = drift.kind === 'missing' ? 'absent' : `as ${drift.sent}`;
+                  const answered = drift.kind === 'converted' ? 'converted' : 'GraphQL answers an error on that field';
                   logger.warn(
                     { upstream: { route }, drift },
-                    `the service sent ${drift.resource}.${drift.field} ${drift.kind === 'missing' ? 'absent' : `as ${drift.sent}`} where the contract shows ${drift.expected}: ${drift.kind === 'converted' ? 'converted' : 'GraphQL answers an error on that field'}, REST passes it through (logged once a minute per resource, field and kind)`,
-                  ),
+                    `the service sent ${drift.resource}.${drift.field} ${sent} where the contract shows ${drift.expected}: ${answered}, ` +
+                      `REST passes it through (logged once a minute per resource, field and kind)`,
+                  );
+                },
               }),
               onUpstreamCall(call, scope) {
                 // A call the breaker or the queue refused never left the gateway.

@@ -139,7 +139,8 @@ async function refuseEvictingRedis(commands: Redis, variable: string, logger: Lo
   if ('unknown' in eviction)
     logger.warn(
       { reason: eviction.unknown },
-      'the Redis eviction policy cannot be read (CONFIG GET refused, as managed services may): make sure it is noeviction, or dedupe and resume may forget events when Redis is full',
+      'the Redis eviction policy cannot be read (CONFIG GET refused, as managed services may): make sure it is noeviction, or dedupe ' +
+        'and resume may forget events when Redis is full',
     );
   else if (eviction.evicts) {
     const got = `maxmemory ${eviction.maxmemory}, maxmemory-policy ${eviction.policy}`;

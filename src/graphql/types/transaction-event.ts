@@ -26,7 +26,8 @@ const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('Tra
     fieldsOf<Sdl.TransactionUpdateEvent>()({
       eventId: t.exposeID('eventId', {
         description:
-          'Identifier of the event: the webhook-id header, else the envelope id, else (a legacy body) an id the gateway made. Redeliveries share it.',
+          'Identifier of the event: the webhook-id header, else the envelope id, else (a legacy body) an id the gateway made. ' +
+          'Redeliveries share it.',
       }),
       type: t.exposeString('type', { description: 'Always "transaction.update", whatever the form.' }),
       format: t.field({ type: WebhookFormat, description: 'The webhook form that carried the event.', resolve: (e) => e.format }),
@@ -40,7 +41,8 @@ const TransactionUpdateEventRef = builder.objectRef<TransactionUpdateEvent>('Tra
       status: t.exposeString('status', { description: "The transaction's status as the webhook reported it." }),
       currency: t.string({
         description:
-          "The currency of the event's amounts (ISO 4217), decided once when the gateway published it: the transaction's own field, else its vending's `currencyCode`, else DEFAULT_CURRENCY.",
+          "The currency of the event's amounts (ISO 4217), decided once when the gateway published it: the transaction's own field, " +
+          "else its vending's `currencyCode`, else DEFAULT_CURRENCY.",
         resolve: (e, _args, ctx) => e.currency ?? currencyInFields(e.transaction) ?? ctx.defaultCurrency,
       }),
       products: t.field({
@@ -70,7 +72,10 @@ builder.subscriptionFields((t) =>
         transactionId: t.arg.id({ description: 'Only updates of this transaction; all when omitted.' }),
         after: t.arg.id({
           description:
-            "The last eventId this client saw (or the SSE `id:` of its last frame): the events published after it are replayed first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED, whose extensions.cursor is the position to resume from once reloaded, when that event is older than the event log reaches. When omitted, the connection's resume point is used: a Last-Event-ID header over SSE, connectionParams.after over graphql-ws.",
+            'The last eventId this client saw (or the SSE `id:` of its last frame): the events published after it are replayed ' +
+            'first, then live ones follow, with no gap and no repeat. Fails with EVENTS_EXPIRED, whose extensions.cursor is the ' +
+            'position to resume from once reloaded, when that event is older than the event log reaches. When omitted, the ' +
+            "connection's resume point is used: a Last-Event-ID header over SSE, connectionParams.after over graphql-ws.",
         }),
       },
       subscribe: async (_root, { transactionId, after }, ctx) => {

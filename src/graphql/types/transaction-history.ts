@@ -119,7 +119,8 @@ const StatusChangeRef = builder.objectRef<StatusChange>('TransactionStatusChange
 
 const PaymentUpdateRef = builder.objectRef<[number, string[]]>('PaymentUpdate').implement({
   description:
-    'A payment update made through this gateway (GraphQL or REST). Only the names of the fields it set are kept; their values stay with the service.',
+    'A payment update made through this gateway (GraphQL or REST). Only the names of the fields it set are kept; their values stay ' +
+    'with the service.',
   fields: (t) =>
     fieldsOf<Sdl.PaymentUpdate>()({
       at: t.field({ type: 'DateTime', description: 'When the service accepted it.', resolve: ([at]) => new Date(at) }),
@@ -136,7 +137,9 @@ export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuild
       type: [StatusChangeRef],
       nullable: { list: true, items: false },
       description:
-        'The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an event that arrived late is in its place by time). Empty when the gateway saw none; null (with an UPSTREAM_UNAVAILABLE error) when the history cannot be read right now, the rest of the transaction still served.',
+        'The status changes of this transaction seen by the gateway, oldest first (events of one status in a row are one change; an ' +
+        'event that arrived late is in its place by time). Empty when the gateway saw none; null (with an UPSTREAM_UNAVAILABLE ' +
+        'error) when the history cannot be read right now, the rest of the transaction still served.',
       resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => (record ? statusChanges(record.entries) : [])),
     }),
     firstSeen: t.field({
@@ -149,14 +152,16 @@ export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuild
       type: 'DateTime',
       nullable: true,
       description:
-        'Time of the latest event or payment update of this transaction the gateway saw; null when none. `recentTransactions` is ordered by it.',
+        'Time of the latest event or payment update of this transaction the gateway saw; null when none. `recentTransactions` is ' +
+        'ordered by it.',
       resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => (record ? new Date(record.lastUpdated) : null)),
     }),
     paymentUpdates: t.field({
       type: [PaymentUpdateRef],
       nullable: { list: true, items: false },
       description:
-        'Payment updates made through the gateway, oldest first (at most 20); null (with an UPSTREAM_UNAVAILABLE error) when the history cannot be read right now.',
+        'Payment updates made through the gateway, oldest first (at most 20); null (with an UPSTREAM_UNAVAILABLE error) when the ' +
+        'history cannot be read right now.',
       resolve: (tx, _args, ctx) => fromRecord(tx, ctx, (record) => record?.payments ?? []),
     }),
   };
@@ -166,7 +171,9 @@ export function historyFieldsOfTransaction(t: PothosSchemaTypes.ObjectFieldBuild
 const coveredSinceField = {
   type: 'DateTime' as const,
   description:
-    'From when the history holds every transaction updated since: the latest of when its store started holding events, now − HISTORY_RETENTION, and just after the last update of any transaction dropped to stay within HISTORY_MAX_TRANSACTIONS. A range starting earlier is answered from this part of it only.',
+    'From when the history holds every transaction updated since: the latest of when its store started holding events, now − ' +
+    'HISTORY_RETENTION, and just after the last update of any transaction dropped to stay within HISTORY_MAX_TRANSACTIONS. A range ' +
+    'starting earlier is answered from this part of it only.',
   resolve: async (_parent: unknown, _args: unknown, ctx: GatewayContext) => {
     const history = historyOf(ctx);
     return new Date(await history.store.coveredSince(await history.account()).catch(historyUnavailable));
@@ -387,7 +394,8 @@ const CurrencyStatsRef = builder.objectRef<CurrencyStats>('CurrencyStats').imple
 
 const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStats').implement({
   description:
-    'Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, with its status now.',
+    'Counts and sums of the transaction history over a time range. A transaction counts once, in the interval of its last update, ' +
+    'with its status now.',
   fields: (t) =>
     fieldsOf<Sdl.TransactionStats>()({
       since: t.field({
@@ -418,14 +426,16 @@ const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStat
       topProductsByQuantity: t.field({
         type: [ProductSalesRef],
         description:
-          'The products sold most, by units (sold transactions of the range); a product sold in several currencies has its amounts added across them: `byCurrency` keeps them apart.',
+          'The products sold most, by units (sold transactions of the range); a product sold in several currencies has its amounts ' +
+          'added across them: `byCurrency` keeps them apart.',
         args: topArgs(t) as never,
         resolve: (s, args: { first?: number | null }) => top(s, args.first, 'quantity'),
       }),
       topProductsByAmount: t.field({
         type: [ProductSalesRef],
         description:
-          'The products sold most, by amount added across currencies (sold transactions of the range): `byCurrency` ranks them in each currency.',
+          'The products sold most, by amount added across currencies (sold transactions of the range): `byCurrency` ranks them in ' +
+          'each currency.',
         args: topArgs(t) as never,
         resolve: (s, args: { first?: number | null }) => top(s, args.first, 'amount'),
       }),
@@ -436,7 +446,9 @@ builder.queryFields((t) =>
   rootFieldsOf<Sdl.Query>()({
     recentTransactions: t.field({
       type: TransactionConnectionRef,
-      description: `Transactions the gateway saw in webhooks and payment updates, most recently updated first (GraphQL only: the REST service cannot list transactions). Kept for HISTORY_RETENTION, at most HISTORY_MAX_TRANSACTIONS.`,
+      description:
+        `Transactions the gateway saw in webhooks and payment updates, most recently updated first (GraphQL only: the REST service ` +
+        `cannot list transactions). Kept for HISTORY_RETENTION, at most HISTORY_MAX_TRANSACTIONS.`,
       args: {
         first: t.arg.int({ description: `Page size, 0 to ${MAX_RECENT_PAGE}; default 20.` }),
         after: t.arg.string({ description: 'The `endCursor` of the previous page.' }),
@@ -463,7 +475,9 @@ builder.queryFields((t) =>
     }),
     transactionStats: t.field({
       type: TransactionStatsRef,
-      description: `Transactions by status, total sold and top products per interval (at most ${MAX_INTERVALS} intervals), from the history (GraphQL only). Default: the last hour by minute, the last day by hour, the last week by day.`,
+      description:
+        `Transactions by status, total sold and top products per interval (at most ${MAX_INTERVALS} intervals), from the history ` +
+        `(GraphQL only). Default: the last hour by minute, the last day by hour, the last week by day.`,
       args: {
         since: t.arg({ type: 'DateTime', description: 'Start of the range (aligned down to the interval).' }),
         until: t.arg({ type: 'DateTime', description: 'End of the range (aligned up to the interval); default now.' }),

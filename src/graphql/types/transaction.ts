@@ -27,7 +27,8 @@ TransactionRef.implement({
     fieldsOf<Sdl.Transaction>()({
       id: t.id({
         description:
-          "The key normalized client caches use without configuration (Apollo Client's InMemoryCache, urql's Graphcache): the transactionId itself.",
+          "The key normalized client caches use without configuration (Apollo Client's InMemoryCache, urql's Graphcache): the " +
+          'transactionId itself.',
         resolve: (tx) => served(tx, 'transactionId'),
       }),
       transactionId: t.id({
@@ -51,7 +52,10 @@ TransactionRef.implement({
       }),
       currency: t.string({
         description:
-          "The currency of `total` and of the lines' prices (ISO 4217): the one the service sends with the transaction (`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY (the contract shows no currency on a transaction); decided when its event is published, and for a transaction the history holds, the currency the history counted it in.",
+          "The currency of `total` and of the lines' prices (ISO 4217): the one the service sends with the transaction " +
+          '(`currencyCode`, else `currency`), else the `currencyCode` of the vending its `vendingId` names, else DEFAULT_CURRENCY ' +
+          '(the contract shows no currency on a transaction); decided when its event is published, and for a transaction the history ' +
+          'holds, the currency the history counted it in.',
         resolve: (tx, _args, ctx) => currencyOfTransaction(tx, ctx, decidedCurrency(tx)),
       }),
       extra: t.field(extraFieldOptions(transactionSchema, (tx) => tx)),
@@ -71,7 +75,8 @@ builder.queryFields((t) =>
     transactions: t.field({
       type: [TransactionRef],
       nullable: { list: false, items: true },
-      description: `Several transactions in one round trip, in the order asked; null where an id is unknown. At most ${MAX_TRANSACTION_IDS} ids.`,
+      description:
+        `Several transactions in one round trip, in the order asked; null where an id is unknown. ` + `At most ${MAX_TRANSACTION_IDS} ids.`,
       args: { ids: t.arg.idList({ required: true, description: 'The transactionIds; repeats are read once.' }) },
       resolve: async (_root, { ids }, ctx) => {
         if (ids.length > MAX_TRANSACTION_IDS) throw badUserInput(`ids may hold at most ${MAX_TRANSACTION_IDS} ids, got ${ids.length}`);
@@ -91,7 +96,8 @@ const UpdateTransactionPaymentPayload = builder.objectRef<{ transactionId: strin
         type: TransactionRef,
         nullable: true,
         description:
-          'The transaction read back from the service after the update; null with a FORBIDDEN error for a key or token without the `read` permission (paying is not reading).',
+          'The transaction read back from the service after the update; null with a FORBIDDEN error for a key or token without the ' +
+          '`read` permission (paying is not reading).',
         resolve: ({ transactionId }, _args, ctx) => {
           // The mutation needs `pay` only; what the transaction holds is for identities that may read it.
           requirePermission(ctx.credential, 'read');

@@ -23,7 +23,8 @@ const VendingUpdateEventRef = builder.objectRef<VendingUpdate>('VendingUpdateEve
       vendingId: t.exposeID('vendingId', { description: 'The machine that changed.' }),
       changed: t.exposeStringList('changed', {
         description:
-          'Which of `status`, `online`, `enabled` and `products` changed since the gateway last read the machine; empty for the first read of a machine (at start, or when another instance took over reading).',
+          'Which of `status`, `online`, `enabled` and `products` changed since the gateway last read the machine; empty for the ' +
+          'first read of a machine (at start, or when another instance took over reading).',
       }),
       status: t.string({
         nullable: true,
@@ -63,7 +64,9 @@ builder.subscriptionFields((t) =>
         vendingId: t.arg.id({ description: 'Only changes of this machine; all when omitted.' }),
         after: t.arg.id({
           description:
-            "The last eventId this client saw (or the SSE `id:` of its last frame): the changes published after it are replayed first, then live ones follow. Fails with EVENTS_EXPIRED (extensions.cursor: where to resume once reloaded) when the machines' log no longer reaches it. When omitted, the connection's resume point is used, as for transactionUpdated.",
+            'The last eventId this client saw (or the SSE `id:` of its last frame): the changes published after it are replayed ' +
+            'first, then live ones follow. Fails with EVENTS_EXPIRED (extensions.cursor: where to resume once reloaded) when the ' +
+            "machines' log no longer reaches it. When omitted, the connection's resume point is used, as for transactionUpdated.",
         }),
       },
       subscribe: async (_root, { vendingId, after }, ctx) => {

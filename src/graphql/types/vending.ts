@@ -63,7 +63,9 @@ VendingRef.implement({
     fieldsOf<Sdl.Vending>()({
       id: t.id({
         description:
-          "The key normalized client caches use without configuration (Apollo Client's InMemoryCache, urql's Graphcache): the vendingId itself, in both views: select `products` and `productCount` only in the FLAT view and `planogram` only in the PLANOGRAM view (each is null in the other), or a cache holding both views of one vending has them overwrite each other.",
+          "The key normalized client caches use without configuration (Apollo Client's InMemoryCache, urql's Graphcache): the " +
+          'vendingId itself, in both views: select `products` and `productCount` only in the FLAT view and `planogram` only in the ' +
+          'PLANOGRAM view (each is null in the other), or a cache holding both views of one vending has them overwrite each other.',
         resolve: ({ vending }) => served(vending, 'vendingId'),
       }),
       vendingId: t.id({
@@ -103,12 +105,15 @@ VendingRef.implement({
       currencyCode: t.string({
         nullable: true,
         description:
-          'Currency of the machine\'s prices (e.g. "EUR"), as the service sends it (its case, or a code that is not three letters, kept): `currency` is the one its sales are counted in.',
+          'Currency of the machine\'s prices (e.g. "EUR"), as the service sends it (its case, or a code that is not three letters, ' +
+          'kept): `currency` is the one its sales are counted in.',
         resolve: ({ vending }) => servedOrNull(vending, 'currencyCode'),
       }),
       currency: t.string({
         description:
-          "Computed by the gateway: the currency the machine's prices and sales are counted in (ISO 4217, upper case): its `currencyCode` when that is three letters, else DEFAULT_CURRENCY (a code missing, numeric or otherwise unreadable). The same rule decides the currency of a transaction that names this machine.",
+          "Computed by the gateway: the currency the machine's prices and sales are counted in (ISO 4217, upper case): its " +
+          '`currencyCode` when that is three letters, else DEFAULT_CURRENCY (a code missing, numeric or otherwise unreadable). The ' +
+          'same rule decides the currency of a transaction that names this machine.',
         resolve: ({ vending }, _args, ctx) => vendingCurrency((vending as Record<string, unknown>).currencyCode, ctx.defaultCurrency),
       }),
       identifier: t.string({
@@ -137,14 +142,17 @@ VendingRef.implement({
         type: 'JSON',
         nullable: true,
         description:
-          'The `products` value the service sent in the PLANOGRAM view, unchanged (its shape is not shown in the contract); null in the FLAT view.',
+          'The `products` value the service sent in the PLANOGRAM view, unchanged (its shape is not shown in the contract); null in ' +
+          'the FLAT view.',
         resolve: ({ vending, view }) => (view === 'PLANOGRAM' ? optional(vending.products) : null),
       }),
       offlineSince: t.field({
         type: 'DateTime',
         nullable: true,
         description:
-          'Since when the gateway sees the machine offline: its first read of the machine offline (VENDING_POLL_MS), as `vendingUpdated` published it; null while online, or when this gateway has not read the machine since it went offline (it started later; the next change tells).',
+          'Since when the gateway sees the machine offline: its first read of the machine offline (VENDING_POLL_MS), as ' +
+          '`vendingUpdated` published it; null while online, or when this gateway has not read the machine since it went offline (it ' +
+          'started later; the next change tells).',
         resolve: async ({ vending }, _args, ctx) => {
           if (vending.online !== false) return null;
           const since = ctx.vendingStates.offlineSince(await ctx.accountAccess.historyAccount(ctx.credential), String(vending.vendingId));
