@@ -40,6 +40,10 @@ export function createPostgresPool(databaseUrl: string, logger: Logger): pg.Pool
   pool.on('error', (error: Error & { code?: string }) =>
     logger.warn({ code: error.code, reason: error.message }, 'a PostgreSQL connection broke; the pool makes a new one when needed'),
   );
+  // A connection checked out and between statements hears its break alone (the pool listens to idle ones only, the
+  // statement under way fails on its own): each connection keeps a listener for its whole life, or that break would be
+  // an error nobody hears, which ends the process. Whoever holds it finds out from its next statement.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

@@ -2,6 +2,7 @@ import { DEFAULT_ACCOUNT } from '../../src/contract/accounts.js';
 import { describe, expect, it } from 'vitest';
 import { historyEvent as event } from '../helpers/history-events.js';
 import { postgresHistoryDeployment } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /*
  * A connection that breaks while an event is being applied on it (the
@@ -50,6 +51,25 @@ describe('PostgreSQL history, a connection broken under an apply', () => {
       // Applied when asked again, on a new connection.
       await history.apply(event('held', 'completed', T0 + 1_000, 'e2'));
       expect((await history.records(DEFAULT_ACCOUNT, ['held']))[0]?.status).toBe('completed');
+    } finally {
+      await deployment.close();
+    }
+  });
+
+  it('hears the break of a connection checked out between two statements, which fails the next one only', async () => {
+    const deployment = await postgresHistoryDeployment();
+    try {
+      const pool = deployment.pool();
+      const client = await pool.connect();
+      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      // Nothing runs on it: PostgreSQL's word that it ends comes as an `error` event alone.
+      let heard = false;
+      client.once('end', () => (heard = true));
+      await deployment.admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      expect(await waitFor(() => heard, 5_000)).toBe(true);
+      await expect(client.query('SELECT 1')).rejects.toThrow();
+      client.release(true);
+      expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one).toBe(1);
     } finally {
       await deployment.close();
     }
