@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startForwardGateway, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startForwardGateway, answeringGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 
 /*
@@ -20,7 +20,7 @@ beforeAll(async () => {
   upstream = await startStandInUpstream({ keys: [GOOD] });
   // A cache in front of the service must not answer for the verdicts.
   forward = await startForwardGateway(upstream.url, { API_KEYS: '', CACHE_TTL_MS: '60000' });
-  keyed = await startGateway({ API_KEYS: 'dash:read+subscribe@acct-a,plain:read' });
+  keyed = await answeringGateway({ API_KEYS: 'dash:read+subscribe@acct-a,plain:read' });
 });
 afterAll(async () => {
   await Promise.all([forward.close(), keyed.close()]);

@@ -4,7 +4,7 @@ import { createConcurrencyLimit } from '../../src/backends/rest/concurrency-limi
 import { createRestBackend, type RestBackend, type RestBackendOptions, type UpstreamCall } from '../../src/backends/rest/rest-backend.js';
 import { loadConfig } from '../../src/config/index.js';
 import { isGatewayError } from '../../src/errors.js';
-import { startGateway } from '../helpers/gateway.js';
+import { answeringGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -145,13 +145,13 @@ describe('circuit breaker', () => {
 
   it('shows an open circuit to GraphQL and REST clients as UPSTREAM_UNAVAILABLE', async () => {
     const b = backend({ breaker: fast });
-    const gateway = await startGateway({}, { backend: b });
+    const gateway = await answeringGateway({}, { backend: b });
     try {
       await trip(b);
       const before = upstream.calls.length;
-      const graphql = await postGraphQL(gateway.url, `{ transaction(id: "${txId()}") { status } }`);
+      const graphql = await postGraphQL(gateway, `{ transaction(id: "${txId()}") { status } }`);
       expect(codesOf(graphql)).toEqual(['UPSTREAM_UNAVAILABLE']);
-      const rest = await fetch(`${gateway.url}/transactions/${txId()}`, { headers: { authorization: 'test-key-1' } });
+      const rest = await gateway.fetch(`${gateway.url}/transactions/${txId()}`, { headers: { authorization: 'test-key-1' } });
       expect(rest.status).toBe(502);
       expect(await rest.json()).toEqual({ errors: { message: expect.stringMatching(/circuit open/) } });
       expect(upstream.calls.length).toBe(before);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoBackend, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 
 const secret = 'db password is hunter2';
@@ -10,13 +10,13 @@ beforeAll(async () => {
   backend.getTransaction = async () => {
     throw new Error(secret);
   };
-  running = await startGateway({}, { backend });
+  running = await answeringGateway({}, { backend });
 });
 afterAll(() => running.close());
 
 describe('unexpected errors', () => {
   it('are masked on GraphQL: a generic message, no internals', async () => {
-    const response = await postGraphQL(running.url, '{ transaction(id: "x") { status } }');
+    const response = await postGraphQL(running, '{ transaction(id: "x") { status } }');
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual({ transaction: null });
     expect(response.body.errors).toHaveLength(1);
@@ -26,7 +26,7 @@ describe('unexpected errors', () => {
   });
 
   it('are masked on REST: 500 with the contract envelope, no internals', async () => {
-    const response = await fetch(`${running.url}/transactions/x`, { headers: { authorization: TEST_KEY } });
+    const response = await running.fetch(`${running.url}/transactions/x`, { headers: { authorization: TEST_KEY } });
     expect(response.status).toBe(500);
     const text = await response.text();
     expect(JSON.parse(text)).toEqual({ errors: { message: 'Unexpected error.' } });

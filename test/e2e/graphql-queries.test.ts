@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import { countingBackend } from '../helpers/counting-backend.js';
-import { demoBackend, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { demoBackend, answeringGateway, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL, type GraphQLResponse } from '../helpers/graphql-client.js';
 import { clientCredential } from '../helpers/credentials.js';
 
@@ -13,7 +13,7 @@ let running: RunningGateway;
 const backend = countingBackend(demoBackend());
 
 beforeAll(async () => {
-  running = await startGateway({}, { backend });
+  running = await answeringGateway({}, { backend });
 });
 afterAll(() => running.close());
 
@@ -27,7 +27,7 @@ async function callsDuring(run: () => Promise<unknown>): Promise<typeof backend.
 describe('transaction', () => {
   it('reads one transaction with its product lines and computed totals', async () => {
     const { status, body } = await postGraphQL(
-      running.url,
+      running,
       `query($id: ID!) { transaction(id: $id) {
       transactionId customerId status total products { ` +
         `productId productName productPrice productThumbnail productSku quantity lineTotal } } }`,
@@ -54,7 +54,7 @@ describe('transaction', () => {
 
   it('gives null and NOT_FOUND for an unknown id, without failing the rest of the query', async () => {
     const response = await postGraphQL(
-      running.url,
+      running,
       `{ missing: transaction(id: "no-such-id") { transactionId } known: transaction(id: "${tx1!.transactionId}") { transactionId } }`,
     );
     expect(response.status).toBe(200);
@@ -67,7 +67,7 @@ describe('transaction', () => {
     const id = tx2!.transactionId;
     const calls = await callsDuring(() =>
       postGraphQL(
-        running.url,
+        running,
         `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } ` +
           `c: transactions(ids: ["${id}", "${id}"]) { transactionId } }`,
       ),
@@ -77,7 +77,7 @@ describe('transaction', () => {
 
   it('keeps the order of transactions(ids) with null where unknown', async () => {
     const ids = [tx2!.transactionId, 'unknown-1', tx0!.transactionId, tx2!.transactionId];
-    const { body } = await postGraphQL(running.url, `query($ids: [ID!]!) { transactions(ids: $ids) { transactionId } }`, {
+    const { body } = await postGraphQL(running, `query($ids: [ID!]!) { transactions(ids: $ids) { transactionId } }`, {
       variables: { ids },
     });
     expect(body.errors).toBeUndefined();
@@ -85,9 +85,9 @@ describe('transaction', () => {
   });
 
   it('rejects an empty id and too many ids as BAD_USER_INPUT', async () => {
-    expect(codesOf(await postGraphQL(running.url, '{ transaction(id: "") { status } }'))).toEqual(['BAD_USER_INPUT']);
+    expect(codesOf(await postGraphQL(running, '{ transaction(id: "") { status } }'))).toEqual(['BAD_USER_INPUT']);
     const many = Array.from({ length: 501 }, (_, i) => `id-${i}`);
-    const response = await postGraphQL(running.url, 'query($ids: [ID!]!) { transactions(ids: $ids) { status } }', {
+    const response = await postGraphQL(running, 'query($ids: [ID!]!) { transactions(ids: $ids) { status } }', {
       variables: { ids: many },
     });
     expect(codesOf(response)).toEqual(['BAD_USER_INPUT']);
@@ -97,7 +97,7 @@ describe('transaction', () => {
 describe('vending', () => {
   it('reads one vending in the flat view by default', async () => {
     const { body } = await postGraphQL(
-      running.url,
+      running,
       `{ vending(id: "${vm0!.vendingId}") {
       vendingId status online enabled address building countryCode currencyCode identifier posId planogram
       products { productId productName productPrice quantity } } }`,
@@ -128,7 +128,7 @@ describe('vending', () => {
 
   it('carries the planogram as the backend sent it in the PLANOGRAM view', async () => {
     const { body } = await postGraphQL(
-      running.url,
+      running,
       `{ vending(id: "${vm1!.vendingId}", products: PLANOGRAM) { products { productId } planogram } }`,
     );
     expect(body.errors).toBeUndefined();
@@ -138,14 +138,14 @@ describe('vending', () => {
   });
 
   it('gives null and NOT_FOUND for an unknown vending', async () => {
-    const response = await postGraphQL(running.url, '{ vending(id: "nope") { vendingId } }');
+    const response = await postGraphQL(running, '{ vending(id: "nope") { vendingId } }');
     expect(response.body.data).toEqual({ vending: null });
     expect(codesOf(response)).toEqual(['NOT_FOUND']);
   });
 
   it('lists every vending with a count, nodes and edges that agree', async () => {
     const { body } = await postGraphQL(
-      running.url,
+      running,
       '{ vendings { totalCount nodes { vendingId } edges { cursor node { vendingId } } ' +
         'pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }',
     );
@@ -167,7 +167,7 @@ describe('vending', () => {
     let after: string | null = null;
     for (let guard = 0; guard < 10; guard++) {
       const response: GraphQLResponse<any> = await postGraphQL(
-        running.url,
+        running,
         'query($after: String) { vendings(first: 3, after: $after) { totalCount nodes { vendingId } ' +
           'pageInfo { hasNextPage endCursor hasPreviousPage } } }',
         { variables: { after } },
@@ -193,21 +193,21 @@ describe('vending', () => {
     ];
     for (const { filter, expected } of cases) {
       expect(expected.length).toBeGreaterThan(0);
-      const { body } = await postGraphQL(running.url, query, { variables: { filter } });
+      const { body } = await postGraphQL(running, query, { variables: { filter } });
       expect(body.data!.vendings.totalCount).toBe(expected.length);
       expect(body.data!.vendings.nodes.map((n: { vendingId: string }) => n.vendingId)).toEqual(expected.map((v) => v.vendingId));
     }
   });
 
   it('rejects a bad cursor and a negative page size as BAD_USER_INPUT', async () => {
-    expect(codesOf(await postGraphQL(running.url, '{ vendings(after: "bogus") { totalCount } }'))).toEqual(['BAD_USER_INPUT']);
-    expect(codesOf(await postGraphQL(running.url, '{ vendings(first: -1) { totalCount } }'))).toEqual(['BAD_USER_INPUT']);
+    expect(codesOf(await postGraphQL(running, '{ vendings(after: "bogus") { totalCount } }'))).toEqual(['BAD_USER_INPUT']);
+    expect(codesOf(await postGraphQL(running, '{ vendings(first: -1) { totalCount } }'))).toEqual(['BAD_USER_INPUT']);
   });
 
   it('serves vending(id) aliases after a vendings list from what the list read', async () => {
     const ids = demo.vendings.slice(0, 5).map((v) => v.vendingId);
     const aliases = ids.map((id, i) => `v${i}: vending(id: "${id}") { identifier }`).join(' ');
-    const calls = await callsDuring(() => postGraphQL(running.url, `{ vendings { totalCount } ${aliases} }`));
+    const calls = await callsDuring(() => postGraphQL(running, `{ vendings { totalCount } ${aliases} }`));
     expect(calls.length).toBeLessThanOrEqual(2);
     expect(calls.filter((c) => c.method === 'getVending')).toHaveLength(0);
   });
@@ -219,7 +219,7 @@ describe('updateTransactionPayment', () => {
     const payment = { status: 'paid', method: 'apple_pay', customer: { email: 'ana@example.com' } };
     const calls = await callsDuring(async () => {
       const { body } = await postGraphQL(
-        running.url,
+        running,
         `mutation($id: ID!, $payment: JSONObject!) { updateTransactionPayment(transactionId: $id, payment: $payment) ` +
           `{ transaction { transactionId status extra } } }`,
         { variables: { id, payment } },
@@ -239,13 +239,13 @@ describe('updateTransactionPayment', () => {
 
   it('fails with NOT_FOUND for an unknown transaction and BAD_USER_INPUT for a non-object payment', async () => {
     const unknown = await postGraphQL(
-      running.url,
+      running,
       'mutation { updateTransactionPayment(transactionId: "nope", payment: {status: "paid"}) { transaction { status } } }',
     );
     expect(unknown.body.data).toBeNull();
     expect(codesOf(unknown)).toEqual(['NOT_FOUND']);
     const notObject = await postGraphQL(
-      running.url,
+      running,
       'mutation($p: JSONObject!) { updateTransactionPayment(transactionId: "x", payment: $p) { transaction { status } } }',
       { variables: { p: [1, 2] } },
     );
@@ -257,7 +257,7 @@ describe('updateTransactionPayment', () => {
 describe('authentication', () => {
   it('answers 401 with UNAUTHENTICATED for a missing or unknown key', async () => {
     for (const key of [null, 'wrong-key', '']) {
-      const response = await postGraphQL(running.url, '{ vendings { totalCount } }', { key });
+      const response = await postGraphQL(running, '{ vendings { totalCount } }', { key });
       expect(response.status).toBe(401);
       expect(codesOf(response)).toEqual(['UNAUTHENTICATED']);
       expect(response.body.data ?? null).toBeNull();
@@ -266,7 +266,7 @@ describe('authentication', () => {
 
   it('accepts the key with or without a Bearer prefix', async () => {
     for (const key of ['test-key-1', 'Bearer test-key-1', 'bearer test-key-2']) {
-      const response = await postGraphQL(running.url, '{ vendings { totalCount } }', { key });
+      const response = await postGraphQL(running, '{ vendings { totalCount } }', { key });
       expect(response.status).toBe(200);
       expect(response.body.data).toEqual({ vendings: { totalCount: demo.vendings.length } });
     }

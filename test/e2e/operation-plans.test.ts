@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { answeringGateway, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 
 /*
@@ -28,7 +28,7 @@ const BATCH = 'query Batch($ids: [ID!]!) { transactions(ids: $ids) { transaction
 
 let running: RunningGateway;
 beforeAll(async () => {
-  running = await startGateway({
+  running = await answeringGateway({
     API_KEYS: `${PAYER}:read+pay, ${READER}:read, ${TILL}:pay, ${OF_A}:read@acct-a, ${OF_B}:read@acct-b`,
     MAX_COST: '400',
   });
@@ -36,16 +36,16 @@ beforeAll(async () => {
 afterAll(() => running.close());
 
 async function planned(query: string, key: string, variables?: Record<string, unknown>): Promise<void> {
-  for (let n = 0; n < 3; n += 1) expect(codesOf(await postGraphQL(running.url, query, { key, variables }))).toEqual([]);
+  for (let n = 0; n < 3; n += 1) expect(codesOf(await postGraphQL(running, query, { key, variables }))).toEqual([]);
 }
 
 describe('a request that finds a plan', () => {
   it('needs its own permission: a read-only key cannot run a planned payment, which then is not made', async () => {
     await planned(PAY, PAYER, { id: first!.transactionId, p: { by: 'payer' } });
-    const refused = await postGraphQL(running.url, PAY, { key: READER, variables: { id: first!.transactionId, p: { by: 'reader' } } });
+    const refused = await postGraphQL(running, PAY, { key: READER, variables: { id: first!.transactionId, p: { by: 'reader' } } });
     expect(codesOf(refused)).toEqual(['FORBIDDEN']);
     expect(refused.body.data ?? null).toBeNull();
-    const read = await postGraphQL(running.url, 'query ($id: ID!) { transaction(id: $id) { extra } }', {
+    const read = await postGraphQL(running, 'query ($id: ID!) { transaction(id: $id) { extra } }', {
       key: PAYER,
       variables: { id: first!.transactionId },
     });
@@ -54,7 +54,7 @@ describe('a request that finds a plan', () => {
 
   it('needs its own permission: a pay-only key cannot run a planned read', async () => {
     await planned(READ, READER, { id: second!.transactionId });
-    const refused = await postGraphQL(running.url, READ, { key: TILL, variables: { id: second!.transactionId } });
+    const refused = await postGraphQL(running, READ, { key: TILL, variables: { id: second!.transactionId } });
     expect(codesOf(refused)).toEqual(['FORBIDDEN']);
     expect(refused.body.data ?? null).toBeNull();
   });
@@ -66,12 +66,13 @@ describe('a request that finds a plan', () => {
     ]) {
       const request = buildWebhookRequest({ form: 'legacy', transaction: { transactionId: id!, status: 'pending', products: [] } });
       expect(
-        (await fetch(`${running.url}/webhooks/${account}`, { method: 'POST', headers: request.headers, body: request.body })).status,
+        (await running.fetch(`${running.url}/webhooks/${account}`, { method: 'POST', headers: request.headers, body: request.body }))
+          .status,
       ).toBe(200);
     }
     const idsOf = async (key: string) =>
       (
-        (await postGraphQL(running.url, RECENT, { key })).body.data as {
+        (await postGraphQL(running, RECENT, { key })).body.data as {
           recentTransactions: { edges: Array<{ node: { transactionId: string } }> };
         }
       ).recentTransactions.edges.map((e) => e.node.transactionId);
@@ -83,7 +84,7 @@ describe('a request that finds a plan', () => {
   it('is counted with its own variables: a planned batch with more ids than MAX_COST allows is refused as yoga refuses it', async () => {
     const ids = (n: number) => Array.from({ length: n }, () => first!.transactionId);
     await planned(BATCH, READER, { ids: ids(2) });
-    const refused = await postGraphQL(running.url, BATCH, { key: READER, variables: { ids: ids(200) } });
+    const refused = await postGraphQL(running, BATCH, { key: READER, variables: { ids: ids(200) } });
     expect(refused.status).toBe(400);
     expect(codesOf(refused)).toEqual(['BAD_USER_INPUT']);
     expect(refused.body.errors?.[0]?.message).toContain('MAX_COST');
@@ -91,7 +92,7 @@ describe('a request that finds a plan', () => {
 
   it("has its variables judged: a planned read with a wrong variable is refused in graphql-js's words", async () => {
     await planned(READ, READER, { id: second!.transactionId });
-    const refused = await postGraphQL(running.url, READ, { key: READER, variables: { id: { nested: true } } });
+    const refused = await postGraphQL(running, READ, { key: READER, variables: { id: { nested: true } } });
     expect(codesOf(refused)).toEqual(['BAD_USER_INPUT']);
     expect(refused.body.errors?.[0]?.message).toMatch(/^Variable "\$id" got invalid value/);
   });
@@ -99,8 +100,8 @@ describe('a request that finds a plan', () => {
   it("is counted in the metrics under its document's operation name, as yoga's path counts it", async () => {
     const named = 'query PlannedRead($id: ID!) { transaction(id: $id) { status } }';
     await planned(named, READER, { id: second!.transactionId });
-    expect(codesOf(await postGraphQL(running.url, named, { key: READER, variables: { id: second!.transactionId } }))).toEqual([]);
-    const metrics = await (await fetch(`${running.url}/metrics`)).text();
+    expect(codesOf(await postGraphQL(running, named, { key: READER, variables: { id: second!.transactionId } }))).toEqual([]);
+    const metrics = await (await running.fetch(`${running.url}/metrics`)).text();
     expect(metrics).toMatch(/vending_gateway_requests_total\{transport="graphql",operation="PlannedRead",outcome="2xx"\} 4\b/);
   });
 });

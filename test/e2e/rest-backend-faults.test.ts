@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startForwardGateway, startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startForwardGateway, answeringGateway, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 
@@ -25,7 +25,7 @@ afterAll(async () => {
 afterEach(() => upstream.clearFaults());
 
 const rest = async (path: string, init: RequestInit = {}) => {
-  const response = await fetch(gateway.url + path, {
+  const response = await gateway.fetch(gateway.url + path, {
     ...init,
     headers: { authorization: KEY, 'content-type': 'application/json', ...init.headers },
   });
@@ -49,7 +49,7 @@ describe('nothing lost', () => {
   it('shows unknown fields in GraphQL `extra` and the planogram unchanged', async () => {
     const id = firstTransaction().transactionId;
     const { body } = await postGraphQL(
-      gateway.url,
+      gateway,
       `{ transaction(id: "${id}") { extra products { extra } } vendings(products: PLANOGRAM) { nodes { planogram extra } } }`,
       { key: KEY },
     );
@@ -69,7 +69,7 @@ describe('upstream call counts', () => {
   it('reads a transaction asked for twice once', async () => {
     const id = firstTransaction().transactionId;
     const before = upstream.calls.length;
-    const { body } = await postGraphQL(gateway.url, `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } }`, {
+    const { body } = await postGraphQL(gateway, `{ a: transaction(id: "${id}") { status } b: transaction(id: "${id}") { total } }`, {
       key: KEY,
     });
     expect(body.errors).toBeUndefined();
@@ -80,7 +80,7 @@ describe('upstream call counts', () => {
     const ids = [...vendingIds(), ...vendingIds()].slice(0, 5);
     const aliases = ids.map((id, i) => `v${i}: vending(id: "${id}") { vendingId }`).join(' ');
     const before = upstream.calls.length;
-    const { body } = await postGraphQL(gateway.url, `{ vendings { totalCount } ${aliases} }`, { key: KEY });
+    const { body } = await postGraphQL(gateway, `{ vendings { totalCount } ${aliases} }`, { key: KEY });
     expect(body.errors).toBeUndefined();
     expect(upstream.calls.length - before).toBeLessThanOrEqual(2);
   });
@@ -88,7 +88,7 @@ describe('upstream call counts', () => {
   it('reads two vending ids with two single calls, below the list threshold', async () => {
     const [a, b] = vendingIds();
     const before = upstream.calls.length;
-    await postGraphQL(gateway.url, `{ a: vending(id: "${a}") { vendingId } b: vending(id: "${b}") { vendingId } }`, { key: KEY });
+    await postGraphQL(gateway, `{ a: vending(id: "${a}") { vendingId } b: vending(id: "${b}") { vendingId } }`, { key: KEY });
     const made = upstream.calls.slice(before);
     expect(made.map((c) => c.path).sort()).toEqual([`/vendings/${a}`, `/vendings/${b}`].sort());
   });
@@ -107,7 +107,7 @@ describe('faults map to codes, never a crash', () => {
     ['422', { kind: 'status', status: 422, body: '{"errors":{"message":"bad"}}' } as const, 'BAD_USER_INPUT', 422],
   ])('%s', async (_name, fault, code, restStatus) => {
     upstream.injectFault(fault, { times: 3 });
-    const graphql = await postGraphQL(gateway.url, `{ transaction(id: "${id()}") { status } }`, { key: KEY });
+    const graphql = await postGraphQL(gateway, `{ transaction(id: "${id()}") { status } }`, { key: KEY });
     expect(graphql.status).toBe(200);
     expect(graphql.body.data).toEqual({ transaction: null });
     expect(codesOf(graphql)).toEqual([code]);
@@ -120,7 +120,7 @@ describe('faults map to codes, never a crash', () => {
 
   it('answers a message of its own, never the upstream text', async () => {
     upstream.injectFault({ kind: 'status', status: 500, body: '{"errors":{"message":"database on fire"}}' }, { times: 3 });
-    const graphql = await postGraphQL(gateway.url, `{ transaction(id: "${id()}") { status } }`, { key: KEY });
+    const graphql = await postGraphQL(gateway, `{ transaction(id: "${id()}") { status } }`, { key: KEY });
     expect(graphql.body.errors?.[0]?.message).toBe('The service failed to answer (500)');
   });
 
@@ -154,7 +154,7 @@ describe('faults map to codes, never a crash', () => {
     expect(status).toBe(502);
     expect(upstream.callsTo('PUT', '/transactions').length - before).toBe(1);
     const graphql = await postGraphQL(
-      gateway.url,
+      gateway,
       `mutation { updateTransactionPayment(transactionId: "${id()}", payment: {paid: true}) { transaction { status } } }`,
       { key: KEY },
     );
@@ -179,14 +179,14 @@ describe('credentials', () => {
   });
 
   it('sends its own key and checks clients against API_KEYS in service mode', async () => {
-    const service = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, API_KEYS: 'dashboard-1' });
+    const service = await answeringGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY, API_KEYS: 'dashboard-1' });
     try {
       const id = firstTransaction().transactionId;
       const before = upstream.calls.length;
-      const ok = await fetch(`${service.url}/transactions/${id}`, { headers: { authorization: 'dashboard-1' } });
+      const ok = await service.fetch(`${service.url}/transactions/${id}`, { headers: { authorization: 'dashboard-1' } });
       expect(ok.status).toBe(200);
       expect(upstream.calls.slice(before).map((c) => c.authorization)).toEqual([KEY]);
-      const refused = await fetch(`${service.url}/transactions/${id}`, { headers: { authorization: KEY } });
+      const refused = await service.fetch(`${service.url}/transactions/${id}`, { headers: { authorization: KEY } });
       expect(refused.status).toBe(401);
       expect(upstream.calls.length - before).toBe(1);
     } finally {
@@ -203,17 +203,17 @@ describe('an upstream that goes away', () => {
     try {
       const id = (flaky.transactions[0] as { transactionId: string }).transactionId;
       const query = `{ transaction(id: "${id}") { status } }`;
-      expect((await postGraphQL(front.url, query, { key: KEY })).body.errors).toBeUndefined();
+      expect((await postGraphQL(front, query, { key: KEY })).body.errors).toBeUndefined();
       await flaky.close();
       const started = performance.now();
-      const down = await postGraphQL(front.url, query, { key: KEY });
+      const down = await postGraphQL(front, query, { key: KEY });
       expect(performance.now() - started).toBeLessThan(2_000);
       expect(codesOf(down)).toEqual(['UPSTREAM_UNAVAILABLE']);
-      const downRest = await fetch(`${front.url}/transactions/${id}`, { headers: { authorization: KEY } });
+      const downRest = await front.fetch(`${front.url}/transactions/${id}`, { headers: { authorization: KEY } });
       expect(downRest.status).toBe(502);
       const back = await startStandInUpstream({ keys: [KEY], port });
       try {
-        const again = await postGraphQL(front.url, query, { key: KEY });
+        const again = await postGraphQL(front, query, { key: KEY });
         expect(again.body.errors).toBeUndefined();
         expect(again.body.data).toEqual({ transaction: { status: 'active' } });
       } finally {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 const demo = createDemoData();
 const tx = demo.transactions[3]!;
@@ -8,7 +8,7 @@ const vm = demo.vendings[2]!;
 
 let running: RunningGateway;
 beforeAll(async () => {
-  running = await startGateway();
+  running = await answeringGateway();
 });
 afterAll(() => running.close());
 
@@ -18,7 +18,7 @@ async function call(
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const headers = new Headers(init.headers);
   if (init.key !== null) headers.set('authorization', init.key ?? TEST_KEY);
-  const response = await fetch(`${running.url}${path}`, { ...init, headers });
+  const response = await running.fetch(`${running.url}${path}`, { ...init, headers });
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   return { status: response.status, body: await response.json(), headers: response.headers };
 }

@@ -14,20 +14,20 @@ import {
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 const checkedIn = readFileSync(new URL('../../schema/schema.graphql', import.meta.url), 'utf8');
 const canonical = (sdl: string) => printSchema(lexicographicSortSchema(buildSchema(sdl)));
 
 let running: RunningGateway;
 beforeAll(async () => {
-  running = await startGateway();
+  running = await answeringGateway();
 });
 afterAll(() => running.close());
 
 describe('schema/schema.graphql', () => {
   it('equals the SDL the gateway serves by introspection', async () => {
-    const response = await fetch(`${running.url}/graphql`, {
+    const response = await running.fetch(`${running.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: TEST_KEY },
       body: JSON.stringify({ query: getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, inputValueDeprecation: true }) }),

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';
 import { jsonValue, runs, type JsonValue } from '../property/arbitraries.js';
@@ -21,7 +21,7 @@ let gateway: RunningGateway;
 
 beforeAll(async () => {
   upstream = await startStandInUpstream({ keys: [KEY] });
-  gateway = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY });
+  gateway = await answeringGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: KEY });
 });
 afterAll(async () => {
   await gateway.close();
@@ -87,7 +87,7 @@ const answerOnce = (pathPrefix: string, body: string) =>
   upstream.injectFault({ kind: 'status', status: 200, body }, { method: 'GET', pathPrefix, times: 1 });
 
 const restText = async (path: string) => {
-  const response = await fetch(gateway.url + path, { headers: { authorization: TEST_KEY } });
+  const response = await gateway.fetch(gateway.url + path, { headers: { authorization: TEST_KEY } });
   return { status: response.status, text: await response.text() };
 };
 
@@ -120,7 +120,7 @@ describe('a service that drifts from the contract', () => {
 
           answerOnce('/transactions/', body);
           const graphql = await postGraphQL(
-            gateway.url,
+            gateway,
             `{ transaction(id: "${freshId()}") { transactionId customerId status total extra products { ${LINE_SELECTION} } } }`,
           );
           expectServed(graphql, 'transaction');
@@ -146,7 +146,7 @@ describe('a service that drifts from the contract', () => {
           const fields =
             'vendingId status online enabled address building countryCode currencyCode identifier posId productCount extra ' +
             `products { ${LINE_SELECTION} }`;
-          const graphql = await postGraphQL(gateway.url, `{ vendings { totalCount nodes { ${fields} } } }`);
+          const graphql = await postGraphQL(gateway, `{ vendings { totalCount nodes { ${fields} } } }`);
           expectServed(graphql, 'vendings');
           // The vending the service did not touch is served whole.
           expect(graphql.body.data!.vendings.nodes.at(-1).vendingId).toBe(upstream.vendings[1]!.vendingId);

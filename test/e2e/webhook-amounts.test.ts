@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startGateway, TEST_KEY } from '../helpers/gateway.js';
+import { answeringGateway, TEST_KEY } from '../helpers/gateway.js';
 import { startStandInUpstream } from '../helpers/stand-in-upstream.js';
 
 /*
@@ -12,10 +12,10 @@ import { startStandInUpstream } from '../helpers/stand-in-upstream.js';
 
 describe('a webhook whose amounts cannot be added up', () => {
   it('is refused with 400 naming the line, and the history goes on answering', async () => {
-    const running = await startGateway();
+    const running = await answeringGateway();
     try {
       const post = (products: unknown[], transactionId: string) =>
-        fetch(`${running.url}/webhooks`, {
+        running.fetch(`${running.url}/webhooks`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ event: 'transaction', data: { transactionId, status: 's', products } }),
@@ -39,7 +39,7 @@ describe('a webhook whose amounts cannot be added up', () => {
       );
       expect((await post([{ ...product, productPrice: 2.5, quantity: 2 }], 'fine-1')).status).toBe(200);
 
-      const answer = await fetch(`${running.url}/graphql`, {
+      const answer = await running.fetch(`${running.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: TEST_KEY },
         body: JSON.stringify({
@@ -63,14 +63,14 @@ describe('a webhook whose amounts cannot be added up', () => {
 describe('a transaction from the service whose amounts cannot be added up', () => {
   it('fails its total with UPSTREAM_ERROR in words, the rest of the transaction served', async () => {
     const upstream = await startStandInUpstream({ keys: ['upstream-key'] });
-    const running = await startGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: 'upstream-key' });
+    const running = await answeringGateway({ BACKEND: 'rest', UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: 'upstream-key' });
     try {
       const id = String(upstream.transactions[0]?.transactionId);
       upstream.transactions[0] = {
         ...upstream.transactions[0],
         products: [{ productId: 'p', productName: 'a', productPrice: 1e308, quantity: 1e308 }],
       };
-      const answer = await fetch(`${running.url}/graphql`, {
+      const answer = await running.fetch(`${running.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: TEST_KEY },
         body: JSON.stringify({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
  * CORS does not reflect any origin with credentials:
@@ -12,7 +12,7 @@ const cors = (response: Response) =>
   Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary'));
 
 async function preflight(running: RunningGateway, origin: string): Promise<Record<string, string>> {
-  const response = await fetch(`${running.url}/graphql`, {
+  const response = await running.fetch(`${running.url}/graphql`, {
     method: 'OPTIONS',
     headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
   });
@@ -20,7 +20,7 @@ async function preflight(running: RunningGateway, origin: string): Promise<Recor
 }
 
 async function post(running: RunningGateway, origin: string): Promise<Record<string, string>> {
-  const response = await fetch(`${running.url}/graphql`, {
+  const response = await running.fetch(`${running.url}/graphql`, {
     method: 'POST',
     headers: { origin, 'content-type': 'application/json', authorization: TEST_KEY },
     body: JSON.stringify({ query: '{ __typename }' }),
@@ -30,7 +30,7 @@ async function post(running: RunningGateway, origin: string): Promise<Record<str
 }
 
 async function withGateway(env: Record<string, string>, check: (running: RunningGateway) => Promise<void>): Promise<void> {
-  const running = await startGateway(env);
+  const running = await answeringGateway(env);
   try {
     await check(running);
   } finally {

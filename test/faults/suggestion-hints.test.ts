@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { answeringGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
  * In production (or INTROSPECTION=off) no error hints at the schema
@@ -28,13 +28,13 @@ const cases: Record<string, Case> = {
 
 /** Every error message the gateway answers, over the fast path (POST) and yoga's own handler (GET). */
 async function messages(running: RunningGateway, { query, variables }: Case): Promise<string[]> {
-  const post = await fetch(`${running.url}/graphql`, {
+  const post = await running.fetch(`${running.url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: TEST_KEY },
     body: JSON.stringify({ query, variables }),
   });
   const search = new URLSearchParams({ query, ...(variables ? { variables: JSON.stringify(variables) } : {}) });
-  const get = await fetch(`${running.url}/graphql?${search}`, { headers: { accept: 'application/json', authorization: TEST_KEY } });
+  const get = await running.fetch(`${running.url}/graphql?${search}`, { headers: { accept: 'application/json', authorization: TEST_KEY } });
   const found: string[] = [];
   for (const response of [post, get]) {
     const body = (await response.json()) as { errors?: Array<{ message: string }> };
@@ -49,7 +49,7 @@ describe('error hints at the schema', () => {
     ['NODE_ENV=production', { NODE_ENV: 'production', WEBHOOK_UNSIGNED: 'allow' }],
     ['INTROSPECTION=off', { INTROSPECTION: 'off' }],
   ])('are never given with %s', async (_name, env: Record<string, string>) => {
-    const running = await startGateway(env);
+    const running = await answeringGateway(env);
     try {
       for (const [name, each] of Object.entries(cases)) {
         const found = await messages(running, each);
@@ -63,7 +63,7 @@ describe('error hints at the schema', () => {
   });
 
   it('are given in development, where they help', async () => {
-    const running = await startGateway();
+    const running = await answeringGateway();
     try {
       for (const [name, each] of Object.entries(cases)) {
         expect((await messages(running, each)).join('\n'), name).toMatch(/Did you mean/);
