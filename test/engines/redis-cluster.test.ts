@@ -134,7 +134,7 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
       const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
       const readiness = [watchReadiness(a), watchReadiness(b)];
       const sender = keepSending([a, b], 'failover');
-      expect(await waitFor(() => sender.accepted.length >= 5, 10_000)).toBe(true);
+      expect(await waitFor(() => sender.accepted.length >= 5, 10_000), sender.failure).toBe(true);
 
       const master = await cluster.masterOf(redisKeys(prefix).stream);
       await master.kill();
@@ -142,7 +142,7 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
       await cluster.waitHealthy(45_000);
       expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
       const sentBy = sender.accepted.length;
-      expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000)).toBe(true);
+      expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000), sender.failure).toBe(true);
       // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are
       // ready again.
       expect(

@@ -73,13 +73,15 @@ export interface WebhookSender {
   accepted: string[];
   /** Answers 503 met (each retried). */
   refused: number;
+  /** Why sending stopped before stop() was called (a webhook refused for good), for a test's failure message. */
+  failure: string | undefined;
   /** Stops after the webhook under way; resolves once it is answered. */
   stop(): Promise<void>;
 }
 
 /** Sends webhooks one after another, to the gateways in turn, `paceMs` apart, until stopped. */
 export function keepSending(gateways: readonly RunningGateway[], label: string, paceMs = 20): WebhookSender {
-  const sender: WebhookSender = { accepted: [], refused: 0, stop: async () => {} };
+  const sender: WebhookSender = { accepted: [], refused: 0, failure: undefined, stop: async () => {} };
   let stopped = false;
   const loop = (async () => {
     for (let n = 0; !stopped; n++) {
@@ -97,7 +99,7 @@ export function keepSending(gateways: readonly RunningGateway[], label: string, 
     }
   })();
   // Held until stop() (which throws what failed): a test that fails first must not leave an unhandled rejection behind.
-  loop.catch(() => {});
+  loop.catch((error: unknown) => (sender.failure = String(error)));
   sender.stop = async () => {
     stopped = true;
     running.delete(sender.stop);
