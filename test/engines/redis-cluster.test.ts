@@ -5,6 +5,7 @@ import { redisKeys } from '../../src/redis/redis-keys.js';
 import { OTHER_KEY, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import {
   keepSending,
+  senderReport,
   liveSubscriber,
   receivedExactlyOnce,
   stopWatching,
@@ -134,7 +135,7 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
       const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
       const readiness = [watchReadiness(a), watchReadiness(b)];
       const sender = keepSending([a, b], 'failover');
-      expect(await waitFor(() => sender.accepted.length >= 5, 10_000), sender.failure).toBe(true);
+      if (!(await waitFor(() => sender.accepted.length >= 5, 10_000))) expect.fail(await senderReport(sender, [a, b]));
 
       const master = await cluster.masterOf(redisKeys(prefix).stream);
       await master.kill();
@@ -142,7 +143,7 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
       await cluster.waitHealthy(45_000);
       expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
       const sentBy = sender.accepted.length;
-      expect(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000), sender.failure).toBe(true);
+      if (!(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000))) expect.fail(await senderReport(sender, [a, b]));
       // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are
       // ready again.
       expect(

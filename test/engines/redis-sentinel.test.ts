@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/redis/redis-keys.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import {
+  deliveryReport,
   keepSending,
+  senderReport,
   liveSubscriber,
   receivedExactlyOnce,
   stopWatching,
@@ -53,13 +55,13 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
     const readiness = [watchReadiness(a), watchReadiness(b)];
     const sender = keepSending([a, b], 'sentinel');
-    expect(await waitFor(() => sender.accepted.length >= 5, 10_000), sender.failure).toBe(true);
+    if (!(await waitFor(() => sender.accepted.length >= 5, 10_000))) expect.fail(await senderReport(sender, [a, b]));
 
     const old = await group.master();
     await old.kill();
     const promoted = await group.waitForMasterOtherThan(old, 1);
     const byPromotion = sender.accepted.length;
-    expect(await waitFor(() => sender.accepted.length >= byPromotion + 10, 20_000), sender.failure).toBe(true);
+    if (!(await waitFor(() => sender.accepted.length >= byPromotion + 10, 20_000))) expect.fail(await senderReport(sender, [a, b]));
     expect(await waitFor(() => readiness.every((watch) => wentDownAndUp(watch.seen)), 15_000)).toBe(true);
 
     // Back empty, a master until the Sentinels notice and make it the new master's replica (after its INFO reported
@@ -82,7 +84,7 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     );
     expect(demoted).toBe(true);
     const byDemotion = sender.accepted.length;
-    expect(await waitFor(() => sender.accepted.length >= byDemotion + 5, 20_000), sender.failure).toBe(true);
+    if (!(await waitFor(() => sender.accepted.length >= byDemotion + 5, 20_000))) expect.fail(await senderReport(sender, [a, b]));
     await sender.stop();
     for (const watch of readiness) watch.stop();
     console.info('sentinel failover: webhooks answered 503 (and sent again):', sender.refused, 'of', sender.accepted.length);
@@ -109,7 +111,8 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
       lastMissing: missing.slice(-5),
     });
     expect(missing).toEqual([]);
-    expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
+    if (!(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)))
+      expect.fail(deliveryReport(subscribers, sender.accepted));
     for (const subscriber of subscribers)
       expect(
         await Promise.race([
@@ -131,7 +134,7 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     gateways.push(a, b);
     const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
     const sender = keepSending([a, b], 'asked');
-    expect(await waitFor(() => sender.accepted.length >= 5, 10_000), sender.failure).toBe(true);
+    if (!(await waitFor(() => sender.accepted.length >= 5, 10_000))) expect.fail(await senderReport(sender, [a, b]));
 
     const old = await group.master();
     const sentinel = new Redis(group.sentinels[0]!.url);
@@ -140,7 +143,7 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     await group.waitForMasterOtherThan(old, 2);
     const byPromotion = sender.accepted.length;
     // Writes go on, to the new master: the old one (a replica now) would answer READONLY.
-    expect(await waitFor(() => sender.accepted.length >= byPromotion + 10, 20_000), sender.failure).toBe(true);
+    if (!(await waitFor(() => sender.accepted.length >= byPromotion + 10, 20_000))) expect.fail(await senderReport(sender, [a, b]));
     await sender.stop();
     expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
     for (const gateway of [a, b]) expect(await waitFor(() => gateway.gateway.ready(), 10_000)).toBe(true);

@@ -39,7 +39,11 @@ export async function redisDeployments(): Promise<RedisDeployments> {
 }
 
 /** POSTs a webhook, retrying on 503 (with its Retry-After) as the sender would; resolves with the first other status. */
-export async function deliverWebhook(gateway: RunningGateway, request: WebhookRequest): Promise<{ status: number; retryAfter: string[] }> {
+export async function deliverWebhook(
+  gateway: RunningGateway,
+  request: WebhookRequest,
+  onRefused: (body: string) => void = () => {},
+): Promise<{ status: number; retryAfter: string[] }> {
   const retryAfter: string[] = [];
   // As the service does, for as long as a failover may take: counted in time, not in tries (a busy machine answers each
   // try later, and a hundred tries were once over before a Sentinel failover on a loaded machine was).
@@ -47,6 +51,7 @@ export async function deliverWebhook(gateway: RunningGateway, request: WebhookRe
     const response = await fetch(`${gateway.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
     if (response.status !== 503) return { status: response.status, retryAfter };
     retryAfter.push(response.headers.get('retry-after') ?? '');
+    onRefused(await response.text());
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`webhook answered 503 for 30 s (${retryAfter.length} tries)`);

@@ -75,13 +75,15 @@ export interface WebhookSender {
   refused: number;
   /** Why sending stopped before stop() was called (a webhook refused for good), for a test's failure message. */
   failure: string | undefined;
+  /** The body of the last 503 met, and when: what the gateway said while it could not take webhooks. */
+  lastRefusal: { at: number; body: string } | undefined;
   /** Stops after the webhook under way; resolves once it is answered. */
   stop(): Promise<void>;
 }
 
 /** Sends webhooks one after another, to the gateways in turn, `paceMs` apart, until stopped. */
 export function keepSending(gateways: readonly RunningGateway[], label: string, paceMs = 20): WebhookSender {
-  const sender: WebhookSender = { accepted: [], refused: 0, failure: undefined, stop: async () => {} };
+  const sender: WebhookSender = { accepted: [], refused: 0, failure: undefined, lastRefusal: undefined, stop: async () => {} };
   let stopped = false;
   const loop = (async () => {
     for (let n = 0; !stopped; n++) {
@@ -91,7 +93,9 @@ export function keepSending(gateways: readonly RunningGateway[], label: string, 
         id,
         transaction: { transactionId: `tx-${label}-${n}`, status: 'completed', products: [] },
       });
-      const { status, retryAfter } = await deliverWebhook(gateways[n % gateways.length]!, request);
+      const { status, retryAfter } = await deliverWebhook(gateways[n % gateways.length]!, request, (body) => {
+        sender.lastRefusal = { at: Date.now(), body: body.slice(0, 300) };
+      });
       sender.refused += retryAfter.length;
       if (status !== 200) throw new Error(`webhook answered ${status}`);
       sender.accepted.push(id);
@@ -107,6 +111,41 @@ export function keepSending(gateways: readonly RunningGateway[], label: string, 
   };
   running.add(sender.stop);
   return sender;
+}
+
+/**
+ * What a failover test says when the sender's count stops growing: why the sender stopped, the last refusal a
+ * gateway gave and how long ago, and what each gateway's /readyz says now.
+ */
+export async function senderReport(sender: WebhookSender, gateways: readonly RunningGateway[]): Promise<string> {
+  const readiness = await Promise.all(
+    gateways.map((gateway) =>
+      fetch(`${gateway.url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
+        async (response) => `${response.status} ${await response.text()}`,
+        (error: unknown) => String(error),
+      ),
+    ),
+  );
+  const refusal = sender.lastRefusal;
+  return JSON.stringify({
+    accepted: sender.accepted.length,
+    refused: sender.refused,
+    failure: sender.failure,
+    lastRefusal: refusal && { msAgo: Date.now() - refusal.at, body: refusal.body },
+    readiness,
+  });
+}
+
+/** For a failing test: per subscriber, how many accepted ids it lacks (the first few), how many it got twice, and whether it ended. */
+export function deliveryReport(subscribers: readonly LiveSubscriber[], accepted: readonly string[]): string {
+  return JSON.stringify(
+    subscribers.map((subscriber) => {
+      const ids = subscriber.ids();
+      const got = new Set(ids);
+      const lacking = accepted.filter((id) => !got.has(id));
+      return { received: ids.length, lacking: lacking.length, firstLacking: lacking.slice(0, 3), twice: ids.length - got.size };
+    }),
+  );
 }
 
 /** Whether every subscriber received every accepted id, and nothing twice. */
