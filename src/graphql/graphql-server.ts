@@ -14,6 +14,7 @@ import { queryLimitRules } from './use-query-limits.js';
 import { useSubscriptionRootCondition } from './subscription-root-rule.js';
 import { rulePlugins, useTransportExecution, type OperationRules, type TransportExecution } from './operation-rules.js';
 import { usePermissions } from './use-permissions.js';
+import { useQueryStringParams } from './query-string-params.js';
 import { useCompiledExecution } from './use-compiled-execution.js';
 import type { OperationPlans } from './operation-plans.js';
 import { createGraphiQLPage, GRAPHIQL_FIRST_QUERY, type GraphiQLPage } from './graphiql-page.js';
@@ -118,6 +119,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       rules,
       {
         'document-nesting': [
+          useQueryStringParams(),
           ...options.plugins,
           // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
           useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
