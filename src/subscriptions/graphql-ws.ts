@@ -106,16 +106,24 @@ function resumes(
   return found;
 }
 
+/** Messages only a server sends: graphql-ws would throw on one from a client, and its ws adapter log a stack trace and close 4500. */
+const SERVER_ONLY = new Set(['connection_ack', 'next', 'error']);
+
 /**
- * graphql-ws refuses a `subscribe` whose payload has no `query` text (closing
- * the whole connection with 4400), but a trusted document is sent by its hash
- * alone (`extensions.persistedQuery` or `documentId`), as over HTTP. Such a
- * payload is given an empty text as it is parsed, so it reaches the same
- * params stage as an HTTP request and is refused or run there.
+ * A client's message as it is parsed (graphql-ws's reviver). A message of a
+ * type only a server sends is not one a client may send: refused here, so
+ * graphql-ws closes the socket with 4400 Bad Request, as the protocol says
+ * for any message of a type it does not specify. And graphql-ws refuses a
+ * `subscribe` whose payload has no `query` text (closing the whole
+ * connection with 4400), but a trusted document is sent by its hash alone
+ * (`extensions.persistedQuery` or `documentId`), as over HTTP. Such a payload
+ * is given an empty text, so it reaches the same params stage as an HTTP
+ * request and is refused or run there.
  */
-function hashOnlyAsEmptyText(key: string, value: unknown): unknown {
+function clientMessage(key: string, value: unknown): unknown {
   if (key !== '' || typeof value !== 'object' || value === null) return value;
   const message = value as { type?: unknown; payload?: Record<string, unknown> | null };
+  if (typeof message.type === 'string' && SERVER_ONLY.has(message.type)) throw new Error(`a client may not send "${message.type}"`);
   const payload = message.payload;
   if (message.type !== 'subscribe' || typeof payload !== 'object' || payload === null || payload.query !== undefined) return value;
   const extensions = payload.extensions as { persistedQuery?: unknown } | undefined;
@@ -247,7 +255,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   const disposable = useServer<Record<string, unknown>, Extra>(
     {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
-      jsonMessageReviver: hashOnlyAsEmptyText,
+      jsonMessageReviver: clientMessage,
       execute: (args) => (args as Rooted).rootValue.execute(args) as never,
       subscribe: async (args) => restartHold.wrap(await (args as Rooted).rootValue.subscribe(args)) as never,
       // Returning false closes the socket with 4403 Forbidden, as the protocol defines. 1013 Try Again
