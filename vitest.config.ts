@@ -15,14 +15,22 @@ const require = createRequire(import.meta.url);
  *   fuzz     random inputs over every surface, and the differential of the GraphQL paths
  */
 
+/**
+ * The Sentinel failover runs last, alone: it times a failover of a group of six Redis processes, and with other files'
+ * processes on the same two cores the Sentinels promoted, and demoted the returning master, too late for its waits
+ * (three different waits seen missed in one of two full runs). Its project is `engines-failover`; `test:engines` runs both.
+ */
+const ALONE = ['test/engines/redis-sentinel.test.ts'];
+
 const tiers = {
   unit: { dirs: ['unit', 'property'], setupFiles: ['test/unit-tier-guard.ts'] },
   e2e: { dirs: ['e2e'] },
-  engines: { dirs: ['engines'] },
+  engines: { dirs: ['engines'], exclude: ALONE },
+  'engines-failover': { dirs: [], files: ALONE, groupOrder: 1 },
   browser: { dirs: ['browser'] },
   faults: { dirs: ['faults'] },
   fuzz: { dirs: ['fuzz'] },
-} satisfies Record<string, { dirs: string[]; setupFiles?: string[] }>;
+} satisfies Record<string, { dirs: string[]; files?: string[]; exclude?: string[]; groupOrder?: number; setupFiles?: string[] }>;
 
 export default defineConfig({
   resolve: {
@@ -41,7 +49,9 @@ export default defineConfig({
       extends: true,
       test: {
         name,
-        include: tier.dirs.map((dir) => `test/${dir}/**/*.test.ts`),
+        include: [...tier.dirs.map((dir) => `test/${dir}/**/*.test.ts`), ...('files' in tier ? tier.files : [])],
+        exclude: 'exclude' in tier ? tier.exclude : [],
+        sequence: { groupOrder: 'groupOrder' in tier ? tier.groupOrder : 0 },
         // `npm start` runs dist/, and the gateways started in process serve the dashboard from dist/web/: built once,
         // from the sources under test, for every tier that starts one.
         globalSetup: name === 'unit' ? [] : ['test/build-dist.ts'],

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { jsonLines } from '../helpers/log-lines.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/redis/redis-keys.js';
@@ -49,7 +51,13 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
       REDIS_PREFIX: prefix,
       EVENT_LOG_SIZE: '1000000',
     };
-    const [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
+    // What the gateways log (warnings and up), for the report of a failover they do not follow.
+    const logLines: string[] = [];
+    const logger = pino(
+      { level: 'info' },
+      jsonLines((line) => void logLines.push(JSON.stringify(line).slice(0, 300))),
+    );
+    const [a, b] = await Promise.all([startGateway(env, { logger }), startGateway(env, { logger })]);
     gateways.push(a, b);
     for (const gateway of [a, b]) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
     const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
@@ -61,7 +69,8 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
     await old.kill();
     const promoted = await group.waitForMasterOtherThan(old, 1);
     const byPromotion = sender.accepted.length;
-    if (!(await waitFor(() => sender.accepted.length >= byPromotion + 10, 20_000))) expect.fail(await senderReport(sender, [a, b]));
+    if (!(await waitFor(() => sender.accepted.length >= byPromotion + 10, 20_000)))
+      expect.fail(`${await senderReport(sender, [a, b])} log: ${logLines.slice(-30).join('\n')}`);
     expect(await waitFor(() => readiness.every((watch) => wentDownAndUp(watch.seen)), 15_000)).toBe(true);
 
     // Back empty, a master until the Sentinels notice and make it the new master's replica (after its INFO reported
