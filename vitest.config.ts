@@ -22,7 +22,17 @@ const require = createRequire(import.meta.url);
  */
 const ALONE = ['test/engines/redis-sentinel.test.ts'];
 
-const tiers = {
+interface Tier {
+  /** Folders of test/ whose *.test.ts files the tier runs. */
+  dirs: string[];
+  files?: string[];
+  exclude?: string[];
+  /** Tiers of a higher order start once the lower ones are done. @default 0 */
+  groupOrder?: number;
+  setupFiles?: string[];
+}
+
+const tiers: Record<string, Tier> = {
   unit: { dirs: ['unit', 'property'], setupFiles: ['test/unit-tier-guard.ts'] },
   e2e: { dirs: ['e2e'] },
   engines: { dirs: ['engines'], exclude: ALONE },
@@ -30,7 +40,7 @@ const tiers = {
   browser: { dirs: ['browser'] },
   faults: { dirs: ['faults'] },
   fuzz: { dirs: ['fuzz'] },
-} satisfies Record<string, { dirs: string[]; files?: string[]; exclude?: string[]; groupOrder?: number; setupFiles?: string[] }>;
+};
 
 export default defineConfig({
   resolve: {
@@ -49,13 +59,13 @@ export default defineConfig({
       extends: true,
       test: {
         name,
-        include: [...tier.dirs.map((dir) => `test/${dir}/**/*.test.ts`), ...('files' in tier ? tier.files : [])],
-        exclude: 'exclude' in tier ? tier.exclude : [],
-        sequence: { groupOrder: 'groupOrder' in tier ? tier.groupOrder : 0 },
+        include: [...tier.dirs.map((dir) => `test/${dir}/**/*.test.ts`), ...(tier.files ?? [])],
+        exclude: tier.exclude ?? [],
+        sequence: { groupOrder: tier.groupOrder ?? 0 },
         // `npm start` runs dist/, and the gateways started in process serve the dashboard from dist/web/: built once,
         // from the sources under test, for every tier that starts one.
         globalSetup: name === 'unit' ? [] : ['test/build-dist.ts'],
-        setupFiles: 'setupFiles' in tier ? tier.setupFiles : [],
+        setupFiles: tier.setupFiles ?? [],
       },
     })),
   },
