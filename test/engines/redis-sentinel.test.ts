@@ -51,7 +51,7 @@ describe.skipIf(!redisServerOnPath())('on a Sentinel group (REDIS_SENTINELS)', (
       REDIS_PREFIX: prefix,
       EVENT_LOG_SIZE: '1000000',
     };
-    // What the gateways log (warnings and up), for the report of a failover they do not follow.
+    // What the gateways log (info and up), for the report of a failover they do not follow.
     const logLines: string[] = [];
     const logger = pino(
       { level: 'info' },

@@ -136,14 +136,19 @@ export async function senderReport(sender: WebhookSender, gateways: readonly Run
   });
 }
 
-/** For a failing test: per subscriber, how many accepted ids it lacks (the first few), how many it got twice, and whether it ended. */
+/** What one subscriber got of the accepted ids: how many it received, which it lacks, how many came twice. */
+function tally(subscriber: LiveSubscriber, accepted: readonly string[]): { received: number; lacking: string[]; twice: number } {
+  const ids = subscriber.ids();
+  const got = new Set(ids);
+  return { received: ids.length, lacking: accepted.filter((id) => !got.has(id)), twice: ids.length - got.size };
+}
+
+/** For a failing test: per subscriber, how many accepted ids it lacks (the first few) and how many it got twice. */
 export function deliveryReport(subscribers: readonly LiveSubscriber[], accepted: readonly string[]): string {
   return JSON.stringify(
     subscribers.map((subscriber) => {
-      const ids = subscriber.ids();
-      const got = new Set(ids);
-      const lacking = accepted.filter((id) => !got.has(id));
-      return { received: ids.length, lacking: lacking.length, firstLacking: lacking.slice(0, 3), twice: ids.length - got.size };
+      const { received, lacking, twice } = tally(subscriber, accepted);
+      return { received, lacking: lacking.length, firstLacking: lacking.slice(0, 3), twice };
     }),
   );
 }
@@ -151,8 +156,7 @@ export function deliveryReport(subscribers: readonly LiveSubscriber[], accepted:
 /** Whether every subscriber received every accepted id, and nothing twice. */
 export function receivedExactlyOnce(subscribers: readonly LiveSubscriber[], accepted: readonly string[]): boolean {
   return subscribers.every((subscriber) => {
-    const ids = subscriber.ids();
-    const got = new Set(ids);
-    return got.size === ids.length && accepted.every((id) => got.has(id));
+    const { lacking, twice } = tally(subscriber, accepted);
+    return lacking.length === 0 && twice === 0;
   });
 }
