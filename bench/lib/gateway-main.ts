@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
  * The gateway as the bench runs it: configured from the environment like
  * src/main.ts, plus the fast paths only a benchmark switches off, which are
  * createGateway options rather than configuration (--coalesce=off, --sharing=off,
- * --graphql-fast-path=off, --compiled-execution=off, --response-cache=off).
+ * --compiled-execution=off, --response-cache=off).
  * It runs the built dist/ (the bench builds it at start), as `npm start` does:
  * the sources through tsx carry esbuild's `keepNames` wrappers, which cost
  * closures made per request CPU and memory the deployed gateway does not pay.
@@ -25,20 +25,16 @@ const { values } = parseArgs({
   options: {
     coalesce: { type: 'string' },
     sharing: { type: 'string' },
-    'graphql-fast-path': { type: 'string' },
     'compiled-execution': { type: 'string' },
     'response-cache': { type: 'string' },
-    plans: { type: 'string' },
   },
 });
 const gateway = createGateway(loadConfig(process.env), {
   fastPaths: {
     coalesce: onOff(values.coalesce, 'coalesce'),
     subscriptionSharing: onOff(values.sharing, 'sharing'),
-    graphqlFastPath: onOff(values['graphql-fast-path'], 'graphql-fast-path'),
     compiledExecution: onOff(values['compiled-execution'], 'compiled-execution'),
     responseCache: onOff(values['response-cache'], 'response-cache'),
-    plans: onOff(values.plans, 'plans'),
   },
 });
 await gateway.listen();

@@ -9,9 +9,8 @@ export const CLIENT_KEY = 'bench-key';
 
 /**
  * The gateway's fast-path switches: CACHE_TTL_MS is configuration (README); coalescing,
- * subscription sharing and the GraphQL fast path are createGateway options, set through gateway-main.ts
- * (a baseline revision may take them otherwise: builds.ts; before the front door, the GraphQL fast path
- * was the direct lane, DIRECT_LANE).
+ * subscription sharing, compiled execution and the response cache are createGateway options, set
+ * through gateway-main.ts (a baseline revision may take them otherwise: builds.ts).
  */
 export interface Variant {
   /** @default the gateway's own, on */
@@ -21,13 +20,9 @@ export interface Variant {
   /** @default the gateway's own, on */
   sharing?: 'on' | 'off';
   /** @default the gateway's own, on */
-  graphqlFastPath?: 'on' | 'off';
-  /** @default the gateway's own, on */
   compiledExecution?: 'on' | 'off';
   /** @default the gateway's own, on (it acts only with CACHE_TTL_MS) */
   responseCache?: 'on' | 'off';
-  /** @default the gateway's own, on (it acts only without the response cache and tracing) */
-  plans?: 'on' | 'off';
 }
 
 export const variantLabel = (v: Variant): string =>
@@ -35,10 +30,8 @@ export const variantLabel = (v: Variant): string =>
     `coalesce ${v.coalesce ?? 'on'}`,
     `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`,
     `sharing ${v.sharing ?? 'on'}`,
-    `graphql fast path ${v.graphqlFastPath ?? 'on'}`,
     `compiled execution ${v.compiledExecution ?? 'on'}`,
     `response cache ${v.responseCache ?? 'on'}`,
-    `plans ${v.plans ?? 'on'}`,
   ].join(', ');
 
 export interface Upstream extends Child {
@@ -117,10 +110,8 @@ export async function startGateway(
   const switched = [
     ['coalesce', variant.coalesce],
     ['sharing', variant.sharing],
-    ['graphqlFastPath', variant.graphqlFastPath],
     ['compiledExecution', variant.compiledExecution],
     ['responseCache', variant.responseCache],
-    ['plans', variant.plans],
   ] as const;
   for (const [name, value] of switched) {
     if (value === undefined) continue;

@@ -21,12 +21,8 @@ export interface GatewayDeps {
     coalesce?: boolean;
     /** WebSocket subscribers with the same document, variables and key share one execution per event. @default true */
     subscriptionSharing?: boolean;
-    /** Plain GraphQL queries run through yoga's engine without its Fetch adapter (graphql-route.ts). @default true */
-    graphqlFastPath?: boolean;
     /** Queries and mutations run compiled by graphql-jit (use-compiled-execution.ts). @default true */
     compiledExecution?: boolean;
-    /** A query or mutation run compiled before runs from its plan on the HTTP fast path (operation-plans.ts). @default true */
-    plans?: boolean;
     /** With CACHE_TTL_MS, whole GraphQL results are kept too (graphql/response-cache.ts). @default true */
     responseCache?: boolean;
   };

@@ -5,8 +5,7 @@ import type { QueryLimits } from '../config/index.js';
 import { createContext, type GatewayContext, type GatewayServices } from './context.js';
 import type { Logger } from '../logging/logger.js';
 import { yogaLogger } from '../logging/logger.js';
-import { scopeOfRequest } from '../http/request-scope.js';
-import type { GraphQLMasking } from './graphql-route.js';
+import type { RequestScope } from '../http/request-scope.js';
 import { corsFor } from './cors.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
@@ -16,7 +15,6 @@ import { rulePlugins, useTransportExecution, type OperationRules, type Transport
 import { usePermissions } from './use-permissions.js';
 import { useQueryStringParams } from './query-string-params.js';
 import { useCompiledExecution } from './use-compiled-execution.js';
-import type { OperationPlans } from './operation-plans.js';
 import { createGraphiQLPage, GRAPHIQL_FIRST_QUERY, type GraphiQLPage } from './graphiql-page.js';
 
 /*
@@ -27,8 +25,19 @@ import { createGraphiQLPage, GRAPHIQL_FIRST_QUERY, type GraphiQLPage } from './g
  * transport.
  */
 
-/** What a WebSocket operation brings instead of an HTTP request's scope. */
-export interface WebSocketServerContext {
+/** How yoga is told to mask errors (its `maskedErrors` option). */
+export interface GraphQLMasking {
+  errorMessage: string;
+  isDev: boolean;
+}
+
+/**
+ * yoga's server context: what an operation brings from its transport. An
+ * HTTP request brings the front door's scope; a WebSocket operation the rest.
+ */
+export interface GraphQLServerContext {
+  /** The HTTP request's scope (request-scope.ts), handed to yoga by graphql-route.ts. */
+  scope?: RequestScope | undefined;
   authorization?: string | undefined;
   /** The connection's `connectionParams.after`: where its subscriptions without an `after` of their own resume. */
   after?: unknown;
@@ -38,7 +47,7 @@ export interface WebSocketServerContext {
   execution?: TransportExecution | undefined;
 }
 
-export type GraphQLServer = YogaServerInstance<WebSocketServerContext, GatewayContext>;
+export type GraphQLServer = YogaServerInstance<GraphQLServerContext, GatewayContext>;
 
 export interface GraphQLServerOptions {
   path: string;
@@ -54,8 +63,6 @@ export interface GraphQLServerOptions {
   corsOrigins: readonly string[];
   /** Queries and mutations run compiled (graphql-jit); benchmarks and tests compare both. */
   compiledExecution: boolean;
-  /** With compiled execution: operations run compiled are noted as plans, and a planned run is not run again. */
-  plans?: OperationPlans | undefined;
   /**
    * Whole results served again (response-cache.ts); last, so it keys documents trusted documents filled in and wraps compiled execution.
    */
@@ -81,7 +88,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     // yoga's own (maskedErrors below): it masks what execution throws and what is thrown before it.
     'error-masking': [],
   };
-  const yoga = createYoga<WebSocketServerContext, GatewayContext>({
+  const yoga = createYoga<GraphQLServerContext, GatewayContext>({
     schema,
     graphqlEndpoint: options.path,
     logging: yogaLogger(options.logger),
@@ -101,9 +108,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       : false,
     // yoga's own page loads GraphiQL from a CDN; this one is served from the gateway (graphiql-page.ts).
     ...(graphiql ? { renderGraphiQL: graphiql.render } : {}),
-    context: ({ request, authorization, after, owner }) => {
-      // An HTTP request's scope rides on its Request (graphql-route.ts); a WebSocket operation makes its own.
-      const scope = request ? scopeOfRequest.get(request) : undefined;
+    context: ({ request, scope, authorization, after, owner }) => {
       if (scope) {
         return createContext(options.services, {
           authorization: request.headers.get('authorization'),
@@ -124,7 +129,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
           // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
           useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
         ],
-        tracing: options.compiledExecution ? [useCompiledExecution(options.plans)] : [],
+        tracing: options.compiledExecution ? [useCompiledExecution()] : [],
       },
       // The response cache keys documents trusted documents filled in; the transport's execution takes over after every params hook.
       [...(options.responseCache ? [options.responseCache] : []), useTransportExecution()],

@@ -2,17 +2,17 @@ import type { GraphQLError } from 'graphql';
 import type { OnParamsEventPayload, Plugin } from 'graphql-yoga';
 
 /*
- * The rules every GraphQL operation passes, whatever carried it: HTTP (the
- * fast path and yoga's handler), SSE (yoga's handler) and graphql-ws. The
- * yoga instance is built from this list (graphql-server.ts), and there is no
- * other way onto every transport: graphql-ws enters yoga through
- * `getResultForParams`, yoga's own params stage (its `onParams` hooks, then
- * envelop's parse, validate, execute and subscribe), as the HTTP fast path
- * does, and only takes over once the params stage passed the operation
- * (`useTransportExecution`): to share one execution among its subscribers
- * (shared-subscriptions.ts). A rule added here therefore holds on all three;
+ * The rules every GraphQL operation passes, whatever carried it: HTTP and
+ * SSE (yoga's handler, graphql-route.ts) and graphql-ws. The yoga instance is
+ * built from this list (graphql-server.ts), and there is no other way onto
+ * every transport: graphql-ws enters yoga through `getResultForParams`,
+ * yoga's own params stage (its `onParams` hooks, then envelop's parse,
+ * validate, execute and subscribe), as yoga's handler does, and only takes
+ * over once the params stage passed the operation (`useTransportExecution`):
+ * to share one execution among its subscribers (shared-subscriptions.ts). A
+ * rule added here therefore holds on every transport;
  * test/e2e/one-pipeline.test.ts refuses a rule without a violating example
- * tried on each.
+ * tried on each, in every request shape.
  */
 
 /** The rules, in the order yoga runs their plugins. */
@@ -74,17 +74,19 @@ export function useTransportExecution(): Plugin {
   };
 }
 
-/** Requests a rule refused in the params stage. */
-const refusedInParamsStage = new WeakSet<object>();
+/** What a rule's refusal leaves in the operation's server context (graphql-server.ts) for the params hooks after it. */
+interface RefusedInParams {
+  refusedInParams?: boolean;
+}
 
 /**
  * Refuses an operation in the params stage: the error is its result, set rather than thrown, so the result hooks
  * (metrics) see it on every transport. A later params hook that answers from what it holds (the response cache)
  * must not answer in its place: it asks `refusedInParams` first.
  */
-export function refuseInParams(payload: Pick<OnParamsEventPayload, 'request' | 'setResult'>, error: GraphQLError): void {
-  refusedInParamsStage.add(payload.request);
+export function refuseInParams(payload: Pick<OnParamsEventPayload, 'context' | 'setResult'>, error: GraphQLError): void {
+  (payload.context as RefusedInParams).refusedInParams = true;
   payload.setResult({ errors: [error] });
 }
 
-export const refusedInParams = (request: object): boolean => refusedInParamsStage.has(request);
+export const refusedInParams = (context: object): boolean => (context as RefusedInParams).refusedInParams === true;

@@ -1,11 +1,10 @@
 import { HISTORY_FIELDS } from './types/transaction-history.js';
 import { hash } from 'node:crypto';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
-import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Credential } from '../backends/backend.js';
 import { boundedCache } from '../backends/bounded-cache.js';
-import { scopeOfRequest } from '../http/request-scope.js';
+import type { RequestScope } from '../http/request-scope.js';
 import { refusedInParams } from './operation-rules.js';
 
 /*
@@ -18,11 +17,6 @@ import { refusedInParams } from './operation-rules.js';
  * drops its entries. Results with errors are not kept, nor results larger
  * than `maxResultBytes`, so the cache is bounded in bytes. Only HTTP requests
  * use it: a WebSocket operation has no request for yoga to key it by.
- *
- * The HTTP fast path (graphql-route.ts) asks `heldResult` first, with the
- * same key, and answers a result held here from its bytes without yoga: a
- * key names the document, operation, variables and credential exactly as the
- * plugin's does, so whatever the plugin would serve, that path serves.
  *
  * A result computed from a read that began before an event must not be kept
  * after the event dropped what it replaces: each key remembers when it was
@@ -38,22 +32,10 @@ export interface ResponseCacheOptions {
   maxResultBytes?: number;
 }
 
-/** The parameters of a request, as they name a result held here (extensions do not). */
-export interface HeldParams {
-  query: string;
-  operationName?: string | null | undefined;
-  variables?: Record<string, unknown> | null | undefined;
-}
-
 export interface ResponseCache {
   plugin: Plugin;
   /** Drops every result that holds this transaction. */
   forgetTransaction(id: string): void;
-  /**
-   * The result held for these parameters and this credential, as the plugin would serve it (its `ETag` and
-   * `Last-Modified` in `extensions.http.headers`); undefined when none is, or the credential may not read.
-   */
-  heldResult(params: HeldParams, credential: Credential | undefined): ExecutionResult | undefined;
 }
 
 type Entity = { typename: string; id?: string | number };
@@ -104,15 +86,13 @@ function keepingOnlyFresh(inner: Cache): Cache {
 
 /**
  * The request's credential, when it is an HTTP request the front door
- * admitted whose identity may read: the cache answers before the permission
- * check (use-permissions.ts) would run, so a key whose `read` was taken away
- * is never served what it read before.
+ * admitted (its scope is the server context's, graphql-route.ts) whose
+ * identity may read: the cache answers before the permission check
+ * (use-permissions.ts) would run, so a key whose `read` was taken away is
+ * never served what it read before.
  */
-function sessionOf(request: Request | undefined): string | undefined {
-  return sessionOfCredential(request ? scopeOfRequest.get(request)?.credential : undefined);
-}
-
-function sessionOfCredential(credential: Credential | undefined): string | undefined {
+function sessionOf(context: { scope?: RequestScope | undefined } | undefined): string | undefined {
+  const credential: Credential | undefined = context?.scope?.credential;
   // Closed by default: a credential without an identity reads nothing, from here or anywhere.
   return credential?.identity?.permissions.has('read') === true ? credential.authorization : undefined;
 }
@@ -128,11 +108,11 @@ const keyOf = (
 export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes = 65_536 }: ResponseCacheOptions): ResponseCache {
   const held = createInMemoryCache({ max: maxEntries });
   const cache = keepingOnlyFresh(held);
-  const plugin: Plugin = useResponseCache({
+  const plugin: Plugin = useResponseCache<{ scope?: RequestScope | undefined }>({
     ttl: ttlMs,
     cache,
-    session: (request) => sessionOf(request) ?? null,
-    enabled: (request) => sessionOf(request) !== undefined,
+    session: (_request, context) => sessionOf(context) ?? null,
+    enabled: (_request, context) => sessionOf(context) !== undefined,
     idFields: ['transactionId', 'vendingId'],
     // The history changes with every event, not only with the entities it names.
     ttlPerSchemaCoordinate: Object.fromEntries(HISTORY_FIELDS.map((field) => [field, 0])),
@@ -143,13 +123,7 @@ export function createResponseCache({ ttlMs, maxEntries = 1_000, maxResultBytes 
   });
   return {
     // A request a rule refused before it is answered with that refusal, never with a result held for its key.
-    plugin: { ...plugin, onParams: (payload) => (refusedInParams(payload.request) ? undefined : plugin.onParams?.(payload)) },
+    plugin: { ...plugin, onParams: (payload) => (refusedInParams(payload.context) ? undefined : plugin.onParams?.(payload)) },
     forgetTransaction: (id) => void cache.invalidate([{ typename: 'Transaction', id }]),
-    heldResult({ query, operationName, variables }, credential) {
-      const session = sessionOfCredential(credential);
-      if (session === undefined) return undefined;
-      // The held store itself: a miss here is not the plugin's miss (the request goes on to the plugin, which notes it).
-      return (held.get(keyOf(query, operationName, variables, session)) as ExecutionResult | null) ?? undefined;
-    },
   };
 }

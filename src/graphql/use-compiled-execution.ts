@@ -10,7 +10,6 @@ import {
   OperationTypeNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { OperationPlans } from './operation-plans.js';
 
 /*
  * Queries and mutations run compiled (graphql-jit, as Mercurius runs them):
@@ -82,29 +81,14 @@ function withGraphQLErrors(result: ExecutionResult, document: DocumentNode): Exe
   return result.extensions === undefined ? { errors, data: result.data } : { errors, data: result.data, extensions: result.extensions };
 }
 
-/** What yoga's context holds of an HTTP operation: its Request and its parameters. */
-type YogaContext = { request?: object; params?: { query?: unknown } } | undefined;
-
-/**
- * With `plans`, each operation run compiled is noted as a plan (operation-plans.ts), and an operation already run
- * from its plan is not run again: its result is the execution's.
- */
-export function useCompiledExecution(plans?: OperationPlans): Plugin {
+export function useCompiledExecution(): Plugin {
   return {
     onExecute({ executeFn, setExecuteFn }) {
       // Compiled for the document it is given when it runs: a plugin after this one may run another (the response
       // cache adds the fields it tags entries with).
       setExecuteFn(async (execution) => {
-        const { request, params } = (execution.contextValue ?? {}) as NonNullable<YogaContext>;
-        const replayed = request && plans?.replayed(request);
-        if (replayed) {
-          if ('thrown' in replayed) throw replayed.thrown;
-          return withGraphQLErrors(replayed.result, execution.document);
-        }
         const compiled = compiledFor(execution);
         if (compiled === 'interpret') return executeFn(execution);
-        if (plans && typeof params?.query === 'string')
-          plans.note(params.query, execution.operationName, execution.document, compiled, execution.schema);
         const result = await compiled.query(execution.rootValue, execution.contextValue, execution.variableValues);
         // No data: the variables were refused before anything ran. graphql-js words (and hints) those refusals as
         // clients know them, with the status GraphQL over HTTP gives them; it runs nothing either.

@@ -110,9 +110,9 @@ function operationOf(args: CostArgs): { operation: OperationDefinitionNode | und
 
 /**
  * MAX_COST's rule (operation-cost.ts) for an operation and its variables: whether it is refused, and whether no
- * variable could change that (`fixed`). Its plugin below and planned runs (operation-plans.ts) both ask it.
+ * variable could change that (`fixed`), which its plugin below remembers per document.
  */
-export function costExceeds(
+function costExceeds(
   args: CostArgs,
   maxCost: number,
 ): { exceeds: boolean; fixed: boolean; cost: number; operation: OperationDefinitionNode | undefined } {

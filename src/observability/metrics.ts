@@ -1,5 +1,4 @@
 import { getOperationAST } from 'graphql';
-import { scopeOfRequest } from '../http/request-scope.js';
 import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamCall } from '../backends/rest/rest-backend.js';
@@ -10,12 +9,6 @@ import type { Readiness } from '../http/readiness.js';
 export interface GatewayMetrics {
   /** Yoga plugin: names the GraphQL operation in the request's scope and notes results with errors. */
   plugin(): Plugin;
-  /**
-   * Names the GraphQL operation of a request answered without yoga (a result held by the response cache, a run
-   * from its plan), as the plugin names those yoga runs: by the request's `operationName`, else by the document's
-   * own name for its operation when that is known.
-   */
-  nameOperation(scope: OperationScope, requested: string | null | undefined, own?: string): void;
   /** Counts one answered HTTP request (the front door calls it for every route). */
   answered(labels: { transport: string; operation: string | undefined }, status: number, graphqlErrors: boolean, seconds: number): void;
   upstreamCall(call: UpstreamCall): void;
@@ -63,6 +56,12 @@ const KEYED_TRANSPORTS = ['graphql', 'rest'];
 export interface OperationScope {
   operation: string | undefined;
   graphqlErrors: boolean;
+}
+
+/** An operation's server context (graphql-server.ts), as the plugin reads it: an HTTP request's scope, or its own record. */
+interface Counted {
+  scope?: OperationScope | undefined;
+  counted?: (OperationScope & { started: number }) | undefined;
 }
 
 /** Prometheus metrics for one gateway, in a registry of its own (several gateways share a test process). */
@@ -201,42 +200,38 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
    * Operations that came without a front door's request (WebSocket ones):
    * the plugin counts them itself, from the params stage, which they pass
    * like HTTP requests (operation-rules.ts), to their result (a
-   * subscription's: once it started; nothing per event).
+   * subscription's: once it started; nothing per event). Their record rides
+   * in the operation's server context, as an HTTP request's scope does.
    */
-  const unscoped = new WeakMap<Request, OperationScope & { started: number }>();
-  const scopeOf = (request: Request | undefined) => (request ? (scopeOfRequest.get(request) ?? unscoped.get(request)) : undefined);
+  // A WebSocket operation's context gets a call scope of its own later (context.ts): its record is asked first.
+  const scopeIn = (context: Counted | undefined): OperationScope | undefined => context?.counted ?? context?.scope;
 
   /** Names the GraphQL operation of a request in its scope, and notes a result with errors. */
   const plugin: Plugin = {
-    onParams({ request, params }) {
-      let scope: OperationScope | undefined = scopeOfRequest.get(request);
-      if (!scope) {
-        const operation = { operation: undefined, graphqlErrors: false, started: performance.now() };
-        unscoped.set(request, operation);
-        scope = operation;
-      }
-      setOperation(scope, params.operationName);
+    onParams({ params, context }) {
+      const counted = context as Counted;
+      if (!counted.scope) counted.counted = { operation: undefined, graphqlErrors: false, started: performance.now() };
+      setOperation(scopeIn(counted), params.operationName);
     },
     onExecute({ args }) {
       // Clients often send only `query Name {…}` without operationName: take it from the document.
-      const scope = scopeOf((args.contextValue as { request?: Request } | undefined)?.request);
+      const scope = scopeIn(args.contextValue as Counted);
       if (scope && scope.operation === undefined) setOperation(scope, getOperationAST(args.document, args.operationName)?.name?.value);
     },
     onSubscribe({ args }) {
-      const scope = scopeOf((args.contextValue as { request?: Request } | undefined)?.request);
+      const scope = scopeIn(args.contextValue as Counted);
       if (scope && scope.operation === undefined) setOperation(scope, getOperationAST(args.document, args.operationName)?.name?.value);
     },
-    onExecutionResult({ request, result }) {
+    onExecutionResult({ result, context }) {
       // Covers parse/validation errors too, which never reach onExecute; streams are not inspected.
       const errors = !!result && 'errors' in result && !!result.errors?.length;
-      const scope = scopeOfRequest.get(request);
-      if (scope) {
-        if (errors) scope.graphqlErrors = true;
+      const counted = context as Counted;
+      const operation = counted.counted;
+      if (!operation) {
+        if (errors && counted.scope) counted.scope.graphqlErrors = true;
         return;
       }
-      const operation = unscoped.get(request);
-      if (!operation) return;
-      unscoped.delete(request);
+      counted.counted = undefined;
       answered({ transport: WEBSOCKET, operation: operation.operation }, 200, errors, (performance.now() - operation.started) / 1000);
     },
   };
@@ -254,10 +249,6 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       });
     },
     answered,
-    nameOperation(scope, requested, own) {
-      setOperation(scope, requested);
-      if (scope.operation === undefined) setOperation(scope, own);
-    },
     upstreamCall(call) {
       upstreamRequests.inc({ method: call.method, route: call.route, outcome: String(call.outcome) });
       upstreamDuration.observe({ route: call.route }, call.durationMs / 1000);

@@ -18,7 +18,7 @@ import type { GraphQLParams, YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ClientOwner } from '../backends/owner.js';
 import type { WebSocketLimits } from '../config/index.js';
-import type { WebSocketServerContext } from '../graphql/graphql-server.js';
+import type { GraphQLServerContext } from '../graphql/graphql-server.js';
 import { createRestartHold } from './restart-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
 import { ErrorCode } from '../errors.js';
@@ -55,7 +55,7 @@ export interface GraphQLWsOptions {
    */
   authorize(authorization: string | undefined): Promise<'accepted' | 'refused' | 'retry'>;
   /** Makes the initial context of one operation from the connection's key and resume point (`connectionParams.after`). */
-  initialContext(authorization: string | undefined, after: unknown): WebSocketServerContext;
+  initialContext(authorization: string | undefined, after: unknown): GraphQLServerContext;
 }
 
 export interface GraphQLWsServer {
@@ -208,7 +208,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         if (errors.length > 0) return { errors };
         const isSubscription = getOperationAST(document, params.operationName)?.operation === OperationTypeNode.SUBSCRIPTION;
         // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
-        if (!isSubscription) (context as WebSocketServerContext).owner = ownerOf(ctx);
+        if (!isSubscription) (context as GraphQLServerContext).owner = ownerOf(ctx);
         const contextValue = await contextFactory();
         const args: ExecutionArgs = { schema, document, operationName: params.operationName, variableValues: params.variables };
         ran = args;

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 
 /*
- * One front door: every route, with the GraphQL fast path on and
- * off, refuses a body over MAX_BODY_BYTES with 413 (declared or chunked),
+ * One front door: every route refuses a body over MAX_BODY_BYTES with 413 (declared or chunked),
  * answers with an x-request-id, and is counted under its own route label.
  */
 
@@ -49,13 +48,10 @@ function send(url: string, method: string, path: string, body: Buffer | undefine
   });
 }
 
-describe.each([
-  ['with the GraphQL fast path', true],
-  ['without the GraphQL fast path', false],
-])('the front door, %s', (_label, graphqlFastPath) => {
+describe('the front door', () => {
   let running: RunningGateway;
   beforeAll(async () => {
-    running = await startGateway({ MAX_BODY_BYTES: String(LIMIT) }, { fastPaths: { graphqlFastPath } });
+    running = await startGateway({ MAX_BODY_BYTES: String(LIMIT) });
   });
   afterAll(() => running.close());
   const oversized = Buffer.from(JSON.stringify({ query: `{ vendings { totalCount } } # ${'x'.repeat(LIMIT)}` }));

@@ -9,15 +9,22 @@ import { waitFor } from '../helpers/wait-for.js';
 import { wsClient } from '../helpers/ws-client.js';
 
 /*
- * One pipeline on every transport: each rule of the list the yoga instance is
- * built from (src/graphql/operation-rules.ts) is tried on HTTP POST, SSE and
- * graphql-ws with an example of its own. `CASES` must name every rule (the
- * type says so, and the loop below fails on a rule without a case), so a rule
- * added to the list fails here until it holds on all three.
+ * One pipeline on every transport and request shape: each rule of the list
+ * the yoga instance is built from (src/graphql/operation-rules.ts) is tried
+ * with an example of its own on HTTP POST as a server sends it, the same POST
+ * as a browser's page sends it (its Origin, Apollo Client's Accept), GET, SSE
+ * and graphql-ws, each three times in a row, after the same document was
+ * accepted three times where the rule depends on the request (`primer`): a
+ * route that remembered the document and skipped the rule would answer the
+ * second or third send otherwise. `CASES` must name every rule (the type says
+ * so, and the loop below fails on a rule without a case), so a rule added to
+ * the list fails here until it holds on every shape.
  */
 
-type Transport = 'http' | 'sse' | 'ws';
-const TRANSPORTS: readonly Transport[] = ['http', 'sse', 'ws'];
+type Transport = 'http' | 'browser' | 'get' | 'sse' | 'ws';
+const TRANSPORTS: readonly Transport[] = ['http', 'browser', 'get', 'sse', 'ws'];
+/** Each refusal is sent this often on each transport, and each primer too. */
+const SENDS = 3;
 
 interface Operation {
   query: string;
@@ -44,6 +51,8 @@ interface Refusal {
   key?: string;
   code: string;
   message: RegExp;
+  /** The same document as a request the rule accepts, sent (and answered without errors) first. */
+  primer?: { operation: Operation; key?: string };
 }
 
 interface Case {
@@ -95,7 +104,15 @@ const CASES: Record<OperationRuleName, Case> = {
   },
   permissions: {
     env: () => ({ API_KEYS: `${TEST_KEY},${READ_ONLY_KEY}:subscribe` }),
-    refusals: [{ operation: { query: '{ vendings { totalCount } }' }, key: READ_ONLY_KEY, code: 'FORBIDDEN', message: /read/ }],
+    refusals: [
+      {
+        operation: { query: '{ vendings { totalCount } }' },
+        key: READ_ONLY_KEY,
+        code: 'FORBIDDEN',
+        message: /read/,
+        primer: { operation: { query: '{ vendings { totalCount } }' } },
+      },
+    ],
   },
   'document-nesting': {
     refusals: [
@@ -103,6 +120,7 @@ const CASES: Record<OperationRuleName, Case> = {
         operation: { query: '{ vendings { totalCount } }', variables: { deep: nestedJson(100) } },
         code: 'BAD_USER_INPUT',
         message: /nest at most/,
+        primer: { operation: { query: '{ vendings { totalCount } }', variables: { deep: nestedJson(3) } } },
       },
       {
         operation: { query: `{ vendings { totalCount } ${'@skip(if: [['.repeat(150)}${']]'.repeat(150)}) }` },
@@ -154,6 +172,7 @@ const CASES: Record<OperationRuleName, Case> = {
         },
         code: 'BAD_USER_INPUT',
         message: /MAX_COST/,
+        primer: { operation: { query: 'query Many($ids: [ID!]!) { transactions(ids: $ids) { status } }', variables: { ids: ['tx-1'] } } },
       },
     ],
   },
@@ -229,6 +248,31 @@ async function viaHttp(url: string, operation: Operation, key: string): Promise<
   return (await response.json()) as Answer;
 }
 
+/** What a dashboard's page sends (Apollo Client's defaults): its own origin, and GraphQL over HTTP's media type first. */
+async function viaBrowser(url: string, operation: Operation, key: string): Promise<Answer> {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json,application/json;q=0.9',
+      authorization: key,
+      origin: new URL(url).origin,
+    },
+    body: JSON.stringify(operation),
+  });
+  return (await response.json()) as Answer;
+}
+
+/** A query in the URL (GraphQL over HTTP's GET), each parameter as its own query-string field. */
+async function viaGet(url: string, operation: Operation, key: string): Promise<Answer> {
+  const search = new URLSearchParams({ query: operation.query });
+  if (operation.variables) search.set('variables', JSON.stringify(operation.variables));
+  if (operation.extensions) search.set('extensions', JSON.stringify(operation.extensions));
+  if (operation.operationName) search.set('operationName', operation.operationName);
+  const response = await fetch(`${url}/graphql?${search}`, { headers: { accept: 'application/json', authorization: key } });
+  return (await response.json()) as Answer;
+}
+
 /** GraphQL over SSE (yoga's "distinct connections" mode): the `next` payloads of the stream, which a single result ends. */
 async function viaSse(url: string, operation: Operation, key: string): Promise<Answer> {
   const response = await fetch(`${url}/graphql`, {
@@ -273,6 +317,14 @@ async function viaWs(url: string, operation: Operation, key: string): Promise<An
   }
 }
 
+const VIA: Record<Transport, (url: string, operation: Operation, key: string) => Promise<Answer>> = {
+  http: viaHttp,
+  browser: viaBrowser,
+  get: viaGet,
+  sse: viaSse,
+  ws: viaWs,
+};
+
 const errorsOf = (answer: Answer) => (answer.errors ?? []).map((error) => ({ message: error.message, code: error.extensions?.code }));
 
 let otlp: OtlpReceiver;
@@ -299,21 +351,35 @@ describe('every rule of the pipeline holds on HTTP, SSE and graphql-ws alike', (
       running.push(started);
       gateway = {
         url: started.url,
-        run: (transport, operation, key = TEST_KEY) =>
-          (transport === 'http' ? viaHttp : transport === 'sse' ? viaSse : viaWs)(started.url, operation, key),
+        run: (transport, operation, key = TEST_KEY) => VIA[transport](started.url, operation, key),
         metrics: async () => (await fetch(`${started.url}/metrics`)).text(),
       };
     });
 
     it.each((rule.refusals ?? []).map((refusal) => [refusal.name ?? refusal.message.source, refusal] as const))(
-      'refuses %s in the same words on every transport',
+      'refuses %s in the same words on every transport and shape, every time',
       async (_name, refusal) => {
-        const answers = await Promise.all(TRANSPORTS.map((transport) => gateway.run(transport, refusal.operation, refusal.key)));
-        const [http, ...others] = answers.map(errorsOf);
-        expect(http!.some((error) => error.code === refusal.code && refusal.message.test(error.message))).toBe(true);
-        expect(answers.map((answer) => answer.data ?? null)).toEqual([null, null, null]);
-        for (const [index, errors] of others.entries())
-          expect({ transport: TRANSPORTS[index + 1], errors }).toEqual({ transport: TRANSPORTS[index + 1], errors: http });
+        const { primer } = refusal;
+        for (const transport of TRANSPORTS) {
+          for (let send = 1; primer && send <= SENDS; send += 1) {
+            const answer = await gateway.run(transport, primer.operation, primer.key);
+            expect({ transport, send, primer: errorsOf(answer) }).toEqual({ transport, send, primer: [] });
+          }
+        }
+        // The words every shape must answer with: the first send's over HTTP.
+        const http = errorsOf(await gateway.run('http', refusal.operation, refusal.key));
+        expect(http.some((error) => error.code === refusal.code && refusal.message.test(error.message))).toBe(true);
+        for (const transport of TRANSPORTS) {
+          for (let send = 1; send <= SENDS; send += 1) {
+            const answer = await gateway.run(transport, refusal.operation, refusal.key);
+            expect({ transport, send, data: answer.data ?? null, errors: errorsOf(answer) }).toEqual({
+              transport,
+              send,
+              data: null,
+              errors: http,
+            });
+          }
+        }
       },
     );
 

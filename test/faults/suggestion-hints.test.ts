@@ -26,7 +26,7 @@ const cases: Record<string, Case> = {
   },
 };
 
-/** Every error message the gateway answers, over the fast path (POST) and yoga's own handler (GET). */
+/** Every error message the gateway answers, over POST and GET. */
 async function messages(running: RunningGateway, { query, variables }: Case): Promise<string[]> {
   const post = await running.fetch(`${running.url}/graphql`, {
     method: 'POST',

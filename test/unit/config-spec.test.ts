@@ -269,7 +269,6 @@ describe('each default', () => {
       // How long an event's transaction read is kept: a minute, as the PostgreSQL history's sweep period is.
       'src/events/event-transactions.ts ttlMs=60000',
       'src/events/recent-events.ts maxEntries=100000',
-      'src/graphql/operation-plans.ts maxPlans=1000',
       'src/graphql/response-cache.ts maxEntries=1000',
       'src/graphql/response-cache.ts maxResultBytes=65536',
       // A pause for an editor's several writes of one save, and the first retry's backoff.

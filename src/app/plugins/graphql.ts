@@ -4,12 +4,10 @@ import { createEventTransactions } from '../../events/event-transactions.js';
 import type { GatewayServices } from '../../graphql/context.js';
 import { registerRoutes } from '../../http/front-door.js';
 import { MASKED_MESSAGE } from '../../http/masked-answer.js';
-import { graphqlRoute, type GraphQLMasking } from '../../graphql/graphql-route.js';
+import { graphqlRoute } from '../../graphql/graphql-route.js';
 import { createGraphQLServer, type GraphQLServer } from '../../graphql/graphql-server.js';
 import { createResponseCache } from '../../graphql/response-cache.js';
-import { createOperationPlans } from '../../graphql/operation-plans.js';
 import { useKeyWatch } from '../../graphql/use-key-watch.js';
-import { jsonTooDeep } from '../../contract/index.js';
 import { useTracing } from '../../graphql/use-tracing.js';
 import type { Logger } from '../../logging/logger.js';
 import { useEventIds } from '../../subscriptions/sse-event-ids.js';
@@ -59,29 +57,17 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     if (responseCache) app.onTransactionForgotten(responseCache.forgetTransaction);
     const compiledExecution = deps.fastPaths?.compiledExecution ?? true;
     const tracing = app.tracing && useTracing(app.tracing);
-    // Plans skip yoga's hooks, and so the ones that act on a run itself: tracing's spans, the response cache's
-    // entities, and trusted documents (a plan is found by the text a client sends).
-    const plans =
-      compiledExecution && (deps.fastPaths?.plans ?? true) && !tracing && !responseCache && config.limits.trustedDocuments !== 'only'
-        ? createOperationPlans({ services, maxCost: config.limits.maxCost, nameOperation: metrics.nameOperation })
-        : undefined;
     await tracing?.loaded;
-    const masking: GraphQLMasking = {
-      isDev: false,
-      errorMessage: MASKED_MESSAGE,
-      onMasked: (error: unknown) => logger.error({ err: error }, 'unexpected error'),
-    };
     const { yoga, graphiql } = createGraphQLServer({
       path: GRAPHQL_PATH,
       services,
       logger,
       limits: config.limits,
-      masking,
+      masking: { isDev: false, errorMessage: MASKED_MESSAGE },
       graphiql: config.graphiql,
       devApiKey: config.devApiKey,
       corsOrigins: config.corsOrigins,
       compiledExecution,
-      plans,
       responseCache: responseCache?.plugin,
       tracing: tracing?.plugins,
       metrics: metrics.plugin(),
@@ -94,22 +80,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     registerRoutes(app, [
       graphqlRoute({
         yoga,
-        // A held result answers parameters that passed every rule of the params stage once; of those rules, only the
-        // nesting of extensions (not part of the key) can differ between requests, so it is asked again. With trusted
-        // documents only, a request's own text is refused: nothing is answered from the cache before that rule.
-        heldResult:
-          responseCache && config.limits.trustedDocuments !== 'only'
-            ? (params, scope) => {
-                if (jsonTooDeep(params.extensions)) return undefined;
-                const result = responseCache.heldResult(params, scope.credential);
-                if (result) metrics.nameOperation(scope, params.operationName as string | undefined);
-                return result;
-              }
-            : undefined,
-        plans,
         path: GRAPHQL_PATH,
-        masking,
-        fastPath: deps.fastPaths?.graphqlFastPath ?? true,
         guard: async (request) => {
           await auth.streamGuard(request);
           // A stream started with a subscription token carries no credential a browser adds by itself (no cookie, no

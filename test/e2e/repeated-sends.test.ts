@@ -5,11 +5,11 @@ import { answeringGateway, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 
 /*
- * A document run compiled once runs from its plan (src/graphql/operation-plans.ts),
- * without yoga's hooks: every rule that depends on the request must still hold
- * for a request that finds a plan made by another key's requests. Each
- * document is first sent three times by a key that may run it (interpreted,
- * compiled and planned), then by the key under test.
+ * What a document's first runs leave behind (its parse and validation
+ * cached, its compiled code, its cost known to pass) must not let a later
+ * request skip a rule that depends on the request: each document is first
+ * sent three times by a key that may run it (interpreted, then compiled),
+ * then by the key under test.
  */
 
 const PAYER = 'payer-key';
