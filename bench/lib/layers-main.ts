@@ -1,4 +1,3 @@
-import { processRegularResult } from 'graphql-yoga';
 import { Pool } from 'undici';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 import { APOLLO_CLIENT_ACCEPT } from './http-load.js';
@@ -20,7 +19,7 @@ const dist = <M>(path: string) => import(`../../dist/${path}.js`) as Promise<M>;
 const { createGateway } = await dist<typeof import('../../src/app/gateway.js')>('app/gateway');
 const { loadConfig } = await dist<typeof import('../../src/config/index.js')>('config/index');
 const { createGraphQLServer } = await dist<typeof import('../../src/graphql/graphql-server.js')>('graphql/graphql-server');
-const { newScope, scopeOfRequest } = await dist<typeof import('../../src/http/request-scope.js')>('http/request-scope');
+const { newScope } = await dist<typeof import('../../src/http/request-scope.js')>('http/request-scope');
 const { createCircuitBreaker } = await dist<typeof import('../../src/backends/rest/circuit-breaker.js')>('backends/rest/circuit-breaker');
 const { createConcurrencyLimit } =
   await dist<typeof import('../../src/backends/rest/concurrency-limit.js')>('backends/rest/concurrency-limit');
@@ -79,16 +78,15 @@ const scope = () => {
 const viaClient = async (id: string) =>
   JSON.parse((await client.send({ method: 'GET', path: `/transactions/${id}`, authorization: UPSTREAM_KEY })).text) as unknown;
 
-/** One GraphQL operation as the fast path runs it: yoga's engine for parsed parameters, then its JSON writer. */
+/** One GraphQL operation as /graphql runs it: yoga's handler, with the request's scope as its server context. */
 function graphql(yoga: ReturnType<typeof yogaOf>) {
   return async (id: string) => {
     const request = new yoga.fetchAPI.Request('http://localhost/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'bench-key', accept: APOLLO_CLIENT_ACCEPT },
+      body: JSON.stringify({ query: SINGLE_BY_ID_QUERY, variables: { id } }),
     });
-    scopeOfRequest.set(request, scope());
-    const result = await yoga.getResultForParams({ params: { query: SINGLE_BY_ID_QUERY, variables: { id } }, request }, {});
-    return processRegularResult(result as never, yoga.fetchAPI, 'application/graphql-response+json').text();
+    return (await yoga.fetch(request, { scope: scope() })).text();
   };
 }
 

@@ -31,13 +31,6 @@ export interface RequestScope extends CallScope {
   stream: boolean;
 }
 
-/**
- * The scope of a request as yoga sees it (its Fetch Request), for the code
- * behind yoga's handler: handing the scope over as yoga's server context
- * would have it copied twice per request.
- */
-export const scopeOfRequest = new WeakMap<Request, RequestScope>();
-
 export function newScope(
   id: string,
   log: FastifyBaseLogger,
