@@ -96,9 +96,15 @@ async function admitted(services: GatewayServices, facts: RequestFacts): Promise
  * Authenticates unless the front door did (throws `UNAUTHENTICATED`; in forward mode the upstream is
  * asked, see src/upstream-key-check.ts), counts the request against its
  * key's rate limit (throws `RATE_LIMITED`) and builds fresh loaders for it.
+ * Made at once when the front door already admitted the request: envelop
+ * then goes on without waiting for a promise.
  */
-export async function createContext(services: GatewayServices, facts: RequestFacts): Promise<GatewayContext> {
-  const credential = facts.credential ?? (await admitted(services, facts));
+export function createContext(services: GatewayServices, facts: RequestFacts): GatewayContext | Promise<GatewayContext> {
+  if (facts.credential) return contextOf(services, facts, facts.credential);
+  return admitted(services, facts).then((credential) => contextOf(services, facts, credential));
+}
+
+function contextOf(services: GatewayServices, facts: RequestFacts, credential: Credential): GatewayContext {
   // A WebSocket operation has no HTTP request: it gets a scope of its own (its budget, its connection as owner).
   const scope: CallScope = facts.scope ?? {
     id: facts.requestId,
