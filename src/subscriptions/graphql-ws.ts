@@ -13,15 +13,16 @@ import {
 } from 'graphql';
 
 import type { Context, SubscribePayload } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
 import type { GraphQLParams, YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ClientOwner } from '../backends/owner.js';
 import type { WebSocketLimits } from '../config/index.js';
 import type { GraphQLServerContext } from '../graphql/graphql-server.js';
+import type { Logger } from '../logging/logger.js';
 import { createRestartHold } from './restart-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
 import { ErrorCode } from '../errors.js';
+import { serveGraphQLWs, type Extra } from './ws-sockets.js';
 
 /*
  * GraphQL over WebSocket (graphql-transport-ws) on the same port and path as
@@ -36,6 +37,8 @@ import { ErrorCode } from '../errors.js';
 export interface GraphQLWsOptions {
   server: Server;
   path: string;
+  /** Where a socket's failure is told, one JSON line each (ws-sockets.ts). */
+  logger: Logger;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   yoga: YogaServerInstance<any, any>;
   limits: WebSocketLimits;
@@ -106,7 +109,7 @@ function resumes(
   return found;
 }
 
-/** Messages only a server sends: graphql-ws would throw on one from a client, and its ws adapter log a stack trace and close 4500. */
+/** Messages only a server sends: graphql-ws would throw on one from a client, and the socket close with 4500. */
 const SERVER_ONLY = new Set(['connection_ack', 'next', 'error']);
 
 /**
@@ -145,7 +148,6 @@ function groupStart(subscribe: (args: ExecutionArgs) => unknown, contextValue: u
 
 /** The Request of a WebSocket operation in yoga's params stage: it has no HTTP request, and nothing reads this one's address. */
 const WS_REQUEST_URL = 'http://localhost/graphql';
-type Extra = { socket: WebSocket };
 
 export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   // Past maxPayload, ws closes the socket with 1009 Message Too Big.
@@ -252,7 +254,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     return { ...ran, rootValue: { execute: () => made, subscribe: () => made } };
   };
 
-  const disposable = useServer<Record<string, unknown>, Extra>(
+  const disposable = serveGraphQLWs<Record<string, unknown>>(
     {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
       jsonMessageReviver: clientMessage,
@@ -264,10 +266,6 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         const verdict = await options.authorize(authorizationOf(ctx.connectionParams));
         if (verdict === 'retry') ctx.extra.socket.close(1013, 'Try Again Later');
         if (verdict !== 'accepted') return false;
-        // graphql-ws keeps the upgrade request (headers and all) in the context for the connection's life;
-        // nothing here reads it after the key, and at 20 000 idle subscribers it is megabytes (bench S6).
-        // (Assigned, not deleted: a deleted property would give every context object a shape of its own.)
-        (ctx.extra as { request?: unknown }).request = undefined;
         if (ctx.connectionParams?.demoSimulator === true && options.onDemoRequest) demoReleases.set(ctx, options.onDemoRequest());
         return true;
       },
@@ -306,7 +304,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       onNext: (ctx) => closeIfBehind(ctx.extra.socket),
     },
     wss,
-    options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY,
+    { keepAliveMs: options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY, logger: options.logger },
   );
   return {
     holdEnds: () => restartHold.hold(),

@@ -62,7 +62,11 @@ describe('a WebSocket client that sends a message only a server sends', () => {
   afterEach(() => vi.restoreAllMocks());
 
   /** Opens a connection (acknowledged when `init`), sends `message`, and resolves with the close code and what reached stderr. */
-  async function closeFor(message: object, init: boolean, origin: string | undefined): Promise<{ code: number; printed: unknown[][] }> {
+  async function closeFor(
+    message: object | string,
+    init: boolean,
+    origin: string | undefined,
+  ): Promise<{ code: number; printed: unknown[][] }> {
     const printed: unknown[][] = [];
     vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void printed.push(args));
     const socket = new WebSocket(`${running.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', origin ? { origin } : {});
@@ -73,7 +77,7 @@ describe('a WebSocket client that sends a message only a server sends', () => {
       socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: TEST_KEY } }));
       await acknowledged;
     }
-    socket.send(JSON.stringify(message));
+    socket.send(typeof message === 'string' ? message : JSON.stringify(message));
     return { code: await closed, printed };
   }
 
@@ -95,4 +99,17 @@ describe('a WebSocket client that sends a message only a server sends', () => {
       }
     });
   }
+
+  it('closes a message over the size limit with 1009 and logs no stack trace', async () => {
+    // Over MAX_BODY_BYTES (1 MiB by default) and so over the 64 KiB WebSocket bound.
+    const oversized = JSON.stringify({ type: 'subscribe', id: '1', payload: { query: `{ __typename } # ${'x'.repeat(70_000)}` } });
+    for (const origin of ORIGINS) {
+      for (let send = 1; send <= SENDS; send += 1) {
+        const { code, printed } = await closeFor(oversized, true, origin);
+        const what = `${origin ?? 'no Origin'}, send ${send}`;
+        expect(code, what).toBe(1009);
+        expect(printed, what).toEqual([]);
+      }
+    }
+  });
 });

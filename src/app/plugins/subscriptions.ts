@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import { isRefusal } from '../../auth/upstream-key-check.js';
 import type { Config } from '../../config/index.js';
 import { registerRoutes } from '../../http/front-door.js';
+import type { Logger } from '../../logging/logger.js';
 import { attachGraphQLWs } from '../../subscriptions/graphql-ws.js';
 import { subscriptionTokenRoutes } from '../../subscriptions/subscription-token-route.js';
 import type { GatewayDeps } from '../gateway-deps.js';
@@ -28,6 +29,7 @@ export const subscriptionsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     const ws = attachGraphQLWs({
       server: app.server,
       path: GRAPHQL_PATH,
+      logger: app.log as Logger,
       yoga: graphql.yoga,
       limits: config.websocket,
       maxUnsentBytes: config.maxUnsentBytes,
