@@ -99,6 +99,8 @@ interface Connections<C extends Redis | Cluster> {
   commands: C;
   appends: Redis;
   tail: Redis;
+  /** Stops what watches the connections besides themselves, if anything does. */
+  close?: () => void;
 }
 
 function standalone(url: string, bounded: RedisOptions): Connections<Redis> {
@@ -117,8 +119,6 @@ function sentinel(target: Extract<RedisTarget, { kind: 'sentinel' }>, bounded: R
     name: target.name,
     // ioredis checks the role of the node it reaches (INFO) and asks the Sentinels again when it is not the master.
     role: 'master',
-    // Subscribed to the Sentinels' +switch-master: a failover ends the connection at once, even one to a master that is still up.
-    failoverDetector: true,
     enableTLSForSentinelMode: target.access.tls,
     ...(target.sentinelAccess.username !== undefined ? { sentinelUsername: target.sentinelAccess.username } : {}),
     ...(target.sentinelAccess.password !== undefined ? { sentinelPassword: target.sentinelAccess.password } : {}),
@@ -127,10 +127,61 @@ function sentinel(target: Extract<RedisTarget, { kind: 'sentinel' }>, bounded: R
     // While every Sentinel is away, asked again at the pace of a lost server, not given up.
     sentinelRetryStrategy: reconnect,
   };
-  return {
+  const made = {
     commands: new Redis({ ...options, ...FAIL_FAST }),
     appends: new Redis({ ...options, ...FAIL_FAST }),
     tail: new Redis({ ...options, ...WAIT_OUT }),
+  };
+  const unwatch = followFailovers(target, [made.commands, made.appends, made.tail]);
+  return { ...made, close: unwatch };
+}
+
+/**
+ * Listens to every Sentinel for the failovers of `target` (+switch-master)
+ * and ends each connection that is up on another node than the master
+ * announced: it asks the Sentinels again, so it follows the failover even
+ * when the old master stays up and keeps its connections open. Returns what
+ * stops listening.
+ *
+ * ioredis' own `failoverDetector` is not used: it keeps listening for a
+ * connection that closed on its own (its master died), and when a failover
+ * is then announced while that connection is being made again, it ends the
+ * attempt, which ioredis takes as the connection closed on purpose: it never
+ * tries again (status `end`), and the instance stays unwritable for good.
+ * The Sentinels of a group announce the same failover one after another,
+ * and a slow Sentinel answers late, so that moment comes on a busy machine.
+ * Here a connection that is not up is left alone: it is asking the Sentinels
+ * for the master already.
+ */
+function followFailovers(target: Extract<RedisTarget, { kind: 'sentinel' }>, connections: Redis[]): () => void {
+  const watchers = target.sentinels.map(({ host, port }) => {
+    const watcher = new Redis({
+      host,
+      port,
+      ...accessOptions(target.sentinelAccess),
+      // Kept up as long as the instance runs, whichever Sentinel is away for a while; subscribed again on each reconnection.
+      retryStrategy: reconnect,
+      maxRetriesPerRequest: null,
+    });
+    watcher.on('error', () => {});
+    watcher.subscribe('+switch-master').catch(() => {});
+    watcher.on('message', (_channel: string, message: string) => {
+      // "<name> <old host> <old port> <new host> <new port>"
+      const [name, , , newHost, newPort] = message.split(' ');
+      if (name !== target.name) return;
+      for (const connection of connections) {
+        if (connection.status !== 'ready' && connection.status !== 'connect') continue;
+        const { stream } = connection;
+        // Each Sentinel of the group announces the same failover: a connection already on the new master stays.
+        const onNewMaster =
+          String(stream.remotePort) === newPort && (stream.remoteAddress === newHost || stream.remoteAddress === `::ffff:${newHost}`);
+        if (!onNewMaster) connection.disconnect(true);
+      }
+    });
+    return watcher;
+  });
+  return () => {
+    for (const watcher of watchers) watcher.disconnect();
   };
 }
 
@@ -246,12 +297,16 @@ export function createRedisClients(target: RedisTarget, options: RedisClientsOpt
   const timeoutMs = options.commandTimeoutMs;
   // The deadlines are command-deadline.ts's, never ioredis' own `commandTimeout` and `socketTimeout` (a late event loop would trip them).
   const bounded: RedisOptions = { retryStrategy: reconnect, reconnectOnError: reconnectOnReadOnly };
-  const { commands, appends, tail } =
-    target.kind === 'cluster'
-      ? cluster(target, bounded, timeoutMs, options.probeKey)
-      : target.kind === 'sentinel'
-        ? sentinel(target, bounded, timeoutMs)
-        : standalone(target.url, bounded);
+  const {
+    commands,
+    appends,
+    tail,
+    close: stopWatching,
+  } = target.kind === 'cluster'
+    ? cluster(target, bounded, timeoutMs, options.probeKey)
+    : target.kind === 'sentinel'
+      ? sentinel(target, bounded, timeoutMs)
+      : standalone(target.url, bounded);
   for (const connection of [appends, tail]) boundCommands(connection, timeoutMs);
   if (commands instanceof Cluster) boundClusterCommands(commands, timeoutMs);
   else boundCommands(commands, timeoutMs);
@@ -276,6 +331,7 @@ export function createRedisClients(target: RedisTarget, options: RedisClientsOpt
     async close() {
       health.close();
       for (const timer of timers) clearInterval(timer);
+      stopWatching?.();
       commands.disconnect();
       appends.disconnect();
       tail.disconnect();
