@@ -16,10 +16,19 @@ import { ask, infoField, redisProcess, scratchDirectory, waitForAsync, type Redi
  * the wrong role for four hello periods (8 s), and a Sentinel whose timer ran
  * late (a busy machine) enters TILT and acts on nothing for 30 s: a
  * demotion took over 100 s with the whole suite running on two cores.
+ *
+ * The ping period is kept well below down-after too. A Sentinel makes a
+ * node's link again at most once a ping period, and after a failover it
+ * counts the new master's silence from the switch: with the default period,
+ * as long as the short down-after here, the first PING to the master just
+ * promoted could go out about when down-after ran out, so on a busy machine
+ * the Sentinels found that healthy master down and failed it over again.
  */
 const SENTINEL_CLOCKS = [
   'info-period',
   '500',
+  'ping-period',
+  '250',
   'publish-period',
   '250',
   'tilt-trigger',
