@@ -15,28 +15,16 @@ const require = createRequire(import.meta.url);
  *   fuzz     random inputs over every surface, and the differential of the GraphQL paths
  */
 
-/**
- * The Sentinel failover runs last, alone: it times a failover of a group of six Redis processes, and with other files'
- * processes on the same two cores the Sentinels promoted, and demoted the returning master, too late for its waits
- * (three different waits seen missed in one of two full runs). Its project is `engines-failover`; `test:engines` runs both.
- */
-const ALONE = ['test/engines/redis-sentinel.test.ts'];
-
 interface Tier {
   /** Folders of test/ whose *.test.ts files the tier runs. */
   dirs: string[];
-  files?: string[];
-  exclude?: string[];
-  /** Tiers of a higher order start once the lower ones are done. @default 0 */
-  groupOrder?: number;
   setupFiles?: string[];
 }
 
 const tiers: Record<string, Tier> = {
   unit: { dirs: ['unit', 'property'], setupFiles: ['test/unit-tier-guard.ts'] },
   e2e: { dirs: ['e2e'] },
-  engines: { dirs: ['engines'], exclude: ALONE },
-  'engines-failover': { dirs: [], files: ALONE, groupOrder: 1 },
+  engines: { dirs: ['engines'] },
   browser: { dirs: ['browser'] },
   faults: { dirs: ['faults'] },
   fuzz: { dirs: ['fuzz'] },
@@ -59,9 +47,7 @@ export default defineConfig({
       extends: true,
       test: {
         name,
-        include: [...tier.dirs.map((dir) => `test/${dir}/**/*.test.ts`), ...(tier.files ?? [])],
-        exclude: tier.exclude ?? [],
-        sequence: { groupOrder: tier.groupOrder ?? 0 },
+        include: tier.dirs.map((dir) => `test/${dir}/**/*.test.ts`),
         // `npm start` runs dist/, and the gateways started in process serve the dashboard from dist/web/: built once,
         // from the sources under test, for every tier that starts one.
         globalSetup: name === 'unit' ? [] : ['test/build-dist.ts'],
