@@ -75,6 +75,21 @@ export interface GraphQLServerOptions {
   tracing?: Plugin[];
 }
 
+/**
+ * yoga's CSRF prevention, but for a stream started with a subscription
+ * token: it carries no credential a browser adds by itself (no cookie, no
+ * key), so a cross-site page cannot start one without knowing the token, and
+ * an EventSource cannot send the header the check asks for. Authorization is
+ * required anyway; a request carrying it is never a "simple" cross-site one.
+ */
+function useCSRFRule(): Plugin {
+  const csrf = useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] });
+  return {
+    onRequestParse: (payload) =>
+      (payload.serverContext as GraphQLServerContext).scope?.bySubscriptionToken ? undefined : csrf.onRequestParse?.(payload),
+  };
+}
+
 export function createGraphQLServer(options: GraphQLServerOptions): { yoga: GraphQLServer; graphiql: GraphiQLPage | undefined } {
   const trusted = options.limits.trustedDocuments === 'only' ? loadTrustedDocuments() : undefined;
   const graphiql = options.graphiql && !trusted ? createGraphiQLPage() : undefined;
@@ -126,8 +141,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
         'document-nesting': [
           useQueryStringParams(),
           ...options.plugins,
-          // Authorization is required anyway; a request carrying it is never a "simple" cross-site one.
-          useCSRFPrevention({ requestHeaders: ['authorization', 'x-graphql-yoga-csrf'] }),
+          useCSRFRule(),
         ],
         tracing: options.compiledExecution ? [useCompiledExecution()] : [],
       },

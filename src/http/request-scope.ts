@@ -21,6 +21,8 @@ export interface RequestScope extends CallScope {
   upstreamBudget: UpstreamBudget;
   /** Who is asking, once the route's guard has authenticated the request. */
   credential: Credential | undefined;
+  /** Admitted by a single-use subscription token (`?token=`) rather than a key or JWT the client sent. */
+  bySubscriptionToken: boolean;
   /** The GraphQL operation, once yoga has read it (metrics label). */
   operation: string | undefined;
   /** Set when a GraphQL result carried errors (answered 200 over application/json). */
@@ -44,6 +46,7 @@ export function newScope(
     tally: { upstreamCalls: 0, upstreamMs: 0 },
     upstreamBudget: newUpstreamBudget(upstreamCallsPerRequest),
     credential: undefined,
+    bySubscriptionToken: false,
     operation: undefined,
     graphqlErrors: false,
     owner: new ClientOwner(),

@@ -76,6 +76,7 @@ export const authPlugin = fp<{ config: Config }>(
         const credential = await subscriptionTokens.redeem(token);
         await admit(credential);
         request.scope.credential = credential;
+        request.scope.bySubscriptionToken = true;
       },
       reloadIdentities() {
         keys?.reload();

@@ -81,13 +81,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       graphqlRoute({
         yoga,
         path: GRAPHQL_PATH,
-        guard: async (request) => {
-          await auth.streamGuard(request);
-          // A stream started with a subscription token carries no credential a browser adds by itself (no cookie, no
-          // key): a cross-site page cannot start it without knowing the token, so it needs no CSRF header (which an
-          // EventSource cannot send). The header tells yoga's CSRF check so.
-          if (request.headers.authorization === undefined) request.headers['x-graphql-yoga-csrf'] = 'subscription-token';
-        },
+        guard: (request) => auth.streamGuard(request),
         graphiql: graphiql !== undefined,
         maxUnsentBytes: config.maxUnsentBytes,
       }),
