@@ -138,11 +138,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     plugins: rulePlugins(
       rules,
       {
-        'document-nesting': [
-          useQueryStringParams(),
-          ...options.plugins,
-          useCSRFRule(),
-        ],
+        'document-nesting': [useQueryStringParams(), ...options.plugins, useCSRFRule()],
         tracing: options.compiledExecution ? [useCompiledExecution()] : [],
       },
       // The response cache keys documents trusted documents filled in; the transport's execution takes over after every params hook.
