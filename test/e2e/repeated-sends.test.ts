@@ -35,13 +35,13 @@ beforeAll(async () => {
 });
 afterAll(() => running.close());
 
-async function planned(query: string, key: string, variables?: Record<string, unknown>): Promise<void> {
+async function sentBefore(query: string, key: string, variables?: Record<string, unknown>): Promise<void> {
   for (let n = 0; n < 3; n += 1) expect(codesOf(await postGraphQL(running, query, { key, variables }))).toEqual([]);
 }
 
-describe('a request that finds a plan', () => {
-  it('needs its own permission: a read-only key cannot run a planned payment, which then is not made', async () => {
-    await planned(PAY, PAYER, { id: first!.transactionId, p: { by: 'payer' } });
+describe('a request for a document another key sent three times before', () => {
+  it('needs its own permission: a read-only key cannot run that payment, which then is not made', async () => {
+    await sentBefore(PAY, PAYER, { id: first!.transactionId, p: { by: 'payer' } });
     const refused = await postGraphQL(running, PAY, { key: READER, variables: { id: first!.transactionId, p: { by: 'reader' } } });
     expect(codesOf(refused)).toEqual(['FORBIDDEN']);
     expect(refused.body.data ?? null).toBeNull();
@@ -52,14 +52,14 @@ describe('a request that finds a plan', () => {
     expect((read.body.data as { transaction: { extra: { payment: unknown } } }).transaction.extra.payment).toEqual({ by: 'payer' });
   });
 
-  it('needs its own permission: a pay-only key cannot run a planned read', async () => {
-    await planned(READ, READER, { id: second!.transactionId });
+  it('needs its own permission: a pay-only key cannot run that read', async () => {
+    await sentBefore(READ, READER, { id: second!.transactionId });
     const refused = await postGraphQL(running, READ, { key: TILL, variables: { id: second!.transactionId } });
     expect(codesOf(refused)).toEqual(['FORBIDDEN']);
     expect(refused.body.data ?? null).toBeNull();
   });
 
-  it("reads its own account's history, not the account of the key whose requests made the plan", async () => {
+  it("reads its own account's history, not the account of the key that sent it before", async () => {
     for (const [account, id] of [
       ['acct-a', 'only-in-a'],
       ['acct-b', 'only-in-b'],
@@ -76,22 +76,22 @@ describe('a request that finds a plan', () => {
           recentTransactions: { edges: Array<{ node: { transactionId: string } }> };
         }
       ).recentTransactions.edges.map((e) => e.node.transactionId);
-    await planned(RECENT, OF_A);
+    await sentBefore(RECENT, OF_A);
     expect(await idsOf(OF_A)).toEqual(['only-in-a']);
     expect(await idsOf(OF_B)).toEqual(['only-in-b']);
   });
 
-  it('is counted with its own variables: a planned batch with more ids than MAX_COST allows is refused as yoga refuses it', async () => {
+  it('is counted with its own variables: that batch with more ids than MAX_COST allows is refused as yoga refuses it', async () => {
     const ids = (n: number) => Array.from({ length: n }, () => first!.transactionId);
-    await planned(BATCH, READER, { ids: ids(2) });
+    await sentBefore(BATCH, READER, { ids: ids(2) });
     const refused = await postGraphQL(running, BATCH, { key: READER, variables: { ids: ids(200) } });
     expect(refused.status).toBe(400);
     expect(codesOf(refused)).toEqual(['BAD_USER_INPUT']);
     expect(refused.body.errors?.[0]?.message).toContain('MAX_COST');
   });
 
-  it("has its variables judged: a planned read with a wrong variable is refused in graphql-js's words", async () => {
-    await planned(READ, READER, { id: second!.transactionId });
+  it("has its variables judged: that read with a wrong variable is refused in graphql-js's words", async () => {
+    await sentBefore(READ, READER, { id: second!.transactionId });
     const refused = await postGraphQL(running, READ, { key: READER, variables: { id: { nested: true } } });
     expect(codesOf(refused)).toEqual(['BAD_USER_INPUT']);
     expect(refused.body.errors?.[0]?.message).toMatch(/^Variable "\$id" got invalid value/);
@@ -99,7 +99,7 @@ describe('a request that finds a plan', () => {
 
   it("is counted in the metrics under its document's operation name, as yoga's path counts it", async () => {
     const named = 'query PlannedRead($id: ID!) { transaction(id: $id) { status } }';
-    await planned(named, READER, { id: second!.transactionId });
+    await sentBefore(named, READER, { id: second!.transactionId });
     expect(codesOf(await postGraphQL(running, named, { key: READER, variables: { id: second!.transactionId } }))).toEqual([]);
     const metrics = await (await running.fetch(`${running.url}/metrics`)).text();
     expect(metrics).toMatch(/vending_gateway_requests_total\{transport="graphql",operation="PlannedRead",outcome="2xx"\} 4\b/);

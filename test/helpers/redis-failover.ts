@@ -68,6 +68,16 @@ export async function liveSubscriber(gateway: RunningGateway): Promise<LiveSubsc
   };
 }
 
+/** Whether the subscriber's subscription has ended by now (completed or failed) or is still open. */
+export const subscriptionState = (subscriber: LiveSubscriber): Promise<'ended' | 'open'> =>
+  Promise.race([
+    subscriber.sub.ended.then(
+      () => 'ended' as const,
+      () => 'ended' as const,
+    ),
+    Promise.resolve('open' as const),
+  ]);
+
 export interface WebhookSender {
   /** Event ids answered 200, in the order answered. */
   accepted: string[];
