@@ -71,7 +71,7 @@ const yogaOf = (compiledExecution: boolean) =>
   }).yoga;
 
 const scope = () => {
-  const made = newScope('bench', deployed.logger, 'application/json', config.upstreamCallsPerRequest);
+  const made = newScope('bench', deployed.logger, config.upstreamCallsPerRequest);
   made.credential = credential;
   return made;
 };

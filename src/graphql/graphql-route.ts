@@ -79,16 +79,14 @@ export function graphqlRoute({ yoga, path, guard, graphiql, maxUnsentBytes }: Gr
 }
 
 /**
- * The request as yoga's handler takes it: the body the front door already
- * read, the media type as the client sent it (the front door set it aside),
- * and a signal that aborts when the client goes away (ending an SSE stream).
+ * The request as yoga's handler takes it: the client's headers, the body
+ * the front door already read, and a signal that aborts when the client goes away (ending an SSE stream).
  * Given as a URL and its init rather than a Request, so that a whole answer,
  * which has no signal, costs no AbortController: whatwg-node makes one for
  * every Request whose signal it is asked for.
  */
 function requestInitOf(request: FastifyRequest): RequestInit {
-  const headers = { ...request.headers, 'content-type': request.scope.contentType } as unknown as Record<string, string>;
-  if (request.scope.contentType === undefined) delete headers['content-type'];
+  const headers = request.headers as Record<string, string>;
   const bodyless = request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS';
   const init: RequestInit = { method: request.method, headers };
   if (!bodyless) init.body = request.body instanceof Buffer ? request.body : '';

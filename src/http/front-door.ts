@@ -140,6 +140,9 @@ function tooLarge(envelope: Envelope, limit: number): unknown {
   return envelope === 'graphql' ? { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] } : { errors: { message } };
 }
 
+/** Fastify's refusal of a Content-Type it cannot read as `type/subtype` (415), worded for the client. */
+const NOT_A_MEDIA_TYPE = 'Content-Type is not a media type: send type/subtype, such as application/json';
+
 /** What Fastify's bound on a step leaves beyond the stop's own deadlines. */
 const STOP_MARGIN_MS = 10_000;
 
@@ -197,8 +200,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     if (Number(request.headers['content-length']) > options.maxBodyBytes) {
       return reply.code(413).send(tooLarge(request.routeOptions.config.envelope ?? 'rest', options.maxBodyBytes));
     }
-    const contentType = request.headers['content-type'];
-    const scope = newScope(request.id, request.log, contentType, options.upstreamCallsPerRequest);
+    const scope = newScope(request.id, request.log, options.upstreamCallsPerRequest);
     request.scope = scope;
     const answering: Answering = { scope };
     inFlight.add(answering);
@@ -208,8 +210,6 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
       answering.scope = undefined;
       if (!reply.raw.writableFinished) scope.owner.leave();
     });
-    // Fastify refuses a malformed media type (415) before any route sees it; each route judges its own instead.
-    if (contentType !== undefined) request.headers['content-type'] = 'application/octet-stream';
     const { guard } = request.routeOptions.config;
     if (guard) await (tracing && request.traceContext ? context.with(request.traceContext, guard, undefined, request) : guard(request));
   });
@@ -243,10 +243,11 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     // Fastify's own refusals of a request (too large, timed out, malformed): the client's doing, worded by us.
     if (!isGatewayError(error) && status !== undefined && status >= 400 && status < 500) {
       if (status === 413) return reply.code(413).send(tooLarge(envelope, options.maxBodyBytes));
-      const message = 'The request could not be read';
-      return reply
-        .code(status)
-        .send(envelope === 'graphql' ? { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] } : { errors: { message } });
+      const [message, code] =
+        (error as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+          ? [NOT_A_MEDIA_TYPE, ErrorCode.BAD_REQUEST]
+          : ['The request could not be read', ErrorCode.BAD_USER_INPUT];
+      return reply.code(status).send(envelope === 'graphql' ? { errors: [{ message, extensions: { code } }] } : { errors: { message } });
     }
     if (isGatewayError(error)) {
       const { status: code, body, headers } = toRestError(error);

@@ -13,8 +13,6 @@ import { ClientOwner } from '../backends/owner.js';
 export interface RequestScope extends CallScope {
   id: string;
   log: FastifyBaseLogger;
-  /** Content-Type as the client sent it: the front door reads every body as bytes, each route judges the type. */
-  contentType: string | undefined;
   /** Upstream calls made for this request; the backend counts them through the request's credential. */
   tally: UpstreamTally;
   /** Upstream calls this request may start (UPSTREAM_CALLS_PER_REQUEST); the backend spends it. */
@@ -33,16 +31,10 @@ export interface RequestScope extends CallScope {
   stream: boolean;
 }
 
-export function newScope(
-  id: string,
-  log: FastifyBaseLogger,
-  contentType: string | undefined,
-  upstreamCallsPerRequest: number,
-): RequestScope {
+export function newScope(id: string, log: FastifyBaseLogger, upstreamCallsPerRequest: number): RequestScope {
   return {
     id,
     log,
-    contentType,
     tally: { upstreamCalls: 0, upstreamMs: 0 },
     upstreamBudget: newUpstreamBudget(upstreamCallsPerRequest),
     credential: undefined,
