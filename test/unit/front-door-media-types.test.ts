@@ -62,10 +62,10 @@ describe("the front door and the client's Content-Type", () => {
       for (let send = 1; send <= SENDS; send += 1) {
         const rest = await app.inject({ method: 'POST', url: '/rest-echo', headers: { 'content-type': contentType }, payload: '{}' });
         expect(rest.statusCode, `send ${send}`).toBe(415);
-        expect((rest.json() as { errors: { message: string } }).errors.message).toMatch(/Content-Type/);
+        expect(rest.json<{ errors: { message: string } }>().errors.message).toMatch(/Content-Type/);
         const graphql = await app.inject({ method: 'POST', url: '/graphql-echo', headers: { 'content-type': contentType }, payload: '{}' });
         expect(graphql.statusCode, `send ${send}`).toBe(415);
-        const { errors } = graphql.json() as { errors: Array<{ message: string; extensions: { code: string } }> };
+        const { errors } = graphql.json<{ errors: Array<{ message: string; extensions: { code: string } }> }>();
         expect(errors[0]?.message).toMatch(/Content-Type/);
         expect(errors[0]?.extensions.code).toBe('BAD_REQUEST');
       }
