@@ -1,4 +1,6 @@
 import { Pool } from 'undici';
+import { createSchema, createYoga } from 'graphql-yoga';
+import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 import { APOLLO_CLIENT_ACCEPT } from './http-load.js';
 import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
@@ -90,24 +92,55 @@ function graphql(yoga: ReturnType<typeof yogaOf>) {
   };
 }
 
-/** In the order each adds to the one before it. */
-const LAYERS: Array<[string, (id: string) => Promise<unknown>]> = [
+/**
+ * yoga by itself, as its own README sets it up, over a one-field schema that answers from memory: no gateway
+ * plugin, no upstream, no loaders. What any gateway built on yoga's handler pays before its own work.
+ */
+function bareYoga(responseCache: boolean) {
+  const yoga = createYoga({
+    logging: false,
+    schema: createSchema({
+      typeDefs: 'type Query { transaction(id: ID!): Transaction } type Transaction { id: ID! status: String productName: String }',
+      resolvers: { Query: { transaction: (_: unknown, { id }: { id: string }) => ({ id, status: 'COMPLETED', productName: 'Cola' }) } },
+    }),
+    plugins: responseCache ? [useResponseCache({ session: () => null, ttl: 60_000 })] : [],
+  });
+  return async (id: string) => {
+    const answer = await yoga.fetch('http://localhost/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: APOLLO_CLIENT_ACCEPT },
+      body: JSON.stringify({ query: 'query One($id: ID!) { transaction(id: $id) { id status productName } }', variables: { id } }),
+    });
+    return answer.text();
+  };
+}
+
+/** A layer: its name, one read through it, and the layer it adds to (none: it stands alone). */
+type Layer = [name: string, read: (id: string) => Promise<unknown>, over?: string];
+
+const UNDICI = 'undici request + JSON.parse (what the bare hop does, less its HTTP server)';
+const CLIENT = 'upstream client (one deadline per call, retries, stop)';
+const GUARDS = '+ concurrency limit + circuit breaker (opossum)';
+const BACKEND = 'REST backend (+ contract check, call accounting)';
+const DEPLOYED = '+ coalescing (the backend as deployed)';
+
+/** In the order each adds to the one before it; the GraphQL rows each add to the deployed backend; yoga alone stands alone. */
+const LAYERS: Layer[] = [
   [
-    'undici request + JSON.parse (what the bare hop does, less its HTTP server)',
+    UNDICI,
     async (id) => {
       const answer = await pool.request({ method: 'GET', path: `/transactions/${id}`, headers: { authorization: UPSTREAM_KEY } });
       return JSON.parse(await answer.body.text()) as unknown;
     },
   ],
-  ['upstream client (one deadline per call, retries, stop)', viaClient],
-  [
-    '+ concurrency limit + circuit breaker (opossum)',
-    (id) => limit.run(() => breaker.run(() => viaClient(id)), undefined, upstream.timeoutMs),
-  ],
-  ['REST backend (+ contract check, call accounting)', (id) => bare.app.upstream.getTransaction(id, credential, scope())],
-  ['+ coalescing (the backend as deployed)', (id) => deployed.backend.getTransaction(id, credential, scope())],
-  ['GraphQL transaction(id: $id) in process, compiled execution (yoga engine, loaders, JSON writer)', graphql(yogaOf(true))],
-  ['GraphQL transaction(id: $id) in process, graphql-js executor', graphql(yogaOf(false))],
+  [CLIENT, viaClient, UNDICI],
+  [GUARDS, (id) => limit.run(() => breaker.run(() => viaClient(id)), undefined, upstream.timeoutMs), CLIENT],
+  [BACKEND, (id) => bare.app.upstream.getTransaction(id, credential, scope()), GUARDS],
+  [DEPLOYED, (id) => deployed.backend.getTransaction(id, credential, scope()), BACKEND],
+  ['GraphQL transaction(id: $id) in process, compiled execution (yoga engine, loaders, JSON writer)', graphql(yogaOf(true)), DEPLOYED],
+  ['GraphQL transaction(id: $id) in process, graphql-js executor', graphql(yogaOf(false)), DEPLOYED],
+  ['yoga alone: its handler over a one-field schema answering from memory (no gateway, no upstream)', bareYoga(false)],
+  ['yoga alone, answered by its response cache (every read a hit)', bareYoga(true)],
 ];
 
 async function cpuPerRead(read: (id: string) => Promise<unknown>, reads: number): Promise<number> {
@@ -130,5 +163,5 @@ for (let round = 0; round < ROUNDS; round++) {
   const order = round % 2 === 0 ? LAYERS : [...LAYERS].reverse();
   for (const [name, read] of order) (rounds[name] ??= []).push(await cpuPerRead(read, READS));
 }
-process.stdout.write(`${JSON.stringify(LAYERS.map(([name]) => ({ name, rounds: rounds[name] })))}\n`);
+process.stdout.write(`${JSON.stringify(LAYERS.map(([name, , over]) => ({ name, over, rounds: rounds[name] })))}\n`);
 process.exit(0);

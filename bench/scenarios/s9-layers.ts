@@ -9,13 +9,16 @@ import type { Row } from '../lib/table.js';
  * S9: where a read's CPU goes, layer by layer (lib/layers-main.ts, a child of
  * its own): undici alone, then the upstream client, the limit and breaker,
  * the REST backend, coalescing, and a GraphQL operation in process (yoga's
- * engine, loaders, JSON writer) with and without compiled execution. No
+ * engine, loaders, JSON writer) with and without compiled execution; and
+ * yoga alone over a one-field schema, to read the GraphQL rows beside. No
  * client HTTP: S1's CPU per answer minus the deployed backend's is what the
  * front door and its HTTP server add. For reading; no goal.
  */
 
 interface Layer {
   name: string;
+  /** The layer this one adds to; none for one that stands alone. */
+  over?: string;
   rounds: number[];
 }
 
@@ -32,23 +35,21 @@ export const s9: Scenario = {
     });
     const layers = JSON.parse(stdout.trim().split('\n').at(-1)!) as Layer[];
     const rows: Row[] = [];
-    let previous: number | undefined;
-    for (const [index, layer] of layers.entries()) {
+    const byName = new Map(layers.map((layer) => [layer.name, median(layer.rounds)]));
+    for (const layer of layers) {
       const us = median(layer.rounds);
-      // The last two are alternatives to each other over the same backend: each is compared with the deployed backend.
-      const over = index >= layers.length - 2 ? median(layers[layers.length - 3]!.rounds) : previous;
+      const over = layer.over === undefined ? undefined : byName.get(layer.over);
       rows.push({
         scenario: 'S9',
         variant: layer.name,
         value: `${fmt(us, 1)} µs CPU per read`,
         p99: '',
-        ratio: over === undefined ? 'the floor' : `adds ${fmt(us - over, 1)} µs`,
+        ratio: over === undefined ? 'by itself' : `adds ${fmt(us - over, 1)} µs`,
         target: '',
         calls: '1.00',
         errors: '0',
         notes: `rounds ${layer.rounds.map((r) => fmt(r, 0)).join(', ')} µs`,
       });
-      if (index < layers.length - 2) previous = us;
     }
     return rows;
   },
