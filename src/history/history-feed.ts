@@ -35,6 +35,8 @@ export interface HistoryFeed {
   pending(): Promise<number>;
   /** True while it holds as many events as it may: new ones are to be refused before they are admitted. */
   full(): boolean;
+  /** False while events cannot reach the history (the store or the queue failed last time; tried again). */
+  feeding(): boolean;
   /** Resolves once everything pushed so far is applied, or after `timeoutMs`; stops the feed. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -87,12 +89,14 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
   const queue: TransactionUpdateEvent[] = [];
   let running: Promise<void> | undefined;
   let closed = false;
+  let failing = false;
   const applyBatch = createOutageAwareApply(options, 'in this instance');
 
   async function run(): Promise<void> {
     while (queue.length > 0 && !closed) {
       const batch = queue.slice(0, BATCH);
-      if ((await applyBatch(batch, queue.length)) === 'retry') {
+      failing = (await applyBatch(batch, queue.length)) === 'retry';
+      if (failing) {
         await sleep(options.retryMs);
         continue;
       }
@@ -116,6 +120,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
     },
     pending: async () => queue.length,
     full: () => queue.length >= options.maxQueued,
+    feeding: () => !failing,
     async close(timeoutMs) {
       const deadline = sleep(timeoutMs);
       await Promise.race([

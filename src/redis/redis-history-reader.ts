@@ -58,6 +58,8 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
   let pumping: Promise<void> | undefined;
   let again = false;
   let grouped = false;
+  /** Events the history had left to apply at the last look (`measure`): what a Redis that lost the group lost with it, at most. */
+  let lastBehind = 0;
 
   async function ensureGroup(): Promise<void> {
     if (grouped) return;
@@ -68,6 +70,20 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
       if (!String(error).includes('BUSYGROUP')) throw error;
     }
     grouped = true;
+  }
+
+  /**
+   * A Redis that restarted without its data (or whose stream was deleted) has no group: it is made again
+   * at the next pump, from the new stream's start, so every event appended since is applied. What the old
+   * group had not applied is gone with Redis's data: said once, with how much that was at the last look.
+   */
+  function groupLost(): void {
+    grouped = false;
+    options.logger.error(
+      { notAppliedAtLastLook: lastBehind },
+      "Redis no longer holds the history's consumer group (it restarted without its data?): re-creating it; events admitted " +
+        'before and not yet applied to the history are lost with Redis',
+    );
   }
 
   const read = async (from: '0' | '>'): Promise<Entries> => {
@@ -114,7 +130,8 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
   let full = false;
   async function measure(): Promise<void> {
     const was = full;
-    full = (await behind()) >= options.maxBehind;
+    lastBehind = await behind();
+    full = lastBehind >= options.maxBehind;
     if (full && !was)
       options.logger.warn(
         { maxBehind: options.maxBehind },
@@ -135,6 +152,8 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
         if (from === '0' && entries.length < BATCH) break;
       }
     }
+    // Read to the end, every batch applied: whatever failed before has passed.
+    failing = false;
     // An earlier version's queue, emptied: nothing is left to claim in it.
     if (options.drain && !closed && Number(await commands.xlen(options.key)) === 0) {
       await commands.del(options.key);
@@ -150,7 +169,8 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
     }
     pumping = pump(claim)
       .catch((error: unknown) => {
-        if (!failing) options.logger.warn({ err: error }, 'the history queue in Redis cannot be read now; trying again');
+        if (String(error).includes('NOGROUP')) groupLost();
+        else if (!failing) options.logger.warn({ err: error }, 'the history queue in Redis cannot be read now; trying again');
         failing = true;
       })
       .finally(() => {
@@ -172,6 +192,7 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
   return {
     wake: () => wake(),
     pending: behind,
+    feeding: () => !failing,
     full: () => full,
     async close(timeoutMs) {
       clearInterval(timer);

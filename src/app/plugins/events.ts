@@ -184,7 +184,9 @@ function startShared(
   logger: Logger,
 ): void {
   // Named, not required: without its database the instance still serves all but the history's fields.
-  app.readiness.add('history', () => postgres.isMigrated() && postgres.answering(), { required: false });
+  // Its readiness gauge is the metric that says whether events reach the history.
+  const fed = () => postgres.isMigrated() && postgres.answering() && (feed?.feeding() ?? true);
+  app.readiness.add('history', fed, { required: false });
   postgres.migrated
     .then(() => shared.start())
     .catch((error: unknown) => logger.warn({ err: error }, 'the history could not note its start'));
