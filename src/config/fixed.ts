@@ -154,12 +154,13 @@ export const fixed = {
   /**
    * The PostgreSQL history (DATABASE_URL). `sweepMs`: how often what is past
    * HISTORY_RETENTION is deleted: retention is counted in days, a minute late
-   * is nothing, and reads skip what waits for the sweep. `retryMs`: how long
-   * an event waits before it is tried again while the database is away (and
-   * migrations before they are). `maxQueued`: events an instance holds for
-   * the history while it cannot apply them (with Redis: events the shared log
-   * keeps that the history has not applied yet), about an hour of an operator's
-   * webhooks (10,000 machines, a million a day) at a few hundred bytes each.
+   * is nothing, and reads skip what waits for the sweep. `retryMs`: after a
+   * failed commit, how long webhooks are refused without a try (without
+   * Redis), and how long the Redis queue's reader and migrations wait before
+   * they try again. `maxQueued`: webhooks waiting for their commit (without
+   * Redis), or events the shared log keeps that the history has not applied
+   * yet (with Redis), about an hour of an operator's webhooks (10,000
+   * machines, a million a day) at a few hundred bytes each.
    * `claimIdleMs` (with Redis): how long an event an instance read from the
    * history's queue may stay unapplied before another instance takes it
    * over: far longer than an apply takes (milliseconds; a statement is cut

@@ -117,8 +117,12 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
   /**
    * Told of each event as it is admitted, before `append` resolves: a read
    * model fed here (the history) has it by the time the webhook is answered.
+   * When it returns a promise (the event is being committed to PostgreSQL),
+   * the event is logged and published only once that resolves; if it
+   * rejects, the event is forgotten (its retry is new) and `append` rejects
+   * with it: the webhook is answered 503, never 200 for an event not kept.
    */
-  onAdmitted?: (event: TransactionUpdateEvent) => void;
+  onAdmitted?: (event: TransactionUpdateEvent) => void | Promise<void>;
 }
 
 /**
@@ -141,6 +145,12 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   const recent = createRecentEvents(options);
   const ring: LoggedEvent[] = [];
   const listeners = new Set<(logged: LoggedEvent) => void>();
+  /** Events admitted and still being kept (`onAdmitted`'s promise), by their dedupe keys: a redelivery meanwhile waits for them. */
+  const keeping = new Map<string, Promise<unknown>>();
+  const keysOf = (event: TransactionUpdateEvent) => [
+    `id:${accountOf(event)}:${event.eventId}`,
+    `tx:${accountOf(event)}:${event.transactionId}`,
+  ];
   let sequence = 0;
   const current = () => `${epoch}-${sequence}`;
 
@@ -155,8 +165,28 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
 
   return {
     async append(event, dedupeBy) {
-      if (!recent.admit(event, dedupeBy)) return undefined;
-      options.onAdmitted?.(event);
+      const [idKey, transactionKey] = keysOf(event);
+      if (!recent.admit(event, dedupeBy)) {
+        // Taken for a redelivery of an event still being kept: answered as that one is, once it is.
+        await keeping.get(dedupeBy === 'id' ? idKey! : transactionKey!);
+        return undefined;
+      }
+      const kept = options.onAdmitted?.(event);
+      if (kept) {
+        const settled = kept.then(
+          () => undefined,
+          (error: unknown) => {
+            recent.forget(event);
+            throw error;
+          },
+        );
+        for (const key of [idKey!, transactionKey!]) keeping.set(key, settled);
+        try {
+          await settled;
+        } finally {
+          for (const key of [idKey!, transactionKey!]) if (keeping.get(key) === settled) keeping.delete(key);
+        }
+      }
       const logged = { position: `${epoch}-${++sequence}`, event };
       const size = JSON.stringify(event).length;
       const at = now();

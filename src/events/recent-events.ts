@@ -38,6 +38,8 @@ export interface RecentEvents {
   admit(event: TransactionUpdateEvent, dedupeBy: DedupeBy): boolean;
   /** Remembers an event as published (confirmed, or handed to listeners). */
   note(event: TransactionUpdateEvent): void;
+  /** Forgets an admitted event that could not be kept after all (its webhook was refused): its retry is new again. */
+  forget(event: TransactionUpdateEvent): void;
   /** Another event of the transaction was published: a different content remembered for it is no longer the last one, and is forgotten. */
   supersede(event: TransactionUpdateEvent): void;
   /** Whether an event of the same account with the same id was published lately. */
@@ -74,6 +76,10 @@ export function createRecentEvents(options: RecentEventsOptions = {}): RecentEve
       return true;
     },
     note: (event) => note(event),
+    forget(event) {
+      ids.delete(scoped(event, event.eventId));
+      digests.delete(scoped(event, event.transactionId));
+    },
     supersede(event) {
       const key = scoped(event, event.transactionId);
       const remembered = digests.get(key);

@@ -3,14 +3,17 @@ import type { Logger } from '../logging/logger.js';
 
 /*
  * Feeds a store whose apply is a round trip (PostgreSQL) with the events this
- * instance's log admitted: in the order admitted, as many at a time as wait
- * (up to BATCH, one database transaction each, so a backlog is applied at the
- * database's pace and not at a round trip's per event), off the webhook's
- * path (its 200 does not wait for the database). While the store
- * fails with a transient error (the database away), the event waits and is
- * tried again, with the events behind it: applying is idempotent (an event id
- * a record holds changes nothing), so trying again after an answer that got
- * lost is harmless.
+ * instance's log admitted, when that store is where the deployment keeps its
+ * events (DATABASE_URL without Redis): each webhook waits for its event's
+ * commit, so its 200 means the event is in the database. Events that wait
+ * together are committed together (up to BATCH, one database transaction,
+ * so a burst costs a round trip per batch, not per event), in the order
+ * admitted. When the store fails, the events of that batch are refused (their
+ * webhooks get 503; the sender retries), and so is every event pushed within
+ * `retryMs` of the failure, without a try: an outage answers at once instead
+ * of holding each webhook for the database's timeout. Applying is idempotent
+ * (an event id a record holds changes nothing), so a retry of an event whose
+ * commit succeeded but whose answer was lost is harmless.
  */
 
 export interface HistoryFeedOptions {
@@ -19,12 +22,11 @@ export interface HistoryFeedOptions {
   /** Whether an error may pass when tried again (else the event is logged and skipped). */
   transient(error: unknown): boolean;
   logger: Logger;
-  /** Wait before trying again (ms). */
+  /** After a failure, how long events are refused without a try (ms). */
   retryMs: number;
   /**
-   * Events held while the store is away or slower than the webhooks: once it
-   * holds this many, `full()` says so and the webhook route answers 503
-   * (the sender retries), so an acknowledged event is never dropped.
+   * Events waiting for their commit: once this many wait, `full()` says so and
+   * the webhook route answers 503 (the sender retries) before admitting more.
    */
   maxQueued: number;
 }
@@ -54,10 +56,11 @@ export const BATCH = 100;
  * once when it starts and once when it ends, not once per try. A batch the
  * store refuses for good is applied again one event at a time, so that only
  * the event it cannot take is skipped. Both feeds (this module's and Redis's
- * queue) apply through one of these.
+ * queue) apply through one of these; `waiting` ends the outage's log line: what
+ * becomes of the events meanwhile.
  */
 export function createOutageAwareApply(
-  options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'>,
+  options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'> & { onSkipped?: (event: TransactionUpdateEvent) => void },
   waiting: string,
 ): (events: readonly TransactionUpdateEvent[], pending?: number) => Promise<ApplyOutcome> {
   let failing = false;
@@ -69,13 +72,13 @@ export function createOutageAwareApply(
       return 'applied';
     } catch (error) {
       if (options.transient(error)) {
-        if (!failing)
-          options.logger.warn({ err: error, pending }, `the history cannot apply events now; they wait ${waiting} and are tried again`);
+        if (!failing) options.logger.warn({ err: error, pending }, `the history cannot apply events now; ${waiting}`);
         failing = true;
         return 'retry';
       }
       if (events.length === 1) {
         options.logger.error({ err: error, eventId: events[0]!.eventId }, 'an event could not be applied to the history');
+        options.onSkipped?.(events[0]!);
         return 'skipped';
       }
       for (const event of events) if ((await attempt([event], pending)) === 'retry') return 'retry';
@@ -85,22 +88,41 @@ export function createOutageAwareApply(
   return attempt;
 }
 
-export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): void } {
-  const queue: TransactionUpdateEvent[] = [];
+/** Why an event pushed to the feed was not kept: its webhook is answered 503. */
+export class NotKept extends Error {}
+
+interface Waiting {
+  event: TransactionUpdateEvent;
+  kept(): void;
+  refused(error: Error): void;
+}
+
+export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): Promise<void> } {
+  const queue: Waiting[] = [];
   let running: Promise<void> | undefined;
   let closed = false;
-  let failing = false;
-  const applyBatch = createOutageAwareApply(options, 'in this instance');
+  /** When the last try failed; 0 once one succeeded. */
+  let failedAt = 0;
+  let skipped = new Set<TransactionUpdateEvent>();
+  const applyBatch = createOutageAwareApply(
+    { ...options, onSkipped: (event) => skipped.add(event) },
+    'their webhooks are answered 503 until it can',
+  );
 
   async function run(): Promise<void> {
     while (queue.length > 0 && !closed) {
-      const batch = queue.slice(0, BATCH);
-      failing = (await applyBatch(batch, queue.length)) === 'retry';
-      if (failing) {
-        await sleep(options.retryMs);
-        continue;
+      const batch = queue.splice(0, BATCH);
+      skipped = new Set();
+      const outcome = await applyBatch(
+        batch.map(({ event }) => event),
+        queue.length,
+      );
+      failedAt = outcome === 'retry' ? Date.now() : 0;
+      for (const waiting of batch) {
+        if (outcome === 'retry') waiting.refused(new NotKept('the history cannot store events now'));
+        else if (skipped.has(waiting.event)) waiting.refused(new NotKept('the history refused the event'));
+        else waiting.kept();
       }
-      queue.splice(0, batch.length);
     }
   }
 
@@ -113,23 +135,27 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
 
   return {
     push(event) {
-      if (closed) return;
-      // Kept even past the bound (webhooks admitted while `full()` was being read): an admitted event is never dropped.
-      queue.push(event);
-      start();
+      if (closed) return Promise.reject(new NotKept('the history is closing'));
+      if (failedAt > 0 && Date.now() - failedAt < options.retryMs)
+        return Promise.reject(new NotKept('the history could not store events a moment ago'));
+      return new Promise<void>((kept, refused) => {
+        queue.push({ event, kept, refused });
+        start();
+      });
     },
     pending: async () => queue.length,
     full: () => queue.length >= options.maxQueued,
-    feeding: () => !failing,
+    feeding: () => failedAt === 0,
     async close(timeoutMs) {
       const deadline = sleep(timeoutMs);
       await Promise.race([
         (async () => {
-          while (running && queue.length > 0) await running;
+          while (running) await running;
         })(),
         deadline,
       ]);
       closed = true;
+      for (const waiting of queue.splice(0)) waiting.refused(new NotKept('the history is closing'));
     },
   };
 }

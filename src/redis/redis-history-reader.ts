@@ -52,7 +52,7 @@ type Entries = Array<[id: string, fields: string[] | null]>;
 export function createRedisHistoryReader(commands: Redis | Cluster, options: RedisHistoryReaderOptions): HistoryFeed & { wake(): void } {
   const consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   let closed = false;
-  const applyBatch = createOutageAwareApply(options, 'in Redis');
+  const applyBatch = createOutageAwareApply(options, 'they wait in Redis and are tried again');
   /** The store or Redis failed last time: the timer tries again, not each event that arrives meanwhile. */
   let failing = false;
   let pumping: Promise<void> | undefined;

@@ -10,7 +10,8 @@ import { postgresHistoryDeployment } from '../helpers/postgres.js';
 /*
  * The in-process feed applies what waits in batches (one database transaction
  * each). A batch PostgreSQL refuses for good, because of one event it cannot
- * store, is applied again one event at a time: that event alone is skipped.
+ * store, is applied again one event at a time: that event alone is skipped,
+ * and its push alone is refused.
  */
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
@@ -39,8 +40,16 @@ describe('the history feed in batches', () => {
       });
       const count = 2 * BATCH + 10;
       // A NUL character: PostgreSQL's text cannot hold it (22021), whatever is tried again.
-      for (let i = 0; i < count; i += 1)
-        feed.push(event(i === 150 ? 'bad\u0000id' : `t${i}`, i % 3 ? 'completed' : 'pending', T0 + i * 1_000, `e${i}`));
+      const kept = Array.from({ length: count }, (_, i) =>
+        feed.push(event(i === 150 ? 'bad\u0000id' : `t${i}`, i % 3 ? 'completed' : 'pending', T0 + i * 1_000, `e${i}`)).then(
+          () => 'kept',
+          (error: Error) => error.message,
+        ),
+      );
+      // Each push is told what became of its event: the refused one alone is not kept (its webhook gets 503).
+      const outcomes = await Promise.all(kept);
+      expect(outcomes.filter((outcome) => outcome !== 'kept')).toEqual(['the history refused the event']);
+      expect(outcomes[150]).toBe('the history refused the event');
       await feed.close(10_000);
       expect((await history.recent(recentQuery(DEFAULT_ACCOUNT, { first: 1 }))).totalCount).toBe(count - 1);
       const records = await history.records(

@@ -20,9 +20,10 @@ import { DEMO_HOUR_MS, seedsDemoHour, type GatewayDeps } from '../gateway-deps.j
 /*
  * The event log and bus, and the transaction history they feed, each
  * distinct event once:
- * - DATABASE_URL: the history is PostgreSQL's, shared. Without Redis the
- *   instance's own log feeds it (in process, retried while the database is
- *   away); with Redis, the log's own stream, which every instance reads
+ * - DATABASE_URL: the history is PostgreSQL's, shared. Without Redis it is
+ *   where events are kept: the instance's log publishes an event only once
+ *   its commit succeeded, and the webhook's 200 waits for it (history-feed.ts).
+ *   With Redis, the log's own stream feeds it, which every instance reads
  *   through one consumer group and which is never trimmed past what that
  *   group has not applied, so an event survives the instance that admitted it.
  * - otherwise it is in process: without Redis fed by the ring's append; with

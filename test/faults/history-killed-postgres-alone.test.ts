@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { TransactionStatsDocument } from '../../src/graphql/generated/operations.js';
+import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
+import { postGraphQL } from '../helpers/graphql-client.js';
+import { testDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { freePort } from '../helpers/redis-server.js';
+import { runOperation } from '../helpers/typed-client.js';
+
+/*
+ * DATABASE_URL without Redis: PostgreSQL is where the deployment keeps its
+ * events, so a webhook's 200 means its event is committed there. A real
+ * process (`node dist/main.js`) takes a burst of webhooks, 16 in flight, and
+ * is killed with SIGKILL right after the last 200; a new instance on the same
+ * database must list every acknowledged status and count.
+ */
+
+const TRANSACTIONS = 100;
+const IN_FLIGHT = 16;
+/** Only a safety net against a gateway that never answers; nothing here measures speed. */
+const GIVE_UP_MS = 30_000;
+
+describe('an instance with PostgreSQL alone, killed right after its last 200', () => {
+  let database: TestDatabase;
+  let killed: GatewayProcess | undefined;
+  let next: RunningGateway | undefined;
+  beforeAll(async () => {
+    database = await testDatabase();
+  });
+  afterAll(async () => {
+    await killed?.stop('SIGKILL');
+    await next?.close();
+    await database?.drop();
+  });
+
+  it('lost nothing it acknowledged: the next instance lists every status and count', async () => {
+    killed = await startGatewayProcess(await freePort(), { DATABASE_URL: database.url });
+    const run = randomUUID().slice(0, 8);
+    const ids = Array.from({ length: TRANSACTIONS }, (_, n) => `k${n}-${run}`);
+    /** Sends until answered 200 (a 503 is the sender's cue to retry, as the service does). */
+    const acknowledge = async (transactionId: string, status: string) => {
+      const request = buildWebhookRequest({
+        form: 'enveloped',
+        id: `${transactionId}-${status}`,
+        transaction: { transactionId, status, products: [{ productId: 'p1', productName: 'Water', productPrice: 2, quantity: 1 }] },
+      });
+      for (const deadline = Date.now() + GIVE_UP_MS; Date.now() < deadline;) {
+        const answer = await fetch(`${killed!.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+        await answer.arrayBuffer();
+        if (answer.status === 200) return;
+        expect(answer.status).toBe(503);
+      }
+      throw new Error(`${transactionId} ${status} was never acknowledged`);
+    };
+    let taken = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (taken < ids.length) {
+          const transactionId = ids[taken++]!;
+          await acknowledge(transactionId, 'pending');
+          await acknowledge(transactionId, 'completed');
+        }
+      }),
+    );
+    await killed.stop('SIGKILL');
+
+    next = await startGateway({ DATABASE_URL: database.url });
+    const query = 'query { recentTransactions(first: 100) { edges { node { transactionId status history { eventId } } } } }';
+    const { body } = await postGraphQL(next.url, query, { key: TEST_KEY });
+    const listed = new Map(
+      (body.data?.recentTransactions.edges as Array<{ node: { transactionId: string; status: string; history: unknown[] } }>).map(
+        ({ node }) => [node.transactionId, `${node.status} after ${node.history.length} events`],
+      ),
+    );
+    const missing = ids.filter((id) => listed.get(id) !== 'completed after 2 events');
+    expect(missing, `${missing.length} of ${TRANSACTIONS} not as acknowledged`).toEqual([]);
+    const stats = await runOperation(next.url, TransactionStatsDocument, {});
+    expect(stats.data?.transactionStats.byStatus).toEqual([{ status: 'completed', count: TRANSACTIONS }]);
+  }, 90_000);
+});
