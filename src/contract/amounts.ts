@@ -3,19 +3,35 @@ import type { ProductLine } from './resources.js';
 /*
  * Prices and quantities are numbers in the contract, with no bound shown.
  * Two large enough multiply or add past the largest number (1e308 × 1e308),
- * which no total, statistic or GraphQL Float can carry. Such lines are refused
- * where the gateway takes them in (webhooks); what the service itself sends
- * is reported per field (graphql/amounts.ts).
+ * which no total, statistic or GraphQL Float can carry, and the history adds
+ * amounts and quantities in millionths, which stay exact only while they are
+ * safe integers (MAX_STORED_AMOUNT). Such lines are refused where the gateway
+ * takes them in (webhooks), in every store alike; what the service itself
+ * sends is reported per field (graphql/amounts.ts).
  */
 
-/** What makes these lines' amounts impossible to add up, or undefined when they can be. */
+/** The largest amount (a line's price × quantity, a transaction's total) or quantity the history adds up exactly, in millionths. */
+export const MAX_STORED_AMOUNT = Math.floor(Number.MAX_SAFE_INTEGER / 1_000_000);
+
+/** How `value` is past the bound, in words: its value and the bound, or (Infinity, NaN) past any number. */
+const past = (value: number, exactly: string) =>
+  Number.isFinite(value) ? ` ${value}, past ${MAX_STORED_AMOUNT}, the largest ${exactly}` : ' past the largest number';
+
+/** What makes these lines' amounts impossible to add up exactly, or undefined when they can be. */
 export function unaddableAmounts(lines: readonly ProductLine[]): string | undefined {
   let sum = 0;
   for (const [index, line] of lines.entries()) {
+    const quantity = line.quantity ?? 1;
+    if (!(Math.abs(quantity) <= MAX_STORED_AMOUNT))
+      return `products[${index}]: quantity is${past(quantity, 'quantity the history counts exactly')}`;
     if (line.productPrice === null || line.productPrice === undefined) continue;
-    const amount = line.productPrice * (line.quantity ?? 1);
-    if (!Number.isFinite(amount)) return `products[${index}]: productPrice × quantity is past the largest number`;
+    const amount = line.productPrice * quantity;
+    if (!(Math.abs(amount) <= MAX_STORED_AMOUNT))
+      return `products[${index}]: productPrice × quantity is${past(amount, 'amount the history adds up exactly')}`;
     sum += amount;
   }
-  return Number.isFinite(sum) ? undefined : 'products: the line totals add up past the largest number';
+  if (Math.abs(sum) <= MAX_STORED_AMOUNT) return undefined;
+  return Number.isFinite(sum)
+    ? `products: the line totals add up to${past(sum, 'amount the history adds up exactly')}`
+    : 'products: the line totals add up past the largest number';
 }

@@ -21,7 +21,7 @@ export function idTooLong(id: string): boolean {
  */
 const ROUTABLE = /[/\\\p{Cc}]/u;
 /** Half of a UTF-16 surrogate pair without its other half (String.prototype.isWellFormed, which ES2023 lacks). */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Why `id` is not text an id can be, or undefined when it can: empty, over

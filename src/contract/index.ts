@@ -4,5 +4,6 @@ export * from './envelopes.js';
 export * from './json-depth.js';
 export * from './ids.js';
 export * from './amounts.js';
+export * from './stored-text.js';
 export * from './accounts.js';
 export * from './currency.js';

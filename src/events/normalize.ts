@@ -5,6 +5,7 @@ import {
   isJsonObject,
   textIdProblem,
   unaddableAmounts,
+  unstorableText,
   jsonTooDeep,
   MAX_ID_BYTES,
   MAX_JSON_DEPTH,
@@ -144,6 +145,9 @@ export function normalizeWebhook(body: unknown, meta: WebhookMeta): NormalizeRes
   if (webhookId !== undefined && idTooLong(webhookId)) problems.push(tooLong('webhook-id header'));
   const amounts = parsed.success ? unaddableAmounts(parsed.data.products) : undefined;
   if (amounts !== undefined) problems.push(`${path}.${amounts}`);
+  // The whole body: the history keeps what the contract does not show too.
+  const text = unstorableText(body, '');
+  if (text !== undefined) problems.push(text);
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
 
   const senderId = webhookId ?? envelope.id;
