@@ -275,7 +275,7 @@ describe('each default', () => {
       'src/auth/key-store.ts debounceMs=100',
       'src/backends/rest/upstream-client.ts retryBaseMs=50',
       // A GraphQL argument's default page.
-      'src/graphql/types/transaction-history.ts first=10',
+      'src/graphql/types/transaction-stats.ts first=10',
     ];
     expect(fallbacksEqualToConfiguredValues()).toEqual(coincidences.sort());
   });
