@@ -143,10 +143,10 @@ export type ProductLine = {
 export type ProductSales = {
   __typename?: 'ProductSales';
   /**
-   * productPrice × quantity, summed across currencies.
-   * @deprecated Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.
+   * productPrice × quantity, summed, while its sales are of one currency.
+   * @deprecated Adds amounts of different currencies together; answers only while its amounts are of one currency. Read the same figure per currency under `byCurrency`.
    */
-  amount: Scalars['Float']['output'];
+  amount: Maybe<Scalars['Float']['output']>;
   /** The product. */
   productId: Scalars['ID']['output'];
   /** Its name as last seen. */
@@ -242,10 +242,10 @@ export type StatusTotal = {
   /** Their status now. */
   status: Scalars['String']['output'];
   /**
-   * The sum of their totals, added across currencies.
-   * @deprecated Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.
+   * The sum of their totals, while they are of one currency.
+   * @deprecated Adds amounts of different currencies together; answers only while its amounts are of one currency. Read the same figure per currency under `byCurrency`.
    */
-  total: Scalars['Float']['output'];
+  total: Maybe<Scalars['Float']['output']>;
 };
 
 /** Live changes, fed by the service's webhooks. */
@@ -343,13 +343,13 @@ export type TransactionStats = {
   since: Scalars['DateTime']['output'];
   /** The products sold most, by amount added across currencies (sold transactions of the range): `byCurrency` ranks them in each currency. */
   topProductsByAmount: Array<ProductSales>;
-  /** The products sold most, by units (sold transactions of the range); a product sold in several currencies has its amounts added across them: `byCurrency` keeps them apart. */
+  /** The products sold most, by units (sold transactions of the range); the `amount` of a product sold in several currencies is refused: `byCurrency` keeps them apart. */
   topProductsByQuantity: Array<ProductSales>;
   /**
-   * The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies.
-   * @deprecated Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.
+   * The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), while they are of one currency.
+   * @deprecated Adds amounts of different currencies together; answers only while its amounts are of one currency. Read the same figure per currency under `byCurrency`.
    */
-  totalSold: Scalars['Float']['output'];
+  totalSold: Maybe<Scalars['Float']['output']>;
   /** End of the range (excluded), aligned up to the interval. */
   until: Scalars['DateTime']['output'];
 };
@@ -380,10 +380,10 @@ export type TransactionStatsInterval = {
   /** Start of the interval (included). */
   start: Scalars['DateTime']['output'];
   /**
-   * The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies.
-   * @deprecated Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.
+   * The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), while they are of one currency.
+   * @deprecated Adds amounts of different currencies together; answers only while its amounts are of one currency. Read the same figure per currency under `byCurrency`.
    */
-  totalSold: Scalars['Float']['output'];
+  totalSold: Maybe<Scalars['Float']['output']>;
 };
 
 /** A status a transaction took, and when. */

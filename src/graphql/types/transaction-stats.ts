@@ -30,17 +30,46 @@ const StatsIntervalRef = builder.enumType('StatsInterval', {
 });
 
 /** Why the figures that add amounts of different currencies together are kept, and what to read instead. */
-const ACROSS_CURRENCIES = 'Adds amounts of different currencies together; read the same figure per currency under `byCurrency`.';
+const ACROSS_CURRENCIES =
+  'Adds amounts of different currencies together; answers only while its amounts are of one currency. Read the same figure ' +
+  'per currency under `byCurrency`.';
 
-const StatusTotalRef = builder.objectRef<StatusTotal>('StatusTotal').implement({
+/** A figure that adds amounts together, with the currencies whose amounts are in it (those that add a non-zero amount). */
+type Across<T> = T & { currencies: readonly string[] };
+
+/** The currencies of `byCurrency` whose part of a figure (`amountIn`) is not zero. */
+const currenciesIn = <C extends { currency: string }>(byCurrency: readonly C[], amountIn: (entry: C) => number | undefined) =>
+  byCurrency.filter((entry) => (amountIn(entry) ?? 0) !== 0).map((entry) => entry.currency);
+
+/**
+ * A deprecated figure's value while its amounts are of one currency; otherwise that field alone is refused
+ * (10 EUR + 1000 SEK is no amount), naming where the figure is kept per currency.
+ */
+function oneCurrency(field: string, value: number, currencies: readonly string[]): number {
+  if (currencies.length <= 1) return value;
+  throw badUserInput(
+    `${field} would add amounts of ${currencies.length} currencies (${currencies.join(', ')}); read it per currency under byCurrency`,
+  );
+}
+
+/** The statuses of a range or an interval, each with the currencies of its total. */
+const statusesAcross = (byStatus: readonly StatusTotal[], byCurrency: readonly CurrencyTotal[]): Array<Across<StatusTotal>> =>
+  byStatus.map((status) => ({
+    ...status,
+    currencies: currenciesIn(byCurrency, (entry) => entry.byStatus.find((each) => each.status === status.status)?.total),
+  }));
+
+const StatusTotalRef = builder.objectRef<Across<StatusTotal>>('StatusTotal').implement({
   description: 'Transactions of one status.',
   fields: (t) =>
     fieldsOf<Sdl.StatusTotal>()({
       status: t.exposeString('status', { description: 'Their status now.' }),
       count: t.exposeInt('count', { description: 'How many.' }),
-      total: t.exposeFloat('total', {
-        description: 'The sum of their totals, added across currencies.',
+      total: t.float({
+        nullable: true,
+        description: 'The sum of their totals, while they are of one currency.',
         deprecationReason: ACROSS_CURRENCIES,
+        resolve: (status) => oneCurrency('total', status.total, status.currencies),
       }),
     }),
 });
@@ -60,16 +89,18 @@ const CurrencyStatusTotalRef = builder.objectRef<StatusTotal>('CurrencyStatusTot
     }),
 });
 
-const ProductSalesRef = builder.objectRef<ProductTotal>('ProductSales').implement({
+const ProductSalesRef = builder.objectRef<Across<ProductTotal>>('ProductSales').implement({
   description: 'What one product sold in the range.',
   fields: (t) =>
     fieldsOf<Sdl.ProductSales>()({
       productId: t.exposeID('productId', { description: 'The product.' }),
       productName: t.exposeString('productName', { nullable: true, description: 'Its name as last seen.' }),
       quantity: t.exposeFloat('quantity', { description: 'Units sold (a line without a quantity counts one).' }),
-      amount: t.exposeFloat('amount', {
-        description: 'productPrice × quantity, summed across currencies.',
+      amount: t.float({
+        nullable: true,
+        description: 'productPrice × quantity, summed, while its sales are of one currency.',
         deprecationReason: ACROSS_CURRENCIES,
+        resolve: (product) => oneCurrency('amount', product.amount, product.currencies),
       }),
     }),
 });
@@ -87,10 +118,18 @@ const CurrencyProductSalesRef = builder.objectRef<ProductTotal>('CurrencyProduct
 
 const byStatusField = { description: 'Transactions by their status now, most first.' };
 const totalSoldField = {
+  nullable: true,
   description:
-    'The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), added across currencies.',
+    'The sum of the totals of the transactions that count as sold (HISTORY_SOLD_STATUSES; by default all), while they are of ' +
+    'one currency.',
   deprecationReason: ACROSS_CURRENCIES,
-};
+  resolve: (figures: { totalSold: number; byCurrency: readonly CurrencyTotal[] }) =>
+    oneCurrency(
+      'totalSold',
+      figures.totalSold,
+      currenciesIn(figures.byCurrency, (entry) => entry.totalSold),
+    ),
+} as const;
 const byCurrencyDescription =
   'The same figures per currency (ISO 4217 code, in code order): amounts of different currencies are never added.';
 
@@ -118,8 +157,8 @@ const StatsIntervalRowRef = builder.objectRef<StatsBucket>('TransactionStatsInte
       start: t.field({ type: 'DateTime', description: 'Start of the interval (included).', resolve: (b) => new Date(b.start) }),
       end: t.field({ type: 'DateTime', description: 'End of the interval (excluded).', resolve: (b) => new Date(b.end) }),
       count: t.exposeInt('count', { description: 'How many transactions.' }),
-      totalSold: t.exposeFloat('totalSold', totalSoldField),
-      byStatus: t.field({ type: [StatusTotalRef], ...byStatusField, resolve: (b) => b.byStatus }),
+      totalSold: t.float(totalSoldField),
+      byStatus: t.field({ type: [StatusTotalRef], ...byStatusField, resolve: (b) => statusesAcross(b.byStatus, b.byCurrency) }),
       byCurrency: t.field({ type: [CurrencyTotalRef], description: byCurrencyDescription, resolve: (b) => b.byCurrency }),
     }),
 });
@@ -132,6 +171,17 @@ function top(stats: Pick<TransactionStats, 'products'>, first: number | null | u
   const count = first ?? 10;
   if (count < 0 || count > MAX_TOP_PRODUCTS) throw badUserInput(`first must be from 0 to ${MAX_TOP_PRODUCTS}, got ${count}`);
   return topProducts(stats.products, count, by);
+}
+
+/** Top products of the whole range, each with the currencies of its amount. */
+function productsAcross(stats: TransactionStats, products: readonly ProductTotal[]): Array<Across<ProductTotal>> {
+  const amounts = stats.byCurrency.map(
+    (entry) => [entry.currency, new Map(entry.products.map((product) => [product.productId, product.amount]))] as const,
+  );
+  return products.map((product) => ({
+    ...product,
+    currencies: amounts.filter(([, byProduct]) => (byProduct.get(product.productId) ?? 0) !== 0).map(([currency]) => currency),
+  }));
 }
 
 const CurrencyStatsRef = builder.objectRef<CurrencyStats>('CurrencyStats').implement({
@@ -187,8 +237,8 @@ const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStat
         resolve: (s) => s.buckets,
       }),
       count: t.exposeInt('count', { description: 'How many transactions in the whole range.' }),
-      totalSold: t.exposeFloat('totalSold', totalSoldField),
-      byStatus: t.field({ type: [StatusTotalRef], ...byStatusField, resolve: (s) => s.byStatus }),
+      totalSold: t.float(totalSoldField),
+      byStatus: t.field({ type: [StatusTotalRef], ...byStatusField, resolve: (s) => statusesAcross(s.byStatus, s.byCurrency) }),
       byCurrency: t.field({
         type: [CurrencyStatsRef],
         description: `${byCurrencyDescription} Each currency has its own top products.`,
@@ -197,10 +247,10 @@ const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStat
       topProductsByQuantity: t.field({
         type: [ProductSalesRef],
         description:
-          'The products sold most, by units (sold transactions of the range); a product sold in several currencies has its amounts ' +
-          'added across them: `byCurrency` keeps them apart.',
+          'The products sold most, by units (sold transactions of the range); the `amount` of a product sold in several currencies ' +
+          'is refused: `byCurrency` keeps them apart.',
         args: topArgs(t) as never,
-        resolve: (s, args: { first?: number | null }) => top(s, args.first, 'quantity'),
+        resolve: (s, args: { first?: number | null }) => productsAcross(s, top(s, args.first, 'quantity')),
       }),
       topProductsByAmount: t.field({
         type: [ProductSalesRef],
@@ -208,7 +258,7 @@ const TransactionStatsRef = builder.objectRef<TransactionStats>('TransactionStat
           'The products sold most, by amount added across currencies (sold transactions of the range): `byCurrency` ranks them in ' +
           'each currency.',
         args: topArgs(t) as never,
-        resolve: (s, args: { first?: number | null }) => top(s, args.first, 'amount'),
+        resolve: (s, args: { first?: number | null }) => productsAcross(s, top(s, args.first, 'amount')),
       }),
     }),
 });
