@@ -121,8 +121,10 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
    * the event is logged and published only once that resolves; if it
    * rejects, the event is forgotten (its retry is new) and `append` rejects
    * with it: the webhook is answered 503, never 200 for an event not kept.
+   * When it resolves `false`, the store already held the event (kept before
+   * this process started): a redelivery, answered as one and not published.
    */
-  onAdmitted?: (event: TransactionUpdateEvent) => void | Promise<void>;
+  onAdmitted?: (event: TransactionUpdateEvent) => void | Promise<boolean | void>;
 }
 
 /**
@@ -146,7 +148,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   const ring: LoggedEvent[] = [];
   const listeners = new Set<(logged: LoggedEvent) => void>();
   /** Events admitted and still being kept (`onAdmitted`'s promise), by their dedupe keys: a redelivery meanwhile waits for them. */
-  const keeping = new Map<string, Promise<unknown>>();
+  const keeping = new Map<string, Promise<boolean>>();
   const keysOf = (event: TransactionUpdateEvent) => [
     `id:${accountOf(event)}:${event.eventId}`,
     `tx:${accountOf(event)}:${event.transactionId}`,
@@ -174,18 +176,20 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       const kept = options.onAdmitted?.(event);
       if (kept) {
         const settled = kept.then(
-          () => undefined,
+          (isNew) => isNew !== false,
           (error: unknown) => {
             recent.forget(event);
             throw error;
           },
         );
         for (const key of [idKey!, transactionKey!]) keeping.set(key, settled);
+        let isNew: boolean;
         try {
-          await settled;
+          isNew = await settled;
         } finally {
           for (const key of [idKey!, transactionKey!]) if (keeping.get(key) === settled) keeping.delete(key);
         }
+        if (!isNew) return undefined;
       }
       const logged = { position: `${epoch}-${++sequence}`, event };
       const size = JSON.stringify(event).length;

@@ -17,8 +17,8 @@ import type { Logger } from '../logging/logger.js';
  */
 
 export interface HistoryFeedOptions {
-  /** Applies events in the order given, all or none. */
-  apply(events: readonly TransactionUpdateEvent[]): Promise<void>;
+  /** Applies events in the order given, all or none; may resolve, per event, whether it was new to the store (false: it held it). */
+  apply(events: readonly TransactionUpdateEvent[]): Promise<unknown>;
   /** Whether an error may pass when tried again (else the event is logged and skipped). */
   transient(error: unknown): boolean;
   logger: Logger;
@@ -60,13 +60,19 @@ export const BATCH = 100;
  * becomes of the events meanwhile.
  */
 export function createOutageAwareApply(
-  options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'> & { onSkipped?: (event: TransactionUpdateEvent) => void },
+  options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'> & {
+    /** Told of an event the store refused for good. */
+    onSkipped?: (event: TransactionUpdateEvent) => void;
+    /** Told of events applied, with what the store said of each (new to it or not), when it says. */
+    onApplied?: (events: readonly TransactionUpdateEvent[], news: readonly boolean[] | undefined) => void;
+  },
   waiting: string,
 ): (events: readonly TransactionUpdateEvent[], pending?: number) => Promise<ApplyOutcome> {
   let failing = false;
   const attempt = async (events: readonly TransactionUpdateEvent[], pending: number | undefined): Promise<ApplyOutcome> => {
     try {
-      await options.apply(events);
+      const news = await options.apply(events);
+      options.onApplied?.(events, Array.isArray(news) ? (news as boolean[]) : undefined);
       if (failing) options.logger.info('the history applies events again');
       failing = false;
       return 'applied';
@@ -93,19 +99,26 @@ export class NotKept extends Error {}
 
 interface Waiting {
   event: TransactionUpdateEvent;
-  kept(): void;
+  /** `isNew`: false when the store already held the event (a redelivery of one kept before this process started). */
+  kept(isNew: boolean): void;
   refused(error: Error): void;
 }
 
-export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): Promise<void> } {
+export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): Promise<boolean> } {
   const queue: Waiting[] = [];
   let running: Promise<void> | undefined;
   let closed = false;
   /** When the last try failed; 0 once one succeeded. */
   let failedAt = 0;
   let skipped = new Set<TransactionUpdateEvent>();
+  /** Events of the batch the store said it already held. */
+  let held = new Set<TransactionUpdateEvent>();
   const applyBatch = createOutageAwareApply(
-    { ...options, onSkipped: (event) => skipped.add(event) },
+    {
+      ...options,
+      onSkipped: (event) => skipped.add(event),
+      onApplied: (events, news) => news?.forEach((isNew, index) => !isNew && held.add(events[index]!)),
+    },
     'their webhooks are answered 503 until it can',
   );
 
@@ -113,6 +126,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
     while (queue.length > 0 && !closed) {
       const batch = queue.splice(0, BATCH);
       skipped = new Set();
+      held = new Set();
       const outcome = await applyBatch(
         batch.map(({ event }) => event),
         queue.length,
@@ -121,7 +135,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
       for (const waiting of batch) {
         if (outcome === 'retry') waiting.refused(new NotKept('the history cannot store events now'));
         else if (skipped.has(waiting.event)) waiting.refused(new NotKept('the history refused the event'));
-        else waiting.kept();
+        else waiting.kept(!held.has(waiting.event));
       }
     }
   }
@@ -138,7 +152,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
       if (closed) return Promise.reject(new NotKept('the history is closing'));
       if (failedAt > 0 && Date.now() - failedAt < options.retryMs)
         return Promise.reject(new NotKept('the history could not store events a moment ago'));
-      return new Promise<void>((kept, refused) => {
+      return new Promise<boolean>((kept, refused) => {
         queue.push({ event, kept, refused });
         start();
       });

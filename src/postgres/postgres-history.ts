@@ -39,8 +39,11 @@ export interface PostgresHistoryOptions extends Omit<HistoryOptions, 'maxTransac
 
 export interface PostgresHistory extends HistoryStore {
   apply(event: TransactionUpdateEvent): Promise<void>;
-  /** Applies events in the order given, in one database transaction: the feeds pass what they hold, in batches. */
-  applyAll(events: readonly TransactionUpdateEvent[]): Promise<void>;
+  /**
+   * Applies events in the order given, in one database transaction: the feeds pass what they hold, in batches.
+   * Resolves, for each event, whether it was new to the history (false: its record already held its event id).
+   */
+  applyAll(events: readonly TransactionUpdateEvent[]): Promise<boolean[]>;
   /** Notes when this database's history started holding events, unless an instance noted it before. */
   start(): Promise<void>;
   /** Epoch ms from which the history holds every transaction of the account updated since (the same for every account). */
@@ -173,8 +176,8 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     });
   }
 
-  async function applyAll(events: readonly TransactionUpdateEvent[]): Promise<void> {
-    await changeAll(
+  async function applyAll(events: readonly TransactionUpdateEvent[]): Promise<boolean[]> {
+    return changeAll(
       events.map((event) => ({
         account: accountOf(event),
         transactionId: event.transactionId,
@@ -217,7 +220,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   timer.unref();
 
   return {
-    apply: (event) => applyAll([event]),
+    apply: async (event) => void (await applyAll([event])),
     applyAll,
     notePayment: async (note, readBack) =>
       (

@@ -32,8 +32,8 @@ export interface RedisHistoryReaderOptions {
   maxBehind: number;
   /** The stream is an earlier version's queue, emptied and then deleted. @default false */
   drain?: boolean;
-  /** Applies events in the order given, all or none. */
-  apply(events: readonly TransactionUpdateEvent[]): Promise<void>;
+  /** Applies events in the order given, all or none (what it says of each is not needed here). */
+  apply(events: readonly TransactionUpdateEvent[]): Promise<unknown>;
   /** Whether an apply error may pass when tried again (else the entry is logged and dropped). */
   transient(error: unknown): boolean;
   logger: Logger;

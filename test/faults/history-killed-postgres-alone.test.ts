@@ -7,6 +7,7 @@ import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-pro
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { testDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { freePort } from '../helpers/redis-server.js';
+import { sseSubscribe } from '../helpers/sse-client.js';
 import { runOperation } from '../helpers/typed-client.js';
 
 /*
@@ -14,7 +15,8 @@ import { runOperation } from '../helpers/typed-client.js';
  * events, so a webhook's 200 means its event is committed there. A real
  * process (`node dist/main.js`) takes a burst of webhooks, 16 in flight, and
  * is killed with SIGKILL right after the last 200; a new instance on the same
- * database must list every acknowledged status and count.
+ * database must list every acknowledged status and count, and recognise a
+ * redelivery of each: answered 200, published to no subscriber again.
  */
 
 const TRANSACTIONS = 100;
@@ -39,6 +41,7 @@ describe('an instance with PostgreSQL alone, killed right after its last 200', (
     killed = await startGatewayProcess(await freePort(), { DATABASE_URL: database.url });
     const run = randomUUID().slice(0, 8);
     const ids = Array.from({ length: TRANSACTIONS }, (_, n) => `k${n}-${run}`);
+    let target = killed.url;
     /** Sends until answered 200 (a 503 is the sender's cue to retry, as the service does). */
     const acknowledge = async (transactionId: string, status: string) => {
       const request = buildWebhookRequest({
@@ -47,7 +50,7 @@ describe('an instance with PostgreSQL alone, killed right after its last 200', (
         transaction: { transactionId, status, products: [{ productId: 'p1', productName: 'Water', productPrice: 2, quantity: 1 }] },
       });
       for (const deadline = Date.now() + GIVE_UP_MS; Date.now() < deadline;) {
-        const answer = await fetch(`${killed!.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
+        const answer = await fetch(`${target}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
         await answer.arrayBuffer();
         if (answer.status === 200) return;
         expect(answer.status).toBe(503);
@@ -78,5 +81,17 @@ describe('an instance with PostgreSQL alone, killed right after its last 200', (
     expect(missing, `${missing.length} of ${TRANSACTIONS} not as acknowledged`).toEqual([]);
     const stats = await runOperation(next.url, TransactionStatsDocument, {});
     expect(stats.data?.transactionStats.byStatus).toEqual([{ status: 'completed', count: TRANSACTIONS }]);
+
+    // The service sends each again (it never saw some of the 200s, say): all recognised, none published again.
+    target = next.url;
+    const live = await sseSubscribe(next.url, 'subscription { transactionUpdated { transactionId eventId } }', TEST_KEY);
+    for (const transactionId of ids) {
+      await acknowledge(transactionId, 'pending');
+      await acknowledge(transactionId, 'completed');
+    }
+    const sentinel = `sentinel-${run}`;
+    await acknowledge(sentinel, 'completed');
+    expect((await live.next(10_000)).data.transactionUpdated.transactionId).toBe(sentinel);
+    live.close();
   }, 90_000);
 });

@@ -73,7 +73,7 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       shared &&
       (async (events: readonly TransactionUpdateEvent[]) => {
         await postgres.migrated;
-        await shared.applyAll(events);
+        return shared.applyAll(events);
       });
     const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
     const feed =
