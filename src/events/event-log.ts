@@ -105,6 +105,9 @@ export function comparePositions(a: string, b: string): number {
   return Number(am) - Number(bm) || Number(as) - Number(bs);
 }
 
+/** A page of a stored log after a cursor, or where that log stands now when it no longer reaches the cursor. */
+export type StoredReplay = ReplayPage | { expired: string };
+
 export interface MemoryEventLogOptions extends RecentEventsOptions {
   /** Most events kept for replay (EVENT_LOG_SIZE). */
   capacity: number;
@@ -122,9 +125,15 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
    * rejects, the event is forgotten (its retry is new) and `append` rejects
    * with it: the webhook is answered 503, never 200 for an event not kept.
    * When it resolves `false`, the store already held the event (kept before
-   * this process started): a redelivery, answered as one and not published.
+   * this process started): a redelivery, answered as one and not published;
+   * when it resolves a number, that is the event's position in the store,
+   * which the log takes as its own (`<epoch>-<number>`).
    */
-  onAdmitted?: (event: TransactionUpdateEvent) => void | Promise<boolean | void>;
+  onAdmitted?: (event: TransactionUpdateEvent) => void | Promise<boolean | number | void>;
+  /** The first part of every position; @default the time the log was made. */
+  epoch?: number;
+  /** Reads what the ring no longer (or not yet, after a restart) holds, from the store that keeps events. */
+  storedReplay?: (cursor: string, account: string) => Promise<StoredReplay>;
 }
 
 /**
@@ -142,13 +151,15 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   /** JSON size of each event of the ring, in the same order, and their sum; and when each was appended. */
   const sizes: number[] = [];
   const times: number[] = [];
+  /** The number of each position of the ring, ascending. */
+  const numbers: number[] = [];
   let bytes = 0;
-  const epoch = Date.now();
+  const epoch = options.epoch ?? Date.now();
   const recent = createRecentEvents(options);
   const ring: LoggedEvent[] = [];
   const listeners = new Set<(logged: LoggedEvent) => void>();
   /** Events admitted and still being kept (`onAdmitted`'s promise), by their dedupe keys: a redelivery meanwhile waits for them. */
-  const keeping = new Map<string, Promise<boolean>>();
+  const keeping = new Map<string, Promise<boolean | number>>();
   const keysOf = (event: TransactionUpdateEvent) => [
     `id:${accountOf(event)}:${event.eventId}`,
     `tx:${accountOf(event)}:${event.transactionId}`,
@@ -159,8 +170,13 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   function indexOf(cursor: string, account: string): number {
     const match = POSITION.exec(cursor);
     if (match && Number(match[1]) === epoch) {
-      const index = ring.length - 1 - (sequence - Number(match[2]));
-      if (ring[index]?.position === cursor) return index;
+      const wanted = Number(match[2]);
+      for (let low = 0, high = numbers.length - 1; low <= high;) {
+        const middle = (low + high) >> 1;
+        if (numbers[middle] === wanted) return middle;
+        if (numbers[middle]! < wanted) low = middle + 1;
+        else high = middle - 1;
+      }
     }
     return ring.findLastIndex(({ event }) => event.eventId === cursor && accountOf(event) === account);
   }
@@ -176,31 +192,34 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       const kept = options.onAdmitted?.(event);
       if (kept) {
         const settled = kept.then(
-          (isNew) => isNew !== false,
+          (outcome): boolean | number => (typeof outcome === 'number' ? outcome : outcome !== false),
           (error: unknown) => {
             recent.forget(event);
             throw error;
           },
         );
         for (const key of [idKey!, transactionKey!]) keeping.set(key, settled);
-        let isNew: boolean;
+        let outcome: boolean | number;
         try {
-          isNew = await settled;
+          outcome = await settled;
         } finally {
           for (const key of [idKey!, transactionKey!]) if (keeping.get(key) === settled) keeping.delete(key);
         }
-        if (!isNew) return undefined;
+        if (outcome === false) return undefined;
+        if (typeof outcome === 'number') sequence = Math.max(sequence, outcome - 1);
       }
       const logged = { position: `${epoch}-${++sequence}`, event };
       const size = JSON.stringify(event).length;
       const at = now();
       ring.push(logged);
+      numbers.push(sequence);
       sizes.push(size);
       times.push(at);
       bytes += size;
       const expired = () => ring.length > leastEvents && (times[0] ?? at) < at - spanMs;
       while (ring.length > capacity || (bytes > maxBytes && ring.length > 1) || expired()) {
         ring.shift();
+        numbers.shift();
         times.shift();
         bytes -= sizes.shift() ?? 0;
       }
@@ -213,6 +232,11 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
     async readAfter(cursor, account = DEFAULT_ACCOUNT) {
       if (cursor === current()) return { events: [], next: undefined };
       const index = indexOf(cursor, account);
+      if (index < 0 && options.storedReplay) {
+        const stored = await options.storedReplay(cursor, account);
+        if ('expired' in stored) throw eventsExpired(cursor, comparePositions(stored.expired, current()) > 0 ? stored.expired : current());
+        return stored;
+      }
       if (index < 0) throw eventsExpired(cursor, current());
       const events = ring.slice(index + 1, index + 1 + pageEvents);
       return { events, next: index + 1 + pageEvents < ring.length ? events.at(-1)?.position : undefined };

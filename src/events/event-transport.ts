@@ -19,15 +19,18 @@ export interface MemoryEventLogConfig {
 
 /**
  * One instance's events: an in-process log of at most `eventLogSize` events and `eventLogMaxBytes` of them, keeping what `eventLogKeep`
- * says.
+ * says; `kept`: where the log hands each event to be kept (the history, or PostgreSQL) and reads what it no longer holds.
  */
-export function createMemoryEventTransport(config: MemoryEventLogConfig, onAdmitted?: MemoryEventLogOptions['onAdmitted']): EventTransport {
+export function createMemoryEventTransport(
+  config: MemoryEventLogConfig,
+  kept: Pick<MemoryEventLogOptions, 'onAdmitted' | 'epoch' | 'storedReplay'> = {},
+): EventTransport {
   const log = createMemoryEventLog({
     capacity: config.eventLogSize,
     maxBytes: config.eventLogMaxBytes,
     keep: config.eventLogKeep,
     pageEvents: config.replay.pageEvents,
-    onAdmitted,
+    ...kept,
   });
   const bus = createEventBus({ log, pagesAtOnce: config.replay.pagesAtOnce });
   return { bus, connect: async () => true, close: () => bus.close() };

@@ -17,7 +17,10 @@ import type { Logger } from '../logging/logger.js';
  */
 
 export interface HistoryFeedOptions {
-  /** Applies events in the order given, all or none; may resolve, per event, whether it was new to the store (false: it held it). */
+  /**
+   * Applies events in the order given, all or none; may resolve, per event, what the store said of it: false when
+   * it held it already, else its position (or true).
+   */
   apply(events: readonly TransactionUpdateEvent[]): Promise<unknown>;
   /** Whether an error may pass when tried again (else the event is logged and skipped). */
   transient(error: unknown): boolean;
@@ -64,15 +67,15 @@ export function createOutageAwareApply(
     /** Told of an event the store refused for good. */
     onSkipped?: (event: TransactionUpdateEvent) => void;
     /** Told of events applied, with what the store said of each (new to it or not), when it says. */
-    onApplied?: (events: readonly TransactionUpdateEvent[], news: readonly boolean[] | undefined) => void;
+    onApplied?: (events: readonly TransactionUpdateEvent[], outcomes: ReadonlyArray<number | boolean> | undefined) => void;
   },
   waiting: string,
 ): (events: readonly TransactionUpdateEvent[], pending?: number) => Promise<ApplyOutcome> {
   let failing = false;
   const attempt = async (events: readonly TransactionUpdateEvent[], pending: number | undefined): Promise<ApplyOutcome> => {
     try {
-      const news = await options.apply(events);
-      options.onApplied?.(events, Array.isArray(news) ? (news as boolean[]) : undefined);
+      const outcomes = await options.apply(events);
+      options.onApplied?.(events, Array.isArray(outcomes) ? (outcomes as Array<number | boolean>) : undefined);
       if (failing) options.logger.info('the history applies events again');
       failing = false;
       return 'applied';
@@ -99,25 +102,30 @@ export class NotKept extends Error {}
 
 interface Waiting {
   event: TransactionUpdateEvent;
-  /** `isNew`: false when the store already held the event (a redelivery of one kept before this process started). */
-  kept(isNew: boolean): void;
+  /**
+   * What the store said of the event: false when it already held it (a redelivery of one kept before this process
+   * started), its position when it gives one, else true.
+   */
+  kept(outcome: boolean | number): void;
   refused(error: Error): void;
 }
 
-export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { push(event: TransactionUpdateEvent): Promise<boolean> } {
+export function createHistoryFeed(
+  options: HistoryFeedOptions,
+): HistoryFeed & { push(event: TransactionUpdateEvent): Promise<boolean | number> } {
   const queue: Waiting[] = [];
   let running: Promise<void> | undefined;
   let closed = false;
   /** When the last try failed; 0 once one succeeded. */
   let failedAt = 0;
   let skipped = new Set<TransactionUpdateEvent>();
-  /** Events of the batch the store said it already held. */
-  let held = new Set<TransactionUpdateEvent>();
+  /** What the store said of each event of the batch, when it says (its position, or false: it held it already). */
+  let said = new Map<TransactionUpdateEvent, number | boolean>();
   const applyBatch = createOutageAwareApply(
     {
       ...options,
       onSkipped: (event) => skipped.add(event),
-      onApplied: (events, news) => news?.forEach((isNew, index) => !isNew && held.add(events[index]!)),
+      onApplied: (events, outcomes) => outcomes?.forEach((outcome, index) => said.set(events[index]!, outcome)),
     },
     'their webhooks are answered 503 until it can',
   );
@@ -126,7 +134,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
     while (queue.length > 0 && !closed) {
       const batch = queue.splice(0, BATCH);
       skipped = new Set();
-      held = new Set();
+      said = new Map();
       const outcome = await applyBatch(
         batch.map(({ event }) => event),
         queue.length,
@@ -135,7 +143,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
       for (const waiting of batch) {
         if (outcome === 'retry') waiting.refused(new NotKept('the history cannot store events now'));
         else if (skipped.has(waiting.event)) waiting.refused(new NotKept('the history refused the event'));
-        else waiting.kept(!held.has(waiting.event));
+        else waiting.kept(said.get(waiting.event) ?? true);
       }
     }
   }
@@ -152,7 +160,7 @@ export function createHistoryFeed(options: HistoryFeedOptions): HistoryFeed & { 
       if (closed) return Promise.reject(new NotKept('the history is closing'));
       if (failedAt > 0 && Date.now() - failedAt < options.retryMs)
         return Promise.reject(new NotKept('the history could not store events a moment ago'));
-      return new Promise<boolean>((kept, refused) => {
+      return new Promise<boolean | number>((kept, refused) => {
         queue.push({ event, kept, refused });
         start();
       });

@@ -37,13 +37,18 @@ export interface PostgresHistoryOptions extends Omit<HistoryOptions, 'maxTransac
   onSweepError?: (error: unknown) => void;
 }
 
+/** More writes in the transaction that applies events: the events new to the history, each with its position. */
+export type AlsoInTransaction = (client: PoolClient, applied: ReadonlyArray<readonly [TransactionUpdateEvent, number]>) => Promise<void>;
+
 export interface PostgresHistory extends HistoryStore {
   apply(event: TransactionUpdateEvent): Promise<void>;
   /**
    * Applies events in the order given, in one database transaction: the feeds pass what they hold, in batches.
-   * Resolves, for each event, whether it was new to the history (false: its record already held its event id).
+   * Resolves, for each event, the position the history gave it (history_seq), or false when it was not new (its
+   * record already held its event id). `also` runs in the same database transaction with the new events and their
+   * positions (the event log of a deployment whose events are kept here: postgres-event-log.ts).
    */
-  applyAll(events: readonly TransactionUpdateEvent[]): Promise<boolean[]>;
+  applyAll(events: readonly TransactionUpdateEvent[], also?: AlsoInTransaction): Promise<Array<number | false>>;
   /** Notes when this database's history started holding events, unless an instance noted it before. */
   start(): Promise<void>;
   /** Epoch ms from which the history holds every transaction of the account updated since (the same for every account). */
@@ -107,11 +112,15 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   /**
    * Applies each step's rule, in order, to its record (by account and transaction id) under the
    * records' row locks, all in one database transaction (a step sees the record the steps before it
-   * made); resolves which steps changed anything. The records are written in two statements and the
+   * made); resolves, per step, the seq it was given when it changed anything, else false; `also` runs
+   * last in the same database transaction, with the steps that changed anything. The records are written in two statements and the
    * bucket rows in four, however many steps and accounts: applying a backlog in batches costs a
    * round trip per batch, not several per event.
    */
-  async function changeAll(steps: readonly Step[]): Promise<boolean[]> {
+  async function changeAll(
+    steps: readonly Step[],
+    also?: (client: PoolClient, outcomes: ReadonlyArray<number | false>) => Promise<void>,
+  ): Promise<Array<number | false>> {
     return inTransaction(async (client) => {
       const keys = new Map(steps.map(({ account, transactionId }) => [keyOf(account, transactionId), [account, transactionId] as const]));
       const found = await client.query<{ account: string; record: HistoryRecord }>(
@@ -135,7 +144,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
         buckets.change(account, applied.previous, applied.record, seq, !changed.has(key));
         current.set(key, applied.record);
         changed.add(key);
-        return true;
+        return seq;
       });
       if (changed.size === 0) return outcomes;
       const at = now();
@@ -172,17 +181,24 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
         );
       }
       await buckets.write(client, at);
+      await also?.(client, outcomes);
       return outcomes;
     });
   }
 
-  async function applyAll(events: readonly TransactionUpdateEvent[]): Promise<boolean[]> {
+  async function applyAll(events: readonly TransactionUpdateEvent[], also?: AlsoInTransaction): Promise<Array<number | false>> {
     return changeAll(
       events.map((event) => ({
         account: accountOf(event),
         transactionId: event.transactionId,
         rule: (record, seq) => applyEvent(record, event, eventTime(event), seq),
       })),
+      also &&
+        ((client, outcomes) =>
+          also(
+            client,
+            outcomes.flatMap((seq, index) => (seq === false ? [] : [[events[index]!, seq] as const])),
+          )),
     );
   }
 
@@ -231,7 +247,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
             rule: (record, seq) => applyPayment(record, note.transactionId, note.at, seq, note.fields, readBack),
           },
         ])
-      )[0]!,
+      )[0] !== false,
     // The pages of `recent` are kept, and handed out again while the account's records do not change (recent-pages.ts).
     keepsRecords: true,
     recent: recentPages(pool, { now, retentionMs: options.retentionMs }),

@@ -127,6 +127,7 @@ const LATER = [
   '1795900000000_history-sums-in-keys',
   '1796000000000_history-currencies',
   '1796100000000_history-change-markers',
+  '1796200000000_event-log',
 ];
 
 describe('PostgreSQL history migrations on a database holding a history', () => {

@@ -42,6 +42,7 @@ describe.concurrent('PostgreSQL history', () => {
       '1795900000000_history-sums-in-keys',
       '1796000000000_history-currencies',
       '1796100000000_history-change-markers',
+      '1796200000000_event-log',
     ]);
     expect(await migrate(database.url, logger)).toEqual([]);
   });

@@ -15,8 +15,10 @@ import { runOperation } from '../helpers/typed-client.js';
  * events, so a webhook's 200 means its event is committed there. A real
  * process (`node dist/main.js`) takes a burst of webhooks, 16 in flight, and
  * is killed with SIGKILL right after the last 200; a new instance on the same
- * database must list every acknowledged status and count, and recognise a
- * redelivery of each: answered 200, published to no subscriber again.
+ * database must list every acknowledged status and count, give a dashboard
+ * that resumes from before the kill every event it missed, once, and
+ * recognise a redelivery of each: answered 200, published to no subscriber
+ * again.
  */
 
 const TRANSACTIONS = 100;
@@ -57,12 +59,19 @@ describe('an instance with PostgreSQL alone, killed right after its last 200', (
       }
       throw new Error(`${transactionId} ${status} was never acknowledged`);
     };
+    // A dashboard watching from the start: the first event's position is where it resumes from after the kill.
+    const watcher = await sseSubscribe(killed.url, 'subscription { transactionUpdated { eventId } }', TEST_KEY);
+    const firstSent = ids[0]!;
+    await acknowledge(firstSent, 'pending');
+    expect((await watcher.next(10_000)).data.transactionUpdated.eventId).toBe(`${firstSent}-pending`);
+    const resumeFrom = watcher.lastEventId()!;
+    watcher.close();
     let taken = 0;
     await Promise.all(
       Array.from({ length: IN_FLIGHT }, async () => {
         while (taken < ids.length) {
           const transactionId = ids[taken++]!;
-          await acknowledge(transactionId, 'pending');
+          if (transactionId !== firstSent) await acknowledge(transactionId, 'pending');
           await acknowledge(transactionId, 'completed');
         }
       }),
@@ -81,6 +90,20 @@ describe('an instance with PostgreSQL alone, killed right after its last 200', (
     expect(missing, `${missing.length} of ${TRANSACTIONS} not as acknowledged`).toEqual([]);
     const stats = await runOperation(next.url, TransactionStatsDocument, {});
     expect(stats.data?.transactionStats.byStatus).toEqual([{ status: 'completed', count: TRANSACTIONS }]);
+
+    // The dashboard comes back to the new instance, resuming after the first event: it gets every other one, once.
+    const resumed = await sseSubscribe(next.url, 'subscription { transactionUpdated { eventId } }', TEST_KEY, undefined, {
+      'last-event-id': resumeFrom,
+    });
+    const missed: string[] = [];
+    for (let n = 0; n < 2 * TRANSACTIONS - 1; n += 1) missed.push((await resumed.next(10_000)).data.transactionUpdated.eventId);
+    resumed.close();
+    expect(missed.length).toBe(new Set(missed).size);
+    expect(new Set(missed)).toEqual(
+      new Set(ids.flatMap((id) => [`${id}-pending`, `${id}-completed`]).filter((id) => id !== `${firstSent}-pending`)),
+    );
+    // Each transaction's pending before its completed, as acknowledged.
+    for (const id of ids) if (id !== firstSent) expect(missed.indexOf(`${id}-pending`)).toBeLessThan(missed.indexOf(`${id}-completed`));
 
     // The service sends each again (it never saw some of the 200s, say): all recognised, none published again.
     target = next.url;

@@ -10,6 +10,7 @@ import { createMemoryHistory } from '../../history/memory-history.js';
 import type { Logger } from '../../logging/logger.js';
 import { isTransientPostgresError, type Database } from '../../postgres/postgres-database.js';
 import { createPostgresHistory, type PostgresHistory } from '../../postgres/postgres-history.js';
+import { createPostgresEventLog, STORED_EPOCH } from '../../postgres/postgres-event-log.js';
 import { createRedisEventTransport } from '../../redis/redis-event-transport.js';
 import { evictionOf } from '../../redis/eviction-policy.js';
 import { createRedisHistoryReader, HISTORY_GROUP, type RedisHistoryReaderOptions } from '../../redis/redis-history-reader.js';
@@ -22,7 +23,9 @@ import { DEMO_HOUR_MS, seedsDemoHour, type GatewayDeps } from '../gateway-deps.j
  * distinct event once:
  * - DATABASE_URL: the history is PostgreSQL's, shared. Without Redis it is
  *   where events are kept: the instance's log publishes an event only once
- *   its commit succeeded, and the webhook's 200 waits for it (history-feed.ts).
+ *   its commit succeeded, and the webhook's 200 waits for it (history-feed.ts);
+ *   the commit writes it to an event log in PostgreSQL too, which the ring
+ *   reads for what it does not hold (a resume from before a restart).
  *   With Redis, the log's own stream feeds it, which every instance reads
  *   through one consumer group and which is never trimmed past what that
  *   group has not applied, so an event survives the instance that admitted it.
@@ -68,12 +71,23 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       !shared && config.history
         ? createMemoryHistory({ ...config.history, ...(seedsDemoHour(config, deps) ? { coveredFrom: Date.now() - DEMO_HOUR_MS } : {}) })
         : undefined;
+    // Without Redis, PostgreSQL keeps the events too: its own event log, written in the commits that apply them.
+    const storedLog =
+      postgres && shared && !redis
+        ? createPostgresEventLog(postgres.pool, {
+            capacity: config.eventLogSize,
+            pageEvents: config.replay.pageEvents,
+            trimEveryMs: config.postgresHistory.sweepMs,
+            onTrimError: (error) =>
+              logger.warn({ err: error }, 'the event log in PostgreSQL could not be trimmed; the next trim tries again'),
+          })
+        : undefined;
     const applyShared =
       postgres &&
       shared &&
       (async (events: readonly TransactionUpdateEvent[]) => {
         await postgres.migrated;
-        return shared.applyAll(events);
+        return shared.applyAll(events, storedLog?.write);
       });
     const { retryMs, maxQueued, claimIdleMs } = config.postgresHistory;
     const feed =
@@ -85,7 +99,20 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
 
     const events: EventTransport = redis
       ? createRedisEventTransport(redis, { ...config, logger, historyGroup })
-      : createMemoryEventTransport(config, feed ? (event) => feed.push(event) : applyInProcess);
+      : createMemoryEventTransport(
+          config,
+          feed && storedLog
+            ? {
+                onAdmitted: (event) => feed.push(event),
+                epoch: STORED_EPOCH,
+                storedReplay: async (cursor, account) => {
+                  // Read again later, as when the database does not answer.
+                  if (!postgres?.isMigrated()) throw new Error('the event log in PostgreSQL cannot be read before its migrations ran');
+                  return storedLog.readAfter(cursor, account);
+                },
+              }
+            : { onAdmitted: applyInProcess },
+        );
     const readerOptions = applyShared && {
       apply: applyShared,
       transient: isTransientPostgresError,
@@ -121,6 +148,7 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
     // The bus itself is closed by the drain, with the streams it feeds (subscriptions plugin).
     app.addHook('onClose', async () => {
       inProcess?.close?.();
+      storedLog?.close();
       await vendingEvents.close();
       await events.close();
     });
