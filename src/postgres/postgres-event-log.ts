@@ -30,6 +30,8 @@ export interface PostgresEventLog {
   write: AlsoInTransaction;
   /** The page after `cursor` (a position of this log, or an event id of `account`). */
   readAfter(cursor: string, account: string): Promise<StoredReplay>;
+  /** Deletes what is past `capacity` now (the timer calls it). */
+  trim(): Promise<void>;
   /** Stops the trim's timer. */
   close(): void;
 }
@@ -109,5 +111,5 @@ export function createPostgresEventLog(pool: Pool, options: PostgresEventLogOpti
   }, options.trimEveryMs);
   timer.unref();
 
-  return { write, readAfter, close: () => clearInterval(timer) };
+  return { write, readAfter, trim, close: () => clearInterval(timer) };
 }
