@@ -6,6 +6,7 @@ import { createContext, type GatewayContext, type GatewayServices } from './cont
 import type { Logger } from '../logging/logger.js';
 import { yogaLogger } from '../logging/logger.js';
 import type { RequestScope } from '../http/request-scope.js';
+import type { CountedOperation } from '../observability/metrics.js';
 import { corsFor } from './cors.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
@@ -34,6 +35,7 @@ export interface GraphQLMasking {
 /**
  * yoga's server context: what an operation brings from its transport. An
  * HTTP request brings the front door's scope; a WebSocket operation the rest.
+ * Every key a plugin keeps on it is declared here, and nowhere else.
  */
 export interface GraphQLServerContext {
   /** The HTTP request's scope (request-scope.ts), handed to yoga by graphql-route.ts. */
@@ -45,6 +47,10 @@ export interface GraphQLServerContext {
   owner?: Owner | undefined;
   /** graphql-ws runs the operation itself once yoga's params stage passed it (operation-rules.ts). */
   execution?: TransportExecution | undefined;
+  /** Set by the params rule that refused the operation (operation-rules.ts `refuseInParams`): later params hooks leave it be. */
+  refusedInParams?: boolean | undefined;
+  /** A WebSocket operation's metrics record (metrics.ts), kept here as an HTTP request's is in its scope. */
+  counted?: CountedOperation | undefined;
 }
 
 export type GraphQLServer = YogaServerInstance<GraphQLServerContext, GatewayContext>;

@@ -1,5 +1,6 @@
 import type { GraphQLError } from 'graphql';
 import type { OnParamsEventPayload, Plugin } from 'graphql-yoga';
+import type { GraphQLServerContext } from './graphql-server.js';
 
 /*
  * The rules every GraphQL operation passes, whatever carried it: HTTP and
@@ -68,15 +69,10 @@ export type TransportExecution = NonNullable<Parameters<OnParamsEventPayload['se
 export function useTransportExecution(): Plugin {
   return {
     onParams({ context, setParamsHandler }) {
-      const execution = (context as { execution?: TransportExecution }).execution;
+      const { execution } = context as GraphQLServerContext;
       if (execution) setParamsHandler(execution as never);
     },
   };
-}
-
-/** What a rule's refusal leaves in the operation's server context (graphql-server.ts) for the params hooks after it. */
-interface RefusedInParams {
-  refusedInParams?: boolean;
 }
 
 /**
@@ -85,8 +81,8 @@ interface RefusedInParams {
  * must not answer in its place: it asks `refusedInParams` first.
  */
 export function refuseInParams(payload: Pick<OnParamsEventPayload, 'context' | 'setResult'>, error: GraphQLError): void {
-  (payload.context as RefusedInParams).refusedInParams = true;
+  (payload.context as GraphQLServerContext).refusedInParams = true;
   payload.setResult({ errors: [error] });
 }
 
-export const refusedInParams = (context: object): boolean => (context as RefusedInParams).refusedInParams === true;
+export const refusedInParams = (context: object): boolean => (context as GraphQLServerContext).refusedInParams === true;

@@ -58,10 +58,16 @@ export interface OperationScope {
   graphqlErrors: boolean;
 }
 
-/** An operation's server context (graphql-server.ts), as the plugin reads it: an HTTP request's scope, or its own record. */
+/** A WebSocket operation's record: it has no front-door scope to name it in. */
+export type CountedOperation = OperationScope & { started: number };
+
+/**
+ * An operation's server context, as the plugin reads it: an HTTP request's scope, or its own record (both keys
+ * declared on yoga's server context, GraphQLServerContext in graphql-server.ts, which this layer cannot import).
+ */
 interface Counted {
   scope?: OperationScope | undefined;
-  counted?: (OperationScope & { started: number }) | undefined;
+  counted?: CountedOperation | undefined;
 }
 
 /** Prometheus metrics for one gateway, in a registry of its own (several gateways share a test process). */

@@ -135,6 +135,16 @@ function clientMessage(key: string, value: unknown): unknown {
   return byHash ? { ...message, payload: { ...payload, query: '' } } : value;
 }
 
+/** What the server keeps per connection, in graphql-ws's context (`ctx.extra`). */
+interface Connection {
+  /** The ids of its operations running now (bounded by maxSubscriptions). */
+  operations: Set<string>;
+  /** Gone when the connection closes, so the queries and mutations it started stop their upstream calls; made at its first. */
+  owner?: ClientOwner;
+  /** Gives back the demo simulator's slot it took (`connectionParams.demoSimulator`). */
+  demoRelease?: () => void;
+}
+
 /** How long a stopping gateway waits for clients to answer its close frame before it drops their sockets. */
 const CLOSE_HANDSHAKE_MS = 1_000;
 
@@ -158,17 +168,8 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) =>
     wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request));
   options.server.on('upgrade', upgrade);
-  const open = new WeakMap<object, Set<string>>();
   const shared = createSharedSubscriptions();
   const restartHold = createRestartHold();
-  const demoReleases = new WeakMap<object, () => void>();
-  // Gone when a connection closes, so the queries and mutations it started stop their upstream calls.
-  const owners = new WeakMap<object, ClientOwner>();
-  const ownerOf = (ctx: object): ClientOwner => {
-    let owner = owners.get(ctx);
-    if (!owner) owners.set(ctx, (owner = new ClientOwner()));
-    return owner;
-  };
 
   /**
    * A client that stops reading would have the gateway hold every result it
@@ -192,7 +193,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
    * graphql-ws then only hands on the result already made.
    */
   const prepare = async (
-    ctx: Context<Record<string, unknown>, Extra>,
+    ctx: Context<Record<string, unknown>, Extra<Connection>>,
     id: string,
     payload: SubscribePayload,
   ): Promise<ExecutionArgs | readonly GraphQLError[]> => {
@@ -210,7 +211,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         if (errors.length > 0) return { errors };
         const isSubscription = getOperationAST(document, params.operationName)?.operation === OperationTypeNode.SUBSCRIPTION;
         // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
-        if (!isSubscription) (context as GraphQLServerContext).owner = ownerOf(ctx);
+        if (!isSubscription) (context as GraphQLServerContext).owner = ctx.extra.owner ??= new ClientOwner();
         const contextValue = await contextFactory();
         const args: ExecutionArgs = { schema, document, operationName: params.operationName, variableValues: params.variables };
         ran = args;
@@ -254,7 +255,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     return { ...ran, rootValue: { execute: () => made, subscribe: () => made } };
   };
 
-  const disposable = serveGraphQLWs<Record<string, unknown>>(
+  const disposable = serveGraphQLWs<Record<string, unknown>, Connection>(
     {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
       jsonMessageReviver: clientMessage,
@@ -266,19 +267,18 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         const verdict = await options.authorize(authorizationOf(ctx.connectionParams));
         if (verdict === 'retry') ctx.extra.socket.close(1013, 'Try Again Later');
         if (verdict !== 'accepted') return false;
-        if (ctx.connectionParams?.demoSimulator === true && options.onDemoRequest) demoReleases.set(ctx, options.onDemoRequest());
+        if (ctx.connectionParams?.demoSimulator === true && options.onDemoRequest) ctx.extra.demoRelease = options.onDemoRequest();
         return true;
       },
       onClose: (ctx) => {
-        owners.get(ctx)?.leave();
-        demoReleases.get(ctx)?.();
+        ctx.extra.owner?.leave();
+        ctx.extra.demoRelease?.();
       },
       // graphql-ws calls this as each `subscribe` message arrives, so the slot is taken here, before any
       // await: subscribes that arrive in one burst are counted one by one, so a burst cannot pass the limit. A refusal is an
       // `error` for that id only, which clients hand to that one operation; the connection goes on.
       onSubscribe: (ctx, id, payload) => {
-        const ids = open.get(ctx) ?? new Set<string>();
-        open.set(ctx, ids);
+        const ids = ctx.extra.operations;
         if (ids.size >= options.limits.maxSubscriptions) {
           return [
             new GraphQLError(`At most ${options.limits.maxSubscriptions} subscriptions per connection`, {
@@ -299,12 +299,16 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
           },
         );
       },
-      onComplete: (ctx, id) => void open.get(ctx)?.delete(id),
+      onComplete: (ctx, id) => void ctx.extra.operations.delete(id),
       // Other results (queries, mutations) are sent by graphql-ws: judged before each one goes.
       onNext: (ctx) => closeIfBehind(ctx.extra.socket),
     },
     wss,
-    { keepAliveMs: options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY, logger: options.logger },
+    {
+      keepAliveMs: options.limits.keepAliveMs > 0 ? options.limits.keepAliveMs : Number.POSITIVE_INFINITY,
+      logger: options.logger,
+      connection: () => ({ operations: new Set<string>() }),
+    },
   );
   return {
     holdEnds: () => restartHold.hold(),

@@ -19,15 +19,18 @@ export interface WsSocketsOptions {
   logger: Logger;
 }
 
-/** What graphql-ws's context carries of the connection (`ctx.extra`): its socket. */
-export type Extra = { socket: WebSocket };
+/**
+ * What graphql-ws's context carries of the connection (`ctx.extra`): its socket, and the state its server keeps per
+ * connection (`C`, made by `connection()` as the socket opens), so that nothing is looked up by the connection.
+ */
+export type Extra<C extends object = object> = C & { socket: WebSocket };
 
-export function serveGraphQLWs<P extends Record<string, unknown>>(
-  serverOptions: ServerOptions<P, Extra>,
+export function serveGraphQLWs<P extends Record<string, unknown>, C extends object>(
+  serverOptions: ServerOptions<P, Extra<C>>,
   wss: WebSocketServer,
-  { keepAliveMs, logger }: WsSocketsOptions,
+  { keepAliveMs, logger, connection }: WsSocketsOptions & { connection: () => C },
 ): { dispose(): Promise<void> } {
-  const server = makeServer<P, Extra>(serverOptions);
+  const server = makeServer<P, Extra<C>>(serverOptions);
   wss.options.handleProtocols = handleProtocols;
   wss.on('connection', (socket: WebSocket) => {
     socket.once('error', (error: Error & { code?: string }) => {
@@ -65,7 +68,7 @@ export function serveGraphQLWs<P extends Record<string, unknown>>(
             });
           }),
       },
-      { socket },
+      { ...connection(), socket },
     );
     socket.once('close', (code: number, reason: Buffer) => {
       clearTimeout(pongWait);
