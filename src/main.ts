@@ -1,5 +1,7 @@
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { createGateway } from './app/gateway.js';
+import { answerArguments } from './app/command-line.js';
+import { readDotEnv } from './config/env-file.js';
 
 /** A configuration the gateway cannot use stops the process with one line naming the variable. */
 function exitOnConfigError(error: unknown): never {
@@ -25,6 +27,9 @@ function exitOnStartError(error: unknown): never {
   return exitOnConfigError(error);
 }
 
+answerArguments(process.argv.slice(2));
+const fromDotEnv = readDotEnv(process.env);
+
 let config: Config;
 try {
   config = loadConfig(process.env);
@@ -44,6 +49,7 @@ gateway.logger.info(
   { url, backend: config.backend, redis: config.redis?.kind ?? 'none (events in this process)', metricsUrl },
   `listening on ${url}: ${places.join(', ')}`,
 );
+if (fromDotEnv !== undefined) gateway.logger.info(`read ${fromDotEnv} variables from .env (the environment wins over it)`);
 if (config.unknownNodeEnv !== undefined) {
   gateway.logger.warn(
     { nodeEnv: config.unknownNodeEnv },

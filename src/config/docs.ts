@@ -66,6 +66,8 @@ export function renderEnvExample(): string {
     '# Every environment variable vending-gateway reads, each at its default (commented out).',
     '# Generated from src/config/spec.ts by `npm run codegen`; edit there, not here.',
     '# A bad value stops the gateway with one line naming the variable.',
+    '# To use it: cp .env.example .env, then uncomment and change what you need. The start command',
+    '# (npm start, node dist/main.js) reads .env from its working directory; the environment wins over it.',
   ];
   for (const { title, settings } of entries()) {
     lines.push('', `# ── ${title} ──`);

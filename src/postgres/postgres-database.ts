@@ -61,7 +61,8 @@ export async function migrate(databaseUrl: string, logger: Logger): Promise<stri
       debug: () => {},
       info: (message: string) => logger.debug({ migration: message }, 'migration'),
       warn: (message: string) => logger.warn({ migration: message }, 'migration'),
-      error: (message: string) => logger.error({ migration: message }, 'migration'),
+      // What failed is thrown as well, and its caller says so once: here it would be a stack trace at every try.
+      error: (message: string) => logger.debug({ migration: message }, 'migration'),
     },
   });
   for (const migration of ran) logger.info({ migration: migration.name }, 'PostgreSQL migration applied');
@@ -91,6 +92,12 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** What failed, in one line: a connection's error carries a stack and its parameters, neither of use in a log line. */
+const reasonOf = (error: unknown): string => {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return [code, message].filter((part) => typeof part === 'string' && part !== '').join(': ') || String(error);
+};
+
 /** The pool, and the migrations run in the background until they succeed, so a database that is away does not stop the start. */
 export function openDatabase(databaseUrl: string, logger: Logger, retryMs: number): Database {
   const pool = createPostgresPool(databaseUrl, logger);
@@ -101,9 +108,10 @@ export function openDatabase(databaseUrl: string, logger: Logger, retryMs: numbe
       try {
         await migrate(databaseUrl, logger);
         done = true;
+        if (attempt > 1) logger.info({ attempts: attempt }, 'PostgreSQL migrations ran');
         return;
       } catch (error) {
-        if (attempt === 1) logger.warn({ err: error }, 'PostgreSQL migrations could not run yet; trying again until they do');
+        if (attempt === 1) logger.warn({ reason: reasonOf(error) }, 'PostgreSQL migrations could not run yet; trying again until they do');
         await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
       }
     }
@@ -118,8 +126,15 @@ export function openDatabase(databaseUrl: string, logger: Logger, retryMs: numbe
     pool
       .query('SELECT 1')
       .then(
-        () => (answering = true),
-        () => (answering = false),
+        () => {
+          if (!answering) logger.info('PostgreSQL answers again');
+          answering = true;
+        },
+        (error: unknown) => {
+          // Once when it stops answering, not at every look.
+          if (answering) logger.warn({ reason: reasonOf(error) }, 'PostgreSQL does not answer; the history waits for it');
+          answering = false;
+        },
       )
       .finally(() => (looking = false));
   }, retryMs);
