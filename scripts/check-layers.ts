@@ -10,9 +10,9 @@ import { LAYERS } from './layers.js';
  * from somewhere. Each finding is named with its file, and the script fails.
  */
 
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+export const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 
-function filesUnder(dir: string): string[] {
+export function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (name === 'node_modules') return [];

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { InjectOptions } from 'light-my-request';
 import { pino } from 'pino';
 import { loadConfig, type Config, type UpstreamConfig } from '../../src/config/index.js';
 import { spec } from '../../src/config/spec.js';
@@ -138,7 +139,7 @@ export function injectFetch(app: FastifyInstance): typeof fetch {
     const url = new URL(request.url);
     const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
     const answer = await app.inject({
-      method: request.method,
+      method: request.method as InjectOptions['method'],
       url: url.pathname + url.search,
       headers: Object.fromEntries(request.headers),
       ...(body ? { payload: body } : {}),
