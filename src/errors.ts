@@ -20,8 +20,10 @@ const catalogue = {
   EVENTS_EXPIRED: { status: undefined },
   /** With TRUSTED_DOCUMENTS=only: a request that sends a document's text instead of its hash. */
   PERSISTED_QUERY_ONLY: { status: 400 },
-  /** With TRUSTED_DOCUMENTS=only: a hash that names no trusted document. */
+  /** A hash that names no trusted document (TRUSTED_DOCUMENTS=only), or no registered persisted query (Apollo's APQ). */
   PERSISTED_QUERY_NOT_FOUND: { status: 400 },
+  /** A persisted query's text sent with a hash that is not its own (APQ): nothing is registered. */
+  PERSISTED_QUERY_MISMATCH: { status: 400 },
   /** yoga's own: a request it cannot read as GraphQL parameters (a body that is no object, `variables` not an object, a batch). */
   BAD_REQUEST: { status: 400 },
   /** yoga's own: a document of several operations and no `operationName`, or one that names none of them. */

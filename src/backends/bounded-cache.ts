@@ -2,8 +2,9 @@ import { LRUCache } from 'lru-cache';
 
 /*
  * The one bounded map of the gateway (lru-cache): the entity cache, the
- * response cache's memory of drops and misses, the forward-mode verdicts and
- * the dedupe memory of events all are one of these. What is handed back is
+ * response cache's memory of drops and misses, the forward-mode verdicts,
+ * the dedupe memory of events and the persisted queries' texts all are one
+ * of these. What is handed back is
  * the LRUCache itself, so a read is lru-cache's own `get`, with no wrapper
  * in between (the entity cache is on the path of every cache hit).
  *
@@ -28,13 +29,17 @@ export interface BoundedCacheOptions<V> {
   now?: (() => number) | undefined;
   /** Told of each entry forgotten to make room (not of those replaced, deleted or expired). */
   onEvict?: ((value: V, key: string) => void) | undefined;
+  /** A bound on the entries' sizes too (`size` of each, at least 1): past it the least recently used go first. */
+  maxSize?: { total: number; size: (value: V) => number } | undefined;
 }
 
 export function boundedCache<V extends NonNullable<unknown>>(options: BoundedCacheOptions<V>): LRUCache<string, V> {
   const now = options.now ?? Date.now;
   const onEvict = options.onEvict;
+  const { maxSize } = options;
   return new LRUCache<string, V>({
     max: options.max,
+    ...(maxSize ? { maxSize: maxSize.total, sizeCalculation: (value: V) => Math.max(1, maxSize.size(value)) } : {}),
     ...(options.ttlMs === undefined
       ? {}
       : { ttl: Math.max(1, options.ttlMs - 1), ttlAutopurge: false, ttlResolution: 0, perf: { now: () => now() + 1 } }),

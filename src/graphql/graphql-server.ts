@@ -10,6 +10,8 @@ import type { CountedOperation } from '../observability/metrics.js';
 import { corsFor } from './cors.js';
 import { schema } from './schema.js';
 import { loadTrustedDocuments, useTrustedDocuments } from './trusted-documents.js';
+import { inProcessQueries, PERSISTED_QUERY_TTL_MS, usePersistedQueries } from './persisted-queries.js';
+import type { APQStore } from '@graphql-yoga/plugin-apq';
 import { queryLimitRules } from './use-query-limits.js';
 import { useSubscriptionRootCondition } from './subscription-root-rule.js';
 import { rulePlugins, useTransportExecution, type OperationRules, type TransportExecution } from './operation-rules.js';
@@ -73,6 +75,8 @@ export interface GraphQLServerOptions {
    * Whole results served again (response-cache.ts); last, so it keys documents trusted documents filled in and wraps compiled execution.
    */
   responseCache: Plugin | undefined;
+  /** Where persisted queries' texts are registered (APQ), unless TRUSTED_DOCUMENTS=only. @default this process's bounded store */
+  persistedQueries?: APQStore | undefined;
   /** Features' plugins (SSE ids, forward-mode key watch). */
   plugins: Plugin[];
   /** The metrics plugin (metrics.ts), first of the rules so that it names even a refused operation. */
@@ -104,7 +108,10 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     permissions: [usePermissions() as Plugin],
     'subscription-root': [useSubscriptionRootCondition()],
     ...queryLimitRules(options.limits),
-    'trusted-documents': trusted ? [useTrustedDocuments(trusted)] : [],
+    // One rule for documents by hash: the trusted ones only, or any the client registered (APQ).
+    'trusted-documents': trusted
+      ? [useTrustedDocuments(trusted)]
+      : [usePersistedQueries(options.persistedQueries ?? inProcessQueries(PERSISTED_QUERY_TTL_MS))],
     tracing: options.tracing ?? [],
     // yoga's own (maskedErrors below): it masks what execution throws and what is thrown before it.
     'error-masking': [],

@@ -27,6 +27,8 @@ export interface RedisKeys {
   lastDigest(transactionId: string, account: string | undefined): string;
   /** Start of every rate-limit key (rate-limiter-flexible adds `:<identity>`). */
   rateLimitPrefix: string;
+  /** A persisted query's text by its sha256 (APQ: graphql/persisted-queries.ts). */
+  persistedQuery(hash: string): string;
   /** The lease of the one instance that reads the machines for `vendingUpdated` (redis-lease.ts). */
   vendingPollLease: string;
   /**
@@ -73,6 +75,7 @@ export function redisKeys(prefix: string): RedisKeys {
     channel: `${prefix}events:live`,
     writeProbe: tagged ? `${prefix}write-probe` : `${prefix}{events}:write-probe`,
     rateLimitPrefix: `${prefix}rate`,
+    persistedQuery: (hash) => `${prefix}apq:${hash}`,
     vendingPollLease: `${prefix}vendings:poll-lease`,
     vendingLogPrefix: `${prefix}vendings:`,
     untagged: tagged ? undefined : keysUnder(prefix, `${prefix}events`),

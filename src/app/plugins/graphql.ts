@@ -7,6 +7,9 @@ import { MASKED_MESSAGE } from '../../http/masked-answer.js';
 import { graphqlRoute } from '../../graphql/graphql-route.js';
 import { createGraphQLServer, type GraphQLServer } from '../../graphql/graphql-server.js';
 import { createResponseCache } from '../../graphql/response-cache.js';
+import { PERSISTED_QUERY_TTL_MS } from '../../graphql/persisted-queries.js';
+import { redisPersistedQueries } from '../../redis/redis-persisted-queries.js';
+import { redisKeys } from '../../redis/redis-keys.js';
 import { useKeyWatch } from '../../graphql/use-key-watch.js';
 import { useTracing } from '../../graphql/use-tracing.js';
 import type { Logger } from '../../logging/logger.js';
@@ -69,6 +72,13 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       corsOrigins: config.corsOrigins,
       compiledExecution,
       responseCache: responseCache?.plugin,
+      // Shared by the instances where there is Redis; else each keeps its own, bounded.
+      persistedQueries:
+        app.redis &&
+        redisPersistedQueries(app.redis.commands, redisKeys(config.redisPrefix), {
+          ttlMs: PERSISTED_QUERY_TTL_MS,
+          maxBytes: config.maxBodyBytes,
+        }),
       tracing: tracing?.plugins,
       metrics: metrics.plugin(),
       plugins: [
