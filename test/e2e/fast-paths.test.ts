@@ -244,8 +244,11 @@ describe('response cache', () => {
     const target = tx(0);
     const old = target.status;
     upstream.injectFault({ kind: 'delay', ms: 300 }, { pathPrefix: `/transactions/${target.transactionId}`, times: 1 });
+    const before = upstream.callsTo('GET', `/transactions/${target.transactionId}`).length;
     const early = statusOf(gw.url, target.transactionId, KEY_A);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Once the read is at the upstream (a busy machine may take longer than any fixed wait to send it there).
+    while (upstream.callsTo('GET', `/transactions/${target.transactionId}`).length === before)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     // The event overtakes the answer: the upstream still answers the old state, then has the new one.
     await webhook(gw.url, target.transactionId, 'changed-while-read');
     expect(await early).toBe(old);
