@@ -3,6 +3,7 @@ import type { YogaServerInstance } from 'graphql-yoga';
 import type { Route } from '../http/front-door.js';
 import type { Owner } from '../backends/owner.js';
 import { boundUnsent } from '../http/unsent-bound.js';
+import { ErrorCode } from '../errors.js';
 import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
 
 /*
@@ -36,12 +37,25 @@ export interface GraphQLRouteOptions {
 async function send(reply: FastifyReply, response: Response, maxUnsentBytes: number): Promise<FastifyReply> {
   reply.code(response.status);
   response.headers.forEach((value, key) => void reply.header(key, value));
+  // yoga's 406 (a stream of results asked for by a client that takes only whole answers) says nothing but a header.
+  if (response.status === 406 && response.body === null) return reply.type('application/json').send(notAcceptable(response));
   if (response.body === null) return reply.send();
-  const streamed = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+  const type = response.headers.get('content-type') ?? '';
+  // SSE, and multipart/mixed (incremental delivery and subscriptions over HTTP): each part as it is made.
+  const streamed = type.startsWith('text/event-stream') || type.startsWith('multipart/mixed');
   if (!streamed) return reply.send(await response.text());
   // A stream outlives its request: a stopping gateway ends it with the subscriptions instead of waiting for it.
   reply.request.scope.stream = true;
   return reply.send(boundUnsent(response.body, maxUnsentBytes, () => cut(reply)));
+}
+
+/** The words of a 406: what the operation's result needs the client to accept (yoga's `accept` header lists it). */
+function notAcceptable(response: Response): { errors: Array<{ message: string; extensions: { code: string } }> } {
+  const types = response.headers.get('accept') ?? 'multipart/mixed, text/event-stream';
+  const message =
+    `This operation's result is a stream (a subscription, @defer or @stream): send Accept with one of ` +
+    `${types.replace(/; ?charset=[\w-]+/g, '')}`;
+  return { errors: [{ message, extensions: { code: ErrorCode.BAD_REQUEST } }] };
 }
 
 /**

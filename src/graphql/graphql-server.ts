@@ -1,5 +1,6 @@
 import type { Owner } from '../backends/owner.js';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { QueryLimits } from '../config/index.js';
 import { createContext, type GatewayContext, type GatewayServices } from './context.js';
@@ -151,7 +152,9 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
     plugins: rulePlugins(
       rules,
       {
-        'document-nesting': [useQueryStringParams(), ...options.plugins, useCSRFRule()],
+        // `@defer` and `@stream` (yoga's plugin: the directives and graphql-tools' incremental executor), before
+        // compiled execution, which leaves such documents to it.
+        'document-nesting': [useDeferStream(), useQueryStringParams(), ...options.plugins, useCSRFRule()],
         tracing: options.compiledExecution ? [useCompiledExecution()] : [],
       },
       // The response cache keys documents trusted documents filled in; the transport's execution takes over after every params hook.

@@ -8,6 +8,8 @@ import {
   type Source,
   type SourceLocation,
   OperationTypeNode,
+  visit,
+  BREAK,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
@@ -17,7 +19,8 @@ import type { Plugin } from 'graphql-yoga';
  * operation and reused for every request that sends it (yoga's parse cache
  * hands back the same DocumentNode, and forgets it as it forgets the node).
  * Subscriptions keep graphql-js's executor (the shared subscriptions and their
- * filters are built on it), and so does a document graphql-jit cannot compile.
+ * filters are built on it), and so does a document graphql-jit cannot compile
+ * or that asks for incremental delivery (`@defer`, `@stream`).
  *
  * Variables it refuses are refused again by graphql-js, whose words clients
  * know. graphql-jit reports errors with its own GraphQLError (no `extensions`
@@ -47,12 +50,27 @@ function compiledFor(args: ExecutionArgs): Compiled {
     return 'interpret';
   }
   const result =
-    getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.SUBSCRIPTION
+    getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.SUBSCRIPTION || deliversIncrementally(args.document)
       ? undefined
       : compileQuery(args.schema, args.document, args.operationName ?? undefined);
   const compiled = result && isCompiledQuery(result) ? result : 'interpret';
   byName.set(name, compiled);
   return compiled;
+}
+
+/** Whether the document asks for incremental delivery (`@defer`, `@stream`), which graphql-jit does not give. */
+function deliversIncrementally(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value === 'defer' || node.name.value === 'stream') {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 /** Offsets in `source` of 1-based line/column locations, as graphql-js errors carry them (`positions`). */

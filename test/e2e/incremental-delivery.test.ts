@@ -1,0 +1,82 @@
+import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
+import { Defer20220824Handler } from '@apollo/client/incremental';
+import { parse } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+
+/*
+ * `@defer` and `@stream`, as a dashboard's slow panel asks for them: the fast
+ * part first, the week's statistics after, over HTTP multipart (what Apollo
+ * Client's HttpLink accepts) with the same rules as any operation. Before,
+ * the gateway answered `Unknown directive "@defer".`.
+ */
+
+const DEFERRED = `query Panel {
+  vendings(first: 2) { totalCount }
+  ... @defer(label: "week") { transactionStats { count } }
+}`;
+
+describe('incremental delivery', () => {
+  let running: RunningGateway;
+  beforeAll(async () => {
+    running = await startGateway({ SIMULATOR: 'off' });
+  });
+  afterAll(() => running?.close());
+
+  it('sends the deferred part after the rest, as multipart/mixed, to a client that accepts it', async () => {
+    for (let send = 1; send <= 3; send += 1) {
+      const answer = await fetch(`${running.url}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: TEST_KEY,
+          accept: 'multipart/mixed;deferSpec=20220824, application/graphql-response+json, application/json',
+        },
+        body: JSON.stringify({ query: DEFERRED }),
+      });
+      expect(answer.status, `send ${send}`).toBe(200);
+      expect(answer.headers.get('content-type'), `send ${send}`).toMatch(/^multipart\/mixed/);
+      const text = await answer.text();
+      const parts = text
+        .split(/\r?\n---/)
+        .map((part) => part.slice(part.indexOf('{')))
+        .filter((part) => part.startsWith('{'))
+        .map((part) => JSON.parse(part.slice(0, part.lastIndexOf('}') + 1)) as Record<string, unknown>);
+      expect(parts[0], `send ${send}`).toMatchObject({ data: { vendings: { totalCount: expect.any(Number) } }, hasNext: true });
+      expect(parts.at(-1), `send ${send}`).toMatchObject({ hasNext: false });
+      expect(JSON.stringify(parts.slice(1)), `send ${send}`).toContain('"label":"week"');
+    }
+  });
+
+  it('gives Apollo Client the whole result through its HttpLink and @defer handler', async () => {
+    const client = new ApolloClient({
+      link: new HttpLink({ uri: `${running.url}/graphql`, headers: { authorization: TEST_KEY } }),
+      cache: new InMemoryCache(),
+      incrementalHandler: new Defer20220824Handler(),
+    });
+    const result = await client.query({ query: parse(DEFERRED), fetchPolicy: 'network-only' });
+    expect(result.data).toMatchObject({ vendings: { totalCount: expect.any(Number) }, transactionStats: { count: expect.any(Number) } });
+  });
+
+  it('streams a list with @stream, and tells a client that takes only JSON what to accept', async () => {
+    const query = '{ vendings(first: 3) { nodes @stream(initialCount: 1) { vendingId } } }';
+    const post = (accept: string) =>
+      fetch(`${running.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: TEST_KEY, accept },
+        body: JSON.stringify({ query }),
+      });
+    const streamed = await post('multipart/mixed');
+    expect(streamed.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+    const text = await streamed.text();
+    expect(text).toContain('"hasNext":true');
+    expect(text).toContain('"incremental"');
+    for (let send = 1; send <= 3; send += 1) {
+      const refused = await post('application/json');
+      expect(refused.status, `send ${send}`).toBe(406);
+      const body = (await refused.json()) as { errors: Array<{ message: string; extensions: { code: string } }> };
+      expect(body.errors[0]?.message, `send ${send}`).toMatch(/Accept with one of .*multipart\/mixed/);
+      expect(body.errors[0]?.extensions.code, `send ${send}`).toBe('BAD_REQUEST');
+    }
+  });
+});
