@@ -45,11 +45,22 @@ describe('request coalescing', () => {
     const gw = await gateway({}, { fastPaths: { coalesce: true } });
     const { transactionId } = tx(1);
     const before = callsFor(transactionId).length;
-    upstream.injectFault({ kind: 'delay', ms: 150 }, { pathPrefix: `/transactions/${transactionId}`, times: 2 });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    upstream.injectFault({ kind: 'until', released }, { pathPrefix: `/transactions/${transactionId}`, times: 2 });
     const reads = [
       ...Array.from({ length: 8 }, () => statusOf(gw.url, transactionId, KEY_A)),
       ...Array.from({ length: 8 }, () => statusOf(gw.url, transactionId, KEY_B)),
     ];
+    // The upstream answers once every read is at the gateway and a call of each key is at the upstream: a fixed
+    // delay was shorter than a busy machine took to send the sixteen.
+    for (
+      const deadline = Date.now() + 10_000;
+      (gw.gateway.app.inFlight.size < reads.length || callsFor(transactionId).length - before < 2) && Date.now() < deadline;
+    )
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
     expect(new Set(await Promise.all(reads))).toEqual(new Set([tx(1).status]));
     const made = callsFor(transactionId).slice(before);
     expect(made.map((call) => call.authorization).sort()).toEqual([KEY_A, KEY_B]);
@@ -70,7 +81,8 @@ describe('request coalescing', () => {
     const before = callsFor(target.transactionId).length;
     upstream.injectFault({ kind: 'delay', ms: 300 }, { pathPrefix: `/transactions/${target.transactionId}`, times: 1 });
     const early = statusOf(gw.url, target.transactionId, KEY_A);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Once the read is at the upstream (a busy machine may take longer than any fixed wait to send it there).
+    while (callsFor(target.transactionId).length === before) await new Promise((resolve) => setTimeout(resolve, 10));
     target.status = 'changed-before-webhook';
     await webhook(gw.url, target.transactionId, 'changed-before-webhook');
     await new Promise((resolve) => setTimeout(resolve, 20));

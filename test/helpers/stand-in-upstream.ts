@@ -33,6 +33,7 @@ export type Fault =
   | { kind: 'not-json' }
   | { kind: 'wrong-shape' }
   | { kind: 'delay'; ms: number } // answers normally, late: lets a test overlap concurrent reads
+  | { kind: 'until'; released: Promise<void> } // answers normally once the test releases it, however busy the machine
   | { kind: 'drip'; everyMs: number }; // sends 200 and its headers, then one byte of body every `everyMs`, never ending
 
 /** `query` is the raw query string without the leading `?` ('' when absent). */
@@ -326,6 +327,7 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       };
       const fault = takeFault(method, url.pathname);
       if (fault?.kind === 'delay') return void setTimeout(answer, fault.ms);
+      if (fault?.kind === 'until') return void fault.released.then(answer);
       if (fault) return applyFault(fault, req, res);
       answer();
     });
