@@ -14,6 +14,7 @@ import { useKeyWatch } from '../../graphql/use-key-watch.js';
 import { useTracing } from '../../graphql/use-tracing.js';
 import type { Logger } from '../../logging/logger.js';
 import { useEventIds } from '../../subscriptions/sse-event-ids.js';
+import { useMultipartSubscriptions } from '../../subscriptions/multipart-subscriptions.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 
 /*
@@ -83,6 +84,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
       metrics: metrics.plugin(),
       plugins: [
         useEventIds({ stopping: () => shutdown.endingStreams }),
+        useMultipartSubscriptions(),
         ...(auth.authenticator.watch ? [useKeyWatch(auth.authenticator.watch)] : []),
       ] as never,
     });
