@@ -80,6 +80,8 @@ export interface GraphQLServerOptions {
   persistedQueries?: APQStore | undefined;
   /** Features' plugins (SSE ids, forward-mode key watch). */
   plugins: Plugin[];
+  /** Features' plugins that must come after every other (a stream no result hook took is ended). @default [] */
+  lastPlugins?: Plugin[];
   /** The metrics plugin (metrics.ts), first of the rules so that it names even a refused operation. */
   metrics?: Plugin | undefined;
   /** With tracing on (use-tracing.ts): after compiled execution, so resolvers run in the operation's span. @default [] */
@@ -158,7 +160,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
         tracing: options.compiledExecution ? [useCompiledExecution()] : [],
       },
       // The response cache keys documents trusted documents filled in; the transport's execution takes over after every params hook.
-      [...(options.responseCache ? [options.responseCache] : []), useTransportExecution()],
+      [...(options.responseCache ? [options.responseCache] : []), useTransportExecution(), ...(options.lastPlugins ?? [])],
     ),
   });
   return { yoga, graphiql };

@@ -67,3 +67,16 @@ export function useMultipartSubscriptions(): Plugin {
     },
   };
 }
+
+/**
+ * A stream no transport of the request takes (a subscription asked for with `Accept: application/json` only):
+ * yoga answers 406 but leaves the stream made for it open, which kept a subscription (and the gauge's count) for
+ * ever. Last of the result hooks: when none chose a way to write the result, its stream is ended here.
+ */
+export function useUntakenStreamsEnded(): Plugin {
+  return {
+    onResultProcess({ result, resultProcessor }) {
+      if (resultProcessor === undefined && isAsyncIterable(result)) void result[Symbol.asyncIterator]().return?.();
+    },
+  };
+}

@@ -56,4 +56,28 @@ describe("subscriptions through Apollo Client's HttpLink", () => {
       subscription.unsubscribe();
     }
   });
+
+  it('counts only streams that started: refused requests leave the subscription gauge as it was', async () => {
+    const gauge = async () =>
+      Number(/^vending_gateway_active_subscriptions (\d+)/m.exec(await (await fetch(`${running.url}/metrics`)).text())?.[1] ?? NaN);
+    // The subscription of the test before ends as its client leaves: from none open.
+    for (const deadline = Date.now() + 10_000; (await gauge()) !== 0 && Date.now() < deadline;)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const before = await gauge();
+    expect(before).toBe(0);
+    for (const accept of ['application/json', 'application/graphql-response+json', 'text/html']) {
+      for (let send = 1; send <= 3; send += 1) {
+        const answer = await fetch(`${running.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: TEST_KEY, accept },
+          body: JSON.stringify({ query: 'subscription { transactionUpdated { eventId } }' }),
+        });
+        expect(answer.status, `${accept}, send ${send}`).toBeGreaterThanOrEqual(400);
+        await answer.arrayBuffer();
+      }
+    }
+    // Given time to come down, were anything counted.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await gauge()).toBe(before);
+  });
 });

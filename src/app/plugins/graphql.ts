@@ -14,7 +14,7 @@ import { useKeyWatch } from '../../graphql/use-key-watch.js';
 import { useTracing } from '../../graphql/use-tracing.js';
 import type { Logger } from '../../logging/logger.js';
 import { useEventIds } from '../../subscriptions/sse-event-ids.js';
-import { useMultipartSubscriptions } from '../../subscriptions/multipart-subscriptions.js';
+import { useMultipartSubscriptions, useUntakenStreamsEnded } from '../../subscriptions/multipart-subscriptions.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 
 /*
@@ -87,6 +87,7 @@ export const graphqlPlugin = fp<{ config: Config; deps: GatewayDeps }>(
         useMultipartSubscriptions(),
         ...(auth.authenticator.watch ? [useKeyWatch(auth.authenticator.watch)] : []),
       ] as never,
+      lastPlugins: [useUntakenStreamsEnded()] as never,
     });
     app.decorate('graphql', { yoga, services });
     registerRoutes(app, [
