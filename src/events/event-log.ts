@@ -151,8 +151,6 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   /** JSON size of each event of the ring, in the same order, and their sum; and when each was appended. */
   const sizes: number[] = [];
   const times: number[] = [];
-  /** The number of each position of the ring, ascending. */
-  const numbers: number[] = [];
   let bytes = 0;
   const epoch = options.epoch ?? Date.now();
   const recent = createRecentEvents(options);
@@ -170,11 +168,13 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   function indexOf(cursor: string, account: string): number {
     const match = POSITION.exec(cursor);
     if (match && Number(match[1]) === epoch) {
+      // The ring's positions ascend (not always by one: a store may give them): found by halving.
       const wanted = Number(match[2]);
-      for (let low = 0, high = numbers.length - 1; low <= high;) {
+      for (let low = 0, high = ring.length - 1; low <= high;) {
         const middle = (low + high) >> 1;
-        if (numbers[middle] === wanted) return middle;
-        if (numbers[middle]! < wanted) low = middle + 1;
+        const at = Number(ring[middle]!.position.slice(ring[middle]!.position.indexOf('-') + 1));
+        if (at === wanted) return middle;
+        if (at < wanted) low = middle + 1;
         else high = middle - 1;
       }
     }
@@ -212,14 +212,12 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       const size = JSON.stringify(event).length;
       const at = now();
       ring.push(logged);
-      numbers.push(sequence);
       sizes.push(size);
       times.push(at);
       bytes += size;
       const expired = () => ring.length > leastEvents && (times[0] ?? at) < at - spanMs;
       while (ring.length > capacity || (bytes > maxBytes && ring.length > 1) || expired()) {
         ring.shift();
-        numbers.shift();
         times.shift();
         bytes -= sizes.shift() ?? 0;
       }
