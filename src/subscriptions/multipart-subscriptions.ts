@@ -1,5 +1,5 @@
 import type { ExecutionResult } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 
 /*
  * Subscriptions over HTTP multipart, as Apollo Client's HttpLink asks for
@@ -14,9 +14,6 @@ import type { Plugin } from 'graphql-yoga';
 const BOUNDARY = 'graphql';
 /** Apollo's protocol: a heartbeat every five seconds. */
 const HEARTBEAT_MS = 5_000;
-
-const isAsyncIterable = (value: unknown): value is AsyncIterable<ExecutionResult> =>
-  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
 /** Whether the client asks for Apollo's multipart subscription framing. */
 const asksForMultipartSubscription = (accept: string) => /multipart\/mixed/i.test(accept) && /subscriptionSpec/i.test(accept);
@@ -63,7 +60,7 @@ export function useMultipartSubscriptions(): Plugin {
     onResultProcess({ request, result, setResultProcessor }) {
       // A subscription's stream only: @defer's and @stream's keep yoga's own multipart, which their clients read.
       if (!isAsyncIterable(result) || !asksForMultipartSubscription(request.headers.get('accept') ?? '')) return;
-      setResultProcessor((_result, fetchAPI) => multipartResponse(result, fetchAPI), 'multipart/mixed');
+      setResultProcessor((_result, fetchAPI) => multipartResponse(result as AsyncIterable<ExecutionResult>, fetchAPI), 'multipart/mixed');
     },
   };
 }
