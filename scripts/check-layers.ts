@@ -6,8 +6,9 @@ import { LAYERS } from './layers.js';
 /*
  * `npm run check:layers` (CI runs it): the layout of src/ beyond its imports,
  * whose direction ESLint holds (scripts/layers.ts): every top-level part has a
- * layer, only main.ts and errors.ts sit at the root, and every file is reached
- * from somewhere. Each finding is named with its file, and the script fails.
+ * layer, only main.ts and errors.ts sit at the root, every file is reached
+ * from somewhere, and no two files share a name (a name found in a stack
+ * trace, a log line or a search names one file). Each finding is named with its file, and the script fails.
  */
 
 export const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
@@ -75,11 +76,24 @@ export function partsWithoutLayer(files = filesUnder(SRC)): string[] {
   return [...new Set(files.map(partOf))].filter((part) => !placed.has(part));
 }
 
+/** Names of src/ files used by more than one, each with its files. */
+export function sharedNames(files = filesUnder(SRC)): string[] {
+  const byName = new Map<string, string[]>();
+  for (const file of files.map((file) => relative(SRC, file))) {
+    const name = file.slice(file.lastIndexOf(sep) + 1);
+    byName.set(name, [...(byName.get(name) ?? []), file]);
+  }
+  return [...byName]
+    .filter(([, named]) => named.length > 1)
+    .map(([name, named]) => `${name}: ${named.map((file) => `src/${file}`).join(', ')}`);
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const findings = [
     ...unreached().map((file) => `src/${file}: reached from nothing (main.ts, scripts/, bench/, codegen.ts)`),
     ...looseRootFiles().map((file) => `src/${file}: at the root of src/, where only main.ts and errors.ts belong`),
     ...partsWithoutLayer().map((part) => `src/${part}: a part of src/ with no layer in scripts/layers.ts`),
+    ...sharedNames().map((shared) => `${shared}: one file name for several files`),
   ];
   for (const finding of findings) process.stderr.write(`${finding}\n`);
   process.stdout.write(findings.length === 0 ? 'check:layers: the layout holds\n' : `check:layers: ${findings.length} finding(s)\n`);

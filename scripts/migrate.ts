@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../src/config/index.js';
+import { ConfigError, loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/logging/logger.js';
 import { migrate } from '../src/postgres/postgres-database.js';
 

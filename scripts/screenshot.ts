@@ -1,5 +1,5 @@
 import { chromium } from 'playwright-core';
-import { loadConfig } from '../src/config/index.js';
+import { loadConfig } from '../src/config/config.js';
 import { createGateway } from '../src/app/gateway.js';
 
 /*

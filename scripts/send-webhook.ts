@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { DEVELOPMENT_API_KEY, parseKeyEntry, type KeyEntry } from '../src/config/index.js';
+import { DEVELOPMENT_API_KEY, parseKeyEntry, type KeyEntry } from '../src/config/config.js';
 import { buildWebhookRequest } from '../src/events/webhook-request.js';
 
 /*

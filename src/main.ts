@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from './config/index.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { createGateway } from './app/gateway.js';
 import { answerArguments } from './app/command-line.js';
 import { readDotEnv } from './config/env-file.js';

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
  */
 /** Named through a variable, so TypeScript types the modules from src/ (below) instead of looking into dist/. */
 const dist = '../../dist';
-const { loadConfig } = (await import(`${dist}/config/index.js`)) as typeof import('../../src/config/index.js');
+const { loadConfig } = (await import(`${dist}/config/config.js`)) as typeof import('../../src/config/config.js');
 const { createGateway } = (await import(`${dist}/app/gateway.js`)) as typeof import('../../src/app/gateway.js');
 
 /** Absent: createGateway's own default. */

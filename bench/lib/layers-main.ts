@@ -19,7 +19,7 @@ import { ALL_PERMISSIONS, keyIdentity } from '../../src/auth/permissions.js';
 // The built dist/, as deployed and as the bench's gateways run (gateway-main.ts says why).
 const dist = <M>(path: string) => import(`../../dist/${path}.js`) as Promise<M>;
 const { createGateway } = await dist<typeof import('../../src/app/gateway.js')>('app/gateway');
-const { loadConfig } = await dist<typeof import('../../src/config/index.js')>('config/index');
+const { loadConfig } = await dist<typeof import('../../src/config/config.js')>('config/config');
 const { createGraphQLServer } = await dist<typeof import('../../src/graphql/graphql-server.js')>('graphql/graphql-server');
 const { newScope } = await dist<typeof import('../../src/http/request-scope.js')>('http/request-scope');
 const { createCircuitBreaker } = await dist<typeof import('../../src/backends/rest/circuit-breaker.js')>('backends/rest/circuit-breaker');

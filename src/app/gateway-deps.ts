@@ -1,5 +1,5 @@
 import type { Backend } from '../backends/backend.js';
-import type { Config } from '../config/index.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 
 /** Parts a test or benchmark may supply instead of the ones the configuration would pick. */

@@ -1,6 +1,6 @@
 import { SYSTEM_IDENTITY, type Backend, type Credential } from '../backends/backend.js';
 import { boundedCache } from '../backends/bounded-cache.js';
-import type { Config } from '../config/index.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { accountOf, DEFAULT_ACCOUNT } from '../contract/accounts.js';
 import { ErrorCode, isGatewayError } from '../errors.js';

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Identity } from '../backends/backend.js';
-import { PERMISSIONS, type JwtConfig, type Permission } from '../config/index.js';
+import { PERMISSIONS, type JwtConfig, type Permission } from '../config/config.js';
 import { accountProblem } from '../contract/accounts.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 

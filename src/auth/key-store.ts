@@ -2,7 +2,7 @@ import { watch as watchDirectory, readFileSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { hash } from 'node:crypto';
 import type { Identity } from '../backends/backend.js';
-import { parseKeyFile, type KeyEntry } from '../config/index.js';
+import { parseKeyFile, type KeyEntry } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { keyIdentity } from './permissions.js';
 

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { OperationTypeNode } from 'graphql';
 import type { Credential, Identity } from '../backends/backend.js';
-import { PERMISSIONS, type Permission } from '../config/index.js';
+import { PERMISSIONS, type Permission } from '../config/config.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 
 /*

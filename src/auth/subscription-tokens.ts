@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hash, randomBytes } from 'node:crypto';
 import type { Credential } from '../backends/backend.js';
-import type { Permission } from '../config/index.js';
+import type { Permission } from '../config/config.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { requirePermission } from './permissions.js';
 

@@ -1,5 +1,5 @@
 import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
-import type { Config } from '../config/index.js';
+import type { Config } from '../config/config.js';
 import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
 import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './upstream-verdicts.js';
 

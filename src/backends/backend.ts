@@ -1,6 +1,6 @@
-import type { PaymentUpdate, Transaction, Vending } from '../contract/index.js';
+import type { PaymentUpdate, Transaction, Vending } from '../contract/contract.js';
 import { ErrorCode, GatewayError } from '../errors.js';
-import type { Permission } from '../config/index.js';
+import type { Permission } from '../config/config.js';
 import type { Owner } from './owner.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Transaction, Vending } from '../contract/index.js';
+import type { Transaction, Vending } from '../contract/contract.js';
 import type { Backend, VendingQuery } from './backend.js';
 import { boundedCache } from './bounded-cache.js';
 import { forgetTransactionReads, readKey } from './read-keys.js';

@@ -1,7 +1,7 @@
 /*
  * Values the gateway does not read from the environment: each is a choice
  * no operator has a reason to revisit, or follows from a variable of spec.ts
- * (index.ts derives those). Written here once; index.ts puts each in the
+ * (config.ts derives those). Written here once; config.ts puts each in the
  * Config field the code reads, so a test or a benchmark that needs another
  * value overrides that field, never an environment variable.
  */

@@ -20,7 +20,7 @@ import {
 
 /*
  * Every environment variable the gateway reads, declared once: its kind and
- * bounds, its default, one line of documentation. The parser (load.ts), the
+ * bounds, its default, one line of documentation. The parser (read.ts, shaped by config.ts), the
  * Config type, the README's configuration table and .env.example all come
  * from here (`npm run codegen` writes the last two). Requirements that
  * combine variables are in requirements.ts. A variable is here when an

@@ -7,7 +7,7 @@ import type { ProductLine } from './resources.js';
  * amounts and quantities in millionths, which stay exact only while they are
  * safe integers (MAX_STORED_AMOUNT). Such lines are refused where the gateway
  * takes them in (webhooks), in every store alike; what the service itself
- * sends is reported per field (graphql/amounts.ts).
+ * sends is reported per field (graphql/line-totals.ts).
  */
 
 /** The largest amount (a line's price × quantity, a transaction's total) or quantity the history adds up exactly, in millionths. */

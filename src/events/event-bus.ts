@@ -1,4 +1,4 @@
-import { accountOf } from '../contract/index.js';
+import { accountOf } from '../contract/contract.js';
 import { comparePositions, isEventsExpired, type DedupeBy, type EventLog, type LoggedEvent, type ReplayPage } from './event-log.js';
 import { createReplayPacer } from './replay-pacer.js';
 import type { TransactionUpdateEvent } from './normalize.js';

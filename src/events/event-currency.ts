@@ -1,5 +1,5 @@
 import { boundedCache } from '../backends/bounded-cache.js';
-import { currencyInFields, linkedVendingId, vendingCurrency } from '../contract/index.js';
+import { currencyInFields, linkedVendingId, vendingCurrency } from '../contract/contract.js';
 import { accountOf } from '../contract/accounts.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { accountOf, DEFAULT_ACCOUNT } from '../contract/index.js';
+import { accountOf, DEFAULT_ACCOUNT } from '../contract/contract.js';
 import { createRecentEvents, type RecentEventsOptions } from './recent-events.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { ErrorCode } from '../errors.js';

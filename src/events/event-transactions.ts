@@ -1,6 +1,6 @@
 import type { Backend, Credential } from '../backends/backend.js';
 import { boundedCache } from '../backends/bounded-cache.js';
-import type { Transaction } from '../contract/index.js';
+import type { Transaction } from '../contract/contract.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*

@@ -11,7 +11,7 @@ import {
   MAX_JSON_DEPTH,
   transactionSchema,
   type ProductLine,
-} from '../contract/index.js';
+} from '../contract/contract.js';
 import type { DedupeBy } from './event-log.js';
 
 /*

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from '../contract/index.js';
+import type { Transaction } from '../contract/contract.js';
 import { normalizeWebhook, type TransactionUpdateEvent } from './normalize.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isJsonObject } from '../contract/index.js';
+import { isJsonObject } from '../contract/contract.js';
 
 /**
  * Hex sha256 of a transaction as a webhook carried it, with object keys sorted

@@ -1,4 +1,4 @@
-import type { Vending } from '../contract/index.js';
+import type { Vending } from '../contract/contract.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
 /*

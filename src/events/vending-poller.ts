@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Vending } from '../contract/index.js';
+import type { Vending } from '../contract/contract.js';
 import type { Logger } from '../logging/logger.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { vendingChanges, vendingLogEvent } from './vending-events.js';

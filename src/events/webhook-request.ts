@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import type { Transaction } from '../contract/index.js';
+import type { Transaction } from '../contract/contract.js';
 
 /*
  * Builds the POST the service would send for a transaction update (contract

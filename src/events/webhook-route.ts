@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { accountProblem, DEFAULT_ACCOUNT } from '../contract/index.js';
+import { accountProblem, DEFAULT_ACCOUNT } from '../contract/contract.js';
 import { errorEnvelope, quoted } from '../errors.js';
 import { ACCEPTED_ENCODINGS, BodyTooLarge, decodeBodyText, UndecodableBody, UnsupportedEncoding } from '../http/decode-body.js';
 import type { Route } from '../http/front-door.js';

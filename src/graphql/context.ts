@@ -3,7 +3,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { Owner } from '../backends/owner.js';
 import { newUpstreamBudget, type Backend, type CallScope, type Credential } from '../backends/backend.js';
-import type { BatchingConfig, Config } from '../config/index.js';
+import type { BatchingConfig, Config } from '../config/config.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { VendingStates } from '../events/vending-states.js';
 import type { EventTransactions } from '../events/event-transactions.js';

@@ -2,7 +2,7 @@ import type { Owner } from '../backends/owner.js';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import type { QueryLimits } from '../config/index.js';
+import type { QueryLimits } from '../config/config.js';
 import { createContext, type GatewayContext, type GatewayServices } from './context.js';
 import type { Logger } from '../logging/logger.js';
 import { yogaLogger } from '../logging/logger.js';

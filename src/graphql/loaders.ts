@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
 import type { Backend, CallScope, Credential, VendingQuery } from '../backends/backend.js';
 import type { Owner } from '../backends/owner.js';
-import type { BatchingConfig } from '../config/index.js';
-import type { Transaction, Vending } from '../contract/index.js';
+import type { BatchingConfig } from '../config/config.js';
+import type { Transaction, Vending } from '../contract/contract.js';
 import { abandoned, ErrorCode, isGatewayError, notFound } from '../errors.js';
 
 /**

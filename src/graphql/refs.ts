@@ -1,4 +1,4 @@
-import type { ProductLine, Transaction, Vending } from '../contract/index.js';
+import type { ProductLine, Transaction, Vending } from '../contract/contract.js';
 import { builder } from './builder.js';
 
 /** Which form of `products` a vending was read with (contract part 4). */

@@ -1,4 +1,4 @@
-import { driftOf, type Drift, type ProductLine } from '../contract/index.js';
+import { driftOf, type Drift, type ProductLine } from '../contract/contract.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 
 /*

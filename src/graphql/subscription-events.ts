@@ -1,4 +1,4 @@
-import { textIdProblem } from '../contract/index.js';
+import { textIdProblem } from '../contract/contract.js';
 import { badUserInput } from '../errors.js';
 import type { LoggedEvent } from '../events/event-log.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';

@@ -11,8 +11,8 @@ import {
   type ValidationContext,
 } from 'graphql';
 import { usePayloadFormatter, type Plugin } from 'graphql-yoga';
-import type { QueryLimits } from '../config/index.js';
-import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/index.js';
+import type { QueryLimits } from '../config/config.js';
+import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/contract.js';
 import { ErrorCode, withShortQuotes } from '../errors.js';
 import { operationCost } from './operation-cost.js';
 import { refuseInParams, type OperationRules } from './operation-rules.js';

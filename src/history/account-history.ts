@@ -1,4 +1,4 @@
-import type { ProductLine } from '../contract/index.js';
+import type { ProductLine } from '../contract/contract.js';
 import { eventTime } from '../events/event-time.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import { applyEvent, applyPayment, contributionOf, currencyOfRecord, type Applied, type HistoryRecord } from './history-record.js';

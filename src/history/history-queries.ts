@@ -1,4 +1,4 @@
-import { idProblem } from '../contract/index.js';
+import { idProblem } from '../contract/contract.js';
 import { badUserInput, quoted } from '../errors.js';
 import type { RecentCursor, RecentQuery, StatsQuery } from './history-store.js';
 import { bucketStart, INTERVAL_MS, type Interval } from './history-stats.js';

@@ -1,4 +1,4 @@
-import { currencyInFields, type ProductLine } from '../contract/index.js';
+import { currencyInFields, type ProductLine } from '../contract/contract.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 
 /*

@@ -1,4 +1,4 @@
-import type { ProductLine } from '../contract/index.js';
+import type { ProductLine } from '../contract/contract.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import type { HistoryRecord } from './history-record.js';
 import type { Interval, TransactionStats } from './history-stats.js';

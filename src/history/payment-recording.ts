@@ -1,5 +1,5 @@
 import { SYSTEM_IDENTITY, type Backend, type Credential } from '../backends/backend.js';
-import { driftsIn } from '../contract/index.js';
+import { driftsIn } from '../contract/contract.js';
 import type { Logger } from '../logging/logger.js';
 import type { HistoryStore } from './history-store.js';
 

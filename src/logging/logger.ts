@@ -1,6 +1,6 @@
 import { destination as fileDestination, pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { YogaLogger } from 'graphql-yoga';
-import type { LogLevel } from '../config/index.js';
+import type { LogLevel } from '../config/config.js';
 import { traceFields } from '../tracing/tracing.js';
 
 export type { Logger };

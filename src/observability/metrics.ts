@@ -2,7 +2,7 @@ import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamCall } from '../backends/rest/rest-backend.js';
-import type { Drift } from '../contract/index.js';
+import type { Drift } from '../contract/contract.js';
 import type { WebhookOutcome } from '../events/webhook-route.js';
 import type { Readiness } from '../http/readiness.js';
 

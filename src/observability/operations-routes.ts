@@ -9,7 +9,7 @@ import type { Readiness } from '../http/readiness.js';
  * readiness (it can serve: not stopping, events storable, upstream not cut
  * off; each check named in the answer) and the Prometheus metrics. The probes need no key; the metrics need
  * METRICS_TOKEN when it is set, and are served on a listener of their own
- * with METRICS_PORT (the operations plugin, src/app/plugins/operations.ts).
+ * with METRICS_PORT (the operations plugin, src/app/plugins/operator-endpoints.ts).
  */
 
 export interface ProbeRoutesOptions {

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisAccess, RedisTarget } from '../config/index.js';
+import type { RedisAccess, RedisTarget } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { boundClusterCommands, boundCommands } from './command-deadline.js';
 import { redisProblem } from './redis-problem.js';

@@ -1,4 +1,4 @@
-import { hashTagOf } from '../config/index.js';
+import { hashTagOf } from '../config/config.js';
 
 /*
  * Every Redis key and channel of a deployment, named once. A script may touch

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { requirePermission } from '../auth/permissions.js';
 import type { Backend, Credential } from '../backends/backend.js';
-import type { Permission } from '../config/index.js';
-import { dataEnvelope, idProblem, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH, sentAs } from '../contract/index.js';
+import type { Permission } from '../config/config.js';
+import { dataEnvelope, idProblem, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH, sentAs } from '../contract/contract.js';
 import { badUserInput } from '../errors.js';
 import type { Route } from '../http/front-door.js';
 

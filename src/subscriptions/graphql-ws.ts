@@ -16,7 +16,7 @@ import type { Context, SubscribePayload } from 'graphql-ws';
 import type { GraphQLParams, YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ClientOwner } from '../backends/owner.js';
-import type { WebSocketLimits } from '../config/index.js';
+import type { WebSocketLimits } from '../config/config.js';
 import type { GraphQLServerContext } from '../graphql/graphql-server.js';
 import type { Logger } from '../logging/logger.js';
 import { createRestartHold } from './restart-hold.js';

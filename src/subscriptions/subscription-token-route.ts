@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SubscriptionTokens } from '../auth/subscription-tokens.js';
-import { dataEnvelope } from '../contract/index.js';
+import { dataEnvelope } from '../contract/contract.js';
 import { originMatcher } from '../graphql/cors.js';
 import type { Route } from '../http/front-door.js';
 

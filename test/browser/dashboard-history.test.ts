@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoData } from '../../src/backends/memory/demo-data.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { total } from '../../src/graphql/amounts.js';
+import { total } from '../../src/graphql/line-totals.js';
 import { chromiumFor, openDashboard } from '../helpers/browser.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 

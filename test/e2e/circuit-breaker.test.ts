@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BreakerState } from '../../src/backends/rest/circuit-breaker.js';
 import { createConcurrencyLimit } from '../../src/backends/rest/concurrency-limit.js';
 import { createRestBackend, type RestBackend, type RestBackendOptions, type UpstreamCall } from '../../src/backends/rest/rest-backend.js';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/config/config.js';
 import { isGatewayError } from '../../src/errors.js';
 import { answeringGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';

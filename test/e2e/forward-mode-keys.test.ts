@@ -2,7 +2,7 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/config.js';
 import { startForwardGateway, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
 import { sseSubscribe } from '../helpers/sse-client.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { countingBackend } from '../helpers/counting-backend.js';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/config.js';
 import { demoBackend, OTHER_KEY, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { waitFor } from '../helpers/wait-for.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { GatewayError } from '../../src/errors.js';
 
 /*

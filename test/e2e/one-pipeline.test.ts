@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayDeps } from '../../src/app/gateway.js';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/config.js';
 import { OPERATION_RULES, type OperationRuleName } from '../../src/graphql/operation-rules.js';
 import { demoBackend, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEVELOPMENT_API_KEY } from '../../src/config/index.js';
+import { DEVELOPMENT_API_KEY } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 /*

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { createLogger } from '../../src/logging/logger.js';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/config.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { redisDeployments, type RedisDeployments } from '../helpers/redis-deployment.js';
@@ -251,7 +251,7 @@ describe('tracing through Redis', () => {
 function openTelemetryLoaded(env: Record<string, string>): string[] {
   const script = `
     import { createRequire } from 'node:module';
-    const { loadConfig } = await import('./dist/config/index.js');
+    const { loadConfig } = await import('./dist/config/config.js');
     const { createGateway } = await import('./dist/app/gateway.js');
     const gateway = createGateway(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ...${JSON.stringify(env)} }));
     await gateway.listen();

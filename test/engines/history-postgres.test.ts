@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/config.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import {
   RecentTransactionsDocument,

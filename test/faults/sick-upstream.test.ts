@@ -1,7 +1,7 @@
 import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/config.js';
 import { startGateway, TEST_KEY, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
 import { codesOf, postGraphQL } from '../helpers/graphql-client.js';
 import { startStandInUpstream, type StandInUpstream } from '../helpers/stand-in-upstream.js';

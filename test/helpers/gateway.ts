@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { InjectOptions } from 'light-my-request';
 import { pino } from 'pino';
-import { loadConfig, type Config, type UpstreamConfig } from '../../src/config/index.js';
+import { loadConfig, type Config, type UpstreamConfig } from '../../src/config/config.js';
 import { spec } from '../../src/config/spec.js';
 import { createGateway, type Gateway, type GatewayDeps } from '../../src/app/gateway.js';
 import { createMemoryBackend, type MemoryBackend } from '../../src/backends/memory/memory-backend.js';

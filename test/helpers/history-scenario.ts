@@ -9,7 +9,7 @@ import {
 import { TEST_KEY, type RunningGateway } from './gateway.js';
 import { postGraphQL } from './graphql-client.js';
 import { runOperation } from './typed-client.js';
-import type { ProductLine } from '../../src/contract/index.js';
+import type { ProductLine } from '../../src/contract/contract.js';
 
 /*
  * One series of webhooks as the service (and its retries) could send it —

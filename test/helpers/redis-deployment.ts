@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/config.js';
 import type { WebhookRequest } from '../../src/events/webhook-request.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';

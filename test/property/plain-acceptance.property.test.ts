@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { acceptedOutright, productLineSchema, transactionSchema, vendingSchema } from '../../src/contract/index.js';
+import { acceptedOutright, productLineSchema, transactionSchema, vendingSchema } from '../../src/contract/contract.js';
 import { runs } from './arbitraries.js';
 
 /*

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { filesUnder, looseRootFiles, partsWithoutLayer, SRC, unreached } from '../../scripts/check-layers.js';
+import { filesUnder, looseRootFiles, partsWithoutLayer, sharedNames, SRC, unreached } from '../../scripts/check-layers.js';
 import { forbiddenImports, LAYERS } from '../../scripts/layers.js';
 
 /*
@@ -40,5 +40,10 @@ describe('the layering of src/', () => {
   it('keeps only main.ts and errors.ts at the root of src/', () => {
     expect(looseRootFiles()).toEqual([]);
     expect(looseRootFiles([new URL('../../src/context.ts', import.meta.url).pathname])).toEqual(['context.ts']);
+  });
+
+  it('gives every file of src/ a name of its own, and names two that share one', () => {
+    expect(sharedNames()).toEqual([]);
+    expect(sharedNames([...filesUnder(SRC), join(SRC, 'http', 'errors.ts')])).toEqual(['errors.ts: src/errors.ts, src/http/errors.ts']);
   });
 });

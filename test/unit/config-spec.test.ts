@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { ModeDefault, type AnySetting } from '../../src/config/kinds.js';
 import { readSettings } from '../../src/config/read.js';
 import { requirements } from '../../src/config/requirements.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEVELOPMENT_API_KEY, loadConfig } from '../../src/config/index.js';
+import { ConfigError, DEVELOPMENT_API_KEY, loadConfig } from '../../src/config/config.js';
 
 describe.concurrent('loadConfig', () => {
   it('has the documented defaults and a development key', () => {

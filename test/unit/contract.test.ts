@@ -7,7 +7,7 @@ import {
   parseVending,
   unwrapData,
   errorMessageOf,
-} from '../../src/contract/index.js';
+} from '../../src/contract/contract.js';
 
 describe.concurrent('contract parsing', () => {
   const line = {

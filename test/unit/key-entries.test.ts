@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseKeyEntry, parseKeyFile } from '../../src/config/index.js';
+import { loadConfig, parseKeyEntry, parseKeyFile } from '../../src/config/config.js';
 
 /* API_KEYS entries and API_KEYS_FILE lines: what each grants, and problems that never repeat a key. */
 

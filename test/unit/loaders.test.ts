@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Backend, Credential, VendingQuery } from '../../src/backends/backend.js';
-import type { Transaction, Vending } from '../../src/contract/index.js';
+import type { Transaction, Vending } from '../../src/contract/contract.js';
 import { GatewayError, notFound } from '../../src/errors.js';
 import { createLoaders, isNotFound } from '../../src/graphql/loaders.js';
 import { countingBackend } from '../helpers/counting-backend.js';

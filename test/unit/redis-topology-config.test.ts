@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, hashTagOf, loadConfig } from '../../src/config/index.js';
+import { ConfigError, hashTagOf, loadConfig } from '../../src/config/config.js';
 import { redisKeys } from '../../src/redis/redis-keys.js';
 
 /* Which Redis the variables name (src/config/redis-target.ts), and the keys under REDIS_PREFIX (src/redis/redis-keys.ts). */

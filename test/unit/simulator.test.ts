@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/backends/memory/simulator.js';
-import type { Transaction } from '../../src/contract/index.js';
+import type { Transaction } from '../../src/contract/contract.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { demoBackend } from '../helpers/gateway.js';
 import { SYSTEM_IDENTITY } from '../../src/backends/backend.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 
 /* The OTEL_* variables: tracing is configured only by an OTLP endpoint, read with the standard names' meanings. */
 

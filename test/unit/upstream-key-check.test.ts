@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/config/config.js';
 import { GatewayError } from '../../src/errors.js';
 import { forwardModeEnv } from '../helpers/gateway.js';
 import { createUpstreamKeyCheck, isRefusal, type UpstreamKeyCheckOptions } from '../../src/auth/upstream-key-check.js';

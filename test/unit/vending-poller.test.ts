@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Vending } from '../../src/contract/index.js';
+import type { Vending } from '../../src/contract/contract.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { vendingChanges, vendingUpdateOf, type VendingUpdate } from '../../src/events/vending-events.js';
 import { startVendingPoller, type VendingLease } from '../../src/events/vending-poller.js';

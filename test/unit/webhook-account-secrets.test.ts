@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseSecretEntry } from '../../src/config/index.js';
+import { ConfigError, loadConfig, parseSecretEntry } from '../../src/config/config.js';
 
 /*
  * WEBHOOK_SECRET's account=whsec_… entries: each account's own webhook secrets, and problems that stop the start

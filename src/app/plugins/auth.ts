@@ -6,7 +6,7 @@ import { createJwtVerifier, type JwtVerifier } from '../../auth/jwt-verifier.js'
 import { createKeyStore, type KeyStore } from '../../auth/key-store.js';
 import { createSubscriptionTokens, memoryTokenStore, streamTokenOf, type SubscriptionTokens } from '../../auth/subscription-tokens.js';
 import { createForwardKeyCheck } from '../../auth/upstream-key-check.js';
-import { ConfigError, type Config } from '../../config/index.js';
+import { ConfigError, type Config } from '../../config/config.js';
 import { createRateLimiter, type RateLimiter } from '../../http/rate-limit.js';
 import type { Logger } from '../../logging/logger.js';
 import { redisKeys } from '../../redis/redis-keys.js';

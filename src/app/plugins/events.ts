@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { ConfigError, type Config, type HistoryConfig } from '../../config/index.js';
+import { ConfigError, type Config, type HistoryConfig } from '../../config/config.js';
 import type { EventBus } from '../../events/event-bus.js';
 import { createMemoryEventTransport, type EventTransport } from '../../events/event-transport.js';
 import type { TransactionUpdateEvent } from '../../events/normalize.js';

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/config.js';
 import { createEventTransactions } from '../../events/event-transactions.js';
 import type { GatewayServices } from '../../graphql/context.js';
 import { registerRoutes } from '../../http/front-door.js';

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/config.js';
 import type { Logger } from '../../logging/logger.js';
 import { openDatabase, type Database } from '../../postgres/postgres-database.js';
 

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/config.js';
 import { dashboardRoutes } from '../../dashboard/dashboard-routes.js';
-import { DEFAULT_ACCOUNT } from '../../contract/index.js';
+import { DEFAULT_ACCOUNT } from '../../contract/contract.js';
 import { webhookRoutes } from '../../events/webhook-route.js';
 import { createWebhookVerifier } from '../../events/webhook-verifier.js';
 import { registerRoutes } from '../../http/front-door.js';

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { isRefusal } from '../../auth/upstream-key-check.js';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/config.js';
 import { registerRoutes } from '../../http/front-door.js';
 import type { Logger } from '../../logging/logger.js';
 import { attachGraphQLWs } from '../../subscriptions/graphql-ws.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { SYSTEM_IDENTITY } from '../../backends/backend.js';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/config.js';
 import { DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import { startVendingPoller } from '../../events/vending-poller.js';
 import { createVendingStates, type VendingStates } from '../../events/vending-states.js';

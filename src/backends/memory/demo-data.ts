@@ -1,4 +1,4 @@
-import type { ProductLine, Transaction } from '../../contract/index.js';
+import type { ProductLine, Transaction } from '../../contract/contract.js';
 
 /*
  * Deterministic demo data: the same ids and values on every start, so README

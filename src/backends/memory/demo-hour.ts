@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Transaction } from '../../contract/index.js';
+import type { Transaction } from '../../contract/contract.js';
 import type { DemoData } from './demo-data.js';
 
 /*

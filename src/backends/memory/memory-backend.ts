@@ -1,5 +1,5 @@
 import { accountOf, DEFAULT_ACCOUNT } from '../../contract/accounts.js';
-import type { PaymentUpdate, Transaction, Vending } from '../../contract/index.js';
+import type { PaymentUpdate, Transaction, Vending } from '../../contract/contract.js';
 import { badUserInput, notFound } from '../../errors.js';
 import type { Backend, Credential, VendingQuery } from '../backend.js';
 import { createDemoData, type DemoData, type DemoVending } from './demo-data.js';

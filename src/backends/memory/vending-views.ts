@@ -1,4 +1,4 @@
-import type { ProductLine, Vending } from '../../contract/index.js';
+import type { ProductLine, Vending } from '../../contract/contract.js';
 import type { DemoSlot, DemoVending } from './demo-data.js';
 
 /*

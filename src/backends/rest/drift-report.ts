@@ -1,4 +1,4 @@
-import type { Drift } from '../../contract/index.js';
+import type { Drift } from '../../contract/contract.js';
 
 /*
  * What the gateway says of a service that drifts from the contract: every

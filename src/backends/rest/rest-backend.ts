@@ -9,7 +9,7 @@ import {
   parseVendingList,
   unwrapData,
   type Drift,
-} from '../../contract/index.js';
+} from '../../contract/contract.js';
 import { abandoned, ClientGone, ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
 import { spendUpstreamCall, type Backend, type CallScope, type Credential, type VendingQuery } from '../backend.js';
 import type { Owner } from '../owner.js';

@@ -1,4 +1,4 @@
-import { errorMessageOf } from '../../contract/index.js';
+import { errorMessageOf } from '../../contract/contract.js';
 import { ErrorCode, GatewayError } from '../../errors.js';
 
 /*

@@ -1,5 +1,5 @@
-import { productLineSchema } from '../../contract/index.js';
-import { lineTotal } from '../amounts.js';
+import { productLineSchema } from '../../contract/contract.js';
+import { lineTotal } from '../line-totals.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef } from '../refs.js';

@@ -1,5 +1,5 @@
 import { accountOf } from '../../contract/accounts.js';
-import { currencyInFields } from '../../contract/index.js';
+import { currencyInFields } from '../../contract/contract.js';
 import { deliveredEvent, resumePoint } from '../subscription-events.js';
 import type { LoggedEvent } from '../../events/event-log.js';
 import { readableEvents } from '../../events/readable-events.js';

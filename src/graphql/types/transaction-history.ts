@@ -1,5 +1,5 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
-import type { Transaction } from '../../contract/index.js';
+import type { Transaction } from '../../contract/contract.js';
 import type { GatewayContext } from '../context.js';
 import { badUserInput } from '../../errors.js';
 import { statusChanges, type HistoryRecord, type StatusChange } from '../../history/history-record.js';

@@ -1,14 +1,14 @@
-import { idProblem, transactionSchema } from '../../contract/index.js';
+import { idProblem, transactionSchema } from '../../contract/contract.js';
 import { badUserInput } from '../../errors.js';
 import { requirePermission } from '../../auth/permissions.js';
 import { isNotFound } from '../loaders.js';
-import { total, totalOf } from '../amounts.js';
+import { total, totalOf } from '../line-totals.js';
 import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
 import { ProductLineRef, TransactionRef } from '../refs.js';
 import { decidedCurrency, historyFieldsOfTransaction, readOnce } from './transaction-history.js';
-import { currencyOfTransaction } from '../currency.js';
+import { currencyOfTransaction } from '../transaction-currency.js';
 import { served, servedAmounts, servedOrNull } from '../served-fields.js';
 
 /** Most ids one `transactions` query may ask for. */

@@ -7,7 +7,7 @@ import {
   wasRead,
   type ProductLine,
   type Vending,
-} from '../../contract/index.js';
+} from '../../contract/contract.js';
 import type { GatewayContext } from '../context.js';
 import { ErrorCode, GatewayError } from '../../errors.js';
 import { builder } from '../builder.js';

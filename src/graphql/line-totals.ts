@@ -1,4 +1,4 @@
-import type { ProductLine } from '../contract/index.js';
+import type { ProductLine } from '../contract/contract.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 
 /*

@@ -1,4 +1,4 @@
-import { currencyInFields, linkedVendingId, vendingCurrency, type Transaction } from '../contract/index.js';
+import { currencyInFields, linkedVendingId, vendingCurrency, type Transaction } from '../contract/contract.js';
 import type { GatewayContext } from './context.js';
 
 /*

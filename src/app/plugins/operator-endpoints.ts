@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import fp from 'fastify-plugin';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/config.js';
 import { errorEnvelope } from '../../errors.js';
 import { createFrontDoor, registerRoutes, type FrontDoorOptions } from '../../http/front-door.js';
 import type { Logger } from '../../logging/logger.js';

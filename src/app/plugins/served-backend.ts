@@ -9,7 +9,7 @@ import { createDemoData } from '../../backends/memory/demo-data.js';
 import { createRestBackend, type UpstreamCall } from '../../backends/rest/rest-backend.js';
 import { createDriftReport } from '../../backends/rest/drift-report.js';
 import { createGatewayAccountAccess, type AccountAccess } from '../../auth/account-access.js';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/config.js';
 import { accountOf } from '../../contract/accounts.js';
 import { createEventCurrency } from '../../events/event-currency.js';
 import { eventTime } from '../../events/event-time.js';
