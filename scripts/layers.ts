@@ -8,7 +8,7 @@
 
 /** Lowest first. Parts in one row may not import each other unless listed in SAME_LAYER_EDGES. */
 export const LAYERS: string[][] = [
-  ['contract', 'errors', 'config', 'tracing'],
+  ['contract', 'errors', 'config', 'tracing', 'timing'],
   ['logging', 'backends'],
   ['http'],
   ['events', 'history', 'auth', 'observability', 'redis', 'postgres'],

@@ -108,8 +108,21 @@ export function requestGuard(authenticator: Authenticator, admit: (credential: C
     scope: { credential: Credential | undefined };
   }): Promise<void> => {
     const header = request.headers.authorization;
-    const credential = await authenticator.authenticate(typeof header === 'string' ? header : undefined);
-    await admit(credential);
-    request.scope.credential = credential;
+    request.scope.credential = await admitted(authenticator, admit, typeof header === 'string' ? header : undefined);
   };
+}
+
+/**
+ * Who sends `authorization`, once counted against its key's rate limit: what every request passes, whichever
+ * transport brought it (the front door's guard, or the GraphQL context of a WebSocket operation). Throws
+ * `UNAUTHENTICATED` or `RATE_LIMITED`.
+ */
+export async function admitted(
+  authenticator: Authenticator,
+  admit: (credential: Credential) => Promise<void>,
+  authorization: string | null | undefined,
+): Promise<Credential> {
+  const credential = await authenticator.authenticate(authorization);
+  await admit(credential);
+  return credential;
 }

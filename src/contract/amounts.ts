@@ -13,6 +13,14 @@ import type { ProductLine } from './resources.js';
 /** The largest amount (a line's price × quantity, a transaction's total) or quantity the history adds up exactly, in millionths. */
 export const MAX_STORED_AMOUNT = Math.floor(Number.MAX_SAFE_INTEGER / 1_000_000);
 
+/** A line's quantity: a line without one counts once. */
+export const lineQuantity = (line: ProductLine): number => line.quantity ?? 1;
+
+/** A line's amount, price × quantity, unrounded; null for a line without a price. The one rule wherever a line is summed. */
+export function lineAmount(line: ProductLine): number | null {
+  return line.productPrice === null || line.productPrice === undefined ? null : line.productPrice * lineQuantity(line);
+}
+
 /** How `value` is past the bound, in words: its value and the bound, or (Infinity, NaN) past any number. */
 const past = (value: number, exactly: string) =>
   Number.isFinite(value) ? ` ${value}, past ${MAX_STORED_AMOUNT}, the largest ${exactly}` : ' past the largest number';
@@ -21,11 +29,11 @@ const past = (value: number, exactly: string) =>
 export function unaddableAmounts(lines: readonly ProductLine[]): string | undefined {
   let sum = 0;
   for (const [index, line] of lines.entries()) {
-    const quantity = line.quantity ?? 1;
+    const quantity = lineQuantity(line);
     if (!(Math.abs(quantity) <= MAX_STORED_AMOUNT))
       return `products[${index}]: quantity is${past(quantity, 'quantity the history counts exactly')}`;
-    if (line.productPrice === null || line.productPrice === undefined) continue;
-    const amount = line.productPrice * quantity;
+    const amount = lineAmount(line);
+    if (amount === null) continue;
     if (!(Math.abs(amount) <= MAX_STORED_AMOUNT))
       return `products[${index}]: productPrice × quantity is${past(amount, 'amount the history adds up exactly')}`;
     sum += amount;

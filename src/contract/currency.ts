@@ -43,3 +43,18 @@ export function linkedVendingId(transaction: Record<string, unknown> | undefined
   const id = transaction?.vendingId;
   return typeof id === 'string' && id !== '' ? id : undefined;
 }
+
+/**
+ * The currency a transaction names: its own field, else that of the vending it links (`ofVending`: undefined when
+ * that cannot be read); undefined when it names none. The order every part of the gateway decides in; the caller
+ * falls back to DEFAULT_CURRENCY.
+ */
+export async function namedCurrency(
+  transaction: Record<string, unknown> | undefined,
+  ofVending: (vendingId: string) => Promise<string | undefined>,
+): Promise<string | undefined> {
+  const own = currencyInFields(transaction);
+  if (own) return own;
+  const vendingId = linkedVendingId(transaction);
+  return vendingId === undefined ? undefined : ofVending(vendingId);
+}

@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { accountOf } from '../contract/contract.js';
 import { comparePositions, isEventsExpired, type DedupeBy, type EventLog, type LoggedEvent, type ReplayPage } from './event-log.js';
 import { createReplayPacer } from './replay-pacer.js';
 import type { TransactionUpdateEvent } from './normalize.js';
+import { backoffDelay } from '../timing/backoff.js';
 
 /*
  * The event bus between webhooks and subscriptions, over an event log that is
@@ -61,7 +63,7 @@ const RETRY_FIRST_MS = 100;
 const RETRY_MOST_MS = 2_000;
 /** Events a subscriber takes from what is already there before the event loop gets a turn. */
 const TAKEN_PER_TURN = 50;
-const retryDelay = (attempt: number) => Math.min(RETRY_FIRST_MS * 2 ** attempt, RETRY_MOST_MS) * (1 + Math.random() / 2);
+const retryDelay = (attempt: number) => backoffDelay(attempt + 1, { firstMs: RETRY_FIRST_MS, mostMs: RETRY_MOST_MS, jitter: 0.5 });
 
 export function createEventBus(options: EventBusOptions): EventBus {
   const { log } = options;
@@ -142,7 +144,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
             break;
           } catch (error) {
             if (isEventsExpired(error)) return stream.end(error as Error);
-            await new Promise((resolve) => setTimeout(resolve, retryDelay(attempt)));
+            await sleep(retryDelay(attempt));
           }
         }
       } finally {

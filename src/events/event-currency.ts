@@ -1,5 +1,5 @@
 import { boundedCache } from '../backends/bounded-cache.js';
-import { currencyInFields, linkedVendingId, vendingCurrency } from '../contract/contract.js';
+import { currencyInFields, linkedVendingId, namedCurrency, vendingCurrency } from '../contract/contract.js';
 import { accountOf } from '../contract/accounts.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 
@@ -47,12 +47,8 @@ export function createEventCurrency(options: EventCurrencyOptions): (event: Tran
   }
 
   /** The currency a transaction's fields name, or that of the vending they name. */
-  async function named(account: string, transaction: Record<string, unknown> | undefined): Promise<string | undefined> {
-    const own = currencyInFields(transaction);
-    if (own) return own;
-    const vendingId = linkedVendingId(transaction);
-    return vendingId === undefined ? undefined : ofVending(account, vendingId);
-  }
+  const named = (account: string, transaction: Record<string, unknown> | undefined) =>
+    namedCurrency(transaction, (vendingId) => ofVending(account, vendingId));
 
   return async (event) => {
     if (event.currency !== undefined) return event;

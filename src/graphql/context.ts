@@ -1,5 +1,5 @@
 import type { AccountAccess } from '../auth/account-access.js';
-import type { Authenticator } from '../auth/authenticator.js';
+import { admitted, type Authenticator } from '../auth/authenticator.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { Owner } from '../backends/owner.js';
 import { newUpstreamBudget, type Backend, type CallScope, type Credential } from '../backends/backend.js';
@@ -86,12 +86,6 @@ export interface RequestFacts {
   credential?: Credential | undefined;
 }
 
-async function admitted(services: GatewayServices, facts: RequestFacts): Promise<Credential> {
-  const credential = await services.authenticator.authenticate(facts.authorization);
-  await services.rateLimiter.admit(credential);
-  return credential;
-}
-
 /**
  * Authenticates unless the front door did (throws `UNAUTHENTICATED`; in forward mode the upstream is
  * asked, see src/upstream-key-check.ts), counts the request against its
@@ -101,7 +95,9 @@ async function admitted(services: GatewayServices, facts: RequestFacts): Promise
  */
 export function createContext(services: GatewayServices, facts: RequestFacts): GatewayContext | Promise<GatewayContext> {
   if (facts.credential) return contextOf(services, facts, facts.credential);
-  return admitted(services, facts).then((credential) => contextOf(services, facts, credential));
+  return admitted(services.authenticator, (credential) => services.rateLimiter.admit(credential), facts.authorization).then((credential) =>
+    contextOf(services, facts, credential),
+  );
 }
 
 function contextOf(services: GatewayServices, facts: RequestFacts, credential: Credential): GatewayContext {

@@ -1,4 +1,4 @@
-import type { ProductLine } from '../contract/contract.js';
+import { lineAmount, type ProductLine } from '../contract/contract.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 
 /*
@@ -17,10 +17,10 @@ function clean(value: number): number {
   return Number(value.toFixed(10));
 }
 
-/** price × quantity; a line without a quantity counts once, one without a price has no total. */
+/** The line's amount (contract/amounts.ts), rounded; a line without a price has no total. */
 export function lineTotal(line: ProductLine): number | null {
-  if (line.productPrice === null || line.productPrice === undefined) return null;
-  return clean(line.productPrice * (line.quantity ?? 1));
+  const amount = lineAmount(line);
+  return amount === null ? null : clean(amount);
 }
 
 export function total(lines: readonly ProductLine[]): number {

@@ -1,4 +1,4 @@
-import { currencyInFields, linkedVendingId, vendingCurrency, type Transaction } from '../contract/contract.js';
+import { namedCurrency, vendingCurrency, type Transaction } from '../contract/contract.js';
 import type { GatewayContext } from './context.js';
 
 /*
@@ -17,16 +17,13 @@ export async function currencyOfTransaction(tx: Transaction, ctx: GatewayContext
   // A history that cannot be read now leaves the rule: the amount is still shown.
   const recorded = ctx.history ? (await ctx.history.record(tx.transactionId).catch(() => undefined))?.currency : undefined;
   if (recorded) return recorded;
-  const own = currencyInFields(tx);
-  if (own) return own;
-  const vendingId = linkedVendingId(tx);
-  if (vendingId) {
+  // A vending that cannot be read (unknown, the service away) leaves the default: the amount is still shown.
+  const ofVending = async (vendingId: string) => {
     const vending = await ctx.loaders
       .vendingById(undefined)
       .load(vendingId)
-      // A vending that cannot be read (unknown, the service away) leaves the default: the amount is still shown.
       .catch(() => undefined);
-    if (vending) return vendingCurrency(vending.currencyCode, ctx.defaultCurrency);
-  }
-  return ctx.defaultCurrency;
+    return vending ? vendingCurrency(vending.currencyCode, ctx.defaultCurrency) : undefined;
+  };
+  return (await namedCurrency(tx, ofVending)) ?? ctx.defaultCurrency;
 }

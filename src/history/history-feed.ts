@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -45,8 +46,6 @@ export interface HistoryFeed {
   /** Resolves once everything pushed so far is applied, or after `timeoutMs`; stops the feed. */
   close(timeoutMs: number): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** What became of a batch of events: applied, to be tried again (the store is away), or applied but for those skipped (logged). */
 export type ApplyOutcome = 'applied' | 'retry' | 'skipped';
@@ -169,7 +168,7 @@ export function createHistoryFeed(
     full: () => queue.length >= options.maxQueued,
     feeding: () => failedAt === 0,
     async close(timeoutMs) {
-      const deadline = sleep(timeoutMs);
+      const deadline = sleep(timeoutMs, undefined, { ref: false });
       await Promise.race([
         (async () => {
           while (running) await running;

@@ -1,4 +1,4 @@
-import { currencyInFields, type ProductLine } from '../contract/contract.js';
+import { currencyInFields, lineAmount, lineQuantity, type ProductLine } from '../contract/contract.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 
 /*
@@ -80,8 +80,8 @@ export function contributionOf(status: string, products: readonly ProductLine[],
   let total = 0;
   const lines: Contribution['products'] = [];
   for (const line of products) {
-    const quantity = line.quantity ?? 1;
-    const raw = line.productPrice === null || line.productPrice === undefined ? 0 : toMicro(line.productPrice * quantity);
+    const quantity = lineQuantity(line);
+    const raw = toMicro(lineAmount(line) ?? 0);
     // Amounts past the largest number (only the service's own data can still carry them) count nothing, so no sum becomes Infinity.
     const amount = Number.isFinite(raw) ? raw : 0;
     total += amount;

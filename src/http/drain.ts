@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 
@@ -12,8 +13,6 @@ export interface DrainOptions {
   /** Ends long-lived responses (subscriptions) once what they hold is delivered, within `remainingMs`. */
   endStreams(remainingMs: number): Promise<unknown>;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A shutdown that drops no request, once the grace period is over

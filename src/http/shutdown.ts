@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { drain } from './drain.js';
@@ -51,7 +52,6 @@ interface ShutdownState extends Shutdown {
   enders: Array<(remainingMs: number) => Promise<unknown>>;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const openConnections = (app: FastifyInstance) =>
   new Promise<number>((resolve) => app.server.getConnections((_error, count) => resolve(count ?? 0)));
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { runner } from 'node-pg-migrate';
 import pg from 'pg';
@@ -112,7 +113,7 @@ export function openDatabase(databaseUrl: string, logger: Logger, retryMs: numbe
         return;
       } catch (error) {
         if (attempt === 1) logger.warn({ reason: reasonOf(error) }, 'PostgreSQL migrations could not run yet; trying again until they do');
-        await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+        await sleep(retryMs, undefined, { ref: false });
       }
     }
   })();

@@ -4,6 +4,7 @@ import type { Logger } from '../logging/logger.js';
 import { boundClusterCommands, boundCommands } from './command-deadline.js';
 import { redisProblem } from './redis-problem.js';
 import { createWriteHealth } from './write-health.js';
+import { backoffDelay } from '../timing/backoff.js';
 
 /*
  * The one place that knows which Redis a deployment shares (one server, a
@@ -65,7 +66,7 @@ export interface RedisClients {
   close(): Promise<void>;
 }
 
-const reconnect = (attempt: number) => Math.min(50 * 2 ** attempt, 2_000);
+const reconnect = (attempt: number) => backoffDelay(attempt + 1, { firstMs: 50, mostMs: 2_000 });
 
 /**
  * A server that answers READONLY is a replica now (a failover demoted it, or

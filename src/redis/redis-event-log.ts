@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   comparePositions,
   eventsExpired,
@@ -171,8 +172,6 @@ function fromMessage(message: string): LoggedEvent {
   const space = message.indexOf(' ');
   return { position: message.slice(0, space), event: JSON.parse(message.slice(space + 1)) as TransactionUpdateEvent };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createRedisEventLog(clients: RedisClients, options: RedisEventLogOptions): EventLog {
   const { commands, appends, tail } = clients;

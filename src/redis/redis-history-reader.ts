@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Cluster, Redis } from 'ioredis';
@@ -197,7 +198,7 @@ export function createRedisHistoryReader(commands: Redis | Cluster, options: Red
     async close(timeoutMs) {
       clearInterval(timer);
       // What this instance read and did not apply is claimed by another one (or by this deployment's next start).
-      await Promise.race([pumping, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+      await Promise.race([pumping, sleep(timeoutMs, undefined, { ref: false })]);
       closed = true;
       // A consumer holding nothing leaves the group (one that holds entries stays, so that they can be claimed).
       try {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
@@ -316,8 +317,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       await restartHold.settled(settleMs);
       // Not 1001 after `complete`s: clients treat a completed subscription as finished and never resubscribe.
       for (const client of wss.clients) client.close(1012, 'Service restart');
-      for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10)
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10) await sleep(10);
       for (const client of wss.clients) client.terminate();
       await disposable.dispose();
       options.server.off('upgrade', upgrade);

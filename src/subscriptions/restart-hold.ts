@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 /*
  * A stopping gateway must not make a subscription look finished: graphql-ws
  * would send `complete` for it, and graphql-ws, Apollo Client and urql then
@@ -74,7 +76,7 @@ export function createRestartHold(): RestartHold {
     },
     async settled(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
-      while (atHold.some((entry) => !entry.ended) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      while (atHold.some((entry) => !entry.ended) && Date.now() < deadline) await sleep(10);
     },
   };
 }

@@ -2,6 +2,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { ClientGone } from '../../errors.js';
 import type { Owner } from '../owner.js';
 import { upstreamFailure } from './upstream-errors.js';
+import { backoffDelay } from '../../timing/backoff.js';
 
 /*
  * The one file that speaks HTTP to the upstream: a keep-alive undici Pool with
@@ -241,8 +242,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       } catch (error) {
         if (stop.aborted || last || !retriedErrorCodes.has(errorCode(error) ?? '')) throw error;
       }
-      const backoff = retryBaseMs * 2 ** (attempts - 1);
-      await pause(backoff + Math.random() * backoff, stop);
+      await pause(backoffDelay(attempts, { firstMs: retryBaseMs, jitter: 1 }), stop);
     }
   }
 
