@@ -24,6 +24,7 @@ import { createRestartHold } from './restart-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
 import { ErrorCode } from '../errors.js';
 import { serveGraphQLWs, type Extra } from './ws-sockets.js';
+import { WsClose } from './ws-close-codes.js';
 
 /*
  * GraphQL over WebSocket (graphql-transport-ws) on the same port and path as
@@ -181,7 +182,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
    */
   const closeIfBehind = (socket: WebSocket) => {
     if (socket.bufferedAmount <= options.maxUnsentBytes || socket.readyState !== socket.OPEN) return;
-    socket.close(1013, 'Reading too slowly');
+    socket.close(WsClose.tryAgainLater[0], 'Reading too slowly');
     setTimeout(() => socket.terminate(), CLOSE_HANDSHAKE_MS).unref();
   };
 
@@ -266,7 +267,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       // Later comes first when there is no verdict: graphql-ws clients retry it by default.
       onConnect: async (ctx) => {
         const verdict = await options.authorize(authorizationOf(ctx.connectionParams));
-        if (verdict === 'retry') ctx.extra.socket.close(1013, 'Try Again Later');
+        if (verdict === 'retry') ctx.extra.socket.close(...WsClose.tryAgainLater);
         if (verdict !== 'accepted') return false;
         if (ctx.connectionParams?.demoSimulator === true && options.onDemoRequest) ctx.extra.demoRelease = options.onDemoRequest();
         return true;
@@ -316,7 +317,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     async close(settleMs) {
       await restartHold.settled(settleMs);
       // Not 1001 after `complete`s: clients treat a completed subscription as finished and never resubscribe.
-      for (const client of wss.clients) client.close(1012, 'Service restart');
+      for (const client of wss.clients) client.close(...WsClose.serviceRestart);
       for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10) await sleep(10);
       for (const client of wss.clients) client.terminate();
       await disposable.dispose();

@@ -1,6 +1,7 @@
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../logging/logger.js';
+import { WsClose } from './ws-close-codes.js';
 
 /*
  * graphql-ws's server on the sockets of a `ws` server: what graphql-ws's own
@@ -78,7 +79,7 @@ export function serveGraphQLWs<P extends Record<string, unknown>, C extends obje
   });
   return {
     async dispose() {
-      for (const client of wss.clients) client.close(1001, 'Going away');
+      for (const client of wss.clients) client.close(...WsClose.goingAway);
       wss.removeAllListeners('connection');
     },
   };
