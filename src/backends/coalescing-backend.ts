@@ -52,10 +52,9 @@ function waitFor<T>(shared: Shared, owner: Owner | undefined): Promise<T> {
 
 /**
  * What the map of calls in flight holds for one: a cell that lets go of the
- * call once it has settled. Entries deleted from a long-lived Map stayed
- * reachable to young collections until the next full one (measured: a
- * finished call's promises and answer promoted with every scavenge, 1.9 MB
- * each at 20k reads a second, 0.6 MB with the cell emptied).
+ * call once it has settled, so that the long-lived map does not keep a
+ * finished call's promises and answer alive until its next full collection
+ * (docs/performance.md, "Cells that let go").
  */
 interface InFlight {
   shared: Shared | undefined;

@@ -1,8 +1,8 @@
 /*
  * Who a request's work is for, and whether they are still there. Plain
  * callbacks rather than an AbortSignal: every read of every request consults
- * it, and an EventTarget listener costs a request microseconds (bench S1);
- * an AbortSignal is made only where a library needs one (an upstream call).
+ * it, and an EventTarget listener is dearer (docs/performance.md); an
+ * AbortSignal is made only where a library needs one (an upstream call).
  */
 
 /** Tells when the client a request's work is for went away. */

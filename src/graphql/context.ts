@@ -88,7 +88,7 @@ export interface RequestFacts {
 
 /**
  * Authenticates unless the front door did (throws `UNAUTHENTICATED`; in forward mode the upstream is
- * asked, see src/upstream-key-check.ts), counts the request against its
+ * asked, see src/auth/upstream-key-check.ts), counts the request against its
  * key's rate limit (throws `RATE_LIMITED`) and builds fresh loaders for it.
  * Made at once when the front door already admitted the request: envelop
  * then goes on without waiting for a promise.

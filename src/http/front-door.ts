@@ -51,10 +51,9 @@ declare module 'fastify' {
 
 /**
  * A request being answered, as the set of those holds it: a cell whose scope
- * goes once the answer is done. Entries deleted from a long-lived Set stayed
- * reachable to young collections until the next full one, so each finished
- * request's scope was promoted with everything it held (REST misses: 0.35 MB
- * promoted per scavenge with the set left out, 0.5–0.7 MB with scopes in it).
+ * goes once the answer is done, so that a finished request's scope is not
+ * kept alive by the long-lived set until its next full collection
+ * (docs/performance.md, "Cells that let go").
  */
 export interface Answering {
   scope: RequestScope | undefined;

@@ -116,14 +116,12 @@ type Exchanged = Omit<UpstreamResponse, 'attempts'>;
 
 /**
  * One request and its whole answer, as undici's dispatch handler. A class that
- * lets go of everything when it settles, not a literal of closures: V8 learns
- * from how long the objects of an allocation site live, and a handler literal
- * (in flight at most young collections, under load) came to be allocated in
- * the old generation. Dead there until the next full collection, its closures
- * kept each finished call's whole chain (promises, the awaiting functions, the
- * body) alive through every young collection: 2.5 MB promoted per scavenge at
- * 14k calls a second where undici's own handler promoted 0.3 MB, and young
- * collections of 3-5 ms. Holding nothing once settled, its age is harmless.
+ * lets go of everything when it settles, not a literal of closures: V8 may
+ * allocate a long-lived allocation site's objects in the old generation, where
+ * a settled handler's closures would keep the call's whole chain (promises,
+ * the awaiting functions, the body) alive until the next full collection.
+ * Holding nothing once settled, its age is harmless (docs/performance.md,
+ * "Cells that let go").
  */
 class Exchange implements Dispatcher.DispatchHandler, Stoppable {
   private status = 0;
