@@ -1,7 +1,7 @@
 import type { Credential } from '../backends/backend.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt-verifier.js';
-import type { KeyFate, KeyStore } from './key-store.js';
+import type { KeyStore } from './key-store.js';
 import { ALL_PERMISSIONS, keyIdentity } from './permissions.js';
 
 /**
@@ -80,11 +80,11 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     if (!store.lookup(key)) return watchToken(credential, onRefused);
     let stop = () => {};
     const account = credential.identity.account;
-    stop = store.watch(key, (fate: KeyFate) => {
+    stop = store.watch(key, (identity) => {
       // A subscription shows one account's events: the key's move to another ends it, as a revocation would.
-      if (fate && fate.permissions.has('subscribe') && fate.account === account) return;
+      if (identity && identity.permissions.has('subscribe') && identity.account === account) return;
       stop();
-      onRefused(!fate ? revoked() : fate.permissions.has('subscribe') ? movedAccount() : cannotSubscribe());
+      onRefused(!identity ? revoked() : identity.permissions.has('subscribe') ? movedAccount() : cannotSubscribe());
     });
     return () => stop();
   }

@@ -32,16 +32,16 @@ export interface KeyStoreOptions {
   debounceMs?: number;
 }
 
-/** What became of a watched key after a reload: still there (perhaps with other permissions), or gone. */
-export type KeyFate = Identity | undefined;
-
 export interface KeyStore {
   /** The identity of a presented key, or undefined when it is not one of ours. */
   lookup(key: string): Identity | undefined;
   /** Re-reads the file (SIGHUP, or the file changed); a file that cannot be used keeps the keys in use. */
   reload(): void;
-  /** Calls `listener` after each reload with the key's identity then; returns the function that ends the watch. */
-  watch(key: string, listener: (fate: KeyFate) => void): () => void;
+  /**
+   * Calls `listener` after each reload with the key's identity then (other permissions, perhaps), or undefined once the key
+   * is gone; returns the function that ends the watch.
+   */
+  watch(key: string, listener: (identity: Identity | undefined) => void): () => void;
   close(): void;
 }
 
@@ -77,7 +77,7 @@ export function createKeyStore(options: KeyStoreOptions): KeyStore {
   const file = options.file === undefined ? undefined : resolve(options.file);
   let text = file ? readFileSync(file, 'utf8') : '';
   let keys = byDigest([...options.entries, ...(file ? entriesOf(file, text) : [])]);
-  const watchers = new Map<string, Set<(fate: KeyFate) => void>>();
+  const watchers = new Map<string, Set<(identity: Identity | undefined) => void>>();
 
   /** `always`: SIGHUP, which re-reads even a file whose text has not changed. */
   function reload(always: boolean): void {
@@ -95,8 +95,8 @@ export function createKeyStore(options: KeyStoreOptions): KeyStore {
     keys = byDigest([...options.entries, ...entries]);
     logger.info({ keys: keys.size }, 'API keys re-read');
     for (const [hashed, listeners] of watchers) {
-      const fate = keys.get(hashed);
-      for (const listener of [...listeners]) listener(fate);
+      const identity = keys.get(hashed);
+      for (const listener of [...listeners]) listener(identity);
     }
   }
 

@@ -1,7 +1,7 @@
 import type { PaymentUpdate, Transaction, Vending } from '../contract/contract.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 import type { Permission } from '../config/config.js';
-import type { Owner } from './owner.js';
+import type { Caller } from './caller.js';
 
 /**
  * Who is asking, as rate limits, logs and permission checks know them: an
@@ -48,7 +48,7 @@ export const SYSTEM_IDENTITY: Identity = Object.freeze({ id: 'gateway', permissi
 /**
  * What a backend call carries of the request it serves (the front door's
  * request scope, or a WebSocket operation's): its id for the log, where its
- * upstream calls are counted, its budget, and its owner. Never part of a
+ * upstream calls are counted, its budget, and its caller. Never part of a
  * sharing or cache key; absent for work that belongs to no request (an
  * event's read, a key check).
  */
@@ -60,7 +60,7 @@ export interface CallScope {
    * Tells when the client that started the request went away: its upstream
    * calls stop (failing as `ClientGone`) and its queued work is dropped.
    */
-  owner?: Owner | undefined;
+  caller?: Caller | undefined;
   /** Upstream calls the request may start (UPSTREAM_CALLS_PER_REQUEST); absent: unbounded. */
   upstreamBudget?: UpstreamBudget;
 }

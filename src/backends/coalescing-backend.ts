@@ -1,6 +1,6 @@
 import { abandoned } from '../errors.js';
 import type { Backend, CallScope, Credential } from './backend.js';
-import { ClientOwner, type Owner } from './owner.js';
+import { ConnectedCaller, type Caller } from './caller.js';
 import { forgetTransactionReads, readKey, type ReadKind } from './read-keys.js';
 
 /*
@@ -19,23 +19,23 @@ interface Shared {
   promise: Promise<unknown>;
   /** Waiters that may still leave. */
   waiting: number;
-  /** Set once a waiter that never leaves (no owner) joined: the call runs to its end. */
+  /** Set once a waiter that never leaves (no caller) joined: the call runs to its end. */
   pinned: boolean;
-  /** The call's own owner, gone when its last waiter has left. */
-  owner: ClientOwner | undefined;
+  /** The call's own caller, marked as left when its last waiter has left. */
+  caller: ConnectedCaller | undefined;
 }
 
 /** `promise` as one waiter sees it: rejected as abandoned as soon as its own client leaves. */
-function waitFor<T>(shared: Shared, owner: Owner | undefined): Promise<T> {
-  if (!owner) {
+function waitFor<T>(shared: Shared, caller: Caller | undefined): Promise<T> {
+  if (!caller) {
     shared.pinned = true;
     return shared.promise as Promise<T>;
   }
   shared.waiting++;
   return new Promise<T>((resolve, reject) => {
-    const forget = owner.onGone(() => {
+    const forget = caller.onLeft(() => {
       reject(abandoned());
-      if (--shared.waiting === 0 && !shared.pinned) shared.owner?.leave();
+      if (--shared.waiting === 0 && !shared.pinned) shared.caller?.markLeft();
     });
     shared.promise.then(
       (value) => {
@@ -73,11 +73,11 @@ export function createCoalescingBackend(inner: Backend): Backend {
     const key = readKey(kind, parts, credential);
     let shared = inFlight.get(key)?.shared;
     if (!shared) {
-      const owner = scope?.owner ? new ClientOwner() : undefined;
+      const caller = scope?.caller ? new ConnectedCaller() : undefined;
       // Counted for the request that started it (its tally and budget); stopped when all its waiters left.
-      const own: CallScope | undefined = owner &&
-        scope && { id: scope.id, tally: scope.tally, upstreamBudget: scope.upstreamBudget, owner };
-      const created: Shared = { promise: call(own ?? scope), waiting: 0, pinned: false, owner };
+      const own: CallScope | undefined = caller &&
+        scope && { id: scope.id, tally: scope.tally, upstreamBudget: scope.upstreamBudget, caller };
+      const created: Shared = { promise: call(own ?? scope), waiting: 0, pinned: false, caller };
       const cell: InFlight = { shared: created };
       // Its waiters read the outcome; this branch only forgets the call (one reaction, not a finally and a catch).
       const forget = () => {
@@ -88,7 +88,7 @@ export function createCoalescingBackend(inner: Backend): Backend {
       inFlight.set(key, cell);
       shared = created;
     }
-    return waitFor<T>(shared, scope?.owner);
+    return waitFor<T>(shared, scope?.caller);
   }
 
   return {

@@ -1,7 +1,7 @@
 import type { AccountAccess } from '../auth/account-access.js';
 import { admitted, type Authenticator } from '../auth/authenticator.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import type { Owner } from '../backends/owner.js';
+import type { Caller } from '../backends/caller.js';
 import { newUpstreamBudget, type Backend, type CallScope, type Credential } from '../backends/backend.js';
 import type { BatchingConfig, Config } from '../config/config.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -81,7 +81,7 @@ export interface RequestFacts {
   /** The HTTP request's scope (where its upstream calls are counted); none over WebSocket. */
   scope?: CallScope | undefined;
   /** A WebSocket query's or mutation's: its connection, gone when its socket closes. */
-  owner?: Owner | undefined;
+  caller?: Caller | undefined;
   /** Set when the front door already authenticated and rate limited the request. */
   credential?: Credential | undefined;
 }
@@ -101,12 +101,12 @@ export function createContext(services: GatewayServices, facts: RequestFacts): G
 }
 
 function contextOf(services: GatewayServices, facts: RequestFacts, credential: Credential): GatewayContext {
-  // A WebSocket operation has no HTTP request: it gets a scope of its own (its budget, its connection as owner).
+  // A WebSocket operation has no HTTP request: it gets a scope of its own (its budget, its connection as caller).
   const scope: CallScope = facts.scope ?? {
     id: facts.requestId,
     tally: { upstreamCalls: 0, upstreamMs: 0 },
     upstreamBudget: newUpstreamBudget(services.upstreamCallsPerRequest),
-    owner: facts.owner,
+    caller: facts.caller,
   };
   return {
     requestId: facts.requestId,

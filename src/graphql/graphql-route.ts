@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { Route } from '../http/front-door.js';
-import type { Owner } from '../backends/owner.js';
+import type { Caller } from '../backends/caller.js';
 import { boundUnsent } from '../http/unsent-bound.js';
 import { ErrorCode } from '../errors.js';
 import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
@@ -105,15 +105,15 @@ function requestInitOf(request: FastifyRequest): RequestInit {
   const init: RequestInit = { method: request.method, headers };
   if (!bodyless) init.body = request.body instanceof Buffer ? request.body : '';
   // Only a stream outlives its request's body; a whole answer's upstream calls learn that the client left from
-  // the scope's owner anyway.
-  if ((request.headers.accept ?? '').includes('text/event-stream')) init.signal = signalOf(request.scope.owner);
+  // the scope's caller anyway.
+  if ((request.headers.accept ?? '').includes('text/event-stream')) init.signal = signalOf(request.scope.caller);
   return init;
 }
 
-/** An abort signal for what only takes one (yoga's Request), aborted when the owner's client leaves. */
-function signalOf(owner: Owner): AbortSignal {
+/** An abort signal for what only takes one (yoga's Request), aborted when the caller leaves. */
+function signalOf(caller: Caller): AbortSignal {
   const aborted = new AbortController();
-  owner.onGone(() => aborted.abort());
+  caller.onLeft(() => aborted.abort());
   return aborted.signal;
 }
 

@@ -1,4 +1,4 @@
-import type { Owner } from '../backends/owner.js';
+import type { Caller } from '../backends/caller.js';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
@@ -47,7 +47,7 @@ export interface GraphQLServerContext {
   /** The connection's `connectionParams.after`: where its subscriptions without an `after` of their own resume. */
   after?: unknown;
   /** The operation's connection, gone when its socket closed; shared subscriptions have none. */
-  owner?: Owner | undefined;
+  caller?: Caller | undefined;
   /** graphql-ws runs the operation itself once yoga's params stage passed it (operation-rules.ts). */
   execution?: TransportExecution | undefined;
   /** Set by the params rule that refused the operation (operation-rules.ts `refuseInParams`): later params hooks leave it be. */
@@ -139,7 +139,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       : false,
     // yoga's own page loads GraphiQL from a CDN; this one is served from the gateway (graphiql-page.ts).
     ...(graphiql ? { renderGraphiQL: graphiql.render } : {}),
-    context: ({ request, scope, authorization, after, owner }) => {
+    context: ({ request, scope, authorization, after, caller }) => {
       if (scope) {
         return createContext(options.services, {
           authorization: request.headers.get('authorization'),
@@ -149,7 +149,7 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
           scope,
         });
       }
-      return createContext(options.services, { authorization, requestId: crypto.randomUUID(), connectionAfter: after, owner });
+      return createContext(options.services, { authorization, requestId: crypto.randomUUID(), connectionAfter: after, caller });
     },
     plugins: rulePlugins(
       rules,

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Backend, CallScope, Credential, VendingQuery } from '../backends/backend.js';
-import type { Owner } from '../backends/owner.js';
+import type { Caller } from '../backends/caller.js';
 import type { BatchingConfig } from '../config/config.js';
 import type { Transaction, Vending } from '../contract/contract.js';
 import { abandoned, ErrorCode, isGatewayError, notFound } from '../errors.js';
@@ -24,21 +24,21 @@ export interface Loaders {
 
 /**
  * Runs `work` over `items` with at most `limit` in flight; results keep input
- * order. Once `owner` is gone (the client left), items not yet started are
+ * order. Once `caller` has left, items not yet started are
  * dropped, failed as abandoned.
  */
 async function settleWithLimit<T, R>(
   items: readonly T[],
   limit: number,
   work: (item: T) => Promise<R>,
-  owner: Owner | undefined,
+  caller: Caller | undefined,
 ): Promise<Array<R | Error>> {
   const results = new Array<R | Error>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {
       const index = next++;
-      if (owner?.gone) {
+      if (caller?.left) {
         results[index] = abandoned();
         continue;
       }
@@ -55,7 +55,7 @@ async function settleWithLimit<T, R>(
 
 export function createLoaders(backend: Backend, credential: Credential, batching: BatchingConfig, scope?: CallScope): Loaders {
   const transactionById = new DataLoader<string, Transaction>((ids) =>
-    settleWithLimit(ids, batching.transactionConcurrency, (id) => backend.getTransaction(id, credential, scope), scope?.owner),
+    settleWithLimit(ids, batching.transactionConcurrency, (id) => backend.getTransaction(id, credential, scope), scope?.caller),
   );
 
   const vendingLoaders = new Map<string, DataLoader<string, Vending>>();
@@ -68,7 +68,7 @@ export function createLoaders(backend: Backend, credential: Credential, batching
       loader = new DataLoader<string, Vending>(async (ids) => {
         // One list call beats several single reads once the batch is large enough.
         if (ids.length < batching.vendingListThreshold) {
-          return settleWithLimit(ids, ids.length, (id) => backend.getVending(id, query, credential, scope), scope?.owner);
+          return settleWithLimit(ids, ids.length, (id) => backend.getVending(id, query, credential, scope), scope?.caller);
         }
         try {
           const all = await backend.listVendings(query, credential, scope);

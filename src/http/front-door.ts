@@ -13,8 +13,8 @@ import { createReadiness, type Readiness } from './readiness.js';
  * The one front door every HTTP request passes. Fastify's
  * lifecycle runs the same steps for every route, in this order:
  *   onRequest     request id (x-request-id, made when the caller sent none
- *                 or an unusable one), the request's scope (its owner told
- *                 when the client leaves), then the route's guard
+ *                 or an unusable one), the request's scope (its caller marked as
+ *                 left when the connection closes), then the route's guard
  *                 (authentication and rate limit) when it has one
  *   body          read as bytes within MAX_BODY_BYTES (413 past it), as it
  *                 arrives, whatever the route or the media type
@@ -31,7 +31,7 @@ declare module 'fastify' {
     /** What /readyz answers from: each feature adds the checks it knows. */
     readiness: Readiness;
     /** The requests being answered now (the shutdown waits for those that are not streams). */
-    inFlight: ReadonlySet<Answering>;
+    inFlight: ReadonlySet<RequestInFlight>;
   }
   interface FastifyRequest {
     scope: RequestScope;
@@ -55,7 +55,7 @@ declare module 'fastify' {
  * kept alive by the long-lived set until its next full collection
  * (docs/performance.md, "Cells that let go").
  */
-export interface Answering {
+export interface RequestInFlight {
   scope: RequestScope | undefined;
 }
 
@@ -185,8 +185,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
 
   app.decorateRequest('scope', null as unknown as RequestScope);
   app.decorate('readiness', createReadiness());
-  const inFlight = new Set<Answering>();
-  app.decorate('inFlight', inFlight as ReadonlySet<Answering>);
+  const inFlight = new Set<RequestInFlight>();
+  app.decorate('inFlight', inFlight as ReadonlySet<RequestInFlight>);
   const { tracing } = options;
   if (tracing) {
     tracedApps.add(app as unknown as FastifyInstance);
@@ -201,13 +201,13 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     }
     const scope = newScope(request.id, request.log, options.upstreamCallsPerRequest);
     request.scope = scope;
-    const answering: Answering = { scope };
-    inFlight.add(answering);
+    const inFlightEntry: RequestInFlight = { scope };
+    inFlight.add(inFlightEntry);
     // The connection closed before the answer was written: the client left, its work stops.
     reply.raw.once('close', () => {
-      inFlight.delete(answering);
-      answering.scope = undefined;
-      if (!reply.raw.writableFinished) scope.owner.leave();
+      inFlight.delete(inFlightEntry);
+      inFlightEntry.scope = undefined;
+      if (!reply.raw.writableFinished) scope.caller.markLeft();
     });
     const { guard } = request.routeOptions.config;
     if (guard) await (tracing && request.traceContext ? context.with(request.traceContext, guard, undefined, request) : guard(request));

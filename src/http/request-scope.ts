@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { newUpstreamBudget, type CallScope, type Credential, type UpstreamBudget, type UpstreamTally } from '../backends/backend.js';
-import { ClientOwner } from '../backends/owner.js';
+import { ConnectedCaller } from '../backends/caller.js';
 
 /*
  * What one HTTP request carries from the front door to the code that serves
  * it: its id and logger, where its upstream calls are counted (the log line
- * reads it), the owner that stops its work when its client leaves, and what
+ * reads it), the caller whose leaving stops its work, and what
  * its metrics are labelled with once known. Backends take it as their
  * CallScope.
  */
@@ -26,7 +26,7 @@ export interface RequestScope extends CallScope {
   /** Set when a GraphQL result carried errors (answered 200 over application/json). */
   graphqlErrors: boolean;
   /** The front door tells it (`leave()`) when the client's connection closed before the answer was sent. */
-  owner: ClientOwner;
+  caller: ConnectedCaller;
   /** Set by the route that answers with a stream (SSE): a shutdown ends it instead of waiting for it. */
   stream: boolean;
 }
@@ -41,7 +41,7 @@ export function newScope(id: string, log: FastifyBaseLogger, upstreamCallsPerReq
     bySubscriptionToken: false,
     operation: undefined,
     graphqlErrors: false,
-    owner: new ClientOwner(),
+    caller: new ConnectedCaller(),
     stream: false,
   };
 }

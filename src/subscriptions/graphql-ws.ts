@@ -16,11 +16,11 @@ import {
 import type { Context, SubscribePayload } from 'graphql-ws';
 import type { GraphQLParams, YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ClientOwner } from '../backends/owner.js';
+import { ConnectedCaller } from '../backends/caller.js';
 import type { WebSocketLimits } from '../config/config.js';
 import type { GraphQLServerContext } from '../graphql/graphql-server.js';
 import type { Logger } from '../logging/logger.js';
-import { createRestartHold } from './restart-hold.js';
+import { createShutdownHold } from './shutdown-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
 import { ErrorCode } from '../errors.js';
 import { serveGraphQLWs, type Extra } from './ws-sockets.js';
@@ -142,7 +142,7 @@ interface Connection {
   /** The ids of its operations running now (bounded by maxSubscriptions). */
   operations: Set<string>;
   /** Gone when the connection closes, so the queries and mutations it started stop their upstream calls; made at its first. */
-  owner?: ClientOwner;
+  caller?: ConnectedCaller;
   /** Gives back the demo simulator's slot it took (`connectionParams.demoSimulator`). */
   demoRelease?: () => void;
 }
@@ -171,7 +171,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request));
   options.server.on('upgrade', upgrade);
   const shared = createSharedSubscriptions();
-  const restartHold = createRestartHold();
+  const shutdownHold = createShutdownHold();
 
   /**
    * A client that stops reading would have the gateway hold every result it
@@ -213,7 +213,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         if (errors.length > 0) return { errors };
         const isSubscription = getOperationAST(document, params.operationName)?.operation === OperationTypeNode.SUBSCRIPTION;
         // A subscription's execution may be shared with other connections: it stops when its subscribers do, not with one socket.
-        if (!isSubscription) (context as GraphQLServerContext).owner = ctx.extra.owner ??= new ClientOwner();
+        if (!isSubscription) (context as GraphQLServerContext).caller = ctx.extra.caller ??= new ConnectedCaller();
         const contextValue = await contextFactory();
         const args: ExecutionArgs = { schema, document, operationName: params.operationName, variableValues: params.variables };
         ran = args;
@@ -262,7 +262,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       connectionInitWaitTimeout: options.limits.initTimeoutMs,
       jsonMessageReviver: clientMessage,
       execute: (args) => (args as Rooted).rootValue.execute(args) as never,
-      subscribe: async (args) => restartHold.wrap(await (args as Rooted).rootValue.subscribe(args)) as never,
+      subscribe: async (args) => shutdownHold.wrap(await (args as Rooted).rootValue.subscribe(args)) as never,
       // Returning false closes the socket with 4403 Forbidden, as the protocol defines. 1013 Try Again
       // Later comes first when there is no verdict: graphql-ws clients retry it by default.
       onConnect: async (ctx) => {
@@ -273,7 +273,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         return true;
       },
       onClose: (ctx) => {
-        ctx.extra.owner?.leave();
+        ctx.extra.caller?.markLeft();
         ctx.extra.demoRelease?.();
       },
       // graphql-ws calls this as each `subscribe` message arrives, so the slot is taken here, before any
@@ -313,9 +313,9 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
     },
   );
   return {
-    holdEnds: () => restartHold.hold(),
+    holdEnds: () => shutdownHold.hold(),
     async close(settleMs) {
-      await restartHold.settled(settleMs);
+      await shutdownHold.settled(settleMs);
       // Not 1001 after `complete`s: clients treat a completed subscription as finished and never resubscribe.
       for (const client of wss.clients) client.close(...WsClose.serviceRestart);
       for (let waited = 0; wss.clients.size > 0 && waited < CLOSE_HANDSHAKE_MS; waited += 10) await sleep(10);

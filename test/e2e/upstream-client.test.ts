@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createUpstreamClient, type UpstreamClient } from '../../src/backends/rest/upstream-client.js';
-import { ClientOwner } from '../../src/backends/owner.js';
+import { ConnectedCaller } from '../../src/backends/caller.js';
 import { ClientGone } from '../../src/errors.js';
 
 /*
@@ -157,9 +157,9 @@ describe('a call whose client leaves', () => {
     clients.push(single);
     script = ['slow', 'ok'];
     const first = get(single);
-    const owner = new ClientOwner();
-    const queued = failure(single.send({ method: 'GET', path: '/things/2', authorization: 'key', owner }));
-    owner.leave();
+    const caller = new ConnectedCaller();
+    const queued = failure(single.send({ method: 'GET', path: '/things/2', authorization: 'key', caller }));
+    caller.markLeft();
     expect(await queued).toBeInstanceOf(ClientGone);
     expect((await first).status).toBe(200);
     // The connection is free again: a request still queued behind the first would have arrived by now.

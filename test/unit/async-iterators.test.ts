@@ -5,7 +5,7 @@ import { createEventBus, type EventBusOptions } from '../../src/events/event-bus
 import { createMemoryEventLog, type LoggedEvent } from '../../src/events/event-log.js';
 import type { TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { endedOnRefusal } from '../../src/graphql/use-key-watch.js';
-import { createRestartHold } from '../../src/subscriptions/restart-hold.js';
+import { createShutdownHold } from '../../src/subscriptions/shutdown-hold.js';
 import { createSharedSubscriptions } from '../../src/subscriptions/shared-subscriptions.js';
 
 /*
@@ -146,7 +146,7 @@ describe('shared subscription members', () => {
 describe('restart hold', () => {
   it('returns the source when returned before its first next()', async () => {
     const bus = memoryBus();
-    const wrapped = createRestartHold().wrap(await bus.subscribe()) as AsyncIterableIterator<LoggedEvent>;
+    const wrapped = createShutdownHold().wrap(await bus.subscribe()) as AsyncIterableIterator<LoggedEvent>;
     expect(bus.activeSubscriptions()).toBe(1);
     await wrapped.return?.();
     expect(bus.activeSubscriptions()).toBe(0);
@@ -154,7 +154,7 @@ describe('restart hold', () => {
 
   it('passes results through and ends with its source while not holding', async () => {
     const bus = memoryBus();
-    const wrapped = createRestartHold().wrap(await bus.subscribe()) as AsyncIterableIterator<LoggedEvent>;
+    const wrapped = createShutdownHold().wrap(await bus.subscribe()) as AsyncIterableIterator<LoggedEvent>;
     await publish(bus, 1);
     await bus.close();
     expect([idOf(await wrapped.next()), idOf(await wrapped.next())]).toEqual(['evt-1', 'done']);
@@ -162,7 +162,7 @@ describe('restart hold', () => {
 
   it('once holding, keeps a subscription whose source ended open and silent until it is returned', async () => {
     const bus = memoryBus();
-    const hold = createRestartHold();
+    const hold = createShutdownHold();
     const wrapped = hold.wrap(await bus.subscribe()) as AsyncIterableIterator<LoggedEvent>;
     await publish(bus, 1);
     hold.hold();

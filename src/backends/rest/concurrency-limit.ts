@@ -1,5 +1,5 @@
 import { ClientGone, ErrorCode, GatewayError } from '../../errors.js';
-import type { Owner } from '../owner.js';
+import type { Caller } from '../caller.js';
 
 /*
  * A bound on upstream requests under way at once, with a bounded FIFO queue
@@ -19,10 +19,10 @@ export interface ConcurrencyLimitOptions {
 export interface ConcurrencyLimit {
   /**
    * Runs `work` when a slot is free, in arrival order. A waiter whose
-   * `owner` goes leaves the queue (throwing `ClientGone`); one still
+   * `caller` has left is taken out of the queue (throwing `ClientGone`); one still
    * waiting after `maxWaitMs` leaves it with UPSTREAM_TIMEOUT.
    */
-  run<T>(work: () => Promise<T>, owner?: Owner, maxWaitMs?: number): Promise<T>;
+  run<T>(work: () => Promise<T>, caller?: Caller, maxWaitMs?: number): Promise<T>;
   /** Calls whose work is under way. */
   readonly inFlight: number;
   /** Calls waiting for a slot. */
@@ -40,9 +40,9 @@ export function createConcurrencyLimit({ maxConcurrent, maxQueued }: Concurrency
   const waiting: Array<() => void> = [];
 
   // Only a call that has to wait pays for a timer and a listener.
-  function wait(owner: Owner | undefined, maxWaitMs: number | undefined): Promise<void> {
+  function wait(caller: Caller | undefined, maxWaitMs: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (!owner && maxWaitMs === undefined) return void waiting.push(resolve);
+      if (!caller && maxWaitMs === undefined) return void waiting.push(resolve);
       let timer: NodeJS.Timeout | undefined;
       let forget = () => {};
       const admit = () => {
@@ -59,7 +59,7 @@ export function createConcurrencyLimit({ maxConcurrent, maxQueued }: Concurrency
       };
       waiting.push(admit);
       if (maxWaitMs !== undefined) timer = setTimeout(() => leave(waitedTooLong(maxWaitMs)), maxWaitMs);
-      if (owner) forget = owner.onGone(() => leave(new ClientGone()));
+      if (caller) forget = caller.onLeft(() => leave(new ClientGone()));
     });
   }
 
@@ -72,12 +72,12 @@ export function createConcurrencyLimit({ maxConcurrent, maxQueued }: Concurrency
   };
 
   return {
-    async run<T>(work: () => Promise<T>, owner?: Owner, maxWaitMs?: number): Promise<T> {
-      if (owner?.gone) throw new ClientGone();
+    async run<T>(work: () => Promise<T>, caller?: Caller, maxWaitMs?: number): Promise<T> {
+      if (caller?.left) throw new ClientGone();
       if (inFlight < maxConcurrent) {
         inFlight++;
       } else if (waiting.length < maxQueued) {
-        await wait(owner, maxWaitMs);
+        await wait(caller, maxWaitMs);
       } else {
         throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Too many upstream requests waiting; try again shortly');
       }

@@ -12,7 +12,7 @@ import {
 } from '../../contract/contract.js';
 import { abandoned, ClientGone, ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
 import { spendUpstreamCall, type Backend, type CallScope, type Credential, type VendingQuery } from '../backend.js';
-import type { Owner } from '../owner.js';
+import type { Caller } from '../caller.js';
 import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
 import { createConcurrencyLimit } from './concurrency-limit.js';
 import { createUpstreamClient, type UpstreamClientOptions, type UpstreamRequest } from './upstream-client.js';
@@ -105,10 +105,10 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
   const limiter = createConcurrencyLimit({ maxConcurrent: options.maxConcurrent, maxQueued: options.maxQueued });
 
   /** limiter → breaker → client. An open circuit refuses at once instead of queueing behind slow calls first. */
-  function guarded<T>(work: () => Promise<T>, owner: Owner | undefined): Promise<T> {
+  function guarded<T>(work: () => Promise<T>, caller: Caller | undefined): Promise<T> {
     const throughBreaker = () => breaker.run(work);
     // The wait for a slot is part of the call's deadline: a queue behind slow calls cannot stretch it.
-    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, owner, options.timeoutMs);
+    return breaker.state() === 'open' ? throughBreaker() : limiter.run(throughBreaker, caller, options.timeoutMs);
   }
 
   async function call(
@@ -122,7 +122,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     const what = route.startsWith('/transactions') ? 'transaction' : 'vending';
     // An object, not `let`s: the guarded closure writes it and TS narrowing would not see that.
     const seen: Omit<UpstreamCall, 'method' | 'route' | 'durationMs'> = { outcome: ErrorCode.UPSTREAM_ERROR, attempts: 0 };
-    const owner = scope?.owner;
+    const caller = scope?.caller;
     const traced = options.tracing && startClientSpan(options.tracing, request.method, route);
     try {
       const response = await guarded(async () => {
@@ -131,7 +131,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
         const answer = await client.send({
           ...request,
           authorization: options.apiKey ?? credential.authorization,
-          owner,
+          caller,
           timeoutMs,
           traceHeaders: traced?.headers,
         });
@@ -143,7 +143,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
           throw failureFromStatus(answer.status, what, options.apiKey !== undefined);
         }
         return answer;
-      }, owner);
+      }, caller);
       if (request.method === 'PUT' && response.text.trim() === '') return { body: {}, text: '{}' };
       try {
         return { body: JSON.parse(response.text) as unknown, text: response.text };

@@ -1,6 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
 import { ClientGone } from '../../errors.js';
-import type { Owner } from '../owner.js';
+import type { Caller } from '../caller.js';
 import { upstreamFailure } from './upstream-errors.js';
 import { backoffDelay } from '../../timing/backoff.js';
 
@@ -8,7 +8,7 @@ import { backoffDelay } from '../../timing/backoff.js';
  * The one file that speaks HTTP to the upstream: a keep-alive undici Pool with
  * bounded connections, one deadline per call (every attempt, retry delay and
  * body byte included: undici's own timeouts restart with each body chunk, so
- * an upstream that drips would hold a call for ever), the call's owner (it
+ * an upstream that drips would hold a call for ever), the call's caller (it
  * stops when they leave), and retries for idempotent reads only (a PUT is
  * never repeated: the contract does not say it is idempotent).
  */
@@ -36,7 +36,7 @@ export interface UpstreamRequest {
   /** JSON text to send. */
   body?: string;
   /** Whom the call is for: when they go, the call stops (throwing `ClientGone`). */
-  owner?: Owner | undefined;
+  caller?: Caller | undefined;
   /** What is left of the call's deadline (it may have waited for a slot first). @default the client's `timeoutMs` */
   timeoutMs?: number;
   /** `traceparent` (and `tracestate`) of the call's span, sent on every attempt; only with tracing on. */
@@ -78,7 +78,7 @@ interface Stoppable {
 }
 
 /**
- * What stops one call: its deadline or its owner leaving. At most one thing
+ * What stops one call: its deadline or its caller leaving. At most one thing
  * waits on it at a time (an exchange or a retry's pause), told through
  * `waiting`: cheaper per call than an AbortSignal or an EventEmitter (S9).
  */
@@ -246,17 +246,17 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   return {
     async send(request) {
-      const { owner } = request;
-      if (owner?.gone) throw new ClientGone();
-      // The deadline and the owner's leaving both stop the call, each with its reason.
+      const { caller } = request;
+      if (caller?.left) throw new ClientGone();
+      // The deadline and the caller's leaving both stop the call, each with its reason.
       const stop = new CallStop();
       const deadline = setTimeout(() => stop.abort(new DeadlinePassed()), request.timeoutMs ?? options.timeoutMs);
-      const forget = owner?.onGone(() => stop.abort(new ClientGone()));
+      const forget = caller?.onLeft(() => stop.abort(new ClientGone()));
       try {
         return await attempts(request, stop);
       } catch (error) {
         const reason: unknown = stop.aborted ? stop.reason : error;
-        // The owner's leaving is the caller's to read, as it is.
+        // The caller's leaving is the caller's to read, as it is.
         if (reason instanceof ClientGone) throw reason;
         throw upstreamFailure(reason, options.timeoutMs);
       } finally {

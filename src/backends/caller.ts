@@ -6,20 +6,20 @@
  */
 
 /** Tells when the client a request's work is for went away. */
-export interface Owner {
+export interface Caller {
   /** True once the client went away. */
-  readonly gone: boolean;
+  readonly left: boolean;
   /** Calls `listener` once when the client goes away; returns the function that forgets it. */
-  onGone(listener: () => void): () => void;
+  onLeft(listener: () => void): () => void;
 }
 
-/** An owner the transport tells (`leave()`) when its client's connection closed before the answer. */
-export class ClientOwner implements Owner {
-  gone = false;
+/** A caller the transport marks as left (`markLeft()`) when its connection closed before the answer. */
+export class ConnectedCaller implements Caller {
+  left = false;
   #listeners: Set<() => void> | undefined;
 
-  onGone(listener: () => void): () => void {
-    if (this.gone) {
+  onLeft(listener: () => void): () => void {
+    if (this.left) {
       listener();
       return () => {};
     }
@@ -27,9 +27,9 @@ export class ClientOwner implements Owner {
     return () => void this.#listeners?.delete(listener);
   }
 
-  leave(): void {
-    if (this.gone) return;
-    this.gone = true;
+  markLeft(): void {
+    if (this.left) return;
+    this.left = true;
     const listeners = this.#listeners;
     this.#listeners = undefined;
     for (const listener of listeners ?? []) listener();

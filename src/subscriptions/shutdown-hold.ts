@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * graphql-ws's close handling returns the iterator without a `complete`.
  */
 
-export interface RestartHold {
+export interface ShutdownHold {
   /** Subscriptions pass through this, so that their end can be held. */
   wrap<T>(result: AsyncIterable<T> | T): AsyncIterable<T> | T;
   /** From now on, an ending source leaves its subscription open and silent. */
@@ -25,7 +25,7 @@ interface Entry {
 const isAsyncIterable = <T>(value: unknown): value is AsyncIterable<T> =>
   typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
-export function createRestartHold(): RestartHold {
+export function createShutdownHold(): ShutdownHold {
   const open = new Set<Entry>();
   let holding = false;
   let atHold: Entry[] = [];
