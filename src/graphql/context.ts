@@ -11,20 +11,13 @@ import { createLoaders, type Loaders } from './loaders.js';
 import { createHistoryReader, type HistoryReader } from '../history/history-reader.js';
 import type { HistoryStore } from '../history/history-store.js';
 
-/** What every request may use; built once by `createGateway`. */
-export interface GatewayServices {
+/** What resolvers read as it is, the same for every request: each operation's context holds these, unchanged. */
+export interface OperationServices {
   backend: Backend;
-  authenticator: Authenticator;
-  rateLimiter: RateLimiter;
-  batching: BatchingConfig;
   productsValues: Config['productsValues'];
   bus: EventBus;
   eventTransactions: EventTransactions;
-  /** Upstream calls one operation may start when no HTTP request's scope counts them (WebSocket). */
-  upstreamCallsPerRequest: number;
-  /** The transaction history; undefined when HISTORY=off. */
-  history: HistoryStore | undefined;
-  /** Which account's transactions a credential may receive. */
+  /** Which account's transactions a credential may receive (live events, history, statistics). */
   accountAccess: AccountAccess;
   /** DEFAULT_CURRENCY: the currency of a transaction that names none, directly or through its vending. */
   defaultCurrency: string;
@@ -34,27 +27,28 @@ export interface GatewayServices {
   vendingStates: VendingStates;
 }
 
-/** The per-request context of GraphQL resolvers (and of each subscription). */
-export interface GatewayContext {
+/** What every request may use; built once by the GraphQL plugin. An operation's context is made from it (`contextOf`). */
+export interface GatewayServices extends OperationServices {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  batching: BatchingConfig;
+  /** Upstream calls one operation may start when no HTTP request's scope counts them (WebSocket). */
+  upstreamCallsPerRequest: number;
+  /** The transaction history; undefined when HISTORY=off. */
+  history: HistoryStore | undefined;
+}
+
+/** The per-request context of GraphQL resolvers (and of each subscription): the services, and the request's own. */
+export interface GatewayContext extends OperationServices {
   requestId: string;
   credential: Credential;
   /** The HTTP request's scope, passed with backend calls made outside the loaders; over WebSocket, the operation's own. */
   scope: CallScope;
-  backend: Backend;
   loaders: Loaders;
-  productsValues: Config['productsValues'];
-  bus: EventBus;
-  eventTransactions: EventTransactions;
   /**
    * The history as this operation reads it: the account its caller may read (records batched per operation); undefined when HISTORY=off.
    */
   history: HistoryReader | undefined;
-  /** Which account's transactions this operation's credential may receive (live events, history, statistics). */
-  accountAccess: AccountAccess;
-  /** DEFAULT_CURRENCY. */
-  defaultCurrency: string;
-  vendingBus: EventBus;
-  vendingStates: VendingStates;
   /**
    * The resume point the client's connection carries, for subscriptions that give no `after` of their own:
    * SSE's `Last-Event-ID` header, or graphql-ws's `connectionParams.after`. Clients that rebuild
@@ -109,20 +103,14 @@ function contextOf(services: GatewayServices, facts: RequestFacts, credential: C
     caller: facts.caller,
   };
   return {
+    // The services as they are (those only the context's making uses come along unread), then the request's own.
+    ...services,
     requestId: facts.requestId,
     connectionAfter: facts.connectionAfter === null || facts.connectionAfter === '' ? undefined : facts.connectionAfter,
     currentEvent: { eventId: undefined, position: undefined, traceContext: undefined, deliveryStartedAt: undefined },
     credential,
     scope,
-    backend: services.backend,
     loaders: createLoaders(services.backend, credential, services.batching, scope),
-    productsValues: services.productsValues,
-    bus: services.bus,
-    eventTransactions: services.eventTransactions,
     history: services.history && createHistoryReader(services.history, credential, services.accountAccess),
-    accountAccess: services.accountAccess,
-    defaultCurrency: services.defaultCurrency,
-    vendingBus: services.vendingBus,
-    vendingStates: services.vendingStates,
   };
 }
