@@ -19,7 +19,7 @@ import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './
  * does have is `GET /transactions/{id}` made with the key: the service lets
  * a key read its own account's transactions only, so a key that may read
  * one transaction that came in on account A's path is a key of account A.
- * One such verdict per key and account, remembered for FORWARD_KEY_TTL_MS,
+ * One such verdict per key and account, remembered for 30 s (fixed.ts forwardKeyTtlMs),
  * answers for every transaction of that account. The default account's path
  * may carry the webhooks of several accounts (a service that sends all to
  * one address), so there each transaction is judged on its own. Verdicts
@@ -40,7 +40,7 @@ import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './
 export interface ForwardAccountOptions {
   /** `GET /transactions/{transactionId}` made with `authorization`: resolves on 2xx; rejects with the upstream's GatewayError. */
   probe(authorization: string, transactionId: string): Promise<unknown>;
-  /** How long a verdict is remembered (FORWARD_KEY_TTL_MS). */
+  /** How long a verdict is remembered (30 s: fixed.ts forwardKeyTtlMs). */
   ttlMs: number;
   /** Most verdicts asked in any one second, unless `limit` is given. */
   checksPerSecond: number;

@@ -19,7 +19,7 @@ import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './
 export interface UpstreamKeyCheckOptions {
   /** One cheap upstream call made with `authorization`: resolves when accepted, rejects with the upstream's GatewayError. */
   probe(authorization: string): Promise<unknown>;
-  /** How long a verdict is remembered, and how often watched keys are checked again (FORWARD_KEY_TTL_MS). */
+  /** How long a verdict is remembered, and how often watched keys are checked again (30 s: fixed.ts forwardKeyTtlMs). */
   ttlMs: number;
   /**
    * Most checks started in any one second (sliding), for the whole instance; re-checks of watched keys are not limited

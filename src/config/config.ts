@@ -179,7 +179,7 @@ function jwt(v: Values) {
 
 /** Only with an OTLP endpoint: tracing is off otherwise, with no SDK loaded. */
 function tracing(v: Values) {
-  const url = v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (v.OTEL_EXPORTER_OTLP_ENDPOINT && `${v.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`);
+  const url = v.OTEL_EXPORTER_OTLP_ENDPOINT && `${v.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`;
   if (!url) return undefined;
   return {
     url,
@@ -219,10 +219,7 @@ function upstream(v: Values) {
     retries: fixed.upstreamRetries,
     maxConcurrent: v.UPSTREAM_MAX_CONCURRENT,
     maxQueued: v.UPSTREAM_MAX_CONCURRENT * fixed.upstreamQueuedPerSlot,
-    keyCheck: { ttlMs: v.FORWARD_KEY_TTL_MS, checksPerSecond: fixed.forwardKeyChecksPerSecond },
-    breaker: {
-      enabled: v.UPSTREAM_BREAKER,
-      ...fixed.breaker,
-    },
+    keyCheck: { ttlMs: fixed.forwardKeyTtlMs, checksPerSecond: fixed.forwardKeyChecksPerSecond },
+    breaker: { enabled: true, ...fixed.breaker },
   };
 }

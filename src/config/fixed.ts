@@ -64,7 +64,7 @@ export const fixed = {
    * The circuit breaker opens when more than half of at least 20 calls in
    * 10 s failed: an upstream in trouble, not a few bad requests on a quiet
    * gateway; it stays open 10 s (the length of one upstream deadline) before
-   * one probe call. UPSTREAM_BREAKER turns it off.
+   * one probe call.
    */
   breaker: { failureThresholdPercent: 50, minimumCalls: 20, windowMs: 10 * SECOND, resetTimeoutMs: 10 * SECOND },
   /**
@@ -86,6 +86,13 @@ export const fixed = {
    * refused (RATE_LIMITED) rather than passed on to the service.
    */
   forwardKeyChecksPerSecond: 20,
+  /**
+   * Forward mode: how long the service's verdicts on a key (accepted, which
+   * accounts it may read) are remembered, and how often a key with open
+   * subscriptions is checked again: a revoked key loses its live feed within
+   * this, and a busy dashboard's key costs the service one check this often.
+   */
+  forwardKeyTtlMs: 30 * SECOND,
   /**
    * Longest wait for a Redis answer, and how often an idle connection is asked
    * whether Redis still answers: a Redis on the same network answers in

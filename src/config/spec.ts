@@ -212,15 +212,6 @@ const upstream = {
       'when the gateway has a key of its own at the service and clients use the gateway\'s keys. Unset ("forward mode"): each ' +
       "client's own `Authorization` is forwarded unchanged and a key counts only once the service accepts it",
   }),
-  FORWARD_KEY_TTL_MS: integer({
-    min: 100,
-    max: HOUR,
-    default: 30 * SECOND,
-    doc:
-      "forward mode: how long the service's verdicts on a client key (whether it accepts it, which accounts' transactions it may read) " +
-      'are remembered, and how often keys with open subscriptions are checked again; lower it when a revoked key must lose its live ' +
-      'feed sooner, raise it to ask the service less often (at most 20 new keys are checked a second; more get `RATE_LIMITED`)',
-  }),
   VENDING_POLL_MS: integer({
     min: SECOND,
     max: HOUR,
@@ -259,13 +250,6 @@ const upstream = {
       'most upstream calls one request (or one WebSocket operation) may start; the fields past it fail with `BAD_USER_INPUT` ' +
       '(`extensions.limit`) and start none; reads shared with another request or served from the cache count nothing; lower it so that ' +
       'no single request costs the service much, raise it when clients legitimately read more ids at once',
-  }),
-  UPSTREAM_BREAKER: onOff({
-    default: true,
-    doc:
-      'circuit breaker in front of the upstream: when more than half of at least 20 calls in 10 s failed, calls get ' +
-      '`UPSTREAM_UNAVAILABLE` at once for 10 s, then one probe call tries again; turn it off only where something else (a service ' +
-      'mesh) already breaks the circuit',
   }),
 };
 
@@ -461,10 +445,7 @@ const tracing = {
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl({
     doc:
       'set it to an OTLP/HTTP collector to trace requests (traces go to `<address>/v1/traces`, as JSON, in batches every 5 s); unset ' +
-      '(and no `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), tracing is off and costs nothing',
-  }),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl({
-    doc: 'full address traces are posted to, when it is not `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`',
+      '(or empty), tracing is off and costs nothing',
   }),
   OTEL_EXPORTER_OTLP_HEADERS: text({
     secret: true,
@@ -498,6 +479,9 @@ export const retired: Record<string, string> = {
   MAX_ALIASES: 'the aliases of one operation are bounded at 50, and each costs its share of MAX_COST',
   MAX_TOKENS: 'the tokens of one document are bounded at 5000 (MAX_COST and MAX_BODY_BYTES bound what a document asks)',
   MAX_DIRECTIVES: 'the directives of one operation are bounded at 50',
+  FORWARD_KEY_TTL_MS: "forward mode remembers the service's verdicts on a key for 30 s, and checks keys with open subscriptions that often",
+  UPSTREAM_BREAKER: 'the circuit breaker in front of the service is always on',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'traces go to `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`: set that variable to the collector',
 };
 
 /** The settings by section, in the order the docs list them. */

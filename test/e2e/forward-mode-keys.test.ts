@@ -200,8 +200,8 @@ describe('key checks', () => {
 });
 
 describe('a key revoked upstream', () => {
-  it('loses its open graphql-ws and SSE subscriptions within FORWARD_KEY_TTL_MS', async () => {
-    const quick = await startForward({ FORWARD_KEY_TTL_MS: '300' });
+  it("loses its open graphql-ws and SSE subscriptions within the verdicts' lifetime", async () => {
+    const quick = await startForward({}, tuneUpstream({ keyCheck: { ttlMs: 300 } }));
     const key = 'revoked-soon';
     upstream.keys.add(key);
     const client = createClient({

@@ -3,7 +3,8 @@ import { EventSource } from 'eventsource';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { forwardModeEnv, startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import type { Config } from '../../src/config/config.js';
+import { forwardModeEnv, startGateway, TEST_KEY, tuneUpstream, type RunningGateway } from '../helpers/gateway.js';
 import { startStandInUpstream } from '../helpers/stand-in-upstream.js';
 import { redisServerOnPath, startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -28,9 +29,9 @@ const sink = new Writable({
   },
 });
 
-async function gateway(env: Record<string, string> = {}, ttlMs?: number): Promise<RunningGateway> {
+async function gateway(env: Record<string, string> = {}, ttlMs?: number, tune = (config: Config) => config): Promise<RunningGateway> {
   const running = await startGateway(env, { logger: pino({ level: 'debug' }, sink) }, (config) =>
-    ttlMs === undefined ? config : { ...config, subscriptionTokenTtlMs: ttlMs },
+    tune(ttlMs === undefined ? config : { ...config, subscriptionTokenTtlMs: ttlMs }),
   );
   started.push(running);
   return running;
@@ -190,7 +191,7 @@ describe('subscription tokens in forward mode', () => {
   it('carry the client’s own key: the service judges it, and revoking it ends the stream', async () => {
     const upstream = await startStandInUpstream({ keys: ['forwarded-key'] });
     try {
-      const running = await gateway({ ...forwardModeEnv(upstream.url), FORWARD_KEY_TTL_MS: '300' });
+      const running = await gateway(forwardModeEnv(upstream.url), undefined, tuneUpstream({ keyCheck: { ttlMs: 300 } }));
       const token = await (async () => {
         const response = await mint(running, 'forwarded-key');
         expect(response.status).toBe(201);

@@ -98,11 +98,11 @@ describe('one deadline per upstream call (UPSTREAM_TIMEOUT_MS)', () => {
   }, 30_000);
 
   it('counts the time a call waits for a free slot against its deadline', async () => {
-    const { upstream, gateway } = await upstreamAndGateway({
-      UPSTREAM_TIMEOUT_MS: '1000',
-      UPSTREAM_MAX_CONCURRENT: '2',
-      UPSTREAM_BREAKER: 'off',
-    });
+    const { upstream, gateway } = await upstreamAndGateway(
+      { UPSTREAM_TIMEOUT_MS: '1000', UPSTREAM_MAX_CONCURRENT: '2' },
+      undefined,
+      tuneUpstream({ breaker: { enabled: false } }),
+    );
     upstream.injectFault({ kind: 'drip', everyMs: 200 }, { pathPrefix: '/transactions', times: 8 });
     // Eight dripping calls, two at a time: without the wait counted, the last would answer after four deadlines.
     const answers = await Promise.all(

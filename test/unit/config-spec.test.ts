@@ -47,7 +47,6 @@ describe.concurrent('the configuration spec', () => {
       'NODE_ENV',
       'OTEL_EXPORTER_OTLP_ENDPOINT',
       'OTEL_EXPORTER_OTLP_HEADERS',
-      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
       'REDIS_SENTINEL_MASTER',
       'REDIS_URL',
       'UPSTREAM_API_KEY',

@@ -9,13 +9,14 @@ describe.concurrent('tracing configuration', () => {
     expect(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }).tracing).toBeUndefined();
   });
 
-  it('posts to <endpoint>/v1/traces, or to the traces endpoint as given, which wins', () => {
+  it('posts to <endpoint>/v1/traces; the retired traces endpoint is said at start, not read', () => {
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing?.url).toBe('http://collector:4318/v1/traces');
     const both = loadConfig({
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://other/otlp/traces',
     });
-    expect(both.tracing?.url).toBe('https://other/otlp/traces');
+    expect(both.tracing?.url).toBe('http://collector:4318/v1/traces');
+    expect(both.retiredVariables.map(({ name }) => name)).toEqual(['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']);
   });
 
   it('takes the defaults of the OpenTelemetry SDK, and headers as the exporter writes them', () => {

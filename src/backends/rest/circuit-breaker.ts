@@ -9,7 +9,7 @@ import { ClientGone, ErrorCode, GatewayError, isGatewayError } from '../../error
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
-/** Set from the configuration (UPSTREAM_BREAKER, and src/config/fixed.ts for the numbers and why). */
+/** Set from src/config/fixed.ts (the numbers and why); always on but where a test turns it off. */
 export interface CircuitBreakerOptions {
   /**
    * The circuit opens when, within the last `windowMs`, more than this
