@@ -52,6 +52,8 @@ export type ApplyOutcome = 'applied' | 'retry' | 'skipped';
 
 /** Events applied in one database transaction at most, by either feed. */
 export const BATCH = 100;
+/** Longest a batch waits for the senders the last commit answered (ms). */
+const GATHER_MS = 2;
 
 /**
  * Applies a batch of events and says what became of it; an outage is logged
@@ -129,9 +131,34 @@ export function createHistoryFeed(
     'their webhooks are answered 503 until it can',
   );
 
+  /** How many events the last batch held: the webhooks it answered may send more at once. */
+  let lastBatch = 0;
+  /** Resolved by a push once as many events wait as the last batch held. */
+  let gathered: (() => void) | undefined;
+
+  /**
+   * Before a batch much smaller than the last one, waits a moment (at most GATHER_MS) for the senders the
+   * last commit answered: under a steady load they come back together, and a commit taken for the first
+   * of them alone would cost as much as one for all of them, halving what the feed applies.
+   */
+  async function gather(): Promise<void> {
+    if (queue.length * 2 > lastBatch || queue.length >= BATCH) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, GATHER_MS);
+      function done() {
+        clearTimeout(timer);
+        gathered = undefined;
+        resolve();
+      }
+      gathered = done;
+    });
+  }
+
   async function run(): Promise<void> {
     while (queue.length > 0 && !closed) {
+      await gather();
       const batch = queue.splice(0, BATCH);
+      lastBatch = batch.length;
       skipped = new Set();
       said = new Map();
       const outcome = await applyBatch(
@@ -161,6 +188,7 @@ export function createHistoryFeed(
         return Promise.reject(new NotKept('the history could not store events a moment ago'));
       return new Promise<boolean | number>((kept, refused) => {
         queue.push({ event, kept, refused });
+        if (gathered && queue.length >= Math.min(lastBatch, BATCH)) gathered();
         start();
       });
     },
