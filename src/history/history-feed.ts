@@ -20,9 +20,9 @@ import type { Logger } from '../logging/logger.js';
 export interface HistoryFeedOptions {
   /**
    * Applies events in the order given, all or none; may resolve, per event, what the store said of it: false when
-   * it held it already, else its position (or true).
+   * it held it already, else its position.
    */
-  apply(events: readonly TransactionUpdateEvent[]): Promise<unknown>;
+  apply(events: readonly TransactionUpdateEvent[]): Promise<ReadonlyArray<number | false> | void>;
   /** Whether an error may pass when tried again (else the event is logged and skipped). */
   transient(error: unknown): boolean;
   logger: Logger;
@@ -47,8 +47,14 @@ export interface HistoryFeed {
   close(timeoutMs: number): Promise<void>;
 }
 
-/** What became of a batch of events: applied, to be tried again (the store is away), or applied but for those skipped (logged). */
-export type ApplyOutcome = 'applied' | 'retry' | 'skipped';
+/**
+ * What became of one event of a batch applied: its position in the store (true when the store gives none), false when
+ * the store held it already, or `skipped`: the store refused it for good (logged).
+ */
+export type EventOutcome = number | boolean | 'skipped';
+
+/** What became of a batch: each event's outcome, in order, or `retry` for the whole batch (the store is away). */
+export type BatchOutcome = 'retry' | EventOutcome[];
 
 /** Events applied in one database transaction at most, by either feed. */
 export const BATCH = 100;
@@ -64,22 +70,16 @@ const GATHER_MS = 2;
  * becomes of the events meanwhile.
  */
 export function createOutageAwareApply(
-  options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'> & {
-    /** Told of an event the store refused for good. */
-    onSkipped?: (event: TransactionUpdateEvent) => void;
-    /** Told of events applied, with what the store said of each (new to it or not), when it says. */
-    onApplied?: (events: readonly TransactionUpdateEvent[], outcomes: ReadonlyArray<number | boolean> | undefined) => void;
-  },
+  options: Pick<HistoryFeedOptions, 'apply' | 'transient' | 'logger'>,
   waiting: string,
-): (events: readonly TransactionUpdateEvent[], pending?: number) => Promise<ApplyOutcome> {
+): (events: readonly TransactionUpdateEvent[], pending?: number) => Promise<BatchOutcome> {
   let failing = false;
-  const attempt = async (events: readonly TransactionUpdateEvent[], pending: number | undefined): Promise<ApplyOutcome> => {
+  const attempt = async (events: readonly TransactionUpdateEvent[], pending: number | undefined): Promise<BatchOutcome> => {
     try {
-      const outcomes = await options.apply(events);
-      options.onApplied?.(events, Array.isArray(outcomes) ? (outcomes as Array<number | boolean>) : undefined);
+      const said = await options.apply(events);
       if (failing) options.logger.info('the history applies events again');
       failing = false;
-      return 'applied';
+      return events.map((_, index) => said?.[index] ?? true);
     } catch (error) {
       if (options.transient(error)) {
         if (!failing) options.logger.warn({ err: error, pending }, `the history cannot apply events now; ${waiting}`);
@@ -88,11 +88,15 @@ export function createOutageAwareApply(
       }
       if (events.length === 1) {
         options.logger.error({ err: error, eventId: events[0]!.eventId }, 'an event could not be applied to the history');
-        options.onSkipped?.(events[0]!);
-        return 'skipped';
+        return ['skipped'];
       }
-      for (const event of events) if ((await attempt([event], pending)) === 'retry') return 'retry';
-      return 'skipped';
+      const outcomes: EventOutcome[] = [];
+      for (const event of events) {
+        const alone = await attempt([event], pending);
+        if (alone === 'retry') return 'retry';
+        outcomes.push(...alone);
+      }
+      return outcomes;
     }
   };
   return attempt;
@@ -119,17 +123,7 @@ export function createHistoryFeed(
   let closed = false;
   /** When the last try failed; 0 once one succeeded. */
   let failedAt = 0;
-  let skipped = new Set<TransactionUpdateEvent>();
-  /** What the store said of each event of the batch, when it says (its position, or false: it held it already). */
-  let said = new Map<TransactionUpdateEvent, number | boolean>();
-  const applyBatch = createOutageAwareApply(
-    {
-      ...options,
-      onSkipped: (event) => skipped.add(event),
-      onApplied: (events, outcomes) => outcomes?.forEach((outcome, index) => said.set(events[index]!, outcome)),
-    },
-    'their webhooks are answered 503 until it can',
-  );
+  const applyBatch = createOutageAwareApply(options, 'their webhooks are answered 503 until it can');
 
   /** How many events the last batch held: the webhooks it answered may send more at once. */
   let lastBatch = 0;
@@ -159,18 +153,17 @@ export function createHistoryFeed(
       await gather();
       const batch = queue.splice(0, BATCH);
       lastBatch = batch.length;
-      skipped = new Set();
-      said = new Map();
       const outcome = await applyBatch(
         batch.map(({ event }) => event),
         queue.length,
       );
       failedAt = outcome === 'retry' ? Date.now() : 0;
-      for (const waiting of batch) {
-        if (outcome === 'retry') waiting.refused(new NotKept('the history cannot store events now'));
-        else if (skipped.has(waiting.event)) waiting.refused(new NotKept('the history refused the event'));
-        else waiting.kept(said.get(waiting.event) ?? true);
-      }
+      batch.forEach((waiting, index) => {
+        const kept = outcome === 'retry' ? undefined : outcome[index]!;
+        if (kept === undefined) waiting.refused(new NotKept('the history cannot store events now'));
+        else if (kept === 'skipped') waiting.refused(new NotKept('the history refused the event'));
+        else waiting.kept(kept);
+      });
     }
   }
 

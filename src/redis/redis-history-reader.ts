@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Cluster, Redis } from 'ioredis';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
-import { BATCH, createOutageAwareApply, type HistoryFeed } from '../history/history-feed.js';
+import { BATCH, createOutageAwareApply, type HistoryFeed, type HistoryFeedOptions } from '../history/history-feed.js';
 import type { Logger } from '../logging/logger.js';
 
 /*
@@ -34,7 +34,7 @@ export interface RedisHistoryReaderOptions {
   /** The stream is an earlier version's queue, emptied and then deleted. @default false */
   drain?: boolean;
   /** Applies events in the order given, all or none (what it says of each is not needed here). */
-  apply(events: readonly TransactionUpdateEvent[]): Promise<unknown>;
+  apply: HistoryFeedOptions['apply'];
   /** Whether an apply error may pass when tried again (else the entry is logged and dropped). */
   transient(error: unknown): boolean;
   logger: Logger;
