@@ -48,6 +48,11 @@ const CASES: Case[] = [
   { name: 'a query with an unknown field', key: ALL, query: '{ transaction(id: "x") { nope } }' },
   { name: 'a query that fails unexpectedly', key: ALL, query: `{ transaction(id: "${BROKEN}") { status } }` },
   {
+    name: 'a deferred part that fails unexpectedly',
+    key: ALL,
+    query: `{ __typename ... @defer { transaction(id: "${BROKEN}") { status } } }`,
+  },
+  {
     name: 'a mutation without the permission',
     key: READ_ONLY,
     query: 'mutation { updateTransactionPayment(transactionId: "x", payment: {paid: true}) { transaction { id } } }',
@@ -73,6 +78,16 @@ async function whenSubscribed(transactionId: string): Promise<void> {
   expect((await fetch(`${running.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
 }
 
+/** A result, or a part of one (`@defer`): its errors, and those of its deferred parts. */
+interface Incremental {
+  errors?: GraphQLFormattedError[];
+  incremental?: Array<{ errors?: GraphQLFormattedError[] }>;
+}
+const errorsOf = (result: Incremental): GraphQLFormattedError[] => [
+  ...(result.errors ?? []),
+  ...(result.incremental ?? []).flatMap((part) => part.errors ?? []),
+];
+
 /** The errors a client was given: in results, or as the operation's failure. */
 type Run = (test: Case) => Promise<GraphQLFormattedError[]>;
 
@@ -80,9 +95,9 @@ const collect = (settle: (errors: GraphQLFormattedError[]) => void) => {
   const errors: GraphQLFormattedError[] = [];
   return {
     errors,
-    next: (result: { errors?: readonly GraphQLFormattedError[] | undefined }) => {
-      errors.push(...(result.errors ?? []));
-      if (result.errors?.length) settle(errors);
+    next: (result: unknown) => {
+      errors.push(...errorsOf(result as Incremental));
+      if (errors.length > 0) settle(errors);
     },
     error: (failure: unknown) => {
       errors.push(...(Array.isArray(failure) ? (failure as GraphQLFormattedError[]) : []));
@@ -161,8 +176,8 @@ const overMultipart: Run = async (test) => {
         .map((part) => part.split('\r\n\r\n')[1]?.trim())
         .filter((body): body is string => !!body && body !== '{}')
         .flatMap((body) => {
-          const part = JSON.parse(body) as { payload?: { errors?: GraphQLFormattedError[] }; errors?: GraphQLFormattedError[] };
-          return [...(part.payload?.errors ?? []), ...(part.errors ?? [])];
+          const part = JSON.parse(body) as Incremental & { payload?: Incremental };
+          return [...errorsOf(part.payload ?? {}), ...errorsOf(part)];
         });
       if (errors.length > 0 || done) return errors;
     }
