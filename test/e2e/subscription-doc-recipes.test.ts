@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
-import { docBlockAfter, reporting, runRecipes, type RecipeProcess } from '../helpers/doc-recipes.js';
+import { docBlockAfter, reporting, runRecipes, typeErrorsOf, type RecipeProcess } from '../helpers/doc-recipes.js';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -24,6 +24,14 @@ afterAll(async () => {
 });
 
 describe('the Node recipes of docs/subscriptions.md', () => {
+  it('compile as written under strict TypeScript', async () => {
+    const retry = docBlockAfter(GUIDE, '**Retry a refused connection.**');
+    const overWs = ['**graphql-ws** (the client', '**Apollo Client** (`GraphQLWsLink`', '**urql over graphql-ws**'];
+    expect(await typeErrorsOf([retry, ...overWs.map((heading) => docBlockAfter(GUIDE, heading))])).toEqual([]);
+    expect(await typeErrorsOf([retry, docBlockAfter(GUIDE, '**graphql-sse** (its default')])).toEqual([]);
+    expect(await typeErrorsOf([retry, docBlockAfter(GUIDE, '**Apollo Client over HTTP multipart**')])).toEqual([]);
+  }, 60_000);
+
   it('graphql-ws, Apollo Client (GraphQLWsLink) and urql each receive an event as written', async () => {
     recipes = await runRecipes(
       [

@@ -90,3 +90,28 @@ export async function runRecipes(blocks: string[], httpUrl: string, key: string)
     },
   };
 }
+
+/**
+ * The type errors of `blocks` as one strict TypeScript module (with `key` declared), as a user's project with the
+ * packages installed would report them; none when they compile.
+ */
+export async function typeErrorsOf(blocks: string[]): Promise<string[]> {
+  const ts = (await import('typescript')).default;
+  const dir = new URL(`node_modules/.cache/doc-recipes-${randomUUID()}/`, ROOT);
+  mkdirSync(dir, { recursive: true });
+  const file = new URL('recipes.ts', dir).pathname;
+  writeFileSync(file, ['declare const key: string;', ...blocks, 'export {};'].join('\n'));
+  try {
+    const program = ts.createProgram([file], {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    });
+    return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
