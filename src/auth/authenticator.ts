@@ -8,10 +8,10 @@ import { ALL_PERMISSIONS, keyIdentity } from './permissions.js';
  * Who may call the gateway. With keys (and tokens), a client must present one
  * of them (contract part 5: "Bearer " is unconfirmed there, so it is accepted
  * and optional for keys); each comes with its identity and permissions.
- * Without keys the gateway forwards each client's own header and the
- * upstream decides: the header must be present, and `upstream` (forward
- * mode, src/auth/upstream-key-check.ts) must accept it; such a key may do all
- * the upstream lets it.
+ * Without keys the gateway forwards each client's own key (without an
+ * optional "Bearer ") and the upstream decides: the header must be present,
+ * and `upstream` (forward mode, src/auth/upstream-key-check.ts) must accept
+ * the key; such a key may do all the upstream lets it.
  */
 export interface Authenticator {
   /** The credential of a request's `Authorization`. Throws a request-failing GatewayError when refused. */
@@ -55,12 +55,14 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     const header = authorization?.trim();
     if (!header)
       throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send it in the Authorization header', { failsRequest: true });
-    if (!keys) {
-      // The key as forwarded is the key the upstream judges.
-      await upstream?.check(header);
-      return { authorization: header, identity: keyIdentity(header, ALL_PERMISSIONS) };
-    }
     const presented = header.replace(/^Bearer\s+/i, '');
+    if (!keys) {
+      // Forward mode sends the bare key: "Bearer " is optional for a client (the docs show it), and the
+      // service is not known to take it (contract part 5). The key as forwarded is the key the upstream
+      // judges, and one key is one identity (verdicts, rate limits) whichever way it came.
+      await upstream?.check(presented);
+      return { authorization: presented, identity: keyIdentity(presented, ALL_PERMISSIONS) };
+    }
     const identity = keys.lookup(presented);
     if (identity) return { authorization: header, identity };
     if (!jwt || !looksLikeJwt(presented)) throw unknownKey();

@@ -210,7 +210,8 @@ const upstream = {
     doc:
       'key the gateway sends upstream, as the whole `Authorization` value (add `Bearer ` yourself if the service wants it); set it ' +
       'when the gateway has a key of its own at the service and clients use the gateway\'s keys. Unset ("forward mode"): each ' +
-      "client's own `Authorization` is forwarded unchanged and a key counts only once the service accepts it",
+      "client's own key is forwarded as the whole `Authorization` value (a client's `Bearer ` prefix is optional and not " +
+      'forwarded) and a key counts only once the service accepts it',
   }),
   VENDING_POLL_MS: integer({
     min: SECOND,

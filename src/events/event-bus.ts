@@ -1,6 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { accountOf } from '../contract/contract.js';
-import { comparePositions, isEventsExpired, type DedupeBy, type EventLog, type LoggedEvent, type ReplayPage } from './event-log.js';
+import {
+  comparePositions,
+  eventsExpired,
+  isEventsExpired,
+  type DedupeBy,
+  type EventLog,
+  type LoggedEvent,
+  type ReplayPage,
+} from './event-log.js';
 import { createReplayPacer } from './replay-pacer.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { backoffDelay } from '../timing/backoff.js';
@@ -92,6 +100,23 @@ export function createEventBus(options: EventBusOptions): EventBus {
     let inARow = 0;
     const ofAccount = (logged: LoggedEvent) => account === undefined || accountOf(logged.event) === account;
 
+    /**
+     * The replay's page after `from`. A subscriber of one account that the log no longer reaches is told its account's cursor
+     * (EventLog.accountCursor), never the log's: positions are shared, and the log's newest would tell it when any account last
+     * received an event. From that cursor it resumes live, even once the log dropped the event there: nothing of its account
+     * came after it. A subscriber of several accounts (forward mode, the service judging each event) keeps the log's answer.
+     */
+    async function readFrom(from: string): Promise<ReplayPage> {
+      try {
+        return await log.readAfter(from, account ?? afterAccount);
+      } catch (error) {
+        if (account === undefined || !isEventsExpired(error)) throw error;
+        const own = await log.accountCursor(account);
+        if (from === own) return { events: [], next: undefined };
+        throw eventsExpired(from, own);
+      }
+    }
+
     // Listen before reading the log, so nothing published meanwhile is missed;
     // positions then drop what both the replay and the live feed carry.
     const unlisten = log.onAppend((logged) => {
@@ -140,7 +165,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
         for (let attempt = 0; replayFrom !== undefined && !done && !finishing; attempt++) {
           const from = replayFrom;
           try {
-            accept(await pacer.run(() => log.readAfter(from, account ?? afterAccount)));
+            accept(await pacer.run(() => readFrom(from)));
             break;
           } catch (error) {
             if (isEventsExpired(error)) return stream.end(error as Error);
@@ -197,7 +222,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
 
     if (replayFrom !== undefined) {
       try {
-        accept(await pacer.run(() => log.readAfter(replayFrom!, account ?? afterAccount)));
+        accept(await pacer.run(() => readFrom(replayFrom!)));
       } catch (error) {
         // Not reached any more: refused now. Not readable now: the subscription starts, and its
         // replay is read (readPage) once it can be, as its subscriber asks for events.

@@ -61,6 +61,16 @@ export interface EventLog {
    * @param account whose event id `cursor` may be (ids are an account's own); @default DEFAULT_ACCOUNT
    */
   readAfter(cursor: string, account?: string): Promise<ReplayPage>;
+  /**
+   * Where `account` stands in this log, from its own events only: the
+   * position of the newest event of `account` the log knows of, else the
+   * log's start. Nothing of `account` comes after it; other accounts' events
+   * leave it as it is (positions are shared, so the log's newest would tell
+   * when any account last received one). The event bus tells it to an
+   * account's subscriber that resumes too late (EVENTS_EXPIRED), and resumes
+   * from it live.
+   */
+  accountCursor(account: string): Promise<string>;
   /** Calls `listener` with every event appended from now on, on any instance, in log order. */
   onAppend(listener: (logged: LoggedEvent) => void): () => void;
   /** Whether appends can succeed now. */
@@ -75,9 +85,11 @@ const QUOTED_PREFIX = 64;
 
 /**
  * `after` named an event the log no longer reaches: the client must reload.
- * `extensions.cursor` is the log's position now: subscribing `after` it once
- * reloaded misses nothing, and SSE writes it as the frame's `id:` so an
- * EventSource's automatic reconnect goes on live instead of failing again.
+ * `extensions.cursor` is where to resume (`now`): the account's cursor
+ * (`EventLog.accountCursor`) for a subscriber of one account, else the log's
+ * position. Subscribing `after` it once reloaded misses nothing, and SSE
+ * writes it as the frame's `id:` so an EventSource's automatic reconnect goes
+ * on live instead of failing again.
  */
 export function eventsExpired(cursor: string, now: string): GraphQLError {
   const quoted = cursor.length > QUOTED_PREFIX ? `${cursor.slice(0, QUOTED_PREFIX)}…` : cursor;
@@ -134,6 +146,10 @@ export interface MemoryEventLogOptions extends RecentEventsOptions {
   epoch?: number;
   /** Reads what the ring no longer (or not yet, after a restart) holds, from the store that keeps events. */
   storedReplay?: (cursor: string, account: string) => Promise<StoredReplay>;
+  /** The position of the newest event of an account the store holds (it outlives the process), if any. */
+  storedAccountNewest?: (account: string) => Promise<string | undefined>;
+  /** Most accounts whose newest position is remembered; past it the least recently appended to is forgotten. @default 10000 */
+  maxAccounts?: number;
 }
 
 /**
@@ -164,6 +180,12 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
   ];
   let sequence = 0;
   const current = () => `${epoch}-${sequence}`;
+  /**
+   * Account → the position of its newest event, kept when the ring drops the event (the account's cursor must not move back:
+   * nothing of it came after). In the order last appended to, so the first is the one forgotten past `maxAccounts`.
+   */
+  const accountNewest = new Map<string, string>();
+  const maxAccounts = options.maxAccounts ?? 10_000;
 
   function indexOf(cursor: string, account: string): number {
     const match = POSITION.exec(cursor);
@@ -209,6 +231,10 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
         if (typeof outcome === 'number') sequence = Math.max(sequence, outcome - 1);
       }
       const logged = { position: `${epoch}-${++sequence}`, event };
+      const account = accountOf(event);
+      accountNewest.delete(account);
+      accountNewest.set(account, logged.position);
+      if (accountNewest.size > maxAccounts) accountNewest.delete(accountNewest.keys().next().value!);
       const size = JSON.stringify(event).length;
       const at = now();
       ring.push(logged);
@@ -238,6 +264,13 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       if (index < 0) throw eventsExpired(cursor, current());
       const events = ring.slice(index + 1, index + 1 + pageEvents);
       return { events, next: index + 1 + pageEvents < ring.length ? events.at(-1)?.position : undefined };
+    },
+    async accountCursor(account) {
+      const stored = await options.storedAccountNewest?.(account);
+      const held = accountNewest.get(account);
+      const newest = stored && held ? (comparePositions(stored, held) > 0 ? stored : held) : (stored ?? held);
+      // Before every position this log writes (`<epoch>-1` on), or the store gives.
+      return newest ?? `${epoch}-0`;
     },
     onAppend(listener) {
       listeners.add(listener);

@@ -23,7 +23,7 @@ export interface MemoryEventLogConfig {
  */
 export function createMemoryEventTransport(
   config: MemoryEventLogConfig,
-  kept: Pick<MemoryEventLogOptions, 'onAdmitted' | 'epoch' | 'storedReplay'> = {},
+  kept: Pick<MemoryEventLogOptions, 'onAdmitted' | 'epoch' | 'storedReplay' | 'storedAccountNewest'> = {},
 ): EventTransport {
   const log = createMemoryEventLog({
     capacity: config.eventLogSize,

@@ -6,6 +6,7 @@ import type { QueryLimits } from '../config/config.js';
 import { createContext, type GatewayContext, type GatewayServices } from './context.js';
 import type { Logger } from '../logging/logger.js';
 import { yogaLogger } from '../logging/logger.js';
+import { useIncrementalMasking } from './use-incremental-masking.js';
 import type { RequestScope } from '../http/request-scope.js';
 import type { CountedOperation } from '../observability/metrics.js';
 import { corsFor } from './cors.js';
@@ -116,8 +117,8 @@ export function createGraphQLServer(options: GraphQLServerOptions): { yoga: Grap
       ? [useTrustedDocuments(trusted)]
       : [usePersistedQueries(options.persistedQueries ?? inProcessQueries(PERSISTED_QUERY_TTL_MS))],
     tracing: options.tracing ?? [],
-    // yoga's own (maskedErrors below): it masks what execution throws and what is thrown before it.
-    'error-masking': [],
+    // yoga's own (maskedErrors below) masks what execution throws and what is thrown before it; the parts of @defer and @stream, this.
+    'error-masking': [useIncrementalMasking({ ...options.masking, logger: options.logger })],
   };
   const yoga = createYoga<GraphQLServerContext, GatewayContext>({
     schema,

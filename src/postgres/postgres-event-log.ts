@@ -30,6 +30,8 @@ export interface PostgresEventLog {
   write: AlsoInTransaction;
   /** The page after `cursor` (a position of this log, or an event id of `account`). */
   readAfter(cursor: string, account: string): Promise<StoredReplay>;
+  /** The position of the newest event of `account` the log holds, if any (its cursor: event-log.ts `accountCursor`). */
+  accountNewest(account: string): Promise<string | undefined>;
   /** Deletes what is past `capacity` now (the timer calls it). */
   trim(): Promise<void>;
   /** Stops the trim's timer. */
@@ -98,6 +100,12 @@ export function createPostgresEventLog(pool: Pool, options: PostgresEventLogOpti
     return { events, next: rows.length > options.pageEvents ? events.at(-1)?.position : undefined };
   }
 
+  async function accountNewest(account: string): Promise<string | undefined> {
+    const { rows } = await pool.query<{ at: string | null }>('SELECT max(position) AS at FROM event_log WHERE account = $1', [account]);
+    const at = rows[0]?.at;
+    return at === null || at === undefined ? undefined : storedPosition(Number(at));
+  }
+
   async function trim(): Promise<void> {
     await pool.query(
       `WITH edge AS (SELECT position FROM event_log ORDER BY position DESC OFFSET $1 LIMIT 1),
@@ -111,5 +119,5 @@ export function createPostgresEventLog(pool: Pool, options: PostgresEventLogOpti
   }, options.trimEveryMs);
   timer.unref();
 
-  return { write, readAfter, trim, close: () => clearInterval(timer) };
+  return { write, readAfter, accountNewest, trim, close: () => clearInterval(timer) };
 }

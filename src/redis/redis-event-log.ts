@@ -52,8 +52,8 @@ export interface RedisEventLogOptions extends RecentEventsOptions {
 }
 
 /*
- * KEYS: stream, event id → position, event id claim, transaction → digest of its last event
- *       (those three of the event's account).
+ * KEYS: stream, event id → position, event id claim, transaction → digest of its last event,
+ *       account → position of its newest event (those four of the event's account).
  * ARGV: capacity, event JSON, longest life of the keys (ms), digest, 'id' | 'content',
  *       the digest this instance remembers for the transaction ('' when none: used only when
  *       Redis has none, e.g. after it restarted empty), channel, the history's group ('' when
@@ -139,6 +139,8 @@ end
 if ARGV[5] == 'id' then redis.call('SET', KEYS[3], '1', 'PX', life) end
 redis.call('SET', KEYS[4], ARGV[4], 'PX', life)
 redis.call('SET', KEYS[2], id, 'PX', life)
+-- The account's cursor outlives its entry: nothing of the account comes after it until its next event.
+redis.call('SET', KEYS[5], id, 'PX', longest)
 redis.call('PUBLISH', ARGV[7], id .. ' ' .. ARGV[2])
 return id`;
 
@@ -183,7 +185,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
   /** Events handed to listeners: one appended again (its webhook retried after a failover lost it) is not handed twice. */
   const handed = createRecentEvents(options);
   const replicas = createReplicaWait(appends, { boundMs: options.replicaWaitMs });
-  appends.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 4, lua: APPEND_SCRIPT });
+  appends.defineCommand('vendingGatewayAppendEvent', { numberOfKeys: 5, lua: APPEND_SCRIPT });
   const listeners = new Set<(logged: LoggedEvent) => void>();
   let closed = false;
   /** Position of the last event handed to listeners; undefined until the first connection. */
@@ -286,6 +288,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
         keys.eventPosition(event.eventId, account),
         keys.dedupe(event.eventId, account),
         keys.lastDigest(event.transactionId, account),
+        keys.accountNewest(account),
       ];
       const args = [
         options.capacity,
@@ -319,6 +322,8 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       if (!replay) throw eventsExpired(cursor, await newest());
       return replay;
     },
+    // `0-0`: before every stream id. The key lives as long as the dedupe keys (a day): an account quiet longer is told `0-0`.
+    accountCursor: async (account) => (await commands.get(keys.accountNewest(account || undefined))) ?? '0-0',
     onAppend(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);

@@ -25,6 +25,8 @@ export interface RedisKeys {
   dedupe(eventId: string, account: string | undefined): string;
   /** A transaction → the digest of its last event (dedupe by content). */
   lastDigest(transactionId: string, account: string | undefined): string;
+  /** An account → the position of its newest event (its cursor: event-log.ts `accountCursor`). */
+  accountNewest(account: string | undefined): string;
   /** Start of every rate-limit key (rate-limiter-flexible adds `:<identity>`). */
   rateLimitPrefix: string;
   /** A persisted query's text by its sha256 (APQ: graphql/persisted-queries.ts). */
@@ -63,6 +65,7 @@ function keysUnder(base: string, streamName: string) {
     eventPosition: of('event-position'),
     dedupe: of('dedupe'),
     lastDigest: of('last-digest'),
+    accountNewest: (account: string | undefined) => of('account-newest')('position', account),
   };
 }
 

@@ -14,10 +14,11 @@ import {
 } from 'graphql';
 
 import type { Context, SubscribePayload } from 'graphql-ws';
-import type { GraphQLParams, YogaServerInstance } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator, type GraphQLParams, type YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ConnectedCaller } from '../backends/caller.js';
 import type { WebSocketLimits } from '../config/config.js';
+import { clientError, clientResult } from '../graphql/client-result.js';
 import type { GraphQLServerContext } from '../graphql/graphql-server.js';
 import type { Logger } from '../logging/logger.js';
 import { createShutdownHold } from './shutdown-hold.js';
@@ -153,9 +154,17 @@ const CLOSE_HANDSHAKE_MS = 1_000;
 type Rooted = ExecutionArgs & { rootValue: { execute: (args: ExecutionArgs) => unknown; subscribe: (args: ExecutionArgs) => unknown } };
 type GroupStart = () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>;
 
-/** Starts a subscription with `contextValue`; a function of its own, so that only the returned closure holds the context. */
+/**
+ * Starts a subscription with `contextValue`; a function of its own, so that only the returned closure holds the context.
+ * Its results are written as prebuilt frames, past graphql-ws's `onNext`: they are made what a client reads here.
+ */
 function groupStart(subscribe: (args: ExecutionArgs) => unknown, contextValue: unknown, args: ExecutionArgs): GroupStart {
-  return async () => (await subscribe({ ...args, contextValue })) as AsyncIterable<ExecutionResult> | ExecutionResult;
+  return async () => {
+    const started = (await subscribe({ ...args, contextValue })) as AsyncIterable<ExecutionResult> | ExecutionResult;
+    return isAsyncIterable(started)
+      ? (mapAsyncIterator(started, clientResult) as AsyncIterable<ExecutionResult>)
+      : (clientResult(started) as ExecutionResult);
+  };
 }
 
 /** The Request of a WebSocket operation in yoga's params stage: it has no HTTP request, and nothing reads this one's address. */
@@ -302,8 +311,13 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
         );
       },
       onComplete: (ctx, id) => void ctx.extra.operations.delete(id),
-      // Other results (queries, mutations) are sent by graphql-ws: judged before each one goes.
-      onNext: (ctx) => closeIfBehind(ctx.extra.socket),
+      // Other results (queries, mutations) are sent by graphql-ws: judged before each one goes, and sent as a client reads them.
+      onNext: (ctx, _id, _payload, _args, result) => {
+        closeIfBehind(ctx.extra.socket);
+        return clientResult(result);
+      },
+      // Refusals (parsing, validation, params rules) go out as the protocol's `error` message: the same rule.
+      onError: (_ctx, _id, _payload, errors) => errors.map(clientError),
     },
     wss,
     {

@@ -1,5 +1,6 @@
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { clientResult } from '../graphql/client-result.js';
 
 /*
  * Subscriptions over HTTP multipart, as Apollo Client's HttpLink asks for
@@ -35,7 +36,7 @@ function multipartResponse(
     async pull(controller) {
       try {
         const next: IteratorResult<ExecutionResult, unknown> = await iterator.next();
-        if (next.done !== true) return controller.enqueue(part(JSON.stringify({ payload: next.value })));
+        if (next.done !== true) return controller.enqueue(part(JSON.stringify({ payload: clientResult(next.value) })));
         clearInterval(heartbeat);
         controller.enqueue(encoder.encode('--\r\n'));
         controller.close();

@@ -3,6 +3,7 @@ import type { ExecutionResult } from 'graphql';
 import type { GatewayContext } from '../graphql/context.js';
 import { isPosition } from '../events/event-log.js';
 import { ErrorCode } from '../errors.js';
+import { clientResult } from '../graphql/client-result.js';
 
 /*
  * Resumable subscriptions: each subscription result carries the id of the
@@ -34,7 +35,7 @@ function frameId(result: ExecutionResult): string | undefined {
 }
 
 function frame(result: ExecutionResult): string {
-  const { extensions, ...rest } = result;
+  const { extensions, ...rest } = clientResult(result);
   const id = frameId(result);
   const payload = extensions && Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
   return `${id ? `id: ${id}\n` : ''}event: next\ndata: ${JSON.stringify(payload)}\n\n`;

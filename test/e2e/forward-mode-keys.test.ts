@@ -233,3 +233,49 @@ describe('a key revoked upstream', () => {
     await client.dispose();
   }, 15_000);
 });
+
+describe('a key sent as `Bearer <key>` (as the docs show)', () => {
+  // A service that knows bare keys only: what the gateway forwards is what it judges.
+  let strict: StandInUpstream;
+  let forward: RunningGateway;
+  beforeAll(async () => {
+    strict = await startStandInUpstream({ keys: ['strict-key'], acceptsBearer: false });
+    forward = await startForwardGateway(strict.url);
+  });
+  afterAll(async () => {
+    await forward.close();
+    await strict.close();
+  });
+
+  it.each(['strict-key', 'Bearer strict-key', 'bearer  strict-key'])(
+    'reaches the service as the bare key over HTTP, REST, graphql-ws and SSE: %j',
+    async (authorization) => {
+      const id = (strict.transactions[0] as { transactionId: string }).transactionId;
+      strict.calls.length = 0;
+      const graphql = await postGraphQL(forward.url, `{ transaction(id: "${id}") { status } }`, { key: authorization });
+      expect(graphql.status).toBe(200);
+      expect(graphql.body.data).toEqual({ transaction: { status: 'active' } });
+      const rest = await fetch(`${forward.url}/transactions/${id}`, { headers: { authorization } });
+      expect(rest.status).toBe(200);
+
+      const client = wsClient(forward.url, authorization);
+      const ws = subscribe(client, SUBSCRIPTION);
+      const sse = await sseSubscribe(forward.url, SUBSCRIPTION, authorization);
+      expect(sse.status).toBe(200);
+      expect(await waitFor(() => forward.gateway.activeSubscriptions() === 2)).toBe(true);
+      const request = buildWebhookRequest({
+        form: 'legacy',
+        transaction: { transactionId: id, status: `live-${authorization}`, products: [] },
+      });
+      expect((await fetch(`${forward.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+      expect((await ws.next()).data).toMatchObject({ transactionUpdated: { status: `live-${authorization}` } });
+      expect((await sse.next()).data).toMatchObject({ transactionUpdated: { status: `live-${authorization}` } });
+      sse.close();
+      await client.dispose();
+      expect(await waitFor(() => forward.gateway.activeSubscriptions() === 0)).toBe(true);
+
+      expect(strict.calls.length).toBeGreaterThan(0);
+      expect(new Set(strict.calls.map((call) => call.authorization))).toEqual(new Set(['strict-key']));
+    },
+  );
+});

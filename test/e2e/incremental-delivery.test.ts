@@ -1,5 +1,6 @@
 import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
+import { Client as UrqlClient, cacheExchange, fetchExchange } from '@urql/core';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
@@ -78,5 +79,59 @@ describe('incremental delivery', () => {
       expect(body.errors[0]?.message, `send ${send}`).toMatch(/Accept with one of .*multipart\/mixed/);
       expect(body.errors[0]?.extensions.code, `send ${send}`).toBe('BAD_REQUEST');
     }
+  });
+});
+
+describe("urql's defaults and @defer", () => {
+  let running: RunningGateway;
+  beforeAll(async () => {
+    running = await startGateway({ SIMULATOR: 'off' });
+  });
+  afterAll(() => running?.close());
+
+  /*
+   * urql's fetchExchange reads both incremental formats. Its own Accept lists
+   * text/event-stream before multipart/mixed, and the gateway takes the first
+   * it serves, so its defaults get SSE; a client that asks for multipart only
+   * (`fetchOptions` headers) gets multipart. Either way the deferred part
+   * comes second and urql merges it into the first.
+   */
+  it.each([
+    ['its defaults', undefined, 'text/event-stream'],
+    ['multipart asked for', 'multipart/mixed', 'multipart/mixed'],
+  ])('merges the deferred part into the result (%s)', async (_name, accept, answeredWith) => {
+    const answered: Array<string | null> = [];
+    const client = new UrqlClient({
+      url: `${running.url}/graphql`,
+      exchanges: [cacheExchange, fetchExchange],
+      fetchOptions: { headers: accept ? { authorization: TEST_KEY, accept } : { authorization: TEST_KEY } },
+      requestPolicy: 'network-only',
+      // Only watches how the gateway answered.
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        answered.push(response.headers.get('content-type'));
+        return response;
+      },
+    });
+    const results: Array<{ data?: unknown; error?: unknown; hasNext?: boolean }> = [];
+    await new Promise<void>((resolve) => {
+      const { unsubscribe } = client.query(DEFERRED, {}).subscribe((result) => {
+        results.push({ data: result.data as unknown, error: result.error, hasNext: result.hasNext });
+        if (!result.hasNext || result.error) {
+          queueMicrotask(() => unsubscribe());
+          resolve();
+        }
+      });
+    });
+    expect(answered).toHaveLength(1);
+    expect(answered[0]).toMatch(new RegExp(`^${answeredWith}`));
+    expect(results.map((result) => result.error)).toEqual(results.map(() => undefined));
+    // The fast part alone first, then the whole.
+    expect(results[0]).toMatchObject({ hasNext: true, data: { vendings: { totalCount: expect.any(Number) } } });
+    expect(results[0]?.data).not.toHaveProperty('transactionStats');
+    expect(results.at(-1)).toMatchObject({
+      hasNext: false,
+      data: { vendings: { totalCount: expect.any(Number) }, transactionStats: { count: expect.any(Number) } },
+    });
   });
 });

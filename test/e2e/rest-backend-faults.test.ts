@@ -164,15 +164,19 @@ describe('faults map to codes, never a crash', () => {
 });
 
 describe('credentials', () => {
-  it("forwards each client's Authorization unchanged when the gateway has no key of its own", async () => {
+  it("forwards each client's key, without an optional `Bearer `, when the gateway has no key of its own", async () => {
     const id = firstTransaction().transactionId;
-    for (const key of [KEY, `Bearer ${KEY}`, 'someone-else']) {
+    for (const [sent, forwarded] of [
+      [KEY, KEY],
+      [`Bearer ${KEY}`, KEY],
+      ['someone-else', 'someone-else'],
+    ]) {
       const before = upstream.calls.length;
-      await rest(`/transactions/${id}`, { headers: { authorization: key } });
+      await rest(`/transactions/${id}`, { headers: { authorization: sent! } });
       // The key check (GET /vendings) carries the key too.
       const seen = upstream.calls.slice(before).map((c) => c.authorization);
       expect(seen.length).toBeGreaterThan(0);
-      expect(new Set(seen)).toEqual(new Set([key]));
+      expect(new Set(seen)).toEqual(new Set([forwarded]));
     }
     const refused = await rest(`/transactions/${id}`, { headers: { authorization: 'someone-else' } });
     expect(refused.status).toBe(401);

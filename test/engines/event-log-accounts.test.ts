@@ -164,6 +164,9 @@ describe.concurrent("the Redis event log's keys per account", () => {
     // Every key of the log in the slot of its `{events}` tag (redis-keys.ts), the instance's write probe too.
     expect(keys).toEqual([
       '{events}',
+      '{events}:account-newest:position',
+      '{events}:account-newest@acct-a:position',
+      '{events}:account-newest@acct-b.x:position',
       '{events}:dedupe:m1',
       '{events}:dedupe@acct-a:m1',
       '{events}:event-position:m1',

@@ -42,7 +42,7 @@ export const tuneUpstream =
 
 /**
  * Forward mode's environment: BACKEND=rest and no UPSTREAM_API_KEY, so each
- * client's own Authorization goes to `upstreamUrl`, which judges it.
+ * client's own key (without an optional `Bearer `) goes to `upstreamUrl`, which judges it.
  */
 export const forwardModeEnv = (upstreamUrl: string): Record<string, string> => ({ BACKEND: 'rest', UPSTREAM_URL: upstreamUrl });
 

@@ -23,6 +23,11 @@ export interface StandInOptions {
    * a key not named here reads everything.
    */
   accounts?: Record<string, string>;
+  /**
+   * Whether `Bearer <key>` is accepted besides the bare key (the contract leaves the prefix unconfirmed, part 5);
+   * false: a service that knows bare keys only, and refuses the prefixed form as an unknown key. default true
+   */
+  acceptsBearer?: boolean;
 }
 
 export type Fault =
@@ -321,8 +326,8 @@ export async function startStandInUpstream(options: StandInOptions = {}): Promis
       const answer = () => {
         // Checked before any routing, so a bad key cannot probe which ids exist.
         if (authorization === undefined || authorization === '') return error(res, 401, 'missing Authorization header');
-        if (!keys.has(authorization) && !(authorization.startsWith('Bearer ') && keys.has(authorization.slice(7))))
-          return error(res, 401, 'invalid API key');
+        const bearer = options.acceptsBearer !== false && authorization.startsWith('Bearer ') && keys.has(authorization.slice(7));
+        if (!keys.has(authorization) && !bearer) return error(res, 401, 'invalid API key');
         route(method, url, body, res, authorization);
       };
       const fault = takeFault(method, url.pathname);

@@ -265,6 +265,7 @@ describe('each default', () => {
       // How often one kind of contract drift may be logged (once a minute); a test passes its own clock.
       'src/backends/rest/drift-report.ts everyMs=60000',
       'src/events/event-bus.ts maxQueuedPerSubscriber=10000',
+      'src/events/event-log.ts maxAccounts=10000',
       'src/events/event-transactions.ts maxEntries=10000',
       // How long an event's transaction read is kept: a minute, as the PostgreSQL history's sweep period is.
       'src/events/event-transactions.ts ttlMs=60000',

@@ -52,6 +52,39 @@ describe.concurrent('in-process event bus', () => {
     expect(await take(resumed, 5)).toEqual(['evt-8', 'evt-9', 'evt-10', 'evt-11', 'evt-12']);
   });
 
+  it("tells an account's subscriber its own account's cursor, which stays live after the log dropped that event", async () => {
+    const bus = createEventBus({ log: createMemoryEventLog({ capacity: 3, maxBytes: 1_048_576, pageEvents: 200 }) });
+    const ofAccount = (n: number, account: string): TransactionUpdateEvent => ({ ...event(n), account });
+    const cursorFor = (account: string) =>
+      bus.subscribe({ after: 'unknown', account }).then(
+        () => expect.fail('subscribed'),
+        (error: { extensions: { code: string; cursor: string } }) => {
+          expect(error.extensions.code).toBe('EVENTS_EXPIRED');
+          return error.extensions.cursor;
+        },
+      );
+    const none = await cursorFor('acct-a');
+    await bus.publish(ofAccount(1, 'acct-b'));
+    // Nothing of A's yet: B's event changes nothing A is told.
+    expect(await cursorFor('acct-a')).toBe(none);
+    await bus.publish(ofAccount(2, 'acct-a'));
+    const own = await cursorFor('acct-a');
+    expect(own).not.toBe(none);
+    // B's events push A's out of the log (capacity 3): A is still told the same, and resumes from it live.
+    for (let n = 3; n <= 6; n++) await bus.publish(ofAccount(n, 'acct-b'));
+    expect(await cursorFor('acct-a')).toBe(own);
+    const resumed = await bus.subscribe({ after: own, account: 'acct-a' });
+    await bus.publish(ofAccount(7, 'acct-b'));
+    await bus.publish(ofAccount(8, 'acct-a'));
+    expect(await take(resumed, 1)).toEqual(['evt-8']);
+    // An older cursor of A's, once A had another event, is too old: A is told where it stands now.
+    const now = await cursorFor('acct-a');
+    expect(now).not.toBe(own);
+    await expect(bus.subscribe({ after: none, account: 'acct-a' })).rejects.toMatchObject({
+      extensions: { code: 'EVENTS_EXPIRED', cursor: now },
+    });
+  });
+
   it('rejects an `after` older than the log with EVENTS_EXPIRED, and counts no subscription for it', async () => {
     const bus = createEventBus({ log: createMemoryEventLog({ capacity: 3, maxBytes: 1_048_576, pageEvents: 200 }) });
     for (let n = 1; n <= 5; n++) await bus.publish(event(n));

@@ -110,6 +110,10 @@ export const eventsPlugin = fp<{ config: Config; deps: GatewayDeps }>(
                   if (!postgres?.isMigrated()) throw new Error('the event log in PostgreSQL cannot be read before its migrations ran');
                   return storedLog.readAfter(cursor, account);
                 },
+                storedAccountNewest: async (account) => {
+                  if (!postgres?.isMigrated()) throw new Error('the event log in PostgreSQL cannot be read before its migrations ran');
+                  return storedLog.accountNewest(account);
+                },
               }
             : { onAdmitted: applyInProcess },
         );
