@@ -64,9 +64,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       return { authorization: presented, identity: keyIdentity(presented, ALL_PERMISSIONS) };
     }
     const identity = keys.lookup(presented);
-    if (identity) return { authorization: header, identity };
+    if (identity) return { authorization: presented, identity };
     if (!jwt || !looksLikeJwt(presented)) throw unknownKey();
-    return { authorization: header, identity: await jwt.verify(presented) };
+    return { authorization: presented, identity: await jwt.verify(presented) };
   }
 
   function watchToken(credential: Credential, onRefused: (error: GatewayError) => void): () => void {
@@ -78,7 +78,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   }
 
   function watchKey(store: KeyStore, credential: Credential, onRefused: (error: GatewayError) => void): () => void {
-    const key = credential.authorization.replace(/^Bearer\s+/i, '');
+    const key = credential.authorization;
     if (!store.lookup(key)) return watchToken(credential, onRefused);
     let stop = () => {};
     const account = credential.identity.account;

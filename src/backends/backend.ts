@@ -24,7 +24,10 @@ export interface Identity {
 
 /** What a client presented; backends that forward credentials send it upstream as is. */
 export interface Credential {
-  /** The client's `Authorization` header value, exactly as sent. */
+  /**
+   * The key or token the client presented: its `Authorization` header without the optional `Bearer ` (authenticator.ts
+   * strips it, once), so one key is one identity however it was sent.
+   */
   authorization: string;
   /**
    * Who presented it: set by the authenticator for a client, SYSTEM_IDENTITY

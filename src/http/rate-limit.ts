@@ -31,11 +31,7 @@ export interface RateLimiterOptions {
 
 // Counted per identity (all the tokens of one subject share a count); keys are never stored or logged as sent.
 const keyOf = (credential: Credential): string =>
-  credential.identity?.id ??
-  createHash('sha256')
-    .update(credential.authorization.replace(/^Bearer\s+/i, ''))
-    .digest('hex')
-    .slice(0, 32);
+  credential.identity?.id ?? createHash('sha256').update(credential.authorization).digest('hex').slice(0, 32);
 
 /** Counts one request under `key`; rejects with a RateLimiterRes over the limit. */
 type Count = (key: string) => Promise<unknown>;
