@@ -8,7 +8,7 @@
 
 /** Lowest first. Parts in one row may not import each other unless listed in SAME_LAYER_EDGES. */
 export const LAYERS: string[][] = [
-  ['contract', 'errors', 'config', 'tracing', 'timing'],
+  ['contract', 'errors', 'refusals', 'config', 'tracing', 'timing'],
   ['logging', 'backends'],
   ['http'],
   ['events', 'history', 'auth', 'observability', 'redis', 'postgres'],
@@ -22,6 +22,8 @@ export const LAYERS: string[][] = [
 export const SAME_LAYER_EDGES: Array<[string, string]> = [
   // Account names in the configuration (API_KEYS entries, webhook secrets) are the contract's (contract/accounts.ts says what one may be).
   ['config', 'contract'],
+  // The refusals' wording sits beside the codes it goes with: each entry builds its GatewayError.
+  ['refusals', 'errors'],
   // Metrics count webhook outcomes by the route's own names for them.
   ['observability', 'events'],
   // The Redis adapters implement the event log's interface.

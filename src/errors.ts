@@ -123,10 +123,6 @@ export class ClientGone extends Error {
   }
 }
 
-/** The failure of work stopped because its client left (an abort signal's reason as a GatewayError). */
-export const abandoned = (): GatewayError =>
-  new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'The request was abandoned: its client went away', { cause: new ClientGone() });
-
 /** Most characters of client input an error message quotes; the rest becomes `…`. */
 export const QUOTED_INPUT_CHARS = 64;
 
@@ -150,8 +146,3 @@ export function withShortQuotes(message: string): string {
   const shortened = message.replace(LONG_QUOTED, '"$1"…');
   return shortened.length <= MAX_MESSAGE_CHARS ? shortened : `${shortened.slice(0, MAX_MESSAGE_CHARS)}…`;
 }
-
-export const notFound = (what: string, id: string): GatewayError =>
-  new GatewayError(ErrorCode.NOT_FOUND, `${what} ${quoted(id)} was not found`);
-
-export const badUserInput = (message: string): GatewayError => new GatewayError(ErrorCode.BAD_USER_INPUT, message);

@@ -1,5 +1,6 @@
 import type { Credential } from '../backends/backend.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import type { GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt-verifier.js';
 import type { KeyStore } from './key-store.js';
 import { ALL_PERMISSIONS, keyIdentity } from './permissions.js';
@@ -37,14 +38,6 @@ export interface AuthenticatorOptions {
   keysChange?: boolean;
 }
 
-const unknownKey = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'Unknown API key', { failsRequest: true });
-const revoked = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The API key was revoked');
-const expired = () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The token has expired');
-const cannotSubscribe = () =>
-  new GatewayError(ErrorCode.FORBIDDEN, 'This API key lost the "subscribe" permission', { extensions: { permission: 'subscribe' } });
-const movedAccount = () =>
-  new GatewayError(ErrorCode.FORBIDDEN, 'This API key now belongs to another account: subscribe again to receive its events');
-
 /** setTimeout's longest delay; a later expiry is simply not watched for. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
@@ -53,8 +46,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   async function authenticate(authorization: string | null | undefined): Promise<Credential> {
     const header = authorization?.trim();
-    if (!header)
-      throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send it in the Authorization header', { failsRequest: true });
+    if (!header) throw refuse.missingKey(true);
     const presented = header.replace(/^Bearer\s+/i, '');
     if (!keys) {
       // Forward mode sends the bare key: "Bearer " is optional for a client (the docs show it), and the
@@ -65,14 +57,14 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     }
     const identity = keys.lookup(presented);
     if (identity) return { authorization: presented, identity };
-    if (!jwt || !looksLikeJwt(presented)) throw unknownKey();
+    if (!jwt || !looksLikeJwt(presented)) throw refuse.unknownKey();
     return { authorization: presented, identity: await jwt.verify(presented) };
   }
 
   function watchToken(credential: Credential, onRefused: (error: GatewayError) => void): () => void {
     const expiresAt = credential.identity?.expiresAt;
     if (expiresAt === undefined || expiresAt - Date.now() > MAX_DELAY_MS) return () => {};
-    const timer = setTimeout(() => onRefused(expired()), Math.max(0, expiresAt - Date.now()));
+    const timer = setTimeout(() => onRefused(refuse.tokenExpired()), Math.max(0, expiresAt - Date.now()));
     timer.unref();
     return () => clearTimeout(timer);
   }
@@ -86,7 +78,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       // A subscription shows one account's events: the key's move to another ends it, as a revocation would.
       if (identity && identity.permissions.has('subscribe') && identity.account === account) return;
       stop();
-      onRefused(!identity ? revoked() : identity.permissions.has('subscribe') ? movedAccount() : cannotSubscribe());
+      onRefused(
+        !identity ? refuse.keyRevoked() : identity.permissions.has('subscribe') ? refuse.keyMovedAccount() : refuse.lostSubscribe(),
+      );
     });
     return () => stop();
   }

@@ -3,7 +3,8 @@ import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Identity } from '../backends/backend.js';
 import { PERMISSIONS, type JwtConfig, type Permission } from '../config/config.js';
 import { accountProblem } from '../contract/accounts.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import type { GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 
 /*
  * Tokens signed by a key of the JWKS at JWT_JWKS_URL, verified by jose
@@ -49,8 +50,6 @@ const MAX_VERIFIED = 10_000;
 const MAX_SUBJECT = 64;
 const SUBJECT = new RegExp(`^[\\x21-\\x7e]{1,${MAX_SUBJECT}}$`);
 
-const refused = (reason: string) => new GatewayError(ErrorCode.UNAUTHENTICATED, `The token was refused: ${reason}`, { failsRequest: true });
-
 function identityOf(token: string, payload: JWTPayload, config: JwtConfig): Identity {
   const { sub } = payload;
   // A long or odd subject is named by its digest; a token without one is an identity of its own.
@@ -70,20 +69,21 @@ function identityOf(token: string, payload: JWTPayload, config: JwtConfig): Iden
   if (config.accountClaim === undefined) return identity;
   const account = payload[config.accountClaim];
   if (typeof account !== 'string' || accountProblem(account) !== undefined)
-    throw refused(`its "${config.accountClaim}" claim must name the account it belongs to`);
+    throw refuse.tokenRefused(`its "${config.accountClaim}" claim must name the account it belongs to`);
   return { ...identity, account };
 }
 
 /** What a client is told of a token jose refused: what is wrong, never the token. */
 function refusal(error: unknown): GatewayError {
-  if (error instanceof errors.JWTExpired) return refused('it has expired');
+  if (error instanceof errors.JWTExpired) return refuse.tokenRefused('it has expired');
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'exp' && error.reason === 'missing')
-    return refused('it carries no "exp" claim, so it would never expire');
-  if (error instanceof errors.JWTClaimValidationFailed) return refused(`its "${error.claim}" claim is not what this gateway accepts`);
-  if (error instanceof errors.JOSEAlgNotAllowed) return refused('its algorithm is not accepted');
-  if (error instanceof errors.JWKSNoMatchingKey) return refused('no key of the key set matches it');
-  if (error instanceof errors.JWSSignatureVerificationFailed) return refused('its signature does not verify');
-  return refused('it is not a valid signed JWT');
+    return refuse.tokenRefused('it carries no "exp" claim, so it would never expire');
+  if (error instanceof errors.JWTClaimValidationFailed)
+    return refuse.tokenRefused(`its "${error.claim}" claim is not what this gateway accepts`);
+  if (error instanceof errors.JOSEAlgNotAllowed) return refuse.tokenRefused('its algorithm is not accepted');
+  if (error instanceof errors.JWKSNoMatchingKey) return refuse.tokenRefused('no key of the key set matches it');
+  if (error instanceof errors.JWSSignatureVerificationFailed) return refuse.tokenRefused('its signature does not verify');
+  return refuse.tokenRefused('it is not a valid signed JWT');
 }
 
 /** The key set could not be fetched (unreachable, too slow, not a JWKS): nothing is known of the token yet. */
@@ -117,15 +117,7 @@ export function createJwtVerifier(config: JwtConfig): JwtVerifier {
         ({ payload } = await jwtVerify(token, keySet, options));
       } catch (error) {
         if (!keySetUnavailable(error)) throw refusal(error);
-        throw new GatewayError(
-          ErrorCode.UPSTREAM_UNAVAILABLE,
-          'Tokens cannot be verified now: the key set (JWT_JWKS_URL) could not be fetched',
-          {
-            failsRequest: true,
-            headers: { 'retry-after': '1' },
-            cause: error,
-          },
-        );
+        throw refuse.keySetUnavailable(error);
       }
       const identity = identityOf(token, payload, config);
       if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);

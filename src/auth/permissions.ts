@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { OperationTypeNode } from 'graphql';
 import type { Credential, Identity } from '../backends/backend.js';
 import { PERMISSIONS, type Permission } from '../config/config.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 
 /*
  * What each permission allows: `read` queries and REST
@@ -30,11 +30,8 @@ export const keyIdentity = (key: string, permissions: readonly Permission[] | Re
  * lacks the permission.
  */
 export function requirePermission(credential: Credential | undefined, permission: Permission): void {
-  if (!credential) throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'Missing API key: send it in the Authorization header');
+  if (!credential) throw refuse.missingKey(false);
   if (credential.identity?.permissions.has(permission) === true) return;
-  throw forbidden(permission);
+  // The refusal: GraphQL answers it with 200 and no `data` (the operation does not run), REST with 403.
+  throw refuse.lacksPermission(permission);
 }
-
-/** The refusal: GraphQL answers it with 200 and no `data` (the operation does not run), REST with 403. */
-const forbidden = (permission: Permission): GatewayError =>
-  new GatewayError(ErrorCode.FORBIDDEN, `This API key or token lacks the "${permission}" permission`, { extensions: { permission } });

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hash, randomBytes } from 'node:crypto';
 import type { Credential } from '../backends/backend.js';
 import type { Permission } from '../config/config.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import { requirePermission } from './permissions.js';
 
 /*
@@ -49,25 +49,6 @@ const PREFIX = 'vgst_';
 const SHAPE = /^vgst_[\w-]{43}$/;
 const SUBSCRIBE_ONLY: ReadonlySet<Permission> = new Set(['subscribe']);
 
-/** The store could not be asked (Redis away): nothing is known of the token yet. */
-const storeAway = (cause: unknown) =>
-  new GatewayError(
-    ErrorCode.UPSTREAM_UNAVAILABLE,
-    'Subscription tokens cannot be minted or taken now: their store (Redis) is not answering',
-    {
-      failsRequest: true,
-      headers: { 'retry-after': '1' },
-      cause,
-    },
-  );
-
-const refused = () =>
-  new GatewayError(
-    ErrorCode.UNAUTHENTICATED,
-    'The subscription token is unknown, used or expired: ask POST /subscription-tokens for a new one',
-    { failsRequest: true },
-  );
-
 /** What a token stands for, as stored (encrypted). */
 interface Held {
   authorization: string;
@@ -110,18 +91,18 @@ export function createSubscriptionTokens({ store, ttlMs, prefix = '' }: Subscrip
         expiresAt: identity.expiresAt,
       };
       await store.put(idOf(token), seal(token, held), ttlMs).catch((error: unknown) => {
-        throw storeAway(error);
+        throw refuse.tokenStoreAway(error);
       });
       // A token outlives no JWT it was minted with.
       return { token, expiresAt: Math.min(Date.now() + ttlMs, identity.expiresAt ?? Number.POSITIVE_INFINITY) };
     },
     async redeem(token) {
-      if (!SHAPE.test(token)) throw refused();
+      if (!SHAPE.test(token)) throw refuse.subscriptionTokenRefused();
       const value = await store.take(idOf(token)).catch((error: unknown) => {
-        throw storeAway(error);
+        throw refuse.tokenStoreAway(error);
       });
       const held = value === undefined ? undefined : open(token, value);
-      if (!held || (held.expiresAt !== undefined && held.expiresAt <= Date.now())) throw refused();
+      if (!held || (held.expiresAt !== undefined && held.expiresAt <= Date.now())) throw refuse.subscriptionTokenRefused();
       const identity = {
         id: held.id,
         permissions: SUBSCRIBE_ONLY,

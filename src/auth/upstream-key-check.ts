@@ -1,6 +1,7 @@
 import { SYSTEM_IDENTITY, type Backend } from '../backends/backend.js';
 import type { Config } from '../config/config.js';
-import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
+import { ErrorCode, type GatewayError, isGatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import { createCheckLimit, createVerdicts, keyDigest, type CheckLimit } from './upstream-verdicts.js';
 
 /*
@@ -72,14 +73,12 @@ export const isRefusal = (error: unknown): boolean => isGatewayError(error) && r
 
 /** The refusal as a client sees it: the upstream's status and message, failing the whole request. */
 function refusalError(verdict: Extract<Verdict, { accepted: false }>, failsRequest: boolean): GatewayError {
-  return new GatewayError(verdict.code, verdict.message, { upstreamStatus: verdict.status, failsRequest });
+  return refuse.keyRefusedAgain(verdict.code, verdict.message, verdict.status, failsRequest);
 }
 
 function noVerdict(error: unknown): unknown {
   if (!isGatewayError(error)) return error;
-  const code = passedOnCodes.has(error.code) ? error.code : ErrorCode.UPSTREAM_ERROR;
-  const message = code === error.code ? error.message : 'The service gave an unexpected answer when asked about this API key';
-  return new GatewayError(code, message, { failsRequest: true, headers: { 'retry-after': '1' }, cause: error });
+  return passedOnCodes.has(error.code) ? refuse.keyCheckFailed(error) : refuse.keyCheckOddAnswer(error);
 }
 
 export function createUpstreamKeyCheck(options: UpstreamKeyCheckOptions): UpstreamKeyCheck {

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { LRUCache } from 'lru-cache';
 import { boundedCache, remainingMs } from '../backends/bounded-cache.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 
 /*
  * What forward mode's questions to the service have in common: whether it
@@ -36,14 +36,7 @@ export function createCheckLimit(checksPerSecond: number, now: () => number = Da
       const at = now();
       const wait = started[oldest]! + 1_000 - at;
       if (wait > 0) {
-        throw new GatewayError(
-          ErrorCode.RATE_LIMITED,
-          `Too many API key checks with the service: at most ${checksPerSecond} a second; try again shortly`,
-          {
-            failsRequest: true,
-            headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1_000))) },
-          },
-        );
+        throw refuse.tooManyKeyChecks(checksPerSecond, String(Math.max(1, Math.ceil(wait / 1_000))));
       }
       started[oldest] = at;
       oldest = (oldest + 1) % checksPerSecond;
@@ -96,16 +89,7 @@ export function createVerdicts<V extends NonNullable<unknown>>(options: Verdicts
         // Asks that get no verdict spend the limit too; while the service is failing, the truth is its failure,
         // not "too many checks" (a valid key would be told to slow down for an outage).
         if (failedAt !== undefined && now() - failedAt < FAILING_FOR_MS) {
-          return Promise.reject(
-            new GatewayError(
-              ErrorCode.UPSTREAM_UNAVAILABLE,
-              'The service is failing; the gateway cannot check API keys with it now; try again shortly',
-              {
-                failsRequest: true,
-                headers: { 'retry-after': '1' },
-              },
-            ),
-          );
+          return Promise.reject(refuse.keyChecksFailing());
         }
         return Promise.reject(error);
       }

@@ -1,5 +1,5 @@
 import type { PaymentUpdate, Transaction, Vending } from '../contract/contract.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import type { Permission } from '../config/config.js';
 import type { Caller } from './caller.js';
 
@@ -85,11 +85,7 @@ export function spendUpstreamCall(scope: CallScope | undefined): void {
   const budget = scope?.upstreamBudget;
   if (!budget) return;
   if (budget.started >= budget.limit) {
-    throw new GatewayError(
-      ErrorCode.BAD_USER_INPUT,
-      `This request reached its limit of ${budget.limit} upstream calls (UPSTREAM_CALLS_PER_REQUEST); ask for fewer ids or fields at once`,
-      { extensions: { limit: 'UPSTREAM_CALLS_PER_REQUEST' } },
-    );
+    throw refuse.upstreamCallsSpent(budget.limit);
   }
   budget.started += 1;
 }

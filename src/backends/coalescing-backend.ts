@@ -1,4 +1,4 @@
-import { abandoned } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import type { Backend, CallScope, Credential } from './backend.js';
 import { ConnectedCaller, type Caller } from './caller.js';
 import { forgetTransactionReads, readKey, type ReadKind } from './read-keys.js';
@@ -34,7 +34,7 @@ function waitFor<T>(shared: Shared, caller: Caller | undefined): Promise<T> {
   shared.waiting++;
   return new Promise<T>((resolve, reject) => {
     const forget = caller.onLeft(() => {
-      reject(abandoned());
+      reject(refuse.abandoned());
       if (--shared.waiting === 0 && !shared.pinned) shared.caller?.markLeft();
     });
     shared.promise.then(

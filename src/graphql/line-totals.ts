@@ -1,5 +1,5 @@
 import { lineAmount, type ProductLine } from '../contract/contract.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 
 /*
  * Money arithmetic for computed fields. Prices are decimals in the contract
@@ -12,8 +12,7 @@ import { ErrorCode, GatewayError } from '../errors.js';
  * the field fails with a code of its own instead of a masked error.
  */
 function clean(value: number): number {
-  if (!Number.isFinite(value))
-    throw new GatewayError(ErrorCode.UPSTREAM_ERROR, 'The service sent prices and quantities whose total is past the largest number');
+  if (!Number.isFinite(value)) throw refuse.lineTotalTooLarge();
   return Number(value.toFixed(10));
 }
 

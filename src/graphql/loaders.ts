@@ -3,7 +3,8 @@ import type { Backend, CallScope, Credential, VendingQuery } from '../backends/b
 import type { Caller } from '../backends/caller.js';
 import type { BatchingConfig } from '../config/config.js';
 import type { Transaction, Vending } from '../contract/contract.js';
-import { abandoned, ErrorCode, isGatewayError, notFound } from '../errors.js';
+import { ErrorCode, isGatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 
 /**
  * Per-request loaders (one set per request and credential, never shared across
@@ -39,7 +40,7 @@ async function settleWithLimit<T, R>(
     while (next < items.length) {
       const index = next++;
       if (caller?.left) {
-        results[index] = abandoned();
+        results[index] = refuse.abandoned();
         continue;
       }
       try {
@@ -73,7 +74,7 @@ export function createLoaders(backend: Backend, credential: Credential, batching
         try {
           const all = await backend.listVendings(query, credential, scope);
           const byId = new Map(all.map((vending) => [vending.vendingId, vending]));
-          return ids.map((id) => byId.get(id) ?? notFound('vending', id));
+          return ids.map((id) => byId.get(id) ?? refuse.notFound('vending', id));
         } catch (error) {
           return ids.map(() => (error instanceof Error ? error : new Error(String(error))));
         }

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 
 /*
  * A GET's `variables` and `extensions` are JSON in the query string. yoga's
@@ -32,7 +32,7 @@ export function useQueryStringParams(): Plugin {
         } catch (error) {
           const name = error instanceof SyntaxError ? JSON_PARAMS.find((param) => !isJson(url.searchParams.get(param))) : undefined;
           if (name === undefined) throw error;
-          throw new GatewayError(ErrorCode.BAD_REQUEST, `The "${name}" parameter of the query string is not JSON.`, { failsRequest: true });
+          throw refuse.queryParamNotJson(name);
         }
       });
     },

@@ -1,5 +1,6 @@
 import { driftOf, type Drift, type ProductLine } from '../contract/contract.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import type { GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 
 /*
  * GraphQL serves what it can of a resource the service sent otherwise than
@@ -13,11 +14,9 @@ const RESOURCE_WORDS: Record<Drift['resource'], string> = { transaction: 'transa
 
 function driftError(drift: Drift): GatewayError {
   const what = RESOURCE_WORDS[drift.resource];
-  const message =
-    drift.kind === 'missing'
-      ? `The service sent this ${what} without ${drift.field}`
-      : `The service sent ${drift.field} of this ${what} as ${drift.sent} where the contract shows ${drift.expected}`;
-  return new GatewayError(ErrorCode.UPSTREAM_ERROR, message, { extensions: { field: drift.field, drift: drift.kind } });
+  return drift.kind === 'missing'
+    ? refuse.fieldMissing(what, drift.field, drift.kind)
+    : refuse.fieldMistyped(what, drift.field, drift.sent, drift.expected, drift.kind);
 }
 
 /** `resource[field]` as read, or the field's error when the service's value could not be read. */

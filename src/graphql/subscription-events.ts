@@ -1,5 +1,5 @@
 import { textIdProblem } from '../contract/contract.js';
-import { badUserInput } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import type { LoggedEvent } from '../events/event-log.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
 import type { GatewayContext } from './context.js';
@@ -21,9 +21,9 @@ export function resumePoint(after: string | null | undefined, connectionAfter: u
   const value = own ? after : connectionAfter;
   if (value === undefined) return undefined;
   const where = own ? 'after' : "the connection's after (connectionParams.after or Last-Event-ID)";
-  if (typeof value !== 'string') throw badUserInput(`${where} must be text: the last eventId seen`);
+  if (typeof value !== 'string') throw refuse.lastEventIdNotText(where);
   const problem = textIdProblem(value);
-  if (problem) throw badUserInput(`${where} ${problem}`);
+  if (problem) throw refuse.invalidArgument(where, problem);
   return value;
 }
 

@@ -1,5 +1,5 @@
 import { idProblem } from '../contract/contract.js';
-import { badUserInput, quoted } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import type { RecentCursor, RecentQuery, StatsQuery } from './history-store.js';
 import { bucketStart, INTERVAL_MS, type Interval } from './history-stats.js';
 
@@ -31,14 +31,14 @@ export function encodeRecentCursor({ lastUpdated, transactionId }: RecentCursor)
 function decodeRecentCursor(cursor: string): RecentCursor {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const match = /^history:(\d{1,16}):(.+)$/s.exec(text);
-  if (!match || idProblem(match[2]!) !== undefined) throw badUserInput(`after is not a cursor of recentTransactions: ${quoted(cursor)}`);
+  if (!match || idProblem(match[2]!) !== undefined) throw refuse.notAHistoryCursor(cursor);
   return { lastUpdated: Number(match[1]), transactionId: match[2]! };
 }
 
 const time = (date: Date | null | undefined, argument: string): number | undefined => {
   if (date === null || date === undefined) return undefined;
   const ms = date.getTime();
-  if (Number.isNaN(ms)) throw badUserInput(`${argument} is not a valid date-time`);
+  if (Number.isNaN(ms)) throw refuse.notADateTime(argument);
   return ms;
 };
 
@@ -52,14 +52,13 @@ export interface RecentArgs {
 
 export function recentQuery(account: string, args: RecentArgs, withTotal = true): RecentQuery {
   const first = args.first ?? DEFAULT_RECENT_PAGE;
-  if (first < 0 || first > MAX_RECENT_PAGE) throw badUserInput(`first must be from 0 to ${MAX_RECENT_PAGE}, got ${first}`);
+  if (first < 0 || first > MAX_RECENT_PAGE) throw refuse.firstOutOfRange(MAX_RECENT_PAGE, first);
   const statuses = [...new Set(args.status ?? [])];
-  if (statuses.length > MAX_STATUS_FILTER)
-    throw badUserInput(`status may name at most ${MAX_STATUS_FILTER} statuses, got ${statuses.length}`);
-  for (const status of statuses) if (status.length > 256) throw badUserInput(`status ${quoted(status)} is longer than 256 characters`);
+  if (statuses.length > MAX_STATUS_FILTER) throw refuse.tooManyStatuses(MAX_STATUS_FILTER, statuses.length);
+  for (const status of statuses) if (status.length > 256) throw refuse.statusTooLong(status);
   const since = time(args.since, 'since') ?? 0;
   const until = time(args.until, 'until') ?? Number.MAX_SAFE_INTEGER;
-  if (since >= until) throw badUserInput('since must be before until');
+  if (since >= until) throw refuse.sinceNotBeforeUntil();
   return { account, first, after: args.after ? decodeRecentCursor(args.after) : undefined, statuses, since, until, withTotal };
 }
 
@@ -80,14 +79,11 @@ export function statsQuery(account: string, args: StatsArgs, now: number): Stats
   const until = bucketStart((givenUntil ?? now) + width - 1, width);
   const givenSince = time(args.since, 'since');
   const since = givenSince === undefined ? until - DEFAULT_INTERVALS[interval] * width : bucketStart(givenSince, width);
-  if (givenSince !== undefined && givenUntil !== undefined && givenSince >= givenUntil) throw badUserInput('since must be before until');
-  if (since >= until) throw badUserInput('since must be before until');
+  if (givenSince !== undefined && givenUntil !== undefined && givenSince >= givenUntil) throw refuse.sinceNotBeforeUntil();
+  if (since >= until) throw refuse.sinceNotBeforeUntil();
   const count = (until - since) / width;
   if (count > MAX_INTERVALS) {
-    throw badUserInput(
-      `since–until covers ${count} intervals of ${interval.toLowerCase()}; at most ${MAX_INTERVALS}: narrow the range or widen the ` +
-        `interval`,
-    );
+    throw refuse.tooManyIntervals(count, interval, MAX_INTERVALS);
   }
   return { account, since, until, interval };
 }

@@ -1,7 +1,8 @@
 import DataLoader from 'dataloader';
 import type { Credential } from '../backends/backend.js';
 import { DEFAULT_ACCOUNT } from '../contract/accounts.js';
-import { ErrorCode, GatewayError, isGatewayError } from '../errors.js';
+import { isGatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import type { HistoryRecord } from './history-record.js';
 import type { HistoryStore } from './history-store.js';
 
@@ -36,20 +37,10 @@ export interface HistoryReader {
  */
 export function historyUnavailable(error: unknown): never {
   if (isGatewayError(error)) throw error;
-  throw new GatewayError(
-    ErrorCode.UPSTREAM_UNAVAILABLE,
-    'The transaction history cannot be read right now (its store does not answer); retry later',
-    { cause: error },
-  );
+  throw refuse.historyUnavailable(error);
 }
 
-const unlisted = (account: string) =>
-  new GatewayError(
-    ErrorCode.FORBIDDEN,
-    `This key's transactions come to ${account === DEFAULT_ACCOUNT ? 'POST /webhooks' : `POST /webhooks/${account}`}, which may ` +
-      `carry several accounts' webhooks (the service judges each key transaction by transaction), so that history is listed and summed ` +
-      `for nobody. Have each account send its webhooks to a path of its own, POST /webhooks/{account}.`,
-  );
+const unlisted = (account: string) => refuse.historyUnlisted(account === DEFAULT_ACCOUNT ? undefined : account);
 
 export function createHistoryReader(store: HistoryStore, credential: Credential, accounts: HistoryAccounts): HistoryReader {
   let account: Promise<string> | undefined;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Cluster, Redis } from 'ioredis';
 import type { Credential } from '../backends/backend.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import type { Logger } from '../logging/logger.js';
 
 /*
@@ -83,10 +83,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         const retryAfter = String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
-        throw new GatewayError(ErrorCode.RATE_LIMITED, `Too many requests for this API key: at most ${options.perSecond} a second`, {
-          failsRequest: true,
-          headers: { 'retry-after': retryAfter },
-        });
+        throw refuse.rateLimited(options.perSecond, retryAfter);
       }
     },
   };

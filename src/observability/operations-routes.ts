@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import type { Route } from '../http/front-door.js';
 import { secretMatcher } from '../http/secret-match.js';
 import type { Readiness } from '../http/readiness.js';
@@ -52,9 +52,7 @@ function tokenGuard(token: string): (request: FastifyRequest) => void {
     const header = request.headers.authorization;
     const presented = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header.trim())?.[1] : undefined;
     if (presented === undefined || !isToken(presented)) {
-      throw new GatewayError(ErrorCode.UNAUTHENTICATED, 'The metrics need their token: send Authorization: Bearer <METRICS_TOKEN>', {
-        failsRequest: true,
-      });
+      throw refuse.metricsTokenMissing();
     }
   };
 }

@@ -3,7 +3,7 @@ import { requirePermission } from '../auth/permissions.js';
 import type { Backend, Credential } from '../backends/backend.js';
 import type { Permission } from '../config/config.js';
 import { dataEnvelope, idProblem, isJsonObject, jsonTooDeep, MAX_JSON_DEPTH, sentAs } from '../contract/contract.js';
-import { badUserInput } from '../errors.js';
+import { refuse } from '../refusals/refusals.js';
 import type { Route } from '../http/front-door.js';
 
 /*
@@ -35,7 +35,7 @@ function credentialOf(request: FastifyRequest): Credential {
 function idOf(request: FastifyRequest): string {
   const id = (request.params as Params).id ?? '';
   const problem = idProblem(id);
-  if (problem) throw badUserInput(`The id in the path ${problem}`);
+  if (problem) throw refuse.pathIdInvalid(problem);
   return id;
 }
 
@@ -45,10 +45,10 @@ function paymentBody(request: FastifyRequest): Record<string, unknown> {
   try {
     body = JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw badUserInput('Request body must be a JSON object; it is not valid JSON');
+    throw refuse.bodyNotJson();
   }
-  if (!isJsonObject(body)) throw badUserInput('Request body must be a JSON object');
-  if (jsonTooDeep(body)) throw badUserInput(`Request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (!isJsonObject(body)) throw refuse.bodyNotObject();
+  if (jsonTooDeep(body)) throw refuse.bodyTooDeep(MAX_JSON_DEPTH);
   return body;
 }
 

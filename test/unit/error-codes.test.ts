@@ -39,6 +39,48 @@ function codeLiterals(file: string, text: string): string[] {
     );
 }
 
+/** The one module that words refusals: every GatewayError is built there, beside its code. */
+const CATALOGUE = join('refusals', 'refusals.ts');
+const constructs = /\bnew\s+GatewayError\s*\(/;
+
+/** `file:line: text` for each line of `text` that constructs a GatewayError (a refusal worded at its call site). */
+function constructions(file: string, text: string): string[] {
+  return text.split('\n').flatMap((line, index) => (constructs.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : []));
+}
+
+/*
+ * A client reads a refusal's message, and tests and clients match it as
+ * text: src/refusals/refusals.ts words each one once, and call sites pass
+ * only what varies. A `new GatewayError(` anywhere else would word one at
+ * its call site again.
+ */
+describe('refusals', () => {
+  it('are constructed nowhere in src/ but the catalogue', () => {
+    const found = sourceFiles(SRC)
+      .map((path) => relative(SRC, path))
+      .filter((file) => file !== CATALOGUE)
+      .flatMap((file) => constructions(`src/${file}`, readFileSync(join(SRC, file), 'utf8')));
+    expect(found).toEqual([]);
+  });
+
+  it('are caught when constructed elsewhere, with their file and line', () => {
+    const probe = [
+      "import { ErrorCode, GatewayError } from '../errors.js';",
+      "export const a = () => new GatewayError(ErrorCode.FORBIDDEN, 'No');",
+      'export const b = (message: string) =>',
+      '  new GatewayError(',
+      '    ErrorCode.BAD_USER_INPUT,',
+      '    message,',
+      '  );',
+      'export const c = refuse.notFound("vending", "v1");',
+    ].join('\n');
+    expect(constructions('src/probe.ts', probe)).toEqual([
+      "src/probe.ts:2: export const a = () => new GatewayError(ErrorCode.FORBIDDEN, 'No');",
+      'src/probe.ts:4: new GatewayError(',
+    ]);
+  });
+});
+
 describe('error codes', () => {
   it('are written as text nowhere in src/ but the catalogue', () => {
     const found = sourceFiles(SRC)

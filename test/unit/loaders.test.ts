@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Backend, Credential, VendingQuery } from '../../src/backends/backend.js';
 import type { Transaction, Vending } from '../../src/contract/contract.js';
-import { GatewayError, notFound } from '../../src/errors.js';
+import { GatewayError } from '../../src/errors.js';
+import { refuse } from '../../src/refusals/refusals.js';
 import { createLoaders, isNotFound } from '../../src/graphql/loaders.js';
 import { countingBackend } from '../helpers/counting-backend.js';
 import { clientCredential } from '../helpers/credentials.js';
@@ -39,7 +40,7 @@ function fakeBackend(): Backend {
   });
   const fail = (id: string) => {
     if (id === 'broken') throw new GatewayError('UPSTREAM_ERROR', 'Upstream answered 500 without an error message');
-    throw notFound(id.startsWith('t') ? 'transaction' : 'vending', id);
+    throw refuse.notFound(id.startsWith('t') ? 'transaction' : 'vending', id);
   };
   return {
     async getTransaction(id, credential) {

@@ -1,6 +1,6 @@
 import { accountOf, DEFAULT_ACCOUNT } from '../../contract/accounts.js';
 import type { PaymentUpdate, Transaction, Vending } from '../../contract/contract.js';
-import { badUserInput, notFound } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 import type { Backend, Credential, VendingQuery } from '../backend.js';
 import { createDemoData, type DemoData, type DemoVending } from './demo-data.js';
 import { renderVending, type ProductsShape } from './vending-views.js';
@@ -37,9 +37,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
   function shapeOf(query: VendingQuery): ProductsShape {
     if (query.products === undefined || query.products === values.flat) return 'flat';
     if (query.products === values.planogram) return 'planogram';
-    throw badUserInput(
-      `products must be ${JSON.stringify(values.flat)} or ${JSON.stringify(values.planogram)}, got ${JSON.stringify(query.products)}`,
-    );
+    throw refuse.productsUnknown(values.flat, values.planogram, query.products);
   }
 
   /**
@@ -49,7 +47,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
   function transactionOrThrow(id: string, credential?: Credential): Transaction {
     const found = transactions.get(id);
     const ofAnother = accountOf(credential?.identity) !== DEFAULT_ACCOUNT;
-    if (!found || ofAnother) throw notFound('transaction', id);
+    if (!found || ofAnother) throw refuse.notFound('transaction', id);
     return found;
   }
 
@@ -70,7 +68,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
     async getVending(id, query, credential) {
       const shape = shapeOf(query);
       const machine: DemoVending | undefined = vendings.get(id);
-      if (!machine || accountOf(credential?.identity) !== DEFAULT_ACCOUNT) throw notFound('vending', id);
+      if (!machine || accountOf(credential?.identity) !== DEFAULT_ACCOUNT) throw refuse.notFound('vending', id);
       return renderVending(machine, shape);
     },
     async listVendings(query, credential): Promise<Vending[]> {
@@ -112,7 +110,7 @@ export function createMemoryBackend(options: MemoryBackendOptions): MemoryBacken
     transactionIds: () => [...transactions.keys()],
     setVendingState(id, state) {
       const machine = vendings.get(id);
-      if (!machine) throw notFound('vending', id);
+      if (!machine) throw refuse.notFound('vending', id);
       Object.assign(machine, state);
     },
     vendingIds: () => [...vendings.keys()],

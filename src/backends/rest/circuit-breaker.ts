@@ -1,5 +1,6 @@
 import Opossum from 'opossum';
-import { ClientGone, ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
+import { ClientGone, ErrorCode, isGatewayError } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 
 /*
  * Stops calling an upstream that keeps failing: callers get a prompt
@@ -106,10 +107,8 @@ export function createCircuitBreaker(settings: CircuitBreakerOptions): CircuitBr
       } catch (error) {
         if (error instanceof Error && Opossum.isOurError(error)) {
           const code = (error as { code?: unknown }).code;
-          if (code === 'ESHUTDOWN') throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Upstream client is closed', { cause: error });
-          throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Upstream is failing; requests are paused for a moment (circuit open)', {
-            cause: error,
-          });
+          if (code === 'ESHUTDOWN') throw refuse.upstreamClientClosed(error);
+          throw refuse.circuitOpen(error);
         }
         throw error;
       }

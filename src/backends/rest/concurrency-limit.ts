@@ -1,4 +1,5 @@
-import { ClientGone, ErrorCode, GatewayError } from '../../errors.js';
+import { ClientGone } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 import type { Caller } from '../caller.js';
 
 /*
@@ -29,9 +30,6 @@ export interface ConcurrencyLimit {
   readonly queued: number;
 }
 
-const waitedTooLong = (ms: number) =>
-  new GatewayError(ErrorCode.UPSTREAM_TIMEOUT, `Upstream did not answer within ${ms} ms (every connection to it was busy)`);
-
 export function createConcurrencyLimit({ maxConcurrent, maxQueued }: ConcurrencyLimitOptions): ConcurrencyLimit {
   if (!(maxConcurrent >= 1)) throw new RangeError(`maxConcurrent must be at least 1, not ${maxConcurrent}`);
   if (!(maxQueued >= 0)) throw new RangeError(`maxQueued must be at least 0, not ${maxQueued}`);
@@ -58,7 +56,7 @@ export function createConcurrencyLimit({ maxConcurrent, maxQueued }: Concurrency
         reject(reason);
       };
       waiting.push(admit);
-      if (maxWaitMs !== undefined) timer = setTimeout(() => leave(waitedTooLong(maxWaitMs)), maxWaitMs);
+      if (maxWaitMs !== undefined) timer = setTimeout(() => leave(refuse.upstreamConnectionsBusy(maxWaitMs)), maxWaitMs);
       if (caller) forget = caller.onLeft(() => leave(new ClientGone()));
     });
   }
@@ -79,7 +77,7 @@ export function createConcurrencyLimit({ maxConcurrent, maxQueued }: Concurrency
       } else if (waiting.length < maxQueued) {
         await wait(caller, maxWaitMs);
       } else {
-        throw new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, 'Too many upstream requests waiting; try again shortly');
+        throw refuse.upstreamQueueFull();
       }
       try {
         return await work();

@@ -10,7 +10,8 @@ import {
   unwrapData,
   type Drift,
 } from '../../contract/contract.js';
-import { abandoned, ClientGone, ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
+import { ClientGone, ErrorCode, isGatewayError } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 import { spendUpstreamCall, type Backend, type CallScope, type Credential, type VendingQuery } from '../backend.js';
 import type { Caller } from '../caller.js';
 import { createCircuitBreaker, type BreakerState, type CircuitBreakerOptions } from './circuit-breaker.js';
@@ -93,7 +94,7 @@ export interface RestBackend extends Backend {
  */
 function segment(id: string): string {
   const problem = idProblem(id);
-  if (problem) throw new GatewayError(ErrorCode.NOT_FOUND, `No resource has such an id: an id ${problem}`);
+  if (problem) throw refuse.idNamesNothing(problem);
   return encodeURIComponent(id);
 }
 const productsQuery = ({ products }: VendingQuery): string => (products === undefined ? '' : `?products=${encodeURIComponent(products)}`);
@@ -148,13 +149,13 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
       try {
         return { body: JSON.parse(response.text) as unknown, text: response.text };
       } catch {
-        throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `Upstream answered ${response.status} with a body that is not JSON`);
+        throw refuse.upstreamNotJson(response.status);
       }
     } catch (error) {
       // Its client left: nobody reads this failure, and it says nothing of the upstream.
       if (error instanceof ClientGone) {
         seen.outcome = 'CLIENT_GONE';
-        throw abandoned();
+        throw refuse.abandoned();
       }
       if (isGatewayError(error) && typeof seen.outcome !== 'number') seen.outcome = error.code;
       throw error;
@@ -180,8 +181,7 @@ export function createRestBackend(options: RestBackendOptions): RestBackend {
     try {
       result = parse(unwrapData(body));
     } catch (error) {
-      if (error instanceof ContractViolation)
-        throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `The service's answer is not what the contract shows: ${error.message}`);
+      if (error instanceof ContractViolation) throw refuse.answerOffContract(error.message);
       throw error;
     }
     const drifts = resources(result).flatMap(driftsIn);

@@ -1,5 +1,6 @@
 import { errorMessageOf } from '../../contract/contract.js';
-import { ErrorCode, GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 
 /*
  * Upstream failures as the gateway's error codes (`ErrorCode`). The contract
@@ -27,33 +28,15 @@ const unreachableCodes = new Set([
 export function upstreamFailure(error: unknown, timeoutMs: number): GatewayError {
   const { code, name } = (error ?? {}) as { code?: string; name?: string };
   if (name === 'TimeoutError' || name === 'AbortError' || (code && timeoutCodes.has(code))) {
-    return new GatewayError(ErrorCode.UPSTREAM_TIMEOUT, `Upstream did not answer within ${timeoutMs} ms`, { cause: error });
+    return refuse.upstreamTimedOut(timeoutMs, error);
   }
   if (code && unreachableCodes.has(code)) {
-    return new GatewayError(ErrorCode.UPSTREAM_UNAVAILABLE, `Upstream is unreachable (${code})`, { cause: error });
+    return refuse.upstreamUnreachable(code, error);
   }
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
-    return new GatewayError(ErrorCode.UPSTREAM_ERROR, 'Upstream answered with a body larger than the gateway reads', { cause: error });
+    return refuse.upstreamBodyTooLarge(error);
   }
-  return new GatewayError(ErrorCode.UPSTREAM_ERROR, 'Upstream request failed', { cause: error });
-}
-
-function codeForStatus(status: number): ErrorCode {
-  switch (status) {
-    case 400:
-    case 422:
-      return ErrorCode.BAD_USER_INPUT;
-    case 401:
-      return ErrorCode.UNAUTHENTICATED;
-    case 403:
-      return ErrorCode.FORBIDDEN;
-    case 404:
-      return ErrorCode.NOT_FOUND;
-    case 429:
-      return ErrorCode.RATE_LIMITED;
-    default:
-      return ErrorCode.UPSTREAM_ERROR;
-  }
+  return refuse.upstreamRequestFailed(error);
 }
 
 /** Most characters of an upstream's error text kept for the log. */
@@ -70,23 +53,6 @@ export function upstreamMessageOf(text: string): string {
   return (message ?? text).slice(0, LOGGED_TEXT_CHARS);
 }
 
-function messageFor(status: number, what: string): string {
-  switch (codeForStatus(status)) {
-    case ErrorCode.BAD_USER_INPUT:
-      return `The service refused the request as invalid (${status})`;
-    case ErrorCode.UNAUTHENTICATED:
-      return 'The service did not accept the key';
-    case ErrorCode.FORBIDDEN:
-      return 'The key may not do this';
-    case ErrorCode.NOT_FOUND:
-      return `The ${what} was not found`;
-    case ErrorCode.RATE_LIMITED:
-      return 'The service is limiting requests; try again shortly';
-    default:
-      return `The service failed to answer (${status})`;
-  }
-}
-
 /**
  * An upstream answer outside 2xx: its status kept (REST repeats a 4xx), a
  * message of ours. `ownKey`: the gateway sent its own key (UPSTREAM_API_KEY),
@@ -94,7 +60,22 @@ function messageFor(status: number, what: string): string {
  */
 export function failureFromStatus(status: number, what: string, ownKey: boolean): GatewayError {
   if (ownKey && (status === 401 || status === 403)) {
-    return new GatewayError(ErrorCode.UPSTREAM_ERROR, 'The gateway is not allowed to use the service; its operators have been told');
+    return refuse.gatewayKeyRefused();
   }
-  return new GatewayError(codeForStatus(status), messageFor(status, what), { upstreamStatus: status });
+  // Each refusal carries the code of the status's usual HTTP meaning (BAD_USER_INPUT for 400 and 422, and so on).
+  switch (status) {
+    case 400:
+    case 422:
+      return refuse.serviceRefusedAsInvalid(status);
+    case 401:
+      return refuse.serviceRefusedKey(status);
+    case 403:
+      return refuse.serviceForbade(status);
+    case 404:
+      return refuse.serviceFoundNothing(what, status);
+    case 429:
+      return refuse.serviceLimiting(status);
+    default:
+      return refuse.serviceFailed(status);
+  }
 }

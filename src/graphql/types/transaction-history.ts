@@ -1,7 +1,7 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import type { Transaction } from '../../contract/contract.js';
 import type { GatewayContext } from '../context.js';
-import { badUserInput } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 import { statusChanges, type HistoryRecord, type StatusChange } from '../../history/history-record.js';
 import { encodeRecentCursor, MAX_RECENT_PAGE, recentQuery, MAX_STATUS_FILTER } from '../../history/history-queries.js';
 import { historyUnavailable, type HistoryReader } from '../../history/history-reader.js';
@@ -68,7 +68,7 @@ function nodeOf(record: HistoryRecord, ctx: GatewayContext): FromHistory {
 }
 
 export function historyOf(ctx: GatewayContext): HistoryReader {
-  if (!ctx.history) throw badUserInput('The transaction history is off on this gateway (HISTORY=off)');
+  if (!ctx.history) throw refuse.historyOff();
   return ctx.history;
 }
 

@@ -1,4 +1,4 @@
-import { badUserInput } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 import { MAX_INTERVALS, MAX_TOP_PRODUCTS, statsQuery } from '../../history/history-queries.js';
 import { historyUnavailable } from '../../history/history-reader.js';
 import {
@@ -47,9 +47,7 @@ const currenciesIn = <C extends { currency: string }>(byCurrency: readonly C[], 
  */
 function oneCurrency(field: string, value: number, currencies: readonly string[]): number {
   if (currencies.length <= 1) return value;
-  throw badUserInput(
-    `${field} would add amounts of ${currencies.length} currencies (${currencies.join(', ')}); read it per currency under byCurrency`,
-  );
+  throw refuse.mixedCurrencies(field, currencies);
 }
 
 /** The statuses of a range or an interval, each with the currencies of its total. */
@@ -169,7 +167,7 @@ const topArgs = (t: { arg: { int: (options: object) => unknown } }) => ({
 
 function top(stats: Pick<TransactionStats, 'products'>, first: number | null | undefined, by: 'quantity' | 'amount'): ProductTotal[] {
   const count = first ?? 10;
-  if (count < 0 || count > MAX_TOP_PRODUCTS) throw badUserInput(`first must be from 0 to ${MAX_TOP_PRODUCTS}, got ${count}`);
+  if (count < 0 || count > MAX_TOP_PRODUCTS) throw refuse.firstOutOfRange(MAX_TOP_PRODUCTS, count);
   return topProducts(stats.products, count, by);
 }
 

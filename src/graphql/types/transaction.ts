@@ -1,5 +1,5 @@
 import { idProblem, transactionSchema } from '../../contract/contract.js';
-import { badUserInput } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 import { requirePermission } from '../../auth/permissions.js';
 import { isNotFound } from '../loaders.js';
 import { total, totalOf } from '../line-totals.js';
@@ -17,7 +17,7 @@ export const MAX_TRANSACTION_IDS = 500;
 /** Refuses an id no resource can have (empty, over MAX_ID_BYTES, a dot segment) before any backend call. */
 export function requireId(id: string, argument: string): string {
   const problem = idProblem(id);
-  if (problem) throw badUserInput(`${argument} ${problem}`);
+  if (problem) throw refuse.invalidArgument(argument, problem);
   return id;
 }
 
@@ -79,7 +79,7 @@ builder.queryFields((t) =>
         `Several transactions in one round trip, in the order asked; null where an id is unknown. ` + `At most ${MAX_TRANSACTION_IDS} ids.`,
       args: { ids: t.arg.idList({ required: true, description: 'The transactionIds; repeats are read once.' }) },
       resolve: async (_root, { ids }, ctx) => {
-        if (ids.length > MAX_TRANSACTION_IDS) throw badUserInput(`ids may hold at most ${MAX_TRANSACTION_IDS} ids, got ${ids.length}`);
+        if (ids.length > MAX_TRANSACTION_IDS) throw refuse.tooManyIds(MAX_TRANSACTION_IDS, ids.length);
         const results = await ctx.loaders.transactionById.loadMany(ids.map((id) => requireId(id, 'ids')));
         // Unknown ids become null; any other failure stays an error at its index.
         return results.map((result) => (isNotFound(result) ? null : result)) as never;

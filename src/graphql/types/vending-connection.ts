@@ -1,4 +1,4 @@
-import { badUserInput, quoted } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 import { builder } from '../builder.js';
 import { VendingRef, type VendingInView } from '../refs.js';
 import { fieldsOf, type Sdl } from '../field-check.js';
@@ -54,7 +54,7 @@ export const encodeCursor = (vendingId: string): string => Buffer.from(cursorPre
 
 function decodeCursor(cursor: string): string {
   const decoded = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!decoded.startsWith(cursorPrefix)) throw badUserInput(`after is not a cursor of this list: ${quoted(cursor)}`);
+  if (!decoded.startsWith(cursorPrefix)) throw refuse.notAListCursor(cursor);
   return decoded.slice(cursorPrefix.length);
 }
 
@@ -75,14 +75,14 @@ export function paginate(
   after: string | undefined,
 ): VendingConnection {
   if (first !== undefined && (first < 0 || first > MAX_PAGE_SIZE)) {
-    throw badUserInput(`first must be from 0 to ${MAX_PAGE_SIZE}, got ${first}`);
+    throw refuse.firstOutOfRange(MAX_PAGE_SIZE, first);
   }
   const selected = filter ? all.filter((item) => matches(filter, item)) : all;
   let start = 0;
   if (after !== undefined) {
     const afterId = decodeCursor(after);
     const index = selected.findIndex(({ vending }) => vending.vendingId === afterId);
-    if (index < 0) throw badUserInput(`after names a vending that is not in this list: ${quoted(after)}`);
+    if (index < 0) throw refuse.afterNotInList(after);
     start = index + 1;
   }
   const end = first === undefined ? selected.length : Math.min(selected.length, start + first);

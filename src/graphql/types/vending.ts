@@ -9,7 +9,7 @@ import {
   type Vending,
 } from '../../contract/contract.js';
 import type { GatewayContext } from '../context.js';
-import { ErrorCode, GatewayError } from '../../errors.js';
+import { refuse } from '../../refusals/refusals.js';
 import { builder } from '../builder.js';
 import { extraFieldOptions } from '../extra-fields.js';
 import { exactly, fieldsOf, rootFieldsOf, type Sdl } from '../field-check.js';
@@ -44,8 +44,7 @@ function flatProducts({ vending, view }: { vending: Vending; view: ProductsViewV
       typeof line === 'object' && line !== null && wasRead(line) ? (line as ProductLine) : parseProductLine(line),
     );
   } catch (error) {
-    if (error instanceof ContractViolation)
-      throw new GatewayError(ErrorCode.UPSTREAM_ERROR, `vending ${vending.vendingId}: ${error.message}`);
+    if (error instanceof ContractViolation) throw refuse.vendingOffContract(vending.vendingId, error.message);
     throw error;
   }
 }
