@@ -78,11 +78,17 @@ export function useTransportExecution(): Plugin {
 /**
  * Refuses an operation in the params stage: the error is its result, set rather than thrown, so the result hooks
  * (metrics) see it on every transport. A later params hook that answers from what it holds (the response cache)
- * must not answer in its place: it asks `refusedInParams` first.
+ * must not answer in its place: it asks `refusedInParams` first. yoga checks the parameters after every hook and would
+ * answer a request without a text (one sent by its hash alone) in words of its own instead: the refused request is
+ * given an empty one.
  */
-export function refuseInParams(payload: Pick<OnParamsEventPayload, 'context' | 'setResult'>, error: GraphQLError): void {
+export function refuseInParams(
+  payload: Pick<OnParamsEventPayload, 'context' | 'params' | 'setResult' | 'setParams'>,
+  error: GraphQLError,
+): void {
   (payload.context as GraphQLServerContext).refusedInParams = true;
   payload.setResult({ errors: [error] });
+  payload.setParams({ ...payload.params, query: '' });
 }
 
 export const refusedInParams = (context: object): boolean => (context as GraphQLServerContext).refusedInParams === true;

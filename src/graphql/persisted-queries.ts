@@ -47,7 +47,6 @@ export function usePersistedQueries(store: APQStore): Plugin {
         if (!(error instanceof GraphQLError) || code === undefined) throw error;
         // Set as the result, as every params rule refuses (operation-rules.ts), in the words Apollo's link reads.
         refuseInParams(payload, new GraphQLError(error.message, { extensions: { code, http: { status: httpStatusOf(code) } } }));
-        payload.setParams({ query: '' });
       }
     },
   };

@@ -55,11 +55,7 @@ export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
   return {
     onParams(payload) {
       const { params, setParams } = payload;
-      const refuse = (error: GraphQLError) => {
-        refuseInParams(payload, error);
-        // yoga checks the parameters after every hook, and would refuse a request without a text in words of its own.
-        setParams({ query: '' });
-      };
+      const refuse = (error: GraphQLError) => refuseInParams(payload, error);
       if (params.query) return refuse(trustedOnlyError());
       const id = documents.idOf(params as never);
       const text = id === undefined ? undefined : documents.lookup(id);

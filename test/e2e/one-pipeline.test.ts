@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayDeps } from '../../src/app/gateway.js';
@@ -12,8 +13,10 @@ import { wsClient } from '../helpers/ws-client.js';
  * One pipeline on every transport and request shape: each rule of the list
  * the yoga instance is built from (src/graphql/operation-rules.ts) is tried
  * with an example of its own on HTTP POST as a server sends it, the same POST
- * as a browser's page sends it (its Origin, Apollo Client's Accept), GET, SSE
- * and graphql-ws, each three times in a row, after the same document was
+ * as a browser's page sends it (its Origin, Apollo Client's Accept), GET, SSE,
+ * graphql-ws, HTTP multipart as Apollo Client's HttpLink asks for it, and
+ * Apollo's persisted query link (the hash first, the text when the hash is
+ * unknown), each three times in a row, after the same document was
  * accepted three times where the rule depends on the request (`primer`): a
  * route that remembered the document and skipped the rule would answer the
  * second or third send otherwise. `CASES` must name every rule (the type says
@@ -21,8 +24,8 @@ import { wsClient } from '../helpers/ws-client.js';
  * the list fails here until it holds on every shape.
  */
 
-type Transport = 'http' | 'browser' | 'get' | 'sse' | 'ws';
-const TRANSPORTS: readonly Transport[] = ['http', 'browser', 'get', 'sse', 'ws'];
+type Transport = 'http' | 'browser' | 'get' | 'sse' | 'ws' | 'multipart' | 'apq';
+const TRANSPORTS: readonly Transport[] = ['http', 'browser', 'get', 'sse', 'ws', 'multipart', 'apq'];
 /** Each refusal is sent this often on each transport, and each primer too. */
 const SENDS = 3;
 
@@ -317,12 +320,66 @@ async function viaWs(url: string, operation: Operation, key: string): Promise<An
   }
 }
 
+/**
+ * What Apollo Client's HttpLink sends from a page (its Accept for subscriptions and @defer, its Origin): a single result may
+ * come as JSON; a stream's parts are read until the first that holds a result (subscriptionSpec wraps it in `payload`).
+ */
+async function viaMultipart(url: string, operation: Operation, key: string): Promise<Answer> {
+  const abort = new AbortController();
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'multipart/mixed;subscriptionSpec="1.0", multipart/mixed;deferSpec=20220824, application/json',
+      authorization: key,
+      origin: new URL(url).origin,
+    },
+    body: JSON.stringify(operation),
+    signal: abort.signal,
+  });
+  try {
+    if (!(response.headers.get('content-type') ?? '').startsWith('multipart/mixed')) return (await response.json()) as Answer;
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      text += value ?? '';
+      const results = text
+        .split('--graphql')
+        .map((part) => part.split('\r\n\r\n')[1]?.trim())
+        .filter((body): body is string => !!body && body !== '{}' && body !== '--')
+        .map((body) => JSON.parse(body) as Answer & { payload?: Answer })
+        .map((part) => part.payload ?? part);
+      if (results.length > 0) return results[0]!;
+      if (done) throw new Error(`a multipart answer without a result: ${text}`);
+    }
+  } finally {
+    abort.abort();
+  }
+}
+
+/**
+ * Apollo's persisted query link with its defaults: the hash alone first, then, told PERSISTED_QUERY_NOT_FOUND, the text
+ * with its hash. An operation that names a hash itself is sent as it is.
+ */
+async function viaApq(url: string, operation: Operation, key: string): Promise<Answer> {
+  if (operation.extensions?.persistedQuery) return viaHttp(url, operation, key);
+  const sha256Hash = createHash('sha256').update(operation.query).digest('hex');
+  const { query, ...rest } = operation;
+  const extensions = { ...operation.extensions, persistedQuery: { version: 1, sha256Hash } };
+  const byHash = await viaHttp(url, { ...rest, extensions } as unknown as Operation, key);
+  if (!byHash.errors?.some((error) => error.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND')) return byHash;
+  return viaHttp(url, { ...rest, query, extensions }, key);
+}
+
 const VIA: Record<Transport, (url: string, operation: Operation, key: string) => Promise<Answer>> = {
   http: viaHttp,
   browser: viaBrowser,
   get: viaGet,
   sse: viaSse,
   ws: viaWs,
+  multipart: viaMultipart,
+  apq: viaApq,
 };
 
 const errorsOf = (answer: Answer) => (answer.errors ?? []).map((error) => ({ message: error.message, code: error.extensions?.code }));
