@@ -455,6 +455,23 @@ const fastPaths = {
   }),
 };
 
+const mcp = {
+  MCP: oneOf(['off', 'read', 'read+pay'], {
+    default: 'off',
+    doc:
+      "`read`: the dashboard's read operations (`schema/operations/`) as tools for AI assistants at `/mcp` (Model Context Protocol, " +
+      "streamable HTTP; docs/mcp.md), each run as a GraphQL operation of the caller's key or token; `read+pay`: the payment tool " +
+      'too, which only a key with `pay` may call; `off`: `/mcp` answers 404',
+  }),
+  MCP_ALLOWED_HOSTS: list({
+    item: { pattern: /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/, accepts: 'comma-separated host names (no scheme, no port)' },
+    doc:
+      'the names clients reach `/mcp` by, besides `localhost`, `127.0.0.1`, `[::1]` and `HOST`: a request whose `Host` (or ' +
+      '`Origin`) names another is refused with 403 (DNS rebinding); list your public host name when the gateway is behind a load ' +
+      'balancer',
+  }),
+};
+
 // The standard OpenTelemetry names (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/),
 // read here like every other variable: the SDK is handed values, it reads no environment itself.
 const tracing = {
@@ -512,6 +529,7 @@ export const sections = {
   'GraphQL limits': graphql,
   'WebSocket limits (per connection)': websocket,
   'Fast paths': fastPaths,
+  'MCP (AI assistants)': mcp,
   'Tracing (OpenTelemetry)': tracing,
 } satisfies Record<string, Record<string, AnySetting>>;
 
@@ -526,6 +544,7 @@ export const spec = {
   ...graphql,
   ...websocket,
   ...fastPaths,
+  ...mcp,
   ...tracing,
 };
 
