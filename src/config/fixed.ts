@@ -176,4 +176,11 @@ export const fixed = {
    * for a slow link and a clock that is not the server's.
    */
   subscriptionTokenTtlMs: 60 * SECOND,
+  /**
+   * MCP sessions (`/mcp`) open at once on one instance, and how long one may
+   * go unused. A session holds no connection (answers are whole JSON), only a
+   * few KiB; an assistant's client that goes quiet for half an hour
+   * initializes again on the 404 it then gets, as the MCP spec asks clients to.
+   */
+  mcpSessions: { max: 1_000, idleMs: 30 * 60 * SECOND },
 };

@@ -153,7 +153,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     logLevel: v.LOG_LEVEL,
     tracing: tracing(v),
     /** The MCP endpoint (`/mcp`): which tools it offers, and the host names it answers to besides loopback and HOST. */
-    mcp: { tools: v.MCP, allowedHosts: v.MCP_ALLOWED_HOSTS },
+    mcp: { tools: v.MCP, allowedHosts: v.MCP_ALLOWED_HOSTS, sessions: fixed.mcpSessions },
   };
 }
 
