@@ -44,7 +44,9 @@ function described(tool: OperationTool): Tool {
 export function createSessionServer(tools: readonly OperationTool[], callTool: CallTool): McpServer {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listed = tools.map(described);
-  const mcp = new McpServer(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  // Declared on the inner server: McpServer given the capability would install its own tool handlers (and say the list changes).
+  const mcp = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
+  mcp.server.registerCapabilities({ tools: { listChanged: false } });
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
