@@ -65,7 +65,7 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
   return reply.send(response.body === null ? undefined : await response.text());
 }
 
-export function mcpEndpoint(options: McpEndpointOptions): { routes: Route[]; close(): Promise<void> } {
+export function mcpEndpoint(options: McpEndpointOptions): { routes: Route[]; sessions(): number; close(): Promise<void> } {
   const sessions = createMcpSessions<Session>(options.sessions);
   const sweep = setInterval(() => void sessions.sweep(), Math.min(options.sessions.idleMs, 60_000));
   sweep.unref();
@@ -176,6 +176,7 @@ export function mcpEndpoint(options: McpEndpointOptions): { routes: Route[]; clo
   ];
   return {
     routes,
+    sessions: () => sessions.size,
     async close() {
       clearInterval(sweep);
       await sessions.closeAll();

@@ -203,6 +203,22 @@ describe('MCP=read', () => {
     expect(unknown.body).toMatchObject({ error: { code: -32001 } });
   });
 
+  it('counts open sessions, and a session ended by its client (DELETE) is gone', async () => {
+    const open = async () => Number(/^vending_gateway_mcp_sessions (\d+)/m.exec(await (await fetch(`${running.url}/metrics`)).text())?.[1]);
+    const before = await open();
+    const opened = await post(running.url, { authorization: READ_KEY }, initialize);
+    const session = opened.headers['mcp-session-id'] as string;
+    expect(await open()).toBe(before + 1);
+    const headers = { authorization: READ_KEY, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    const byOther = await fetch(`${running.url}/mcp`, { method: 'DELETE', headers: { ...headers, authorization: 'key-of-b' } });
+    expect(byOther.status).toBe(403);
+    const ended = await fetch(`${running.url}/mcp`, { method: 'DELETE', headers });
+    expect(ended.status).toBe(200);
+    expect(await open()).toBe(before);
+    const after = await post(running.url, headers, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect(after.status).toBe(404);
+  });
+
   it('refuses a Host or an Origin of another site (DNS rebinding), and takes loopback names', async () => {
     const { port } = new URL(running.url);
     const evilHost = await post(running.url, { authorization: READ_KEY, host: `evil.example.com:${port}` }, initialize);
@@ -231,6 +247,13 @@ describe('MCP=read', () => {
     expect(outside.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
     const get = await fetch(`${running.url}/mcp`, { headers: { authorization: READ_KEY, accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
+    const tooLarge = await fetch(`${running.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: READ_KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ ...initialize, padding: 'x'.repeat(1_100_000) }),
+    });
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, data: { code: 'BAD_USER_INPUT' } }, id: null });
   });
 });
 
@@ -256,6 +279,24 @@ describe('MCP=read+pay', () => {
     const paid = (await payer.callTool({ name: 'update_transaction_payment', arguments: args })) as CallToolResult;
     expect(paid.isError).toBeFalsy();
     expect(paid.structuredContent).toMatchObject({ data: { updateTransactionPayment: { transaction: { transactionId } } } });
+  });
+});
+
+describe('MCP=read with TRUSTED_DOCUMENTS=only', () => {
+  let running: RunningGateway;
+  beforeAll(async () => {
+    running = await startGateway({ MCP: 'read', TRUSTED_DOCUMENTS: 'only', API_KEYS: KEYS });
+  });
+  afterAll(() => running.close());
+
+  it('names each document by its hash, as the dashboard does, where no text is accepted', async () => {
+    const client = await connect(running.url, READ_KEY);
+    const result = (await client.callTool({ name: 'transaction_detail', arguments: { id: transactionId } })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ data: { transaction: { transactionId } } });
+    // The same operation sent as text over /graphql is refused there: the tool did not send its text.
+    const direct = await postGraphQL(running.url, '{ vendings { totalCount } }', { key: READ_KEY });
+    expect(direct.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ONLY');
   });
 });
 

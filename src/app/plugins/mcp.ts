@@ -44,7 +44,8 @@ export const mcpPlugin = fp<{ config: Config }>(
       resource,
     });
     registerRoutes(app, [...endpoint.routes, ...(resource ? protectedResourceRoutes(resource, refuseForeignHosts(allowedHosts)) : [])]);
+    app.metrics.gauge('mcp_sessions', 'MCP sessions open on this instance', endpoint.sessions);
     app.addHook('onClose', () => endpoint.close());
   },
-  { name: 'mcp', dependencies: ['graphql', 'auth'] },
+  { name: 'mcp', dependencies: ['graphql', 'auth', 'metrics'] },
 );
