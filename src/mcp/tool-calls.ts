@@ -49,10 +49,10 @@ export function argumentsProblem(tool: OperationTool, args: Record<string, unkno
 
 /** A GraphQL result as a tool's: the result itself as structured content and as JSON text; an error when it carries any. */
 export function toolResultOf(result: GraphQLResult): CallToolResult {
-  const errors = (result.errors ?? []).map((error) => ({
-    message: typeof error.message === 'string' ? error.message : MASKED_MESSAGE,
-    ...(typeof error.extensions?.code === 'string' ? { code: error.extensions.code } : {}),
-  }));
+  const errors = (result.errors ?? []).map((error) => {
+    const code = error.extensions?.code;
+    return { message: typeof error.message === 'string' ? error.message : MASKED_MESSAGE, ...(typeof code === 'string' ? { code } : {}) };
+  });
   const structured = { data: result.data ?? null, ...(errors.length > 0 ? { errors } : {}) };
   const lines = errors.map((error) => `${error.code ?? 'ERROR'}: ${error.message}`);
   // A partial result (a field's error beside the others' data) is still an error the assistant should see first.
