@@ -177,10 +177,12 @@ export const fixed = {
    */
   subscriptionTokenTtlMs: 60 * SECOND,
   /**
-   * MCP sessions (`/mcp`) open at once on one instance, and how long one may
-   * go unused. A session holds no connection (answers are whole JSON), only a
-   * few KiB; an assistant's client that goes quiet for half an hour
-   * initializes again on the 404 it then gets, as the MCP spec asks clients to.
+   * MCP sessions (`/mcp`) open at once on one instance, and per identity (an
+   * assistant holds one or a few; a key that opens more closes its own
+   * oldest, not others'), and how long one may go unused. A session holds no
+   * connection (answers are whole JSON), only a few KiB; an assistant's client
+   * that goes quiet for half an hour initializes again on the 404 it then
+   * gets, as the MCP spec asks clients to.
    */
-  mcpSessions: { max: 1_000, idleMs: 30 * 60 * SECOND },
+  mcpSessions: { max: 1_000, perOwner: 50, idleMs: 30 * 60 * SECOND },
 };

@@ -31,7 +31,7 @@ export interface McpEndpointOptions {
   guard(request: FastifyRequest): Promise<void>;
   /** The host names /mcp answers to. */
   allowedHosts: ReadonlySet<string>;
-  sessions: { max: number; idleMs: number };
+  sessions: { max: number; perOwner: number; idleMs: number };
   /** With JWTs: the OAuth protected resource a 401 points to. */
   resource?: ProtectedResource | undefined;
 }
@@ -89,12 +89,12 @@ export function mcpEndpoint(options: McpEndpointOptions): { routes: Route[]; ses
   /** The session a request names, or the refusal: unknown (404, so the client initializes again), or another identity's (403). */
   function sessionOf(request: FastifyRequest, reply: FastifyReply): Session | undefined {
     const id = request.headers['mcp-session-id'] as string;
-    const session = sessions.use(id);
+    const session = sessions.use(id, ownerOf(request.scope.credential as Credential));
     if (!session) {
       rpcError(reply, 404, RPC.sessionNotFound, 'Session not found: initialize a new session');
       return undefined;
     }
-    if (session.owner !== ownerOf(request.scope.credential as Credential)) {
+    if (session === 'another-owner') {
       rpcError(reply, 403, RPC.serverError, 'This session was opened with another key or token: initialize a session of your own');
       return undefined;
     }

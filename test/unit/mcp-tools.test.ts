@@ -87,29 +87,49 @@ describe('allowed hosts', () => {
 });
 
 describe('the session table', () => {
-  const session = (closed: string[], name: string): McpSession => ({ owner: name, lastUsed: 0, close: async () => void closed.push(name) });
+  const session = (closed: string[], id: string, owner = id): McpSession => ({
+    owner,
+    lastUsed: 0,
+    close: async () => void closed.push(id),
+  });
 
   it('closes the least recently used past its bound, and sessions idle past the idle time', async () => {
     let now = 1_000;
     const closed: string[] = [];
-    const sessions = createMcpSessions({ max: 2, idleMs: 100, now: () => now });
+    const sessions = createMcpSessions({ max: 2, perOwner: 2, idleMs: 100, now: () => now });
     sessions.add('a', session(closed, 'a'));
     sessions.add('b', session(closed, 'b'));
     now += 10;
-    expect(sessions.use('a')?.owner).toBe('a');
+    expect(sessions.use('a', 'a')).toMatchObject({ owner: 'a' });
     sessions.add('c', session(closed, 'c'));
     expect(closed).toEqual(['b']);
-    expect(sessions.use('b')).toBeUndefined();
+    expect(sessions.use('b', 'b')).toBeUndefined();
     now += 40;
-    expect(sessions.use('c')?.owner).toBe('c');
+    expect(sessions.use('c', 'c')).toMatchObject({ owner: 'c' });
     now += 65;
     await sessions.sweep();
     expect(closed).toEqual(['b', 'a']);
     expect(sessions.size).toBe(1);
     now += 40;
-    expect(sessions.use('c')).toBeUndefined();
+    expect(sessions.use('c', 'c')).toBeUndefined();
     expect(closed).toEqual(['b', 'a', 'c']);
     await sessions.closeAll();
     expect(sessions.size).toBe(0);
+  });
+
+  it("gives a session only to its owner, whose use alone keeps it, and closes an owner's oldest past its share", async () => {
+    let now = 1_000;
+    const closed: string[] = [];
+    const sessions = createMcpSessions({ max: 10, perOwner: 2, idleMs: 100, now: () => now });
+    sessions.add('other', session(closed, 'other', 'B'));
+    for (const id of ['a1', 'a2', 'a3']) sessions.add(id, session(closed, id, 'A'));
+    // A's third session closed A's first, not B's.
+    expect(closed).toEqual(['a1']);
+    now += 90;
+    expect(sessions.use('other', 'A')).toBe('another-owner');
+    now += 20;
+    // Another owner's attempt did not keep it alive.
+    expect(sessions.use('other', 'B')).toBeUndefined();
+    expect(closed).toEqual(['a1', 'other']);
   });
 });
