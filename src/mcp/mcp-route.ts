@@ -32,6 +32,8 @@ export interface McpEndpointOptions {
   /** The host names /mcp answers to. */
   allowedHosts: ReadonlySet<string>;
   sessions: { max: number; perOwner: number; idleMs: number };
+  /** The gateway's version, which `initialize` names. */
+  version: string;
   /** With JWTs: the OAuth protected resource a 401 points to. */
   resource?: ProtectedResource | undefined;
 }
@@ -71,7 +73,7 @@ export function mcpEndpoint(options: McpEndpointOptions): { routes: Route[]; ses
   sweep.unref();
 
   async function openSession(owner: string): Promise<Session> {
-    const server = createSessionServer(options.tools, options.callTool);
+    const server = createSessionServer(options.tools, options.callTool, options.version);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,

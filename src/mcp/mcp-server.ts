@@ -18,8 +18,6 @@ import type { CallTool } from './tool-calls.js';
  * request handlers rather than `registerTool`, which takes zod schemas.
  */
 
-export const SERVER_INFO = { name: 'vending-gateway', version: '0.1.0' };
-
 const INSTRUCTIONS =
   "Tools of a vending-machine gateway: each runs one of the dashboard's GraphQL operations with your key's permissions and " +
   'account, and answers its result as JSON (`data`, and `errors` with a code each). Stuck payments are `recent_transactions` ' +
@@ -41,11 +39,12 @@ function described(tool: OperationTool): Tool {
   };
 }
 
-export function createSessionServer(tools: readonly OperationTool[], callTool: CallTool): McpServer {
+/** @param version the gateway's, as `--version` prints it: what `initialize` answers as `serverInfo.version`. */
+export function createSessionServer(tools: readonly OperationTool[], callTool: CallTool, version: string): McpServer {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listed = tools.map(described);
   // Declared on the inner server: McpServer given the capability would install its own tool handlers (and say the list changes).
-  const mcp = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
+  const mcp = new McpServer({ name: 'vending-gateway', version }, { instructions: INSTRUCTIONS });
   mcp.server.registerCapabilities({ tools: { listChanged: false } });
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -84,6 +85,8 @@ describe('MCP=read', () => {
     const client = await connect(running.url, READ_KEY);
     // The list is the operations': it never changes while the gateway runs.
     expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(client.getServerVersion()).toEqual({ name: 'vending-gateway', version });
     const { tools } = await client.listTools();
     const names = tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['fleet_overview', 'transaction_detail', 'recent_transactions', 'transaction_stats']));

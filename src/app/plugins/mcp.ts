@@ -7,6 +7,7 @@ import { mcpEndpoint } from '../../mcp/mcp-route.js';
 import { loadOperationTools } from '../../mcp/operation-tools.js';
 import { protectedResourceRoutes, type ProtectedResource } from '../../mcp/protected-resource.js';
 import { createToolCalls } from '../../mcp/tool-calls.js';
+import { version } from '../command-line.js';
 import { GRAPHQL_PATH } from './graphql.js';
 
 /*
@@ -42,6 +43,7 @@ export const mcpPlugin = fp<{ config: Config }>(
       allowedHosts,
       sessions: config.mcp.sessions,
       resource,
+      version: version(),
     });
     registerRoutes(app, [...endpoint.routes, ...(resource ? protectedResourceRoutes(resource, refuseForeignHosts(allowedHosts)) : [])]);
     app.metrics.gauge('mcp_sessions', 'MCP sessions open on this instance', endpoint.sessions);
