@@ -303,6 +303,20 @@ describe('MCP=read with TRUSTED_DOCUMENTS=only', () => {
   });
 });
 
+describe('a stopping gateway', () => {
+  it('closes the MCP sessions it holds', async () => {
+    const running = await startGateway({ MCP: 'read', API_KEYS: KEYS });
+    const sessions = async () => Number(/^vending_gateway_mcp_sessions (\d+)/m.exec(await running.gateway.app.metrics.render())?.[1]);
+    try {
+      await Promise.all([connect(running.url, READ_KEY), connect(running.url, PAY_KEY)]);
+      expect(await sessions()).toBe(2);
+    } finally {
+      await running.close();
+    }
+    expect(await sessions()).toBe(0);
+  });
+});
+
 describe('MCP=off (the default)', () => {
   let running: RunningGateway;
   beforeAll(async () => {
