@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode as RpcErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDemoData } from '../../src/backends/memory/demo-data.js';
-import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { postGraphQL } from '../helpers/graphql-client.js';
+import { clients, connect, initialize, KEYS, post, READ_KEY, textOf, transactionId } from '../helpers/mcp-client.js';
 
 /*
  * /mcp with the official SDK's client over real sockets: the tools are the
@@ -15,60 +12,6 @@ import { postGraphQL } from '../helpers/graphql-client.js';
  * caller's key (its permissions, its account), and every refusal in MCP's
  * own shapes.
  */
-
-const READ_KEY = 'mcp-read-key';
-const PAY_KEY = 'mcp-pay-key';
-const KEYS = `${TEST_KEY},${READ_KEY}:read,${PAY_KEY}:read+pay,key-of-a:read@acct-a,key-of-b:read@acct-b`;
-const [transaction] = createDemoData().transactions;
-const transactionId = transaction!.transactionId;
-
-const clients: Client[] = [];
-
-async function connect(url: string, key: string | undefined): Promise<Client> {
-  const client = new Client({ name: 'mcp-e2e', version: '1.0.0' });
-  const headers: Record<string, string> = key === undefined ? {} : { authorization: key };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
-  clients.push(client);
-  return client;
-}
-
-const textOf = (result: CallToolResult) => result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-
-/** POSTs one JSON-RPC message to /mcp, headers as given (Host and Origin too, which fetch would not let a test set). */
-function post(
-  url: string,
-  headers: Record<string, string>,
-  message: unknown,
-): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
-  const { hostname, port } = new URL(url);
-  const text = JSON.stringify(message);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: hostname,
-        port,
-        method: 'POST',
-        path: '/mcp',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: body ? JSON.parse(body) : undefined }));
-      },
-    );
-    req.on('error', reject);
-    req.end(text);
-  });
-}
-
-const initialize = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
 
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close()));
@@ -257,75 +200,5 @@ describe('MCP=read', () => {
     });
     expect(tooLarge.status).toBe(413);
     expect(await tooLarge.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, data: { code: 'BAD_USER_INPUT' } }, id: null });
-  });
-});
-
-describe('MCP=read+pay', () => {
-  let running: RunningGateway;
-  beforeAll(async () => {
-    running = await startGateway({ MCP: 'read+pay', API_KEYS: KEYS });
-  });
-  afterAll(() => running.close());
-
-  it('offers the payment tool, which a read key is refused by the permission rules and a pay key may call', async () => {
-    const reader = await connect(running.url, READ_KEY);
-    const { tools } = await reader.listTools();
-    const pay = tools.find((tool) => tool.name === 'update_transaction_payment');
-    expect(pay?.inputSchema.required).toEqual(['transactionId', 'payment']);
-    expect(pay?.annotations?.readOnlyHint).toBe(false);
-    const args = { transactionId, payment: { status: 'paid', reference: 'mcp-test' } };
-    const refused = (await reader.callTool({ name: 'update_transaction_payment', arguments: args })) as CallToolResult;
-    expect(refused.isError).toBe(true);
-    expect(textOf(refused)).toContain('FORBIDDEN: This API key or token lacks the "pay" permission');
-
-    const payer = await connect(running.url, PAY_KEY);
-    const paid = (await payer.callTool({ name: 'update_transaction_payment', arguments: args })) as CallToolResult;
-    expect(paid.isError).toBeFalsy();
-    expect(paid.structuredContent).toMatchObject({ data: { updateTransactionPayment: { transaction: { transactionId } } } });
-  });
-});
-
-describe('MCP=read with TRUSTED_DOCUMENTS=only', () => {
-  let running: RunningGateway;
-  beforeAll(async () => {
-    running = await startGateway({ MCP: 'read', TRUSTED_DOCUMENTS: 'only', API_KEYS: KEYS });
-  });
-  afterAll(() => running.close());
-
-  it('names each document by its hash, as the dashboard does, where no text is accepted', async () => {
-    const client = await connect(running.url, READ_KEY);
-    const result = (await client.callTool({ name: 'transaction_detail', arguments: { id: transactionId } })) as CallToolResult;
-    expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ data: { transaction: { transactionId } } });
-    // The same operation sent as text over /graphql is refused there: the tool did not send its text.
-    const direct = await postGraphQL(running.url, '{ vendings { totalCount } }', { key: READ_KEY });
-    expect(direct.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ONLY');
-  });
-});
-
-describe('a stopping gateway', () => {
-  it('closes the MCP sessions it holds', async () => {
-    const running = await startGateway({ MCP: 'read', API_KEYS: KEYS });
-    const sessions = async () => Number(/^vending_gateway_mcp_sessions (\d+)/m.exec(await running.gateway.app.metrics.render())?.[1]);
-    try {
-      await Promise.all([connect(running.url, READ_KEY), connect(running.url, PAY_KEY)]);
-      expect(await sessions()).toBe(2);
-    } finally {
-      await running.close();
-    }
-    expect(await sessions()).toBe(0);
-  });
-});
-
-describe('MCP=off (the default)', () => {
-  let running: RunningGateway;
-  beforeAll(async () => {
-    running = await startGateway({ API_KEYS: KEYS });
-  });
-  afterAll(() => running.close());
-
-  it('answers /mcp with 404', async () => {
-    const answer = await post(running.url, { authorization: READ_KEY }, initialize);
-    expect(answer.status).toBe(404);
   });
 });
