@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestScope } from '../http/request-scope.js';
 import { quoted } from '../errors.js';
+import { MASKED_MESSAGE } from '../http/masked-answer.js';
 import type { OperationTool } from './operation-tools.js';
 import type { CallTool } from './tool-calls.js';
 
@@ -58,7 +59,13 @@ export function createSessionServer(tools: readonly OperationTool[], callTool: C
     const caller = extra.authInfo?.extra as CallerInfo | undefined;
     // The route passes every request's scope; a message without one did not come through it.
     if (!caller) throw new McpError(RpcErrorCode.InternalError, 'The tool call reached the server without its request');
-    return callTool(tool, request.params.arguments ?? {}, caller.scope);
+    try {
+      return await callTool(tool, request.params.arguments ?? {}, caller.scope);
+    } catch (error) {
+      // The SDK would answer a thrown error with its message: what failed goes to the log, the client gets the masked words.
+      caller.scope.log.error({ err: error, tool: tool.name }, 'a tool call failed');
+      return { isError: true, content: [{ type: 'text' as const, text: MASKED_MESSAGE }] };
+    }
   });
   return mcp;
 }

@@ -1,14 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
 import { inputSchemaOf } from '../../src/mcp/input-schema.js';
+import { createSessionServer } from '../../src/mcp/mcp-server.js';
 import { createMcpSessions, type McpSession } from '../../src/mcp/mcp-sessions.js';
+import { newScope } from '../../src/http/request-scope.js';
 import { loadOperationTools } from '../../src/mcp/operation-tools.js';
 import { argumentsProblem, toolResultOf } from '../../src/mcp/tool-calls.js';
 import { allowedHostnames, hostProblem } from '../../src/mcp/allowed-hosts.js';
 
 /* The parts of /mcp that are pure: tools made from the operations, arguments and results, hosts, the session table. */
+
+const allTools = () => loadOperationTools(schema);
 
 describe('tools from schema/operations/', () => {
   const tools = loadOperationTools(schema);
@@ -68,6 +75,26 @@ describe('a GraphQL result as a tool result', () => {
       structuredContent: { data: { a: null }, errors: [{ message: 'gone', code: 'NOT_FOUND' }] },
       content: [{ type: 'text', text: 'NOT_FOUND: gone\n{"a":null}' }],
     });
+  });
+});
+
+describe('a tool call that fails unexpectedly', () => {
+  it('is a tool error in the masked words, its text only in the log', async () => {
+    const logged: unknown[] = [];
+    const log = { error: (...args: unknown[]) => void logged.push(args) } as never;
+    const server = createSessionServer(allTools(), () => Promise.reject(new Error('pool exhausted at 10.0.0.7')), '1.0.0');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    // What the route hands the server with each request: the request's scope, as authInfo's extra.
+    const send = clientSide.send.bind(clientSide);
+    const authInfo = { token: 'k', clientId: 'c', scopes: [], extra: { scope: newScope('r1', log, 1) } };
+    clientSide.send = (message, options) => send(message, { ...options, authInfo });
+    await server.connect(serverSide);
+    const client = new Client({ name: 'unit', version: '1' });
+    await client.connect(clientSide);
+    const result = (await client.callTool({ name: 'fleet_overview', arguments: {} })) as CallToolResult;
+    expect(result).toEqual({ isError: true, content: [{ type: 'text', text: 'Unexpected error.' }] });
+    expect(JSON.stringify(logged)).toContain('fleet_overview');
+    await client.close();
   });
 });
 
