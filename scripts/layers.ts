@@ -13,7 +13,7 @@ export const LAYERS: string[][] = [
   ['http'],
   ['events', 'history', 'auth', 'observability', 'redis', 'postgres'],
   ['graphql', 'rest', 'dashboard'],
-  ['subscriptions'],
+  ['subscriptions', 'mcp'],
   ['app'],
   ['main'],
 ];

@@ -23,7 +23,7 @@ Options:
 `;
 
 /** The version of the package this file was built in: dist/ and src/ both sit beside package.json. */
-function version(): string {
+export function version(): string {
   const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
   return (JSON.parse(text) as { version: string }).version;
 }

@@ -12,6 +12,7 @@ import { authPlugin } from './plugins/auth.js';
 import { backendPlugin } from './plugins/served-backend.js';
 import { eventsPlugin } from './plugins/events.js';
 import { graphqlPlugin } from './plugins/graphql.js';
+import { mcpPlugin } from './plugins/mcp.js';
 import { frontDoorOptions, operationsPlugin, urlHost } from './plugins/operator-endpoints.js';
 import { postgresPlugin } from './plugins/postgres.js';
 import { redisPlugin } from './plugins/redis.js';
@@ -74,6 +75,7 @@ function registerFeatures(
   app.register(restPlugin);
   app.register(webhooksPlugin, options);
   app.register(dashboardPlugin);
+  app.register(mcpPlugin, options);
   app.register(subscriptionsPlugin, options);
   // Last: its preClose runs after every feature stopped its background work.
   app.register(drainPlugin);

@@ -131,7 +131,7 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     },
     websocket: {
       initTimeoutMs: fixed.wsInitTimeoutMs,
-      maxSubscriptions: v.WS_MAX_SUBSCRIPTIONS,
+      maxSubscriptions: fixed.wsMaxSubscriptions,
       maxMessageBytes: Math.min(fixed.wsMaxMessageBytes, v.MAX_BODY_BYTES),
       keepAliveMs: fixed.wsKeepAliveMs,
     },
@@ -152,6 +152,8 @@ function shape(v: Values, given: ReadonlySet<VariableName>, retiredGiven: Readon
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     logLevel: v.LOG_LEVEL,
     tracing: tracing(v),
+    /** The MCP endpoint (`/mcp`): which tools it offers, and the host names it answers to besides loopback and HOST. */
+    mcp: { tools: v.MCP, allowedHosts: v.MCP_ALLOWED_HOSTS, sessions: fixed.mcpSessions },
   };
 }
 

@@ -87,6 +87,12 @@ export const fixed = {
    */
   forwardKeyChecksPerSecond: 20,
   /**
+   * Subscriptions one WebSocket connection may hold: a dashboard watches a few
+   * (the feed, a machine, a transaction or two); a connection that opens more
+   * is a bug or an attack, and each costs the gateway memory and a bus slot.
+   */
+  wsMaxSubscriptions: 100,
+  /**
    * Forward mode: how long the service's verdicts on a key (accepted, which
    * accounts it may read) are remembered, and how often a key with open
    * subscriptions is checked again: a revoked key loses its live feed within
@@ -183,4 +189,13 @@ export const fixed = {
    * for a slow link and a clock that is not the server's.
    */
   subscriptionTokenTtlMs: 60 * SECOND,
+  /**
+   * MCP sessions (`/mcp`) open at once on one instance, and per identity (an
+   * assistant holds one or a few; a key that opens more closes its own
+   * oldest, not others'), and how long one may go unused. A session holds no
+   * connection (answers are whole JSON), only a few KiB; an assistant's client
+   * that goes quiet for half an hour initializes again on the 404 it then
+   * gets, as the MCP spec asks clients to.
+   */
+  mcpSessions: { max: 1_000, perOwner: 50, idleMs: 30 * 60 * SECOND },
 };

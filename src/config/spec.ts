@@ -417,16 +417,7 @@ const graphql = {
   }),
 };
 
-const websocket = {
-  WS_MAX_SUBSCRIPTIONS: integer({
-    min: 1,
-    max: 100_000,
-    default: 100,
-    doc:
-      'most subscriptions open on one WebSocket connection (a client must send `connection_init` within 3 s; an unanswered ping, every ' +
-      '12 s, drops it); raise it when one client legitimately watches more at once',
-  }),
-};
+const websocket = {};
 
 const fastPaths = {
   CACHE_TTL_MS: integer({
@@ -437,6 +428,23 @@ const fastPaths = {
       'serve transactions and vendings, and whole GraphQL results, from a per-key cache for this long (`0` is off); webhooks and ' +
       'payment updates drop what holds a transaction; set it (a few seconds) when many clients read the same data and that much ' +
       'staleness of vendings is acceptable',
+  }),
+};
+
+const mcp = {
+  MCP: oneOf(['off', 'read', 'read+pay'], {
+    default: 'off',
+    doc:
+      "`read`: the dashboard's read operations (`schema/operations/`) as tools for AI assistants at `/mcp` (Model Context Protocol, " +
+      "streamable HTTP; docs/mcp.md), each run as a GraphQL operation of the caller's key or token; `read+pay`: the payment tool " +
+      'too, which only a key with `pay` may call; `off`: `/mcp` answers 404',
+  }),
+  MCP_ALLOWED_HOSTS: list({
+    item: { pattern: /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/, accepts: 'comma-separated host names (no scheme, no port)' },
+    doc:
+      'the names clients reach `/mcp` by, besides `localhost`, `127.0.0.1`, `[::1]` and `HOST`: a request whose `Host` (or ' +
+      '`Origin`) names another is refused with 403 (DNS rebinding); list your public host name when the gateway is behind a load ' +
+      'balancer',
   }),
 };
 
@@ -482,6 +490,7 @@ export const retired: Record<string, string> = {
   MAX_DIRECTIVES: 'the directives of one operation are bounded at 50',
   FORWARD_KEY_TTL_MS: "forward mode remembers the service's verdicts on a key for 30 s, and checks keys with open subscriptions that often",
   UPSTREAM_BREAKER: 'the circuit breaker in front of the service is always on',
+  WS_MAX_SUBSCRIPTIONS: 'one WebSocket connection holds at most 100 subscriptions',
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'traces go to `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`: set that variable to the collector',
 };
 
@@ -497,6 +506,7 @@ export const sections = {
   'GraphQL limits': graphql,
   'WebSocket limits (per connection)': websocket,
   'Fast paths': fastPaths,
+  'MCP (AI assistants)': mcp,
   'Tracing (OpenTelemetry)': tracing,
 } satisfies Record<string, Record<string, AnySetting>>;
 
@@ -511,6 +521,7 @@ export const spec = {
   ...graphql,
   ...websocket,
   ...fastPaths,
+  ...mcp,
   ...tracing,
 };
 

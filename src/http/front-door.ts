@@ -5,7 +5,7 @@ import { LazyChildLogger } from '../logging/logger.js';
 import { context, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { contextFromHeaders, traceFields, type Tracing } from '../tracing/tracing.js';
 import { ErrorCode, isGatewayError, toRestError } from '../errors.js';
-import { maskedAnswer, type Envelope } from './masked-answer.js';
+import { errorBody, maskedAnswer, type Envelope } from './masked-answer.js';
 import { newScope, type RequestScope } from './request-scope.js';
 import { createReadiness, type Readiness } from './readiness.js';
 
@@ -135,8 +135,7 @@ function requestIdFrom(header: unknown): string {
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 function tooLarge(envelope: Envelope, limit: number): unknown {
-  const message = `Request body is larger than ${limit} bytes`;
-  return envelope === 'graphql' ? { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] } : { errors: { message } };
+  return errorBody(envelope, `Request body is larger than ${limit} bytes`, ErrorCode.BAD_USER_INPUT);
 }
 
 /** Fastify's refusal of a Content-Type it cannot read as `type/subtype` (415), worded for the client. */
@@ -246,12 +245,12 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
         (error as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
           ? [NOT_A_MEDIA_TYPE, ErrorCode.BAD_REQUEST]
           : ['The request could not be read', ErrorCode.BAD_USER_INPUT];
-      return reply.code(status).send(envelope === 'graphql' ? { errors: [{ message, extensions: { code } }] } : { errors: { message } });
+      return reply.code(status).send(errorBody(envelope, message, code));
     }
     if (isGatewayError(error)) {
       const { status: code, body, headers } = toRestError(error);
       reply.code(code).headers(headers);
-      return reply.send(envelope === 'graphql' ? { errors: [{ message: body.errors.message, extensions: { code: error.code } }] } : body);
+      return reply.send(envelope === 'rest' ? body : errorBody(envelope, body.errors.message, error.code));
     }
     options.onMasked(error, request);
     const masked = maskedAnswer(envelope);
@@ -294,7 +293,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly Route[]): 
         return reply
           .code(405)
           .header('allow', allow)
-          .send(route.envelope === 'graphql' ? { errors: [{ message }] } : { errors: { message } });
+          .send(errorBody(route.envelope ?? 'rest', message));
       },
     });
   }

@@ -37,6 +37,10 @@ export const refuse = {
     new GatewayError(ErrorCode.FORBIDDEN, `This API key or token lacks the "${permission}" permission`, { extensions: { permission } }),
   lostSubscribe: () =>
     new GatewayError(ErrorCode.FORBIDDEN, 'This API key lost the "subscribe" permission', { extensions: { permission: 'subscribe' } }),
+  /** DNS rebinding (MCP): a `Host` the gateway is not known by. */
+  foreignHost: () => new GatewayError(ErrorCode.FORBIDDEN, 'The Host header names no host this gateway serves /mcp as (MCP_ALLOWED_HOSTS)'),
+  /** DNS rebinding (MCP): a page of a site the gateway is not known by. */
+  foreignOrigin: () => new GatewayError(ErrorCode.FORBIDDEN, 'The Origin header names a site this gateway does not serve /mcp to'),
   keyMovedAccount: () =>
     new GatewayError(ErrorCode.FORBIDDEN, 'This API key now belongs to another account: subscribe again to receive its events'),
   /** `account`: the key's account, undefined for the default one (whose webhooks come to POST /webhooks). */
@@ -215,6 +219,9 @@ export const refuse = {
   /** A refusal remembered from the service, told again with its status. */
   keyRefusedAgain: (code: ErrorCode, message: string, upstreamStatus: number | undefined, failsRequest: boolean) =>
     new GatewayError(code, message, { upstreamStatus, failsRequest }),
+  /** A refusal of authentication told again with the challenge that says where to get a token (RFC 9728 §5.1, MCP). */
+  unauthenticatedWithChallenge: (refusal: GatewayError, challenge: string) =>
+    new GatewayError(refusal.code, refusal.message, { headers: { ...refusal.headers, 'www-authenticate': challenge } }),
   /** A failure of the check a client may retry as it is, failing the whole request. */
   keyCheckFailed: (failure: GatewayError) =>
     new GatewayError(failure.code, failure.message, { failsRequest: true, headers: { 'retry-after': '1' }, cause: failure }),

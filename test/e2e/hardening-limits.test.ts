@@ -308,7 +308,7 @@ describe('WebSocket limits', () => {
   });
 
   it('refuses subscriptions past the per-connection maximum', async () => {
-    const gw = await gateway({ WS_MAX_SUBSCRIPTIONS: '2' });
+    const gw = await gateway({}, (config) => ({ ...config, websocket: { ...config.websocket, maxSubscriptions: 2 } }));
     const client = wsClient(gw.url, TEST_KEY);
     const subs = Array.from({ length: 2 }, () => subscribe(client, 'subscription { transactionUpdated { eventId } }'));
     expect(await waitFor(() => gw.gateway.activeSubscriptions() === 2)).toBe(true);

@@ -40,9 +40,9 @@ function burst(socket: WebSocket, ids: string[]): void {
 
 const errored = (messages: Message[]) => messages.filter((message) => message.type === 'error').map((message) => message.id);
 
-describe('WS_MAX_SUBSCRIPTIONS under a burst of subscribes', () => {
+describe('the bound on subscriptions per connection under a burst of subscribes', () => {
   it('runs at most the bound, answers each one past it with an `error`, and frees slots on complete', async () => {
-    const running = await startGateway({ WS_MAX_SUBSCRIPTIONS: '100' });
+    const running = await startGateway({});
     started.push(running);
     const { socket, messages } = await acknowledged(running.url);
     let most = 0;
@@ -83,7 +83,7 @@ describe('WS_MAX_SUBSCRIPTIONS under a burst of subscribes', () => {
   });
 
   it('counts a subscribe that was refused for its document as no slot', async () => {
-    const running = await startGateway({ WS_MAX_SUBSCRIPTIONS: '3' });
+    const running = await startGateway({}, {}, (config) => ({ ...config, websocket: { ...config.websocket, maxSubscriptions: 3 } }));
     started.push(running);
     const { socket, messages } = await acknowledged(running.url);
     for (let i = 0; i < 5; i++)
