@@ -82,6 +82,60 @@ describe('incremental delivery', () => {
   });
 });
 
+/** A multipart answer's parts, each a JSON object, in order (a single JSON answer is one part). */
+async function partsOf(answer: Response): Promise<Array<Record<string, unknown>>> {
+  const text = await answer.text();
+  if (!(answer.headers.get('content-type') ?? '').startsWith('multipart/mixed')) return [JSON.parse(text) as Record<string, unknown>];
+  return text
+    .split(/\r?\n---/)
+    .map((part) => part.slice(part.indexOf('{')))
+    .filter((part) => part.startsWith('{'))
+    .map((part) => JSON.parse(part.slice(0, part.lastIndexOf('}') + 1)) as Record<string, unknown>);
+}
+
+describe('the rules count what is deferred', () => {
+  const READ_LESS = 'defer-subscribe-only';
+  let running: RunningGateway;
+  beforeAll(async () => {
+    running = await startGateway({ SIMULATOR: 'off', MAX_COST: '50', API_KEYS: `${TEST_KEY},${READ_LESS}:subscribe` });
+  });
+  afterAll(() => running?.close());
+
+  const send = (query: string, key = TEST_KEY) =>
+    fetch(`${running.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: key,
+        origin: running.url,
+        accept: 'multipart/mixed;deferSpec=20220824, application/graphql-response+json, application/json',
+      },
+      body: JSON.stringify({ query }),
+    });
+
+  it('refuses a document whose deferred part costs past MAX_COST, and a key without read, every time', async () => {
+    const ids = JSON.stringify(Array.from({ length: 100 }, (_, i) => `tx-${i}`));
+    const costly = `query Costly { vendings(first: 1) { totalCount } ... @defer { transactions(ids: ${ids}) { status } } }`;
+    for (let time = 1; time <= 3; time += 1) {
+      const [refusal] = await partsOf(await send(costly));
+      expect(JSON.stringify(refusal), `send ${time}`).toMatch(/MAX_COST/);
+      expect(refusal, `send ${time}`).not.toHaveProperty('data.vendings');
+      const [forbidden] = await partsOf(await send(DEFERRED, READ_LESS));
+      expect(forbidden, `send ${time}`).toMatchObject({ errors: [{ extensions: { code: 'FORBIDDEN' } }] });
+    }
+  });
+
+  it("keeps a deferred part's error in that part", async () => {
+    const failing = `query Failing { vendings(first: 1) { totalCount } ... @defer(label: "bad") { transactionStats(since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z") { count } } }`;
+    const parts = await partsOf(await send(failing));
+    expect(parts[0]).toMatchObject({ data: { vendings: { totalCount: expect.any(Number) } }, hasNext: true });
+    expect(parts[0]).not.toHaveProperty('errors');
+    const later = JSON.stringify(parts.slice(1));
+    expect(later).toContain('"label":"bad"');
+    expect(later).toMatch(/since must be before until/);
+  });
+});
+
 describe("urql's defaults and @defer", () => {
   let running: RunningGateway;
   beforeAll(async () => {
