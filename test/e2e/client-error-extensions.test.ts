@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ERROR_CODES } from '../../src/errors.js';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
+import { readMultipart } from '../helpers/multipart.js';
 import { demoBackend, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -162,25 +163,12 @@ const overMultipart: Run = async (test) => {
     body: JSON.stringify({ query: test.query }),
     signal: abort.signal,
   });
+  if (test.webhookFor && (response.headers.get('content-type') ?? '').startsWith('multipart/mixed')) void whenSubscribed(test.webhookFor);
   try {
-    if (!(response.headers.get('content-type') ?? '').startsWith('multipart/mixed'))
-      return ((await response.json()) as { errors?: GraphQLFormattedError[] }).errors ?? [];
-    if (test.webhookFor) void whenSubscribed(test.webhookFor);
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      text += value ?? '';
-      const errors = text
-        .split('--graphql')
-        .map((part) => part.split('\r\n\r\n')[1]?.trim())
-        .filter((body): body is string => !!body && body !== '{}')
-        .flatMap((body) => {
-          const part = JSON.parse(body) as Incremental & { payload?: Incremental };
-          return [...errorsOf(part.payload ?? {}), ...errorsOf(part)];
-        });
-      if (errors.length > 0 || done) return errors;
-    }
+    return await readMultipart(response, (parts, done) => {
+      const errors = parts.flatMap((part) => errorsOf(part as Incremental));
+      return errors.length > 0 || done ? errors : undefined;
+    });
   } finally {
     abort.abort();
   }

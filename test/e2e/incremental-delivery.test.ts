@@ -4,6 +4,7 @@ import { Client as UrqlClient, cacheExchange, fetchExchange } from '@urql/core';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, TEST_KEY, type RunningGateway } from '../helpers/gateway.js';
+import { readMultipart } from '../helpers/multipart.js';
 
 /*
  * `@defer` and `@stream`, as a dashboard's slow panel asks for them: the fast
@@ -37,12 +38,7 @@ describe('incremental delivery', () => {
       });
       expect(answer.status, `send ${send}`).toBe(200);
       expect(answer.headers.get('content-type'), `send ${send}`).toMatch(/^multipart\/mixed/);
-      const text = await answer.text();
-      const parts = text
-        .split(/\r?\n---/)
-        .map((part) => part.slice(part.indexOf('{')))
-        .filter((part) => part.startsWith('{'))
-        .map((part) => JSON.parse(part.slice(0, part.lastIndexOf('}') + 1)) as Record<string, unknown>);
+      const parts = await partsOf(answer);
       expect(parts[0], `send ${send}`).toMatchObject({ data: { vendings: { totalCount: expect.any(Number) } }, hasNext: true });
       expect(parts.at(-1), `send ${send}`).toMatchObject({ hasNext: false });
       expect(JSON.stringify(parts.slice(1)), `send ${send}`).toContain('"label":"week"');
@@ -83,15 +79,7 @@ describe('incremental delivery', () => {
 });
 
 /** A multipart answer's parts, each a JSON object, in order (a single JSON answer is one part). */
-async function partsOf(answer: Response): Promise<Array<Record<string, unknown>>> {
-  const text = await answer.text();
-  if (!(answer.headers.get('content-type') ?? '').startsWith('multipart/mixed')) return [JSON.parse(text) as Record<string, unknown>];
-  return text
-    .split(/\r?\n---/)
-    .map((part) => part.slice(part.indexOf('{')))
-    .filter((part) => part.startsWith('{'))
-    .map((part) => JSON.parse(part.slice(0, part.lastIndexOf('}') + 1)) as Record<string, unknown>);
-}
+const partsOf = (answer: Response) => readMultipart(answer, (parts, done) => (done ? parts : undefined));
 
 describe('the rules count what is deferred', () => {
   const READ_LESS = 'defer-subscribe-only';

@@ -8,6 +8,7 @@ import { demoBackend, startGateway, TEST_KEY, type RunningGateway } from '../hel
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { wsClient } from '../helpers/ws-client.js';
+import { readMultipart } from '../helpers/multipart.js';
 
 /*
  * One pipeline on every transport and request shape: each rule of the list
@@ -338,21 +339,7 @@ async function viaMultipart(url: string, operation: Operation, key: string): Pro
     signal: abort.signal,
   });
   try {
-    if (!(response.headers.get('content-type') ?? '').startsWith('multipart/mixed')) return (await response.json()) as Answer;
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      text += value ?? '';
-      const results = text
-        .split('--graphql')
-        .map((part) => part.split('\r\n\r\n')[1]?.trim())
-        .filter((body): body is string => !!body && body !== '{}' && body !== '--')
-        .map((body) => JSON.parse(body) as Answer & { payload?: Answer })
-        .map((part) => part.payload ?? part);
-      if (results.length > 0) return results[0]!;
-      if (done) throw new Error(`a multipart answer without a result: ${text}`);
-    }
+    return await readMultipart(response, (parts) => parts[0] as Answer | undefined);
   } finally {
     abort.abort();
   }
