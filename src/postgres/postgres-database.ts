@@ -49,23 +49,41 @@ export function createPostgresPool(databaseUrl: string, logger: Logger): pg.Pool
 }
 
 /** Runs the migrations not run yet; resolves the names of those it ran. */
+/**
+ * A connection of its own for node-pg-migrate, ended (and awaited) here: the runner ends the one it opens itself
+ * without waiting, so a server that closes it meanwhile (a restart, a dropped database) would emit an error nobody
+ * hears, which ends the process.
+ */
+export async function withMigrationClient<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 export async function migrate(databaseUrl: string, logger: Logger): Promise<string[]> {
-  const ran = await runner({
-    databaseUrl,
-    dir: MIGRATIONS_DIR,
-    direction: 'up',
-    migrationsTable: MIGRATIONS_TABLE,
-    checkOrder: true,
-    // Several instances starting at once: the later ones wait for the first, then find nothing to run.
-    advisoryLockMode: 'wait',
-    logger: {
-      debug: () => {},
-      info: (message: string) => logger.debug({ migration: message }, 'migration'),
-      warn: (message: string) => logger.warn({ migration: message }, 'migration'),
-      // What failed is thrown as well, and its caller says so once: here it would be a stack trace at every try.
-      error: (message: string) => logger.debug({ migration: message }, 'migration'),
-    },
-  });
+  const ran = await withMigrationClient(databaseUrl, (dbClient) =>
+    runner({
+      dbClient,
+      dir: MIGRATIONS_DIR,
+      direction: 'up',
+      migrationsTable: MIGRATIONS_TABLE,
+      checkOrder: true,
+      // Several instances starting at once: the later ones wait for the first, then find nothing to run.
+      advisoryLockMode: 'wait',
+      logger: {
+        debug: () => {},
+        info: (message: string) => logger.debug({ migration: message }, 'migration'),
+        warn: (message: string) => logger.warn({ migration: message }, 'migration'),
+        // What failed is thrown as well, and its caller says so once: here it would be a stack trace at every try.
+        error: (message: string) => logger.debug({ migration: message }, 'migration'),
+      },
+    }),
+  );
   for (const migration of ran) logger.info({ migration: migration.name }, 'PostgreSQL migration applied');
   return ran.map((migration) => migration.name);
 }

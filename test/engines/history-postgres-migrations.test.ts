@@ -9,7 +9,13 @@ import { bucketStart, increments, LEVELS, type Interval, type TransactionStats }
 import type { HistoryStore } from '../../src/history/history-store.js';
 import { createMemoryHistory } from '../../src/history/memory-history.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { createPostgresPool, migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../../src/postgres/postgres-database.js';
+import {
+  createPostgresPool,
+  migrate,
+  MIGRATIONS_DIR,
+  MIGRATIONS_TABLE,
+  withMigrationClient,
+} from '../../src/postgres/postgres-database.js';
 import { createPostgresHistory } from '../../src/postgres/postgres-history.js';
 import { historyEvent as event } from '../helpers/history-events.js';
 import { testDatabase } from '../helpers/postgres.js';
@@ -30,7 +36,9 @@ const silent = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {
 
 /** Runs `count` migrations up or down, as `npm run migrate` does. */
 const migrateBy = (url: string, direction: 'up' | 'down', count: number) =>
-  runner({ databaseUrl: url, dir: MIGRATIONS_DIR, migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: silent });
+  withMigrationClient(url, (dbClient) =>
+    runner({ dbClient, dir: MIGRATIONS_DIR, migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: silent }),
+  );
 
 /** A first-schema history (one for the whole database): the records as made by the rules, and the bucket rows they add up to. */
 async function writeFirstSchema(client: pg.Pool, records: HistoryRecord[], at: number): Promise<void> {
