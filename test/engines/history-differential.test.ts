@@ -295,5 +295,7 @@ describe('the PostgreSQL history against the in-process one', () => {
     } finally {
       await deployment.close();
     }
-  }, 180_000);
+    // A hundred series, each a bounded amount of work: the bound catches a hang, not a busy machine (the suite runs
+    // four files at once on two cores, and a clean-clone run took 75 s to past 180 s for the same work).
+  }, 600_000);
 });
