@@ -108,6 +108,13 @@ const collect = (settle: (errors: GraphQLFormattedError[]) => void) => {
   };
 };
 
+/** The errors of `test`'s operation through a graphql-ws or graphql-sse client (both subscribe with a sink), until it settles. */
+const errorsOver = (client: { subscribe(payload: { query: string }, sink: ReturnType<typeof collect>): unknown }, test: Case) =>
+  new Promise<GraphQLFormattedError[]>((resolve) => {
+    client.subscribe({ query: test.query }, collect(resolve));
+    if (test.webhookFor) void whenSubscribed(test.webhookFor);
+  });
+
 const overGraphQLWs: Run = async (test) => {
   const origin = running.url;
   const client = createWsClient({
@@ -122,11 +129,7 @@ const overGraphQLWs: Run = async (test) => {
     retryAttempts: 0,
   });
   try {
-    return await new Promise((resolve) => {
-      const sink = collect(resolve);
-      client.subscribe({ query: test.query }, sink);
-      if (test.webhookFor) void whenSubscribed(test.webhookFor);
-    });
+    return await errorsOver(client, test);
   } finally {
     await client.dispose();
   }
@@ -139,11 +142,7 @@ const overSse: Run = async (test) => {
     retryAttempts: 0,
   });
   try {
-    return await new Promise((resolve) => {
-      const sink = collect(resolve);
-      client.subscribe({ query: test.query }, sink);
-      if (test.webhookFor) void whenSubscribed(test.webhookFor);
-    });
+    return await errorsOver(client, test);
   } finally {
     client.dispose();
   }
