@@ -74,6 +74,10 @@ export interface CurrencyTotal {
 
 /** A currency's part of a range, with what each product sold in it. */
 export interface CurrencyStats extends CurrencyTotal {
+  /**
+   * As `TransactionStats.products`, in this currency; besides those a caller can ask for, every product sold in more than one
+   * currency is here (what tells whether an overall amount adds currencies together).
+   */
   products: ProductTotal[];
 }
 
@@ -102,7 +106,10 @@ export interface TransactionStats {
   count: number;
   totalSold: number;
   byStatus: StatusTotal[];
-  /** Every product sold in the range, by quantity then amount (the caller takes the top). */
+  /**
+   * The products sold in the range, in no order (the caller takes the top): all of them, or at least every one ranked within the
+   * first MAX_TOP_PRODUCTS by quantity or by amount, ties included (the PostgreSQL history reads no more).
+   */
   products: ProductTotal[];
   /** Per currency, by code. */
   byCurrency: CurrencyStats[];

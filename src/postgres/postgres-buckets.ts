@@ -7,7 +7,6 @@ import {
   INTERVAL_MS,
   LEVEL_OF,
   LEVELS,
-  namesOf,
   productTotals,
   sumsOf,
   summarize,
@@ -16,6 +15,7 @@ import {
   type ProductSums,
   type TransactionStats,
 } from '../history/history-stats.js';
+import { MAX_TOP_PRODUCTS } from '../history/history-queries.js';
 import type { StatsQuery } from '../history/history-store.js';
 
 /*
@@ -273,15 +273,62 @@ export function coveringBuckets(since: number, until: number, now = Number.POSIT
 }
 
 /**
+ * The products of `sums` a caller can ask for: those ranked within the first MAX_TOP_PRODUCTS (`$10`) by quantity then
+ * amount, or by amount then quantity. `rank()` keeps a product tied with the last one, so that the caller's own order,
+ * which ends on the id, picks the same ones as from every product. `partition`, when set, ranks within each of its values.
+ */
+const ranked = (sums: string, partition = '') =>
+  `SELECT * FROM (SELECT s.*, rank() OVER (${partition} ORDER BY quantity DESC, amount DESC) AS by_quantity, ` +
+  `rank() OVER (${partition} ORDER BY amount DESC, quantity DESC) AS by_amount FROM ${sums} s) r ` +
+  'WHERE by_quantity <= $10 OR by_amount <= $10';
+
+/**
+ * The products of the CTE `listed` (a `product_id` column) with their names, as in process: as in the newest bucket of the range
+ * (at its interval) that names them, found among the last few buckets for a product sold lately, else by one index probe. The
+ * parameters are readStats'.
+ */
+const withNames = (fields: string) =>
+  `, newest AS (
+     SELECT DISTINCT ON (product_id) product_id, name FROM history_bucket_products
+      WHERE account = $9 AND level = $4 AND start >= greatest($5::bigint, $7::bigint) AND start < $6 AND name IS NOT NULL
+        AND product_id IN (SELECT product_id FROM listed)
+      ORDER BY product_id, start DESC)
+   SELECT json_agg(json_build_array(${fields}, coalesce(n.name, (SELECT x.name FROM history_bucket_products x
+            WHERE x.account = $9 AND x.level = $4 AND x.product_id = l.product_id AND x.start >= $5 AND x.start < $6
+              AND x.name IS NOT NULL ORDER BY x.start DESC LIMIT 1)))) AS products
+     FROM listed l LEFT JOIN newest n ON n.product_id = l.product_id`;
+
+/**
  * The statistics of a range of the query's account: its intervals from per-status rows, its products from the buckets that cover it.
- * Each statement answers one row holding one JSON value (`json_agg`): a week by hour is some 6,000 rows, and the driver's parsing
- * of each row cost the event loop more than the database spent finding them, where `JSON.parse` of one text does not.
+ * Of the products, only those a caller can ask for are read, overall and in each currency (`ranked`), and in each currency too
+ * every product sold in more than one, which is what tells whether a product's amount adds currencies together: a week of
+ * 2,000 products is 200-odd of them. The three statements run at once, and each answers one row of JSON (`json_agg`):
+ * node-postgres' parsing of thousands of rows cost the event loop more than the database spent finding them, where
+ * `JSON.parse` of one text does not.
  */
 export async function readStats(pool: Pool, query: StatsQuery, now: number): Promise<TransactionStats> {
   const width = INTERVAL_MS[query.interval];
   const level = LEVEL_OF[query.interval];
   const covering = coveringBuckets(query.since, query.until, now);
-  const [totals, sums, perCurrency] = await Promise.all([
+  const summed = (table: string, key: string) =>
+    `WITH covering AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $8::int[]) AS c(level, since, until, sign))
+     , sums AS (
+       SELECT ${key}, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
+         FROM covering c CROSS JOIN LATERAL (${perBucket(table, `${key}, quantity, amount`, '$9')}) p
+        GROUP BY ${key} HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0)`;
+  const parameters = [
+    covering.map((c) => c[0]),
+    covering.map((c) => c[1]),
+    covering.map((c) => c[2]),
+    level,
+    query.since,
+    query.until,
+    query.until - NAMED_FROM_LAST * width,
+    covering.map((c) => c[3]),
+    query.account,
+    MAX_TOP_PRODUCTS,
+  ];
+  const [totals, overall, inCurrencies] = await Promise.all([
     // Each interval's fields as one object, as the in-process buckets hold them.
     pool.query<{ buckets: Array<[start: number, fields: BucketFields]> | null }>(
       `SELECT json_agg(json_build_array(start, fields)) AS buckets FROM (
@@ -290,64 +337,45 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
       [query.account, level, query.since, query.until],
     ),
     pool.query<{ products: Array<[productId: string, quantity: number, amount: number, name: string | null]> | null }>(
-      `WITH sums AS (
-         SELECT p.product_id, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
-           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $8::int[]) AS c(level, since, until, sign)
-           CROSS JOIN LATERAL (${perBucket('history_bucket_products', 'product_id, quantity, amount', '$9')}) p
-          GROUP BY p.product_id HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0)
-       , newest AS (
-         SELECT DISTINCT ON (product_id) product_id, name FROM history_bucket_products
-          WHERE account = $9 AND level = $4 AND start >= greatest($5::bigint, $7::bigint) AND start < $6 AND name IS NOT NULL
-          ORDER BY product_id, start DESC)
-       SELECT json_agg(json_build_array(s.product_id, s.quantity, s.amount,
-              coalesce(n.name, (SELECT x.name FROM history_bucket_products x
-                                 WHERE x.account = $9 AND x.level = $4 AND x.product_id = s.product_id ` +
-        `AND x.start >= $5 AND x.start < $6 AND x.name IS NOT NULL
-                                 ORDER BY x.start DESC LIMIT 1)))) AS products
-         FROM sums s LEFT JOIN newest n ON n.product_id = s.product_id`,
-      [
-        covering.map((c) => c[0]),
-        covering.map((c) => c[1]),
-        covering.map((c) => c[2]),
-        level,
-        query.since,
-        query.until,
-        query.until - NAMED_FROM_LAST * width,
-        covering.map((c) => c[3]),
-        query.account,
-      ],
+      `${summed('history_bucket_products', 'product_id')}
+       , listed AS (${ranked('sums')})
+       ${withNames('l.product_id, l.quantity, l.amount')}`,
+      parameters,
     ),
-    // Each currency's products, over the same covering buckets (named below as the range's products are).
-    pool.query<{ products: Array<[currency: string, productId: string, quantity: number, amount: number]> | null }>(
-      `SELECT json_agg(json_build_array(currency, product_id, quantity, amount)) AS products FROM (
-         SELECT p.currency, p.product_id, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
-           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[]) AS c(level, since, until, sign)
-           CROSS JOIN LATERAL (${perBucket('history_bucket_currency_products', 'currency, product_id, quantity, amount', '$5')}) p
-          GROUP BY p.currency, p.product_id HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0) s`,
-      [covering.map((c) => c[0]), covering.map((c) => c[1]), covering.map((c) => c[2]), covering.map((c) => c[3]), query.account],
+    pool.query<{ products: Array<[currency: string, productId: string, quantity: number, amount: number, name: string | null]> | null }>(
+      `${summed('history_bucket_currency_products', 'currency, product_id')}
+       , listed AS (
+         SELECT currency, product_id, quantity, amount FROM (${ranked('sums', 'PARTITION BY currency')}) t
+         UNION SELECT currency, product_id, quantity, amount FROM sums
+          WHERE product_id IN (SELECT product_id FROM sums WHERE amount <> 0 GROUP BY product_id HAVING count(*) > 1))
+       ${withNames('l.currency, l.product_id, l.quantity, l.amount')}`,
+      parameters,
     ),
   ]);
   const buckets: BucketFields[] = Array.from({ length: (query.until - query.since) / width }, () => ({}));
   for (const [start, fields] of totals.rows[0]?.buckets ?? []) buckets[(start - query.since) / width] = fields;
-  // As in process, a product is named as in the newest bucket of the range (at its interval) that names it: found among the
-  // last few buckets for a product sold lately, else by one index probe.
+  const names = new Map<string, string | null>();
   const products = new Map<string, ProductSums>();
-  for (const [productId, quantity, amount, name] of sums.rows[0]?.products ?? []) products.set(productId, { name, quantity, amount });
+  for (const [productId, quantity, amount, name] of overall.rows[0]?.products ?? []) {
+    products.set(productId, { name, quantity, amount });
+    names.set(productId, name === '' ? null : name);
+  }
   const stats = summarize(query.since, query.until, query.interval, buckets);
-  const productList = productTotals(products);
   // The per-currency counts and sums come from the intervals' rows (summarize); their products from the covering buckets.
   const currencies = new Map<string, CurrencySums>();
   for (const entry of stats.byCurrency) {
-    const sums = sumsOf(currencies, entry.currency);
+    const currency = sumsOf(currencies, entry.currency);
     for (const status of entry.byStatus) {
-      sums.counts.set(status.status, status.count);
-      sums.totals.set(status.status, Math.round(status.total * 1_000_000));
+      currency.counts.set(status.status, status.count);
+      currency.totals.set(status.status, Math.round(status.total * 1_000_000));
     }
-    sums.sold = Math.round(entry.totalSold * 1_000_000);
+    currency.sold = Math.round(entry.totalSold * 1_000_000);
   }
-  for (const [currency, productId, quantity, amount] of perCurrency.rows[0]?.products ?? [])
+  for (const [currency, productId, quantity, amount, name] of inCurrencies.rows[0]?.products ?? []) {
     sumsOf(currencies, currency).products.set(productId, { quantity, amount });
-  return { ...stats, products: productList, byCurrency: currencyStats(currencies, namesOf(productList)) };
+    names.set(productId, name === '' ? null : name);
+  }
+  return { ...stats, products: productTotals(products), byCurrency: currencyStats(currencies, names) };
 }
 
 /** Adds a statement's parameter and says how the statement names it (`$n`). */
