@@ -1,13 +1,19 @@
 import { ClientGone, ErrorCode, GatewayError, quoted } from '../errors.js';
 
 /*
- * Every refusal a client can read, worded once, grouped by code; call sites
- * pass only what varies (a limit, an id, a library's or a validator's words).
- * Clients and tests match these messages as text: a change of wording here is
- * a change of the gateway's answers. The codes and the GatewayError class are
+ * Every refusal a client reads as a GatewayError, worded once, grouped by
+ * code; call sites pass only what varies (a limit, an id, a library's or a
+ * validator's words). Clients and tests match these messages as text: a
+ * change of wording here is a change of the gateway's answers. The codes and the GatewayError class are
  * src/errors.ts's; this module stays beside them in layer 0, so its entries
  * take plain values, never types of a higher layer. Nothing else in src/
  * constructs a GatewayError (test/unit/error-codes.test.ts).
+ *
+ * Beside it, the rest of the catalogue's wording: operation-refusals.ts (the
+ * GraphQLErrors that are not GatewayErrors), transport-refusals.ts (the
+ * messages of answers a transport words in its own envelope) and
+ * ws-close-codes.ts (WebSocket close codes and their reasons). The same test
+ * finds a message written as text where it is sent, anywhere else in src/.
  */
 
 const MISSING_KEY = 'Missing API key: send it in the Authorization header';
