@@ -18,6 +18,10 @@ import { ClientGone, ErrorCode, GatewayError, quoted } from '../errors.js';
 
 const MISSING_KEY = 'Missing API key: send it in the Authorization header';
 
+/** A token refused at the front door; `problem`: what is wrong with it, worded to follow the colon. */
+const tokenRefused = (problem: string) =>
+  new GatewayError(ErrorCode.UNAUTHENTICATED, `The token was refused: ${problem}`, { failsRequest: true });
+
 export const refuse = {
   // UNAUTHENTICATED
   /** `failsRequest`: at the front door the whole request fails (401); a resolver's permission check fails its field alone. */
@@ -25,8 +29,16 @@ export const refuse = {
   unknownKey: () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'Unknown API key', { failsRequest: true }),
   keyRevoked: () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The API key was revoked'),
   tokenExpired: () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The token has expired'),
-  /** `reason`: what the JWT library found wrong with the token. */
-  tokenRefused: (reason: string) => new GatewayError(ErrorCode.UNAUTHENTICATED, `The token was refused: ${reason}`, { failsRequest: true }),
+  // A JWT refused, saying what is wrong with it (jose's finding, in our words), never the token.
+  jwtExpired: () => tokenRefused('it has expired'),
+  jwtNeverExpires: () => tokenRefused('it carries no "exp" claim, so it would never expire'),
+  jwtClaimRefused: (claim: string) => tokenRefused(`its "${claim}" claim is not what this gateway accepts`),
+  /** JWT_ACCOUNT_CLAIM set: the claim it names is missing, or names no account. */
+  jwtAccountMissing: (claim: string) => tokenRefused(`its "${claim}" claim must name the account it belongs to`),
+  jwtAlgorithmRefused: () => tokenRefused('its algorithm is not accepted'),
+  jwtKeyUnknown: () => tokenRefused('no key of the key set matches it'),
+  jwtSignatureInvalid: () => tokenRefused('its signature does not verify'),
+  notAJwt: () => tokenRefused('it is not a valid signed JWT'),
   subscriptionTokenRefused: () =>
     new GatewayError(
       ErrorCode.UNAUTHENTICATED,
