@@ -100,6 +100,9 @@ export function errorEnvelope(message: string): ErrorEnvelope {
   return { errors: { message } };
 }
 
+/** The one answer to an unexpected failure, on every route and transport (yoga's masking too): what failed is in the log. */
+export const MASKED_MESSAGE = 'Unexpected error.';
+
 /**
  * Status and body for any thrown value on a REST route. Unexpected errors are
  * masked: their text and stack never reach the client.
@@ -108,7 +111,7 @@ export function toRestError(error: unknown): { status: number; body: ErrorEnvelo
   if (isGatewayError(error)) {
     return { status: error.httpStatus, body: errorEnvelope(error.message), headers: error.headers };
   }
-  return { status: 500, body: errorEnvelope('Unexpected error.'), headers: {} };
+  return { status: 500, body: errorEnvelope(MASKED_MESSAGE), headers: {} };
 }
 
 /**

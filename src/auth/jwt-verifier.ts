@@ -68,22 +68,20 @@ function identityOf(token: string, payload: JWTPayload, config: JwtConfig): Iden
   };
   if (config.accountClaim === undefined) return identity;
   const account = payload[config.accountClaim];
-  if (typeof account !== 'string' || accountProblem(account) !== undefined)
-    throw refuse.tokenRefused(`its "${config.accountClaim}" claim must name the account it belongs to`);
+  if (typeof account !== 'string' || accountProblem(account) !== undefined) throw refuse.jwtAccountMissing(config.accountClaim);
   return { ...identity, account };
 }
 
 /** What a client is told of a token jose refused: what is wrong, never the token. */
 function refusal(error: unknown): GatewayError {
-  if (error instanceof errors.JWTExpired) return refuse.tokenRefused('it has expired');
+  if (error instanceof errors.JWTExpired) return refuse.jwtExpired();
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'exp' && error.reason === 'missing')
-    return refuse.tokenRefused('it carries no "exp" claim, so it would never expire');
-  if (error instanceof errors.JWTClaimValidationFailed)
-    return refuse.tokenRefused(`its "${error.claim}" claim is not what this gateway accepts`);
-  if (error instanceof errors.JOSEAlgNotAllowed) return refuse.tokenRefused('its algorithm is not accepted');
-  if (error instanceof errors.JWKSNoMatchingKey) return refuse.tokenRefused('no key of the key set matches it');
-  if (error instanceof errors.JWSSignatureVerificationFailed) return refuse.tokenRefused('its signature does not verify');
-  return refuse.tokenRefused('it is not a valid signed JWT');
+    return refuse.jwtNeverExpires();
+  if (error instanceof errors.JWTClaimValidationFailed) return refuse.jwtClaimRefused(error.claim);
+  if (error instanceof errors.JOSEAlgNotAllowed) return refuse.jwtAlgorithmRefused();
+  if (error instanceof errors.JWKSNoMatchingKey) return refuse.jwtKeyUnknown();
+  if (error instanceof errors.JWSSignatureVerificationFailed) return refuse.jwtSignatureInvalid();
+  return refuse.notAJwt();
 }
 
 /** The key set could not be fetched (unreachable, too slow, not a JWKS): nothing is known of the token yet. */

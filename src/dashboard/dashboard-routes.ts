@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Route } from '../http/front-door.js';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 import { FAVICON_SVG, productThumbnail } from './demo-images.js';
 
 /*
@@ -83,7 +84,7 @@ export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
       operation: 'GET /dashboard/products/{file}',
       async handler(request, reply) {
         const image = productThumbnail((request.params as { file: string }).file);
-        if (image === undefined) return reply.code(404).header('content-type', 'text/plain').send('No such image.');
+        if (image === undefined) return reply.code(404).header('content-type', 'text/plain').send(refusalMessage.dashboardImageNotFound());
         return svg(reply, image);
       },
     },
@@ -103,7 +104,7 @@ export function dashboardRoutes(onError: (error: unknown) => void): Route[] {
           return reply.headers({ 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(body);
         } catch (error) {
           onError(error);
-          return reply.code(500).header('content-type', 'text/plain').send('The dashboard could not be read; see the gateway log.');
+          return reply.code(500).header('content-type', 'text/plain').send(refusalMessage.dashboardUnreadable());
         }
       },
     })),

@@ -1,15 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { accountOf } from '../contract/contract.js';
-import {
-  comparePositions,
-  eventsExpired,
-  isEventsExpired,
-  type DedupeBy,
-  type EventLog,
-  type LoggedEvent,
-  type ReplayPage,
-} from './event-log.js';
+import { comparePositions, isEventsExpired, type DedupeBy, type EventLog, type LoggedEvent, type ReplayPage } from './event-log.js';
 import { createReplayPacer } from './replay-pacer.js';
+import { refuseOperation } from '../refusals/operation-refusals.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { backoffDelay } from '../timing/backoff.js';
 
@@ -113,7 +106,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
         if (account === undefined || !isEventsExpired(error)) throw error;
         const own = await log.accountCursor(account);
         if (from === own) return { events: [], next: undefined };
-        throw eventsExpired(from, own);
+        throw refuseOperation.eventsExpired(from, own);
       }
     }
 

@@ -3,6 +3,7 @@ import { accountOf, DEFAULT_ACCOUNT } from '../contract/contract.js';
 import { createRecentEvents, type RecentEventsOptions } from './recent-events.js';
 import type { TransactionUpdateEvent } from './normalize.js';
 import { ErrorCode } from '../errors.js';
+import { refuseOperation } from '../refusals/operation-refusals.js';
 
 /*
  * The log of published events: it decides which webhooks are new (publishing
@@ -80,32 +81,21 @@ export interface EventLog {
   close(): Promise<void>;
 }
 
-/** Longest client text quoted back in an error message. */
-const QUOTED_PREFIX = 64;
-
-/**
- * `after` named an event the log no longer reaches: the client must reload.
- * `extensions.cursor` is where to resume (`now`): the account's cursor
- * (`EventLog.accountCursor`) for a subscriber of one account, else the log's
- * position. Subscribing `after` it once reloaded misses nothing, and SSE
- * writes it as the frame's `id:` so an EventSource's automatic reconnect goes
- * on live instead of failing again.
- */
-export function eventsExpired(cursor: string, now: string): GraphQLError {
-  const quoted = cursor.length > QUOTED_PREFIX ? `${cursor.slice(0, QUOTED_PREFIX)}…` : cursor;
-  return new GraphQLError(
-    `Event ${JSON.stringify(quoted)} is older than the event log reaches (or unknown); reload, then subscribe after extensions.cursor`,
-    { extensions: { code: ErrorCode.EVENTS_EXPIRED, cursor: now } },
-  );
-}
-
 const POSITION = /^(\d{1,16})-(\d{1,16})$/;
 
 export function isPosition(text: string): boolean {
   return POSITION.test(text);
 }
 
-/** Whether `error` is the log's "no longer reaches it" (any other failure of a read is one of now). */
+/**
+ * Whether `error` is the log's "no longer reaches it" (any other failure of a
+ * read is one of now): `refuseOperation.eventsExpired`, whose
+ * `extensions.cursor` is where to resume: the account's cursor
+ * (`EventLog.accountCursor`) for a subscriber of one account, else the log's
+ * position. Subscribing `after` it once reloaded misses nothing, and SSE
+ * writes it as the frame's `id:` so an EventSource's automatic reconnect goes
+ * on live instead of failing again.
+ */
 export function isEventsExpired(error: unknown): boolean {
   return error instanceof GraphQLError && error.extensions.code === ErrorCode.EVENTS_EXPIRED;
 }
@@ -258,10 +248,11 @@ export function createMemoryEventLog(options: MemoryEventLogOptions): EventLog {
       const index = indexOf(cursor, account);
       if (index < 0 && options.storedReplay) {
         const stored = await options.storedReplay(cursor, account);
-        if ('expired' in stored) throw eventsExpired(cursor, comparePositions(stored.expired, current()) > 0 ? stored.expired : current());
+        if ('expired' in stored)
+          throw refuseOperation.eventsExpired(cursor, comparePositions(stored.expired, current()) > 0 ? stored.expired : current());
         return stored;
       }
-      if (index < 0) throw eventsExpired(cursor, current());
+      if (index < 0) throw refuseOperation.eventsExpired(cursor, current());
       const events = ring.slice(index + 1, index + 1 + pageEvents);
       return { events, next: index + 1 + pageEvents < ring.length ? events.at(-1)?.position : undefined };
     },

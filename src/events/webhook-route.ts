@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { accountProblem, DEFAULT_ACCOUNT } from '../contract/contract.js';
-import { errorEnvelope, quoted } from '../errors.js';
+import { errorEnvelope } from '../errors.js';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 import { ACCEPTED_ENCODINGS, BodyTooLarge, decodeBodyText, UndecodableBody, UnsupportedEncoding } from '../http/decode-body.js';
 import type { Route } from '../http/front-door.js';
 import type { DedupeBy } from './event-log.js';
@@ -62,8 +63,6 @@ const RETRY_AFTER_SECONDS = '5';
 
 /** The longest piece of a sender's type passed on in an outcome's detail. */
 const MAX_TYPE_DETAIL = 100;
-/** Problems a refused webhook body's answer names one by one. */
-const MAX_PROBLEMS_NAMED = 10;
 
 /**
  * `POST /webhooks` (the default account's) and `POST /webhooks/{account}`
@@ -91,7 +90,7 @@ export function webhookRoutes(options: WebhookRouteOptions): Route[] {
     const verification = verifier && verify(verifier, text, header);
     if (verification && !verification.ok) {
       report('bad-signature', verification.reason);
-      return { status: 401, body: errorEnvelope(`Webhook signature rejected: ${verification.reason}`) };
+      return { status: 401, body: errorEnvelope(refusalMessage.webhookSignatureRejected(verification.reason)) };
     }
     const result = parseWebhookText(text, {
       receivedAt: new Date().toISOString(),
@@ -104,10 +103,7 @@ export function webhookRoutes(options: WebhookRouteOptions): Route[] {
       return { status: 200 };
     }
     if (!result.ok) {
-      // A body of a megabyte can hold a problem per array item: name the first few, count the rest.
-      const { problems } = result;
-      const more = problems.length > MAX_PROBLEMS_NAMED ? `; and ${problems.length - MAX_PROBLEMS_NAMED} more` : '';
-      const message = `Webhook body rejected: ${problems.slice(0, MAX_PROBLEMS_NAMED).join('; ')}${more}`;
+      const message = refusalMessage.webhookBodyRejected(result.problems);
       report('unreadable', message);
       return { status: 400, body: errorEnvelope(message) };
     }
@@ -186,7 +182,7 @@ export function webhookRoutes(options: WebhookRouteOptions): Route[] {
     report('unavailable', error instanceof Error ? error.message : String(error));
     return {
       status: 503,
-      body: errorEnvelope('Events cannot be taken right now; retry later'),
+      body: errorEnvelope(refusalMessage.webhookEventsUnavailable()),
       headers: { 'retry-after': RETRY_AFTER_SECONDS },
     };
   }
@@ -220,7 +216,7 @@ export function webhookRoutes(options: WebhookRouteOptions): Route[] {
         if (problem !== undefined)
           return send(reply, {
             status: 404,
-            body: errorEnvelope(`No webhooks path for account ${quoted(account)}: an account name ${problem}`),
+            body: errorEnvelope(refusalMessage.noWebhooksPath(account, problem)),
           });
         return send(reply, await handle(request, account));
       },

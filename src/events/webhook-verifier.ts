@@ -1,4 +1,5 @@
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 
 /*
  * Standard Webhooks signatures (webhook-id, webhook-timestamp,
@@ -29,8 +30,8 @@ export function createWebhookVerifier(secrets: readonly string[]): WebhookVerifi
       const missing = Object.entries(signed)
         .filter(([, value]) => value === '')
         .map(([name]) => name);
-      if (missing.length > 0) return { ok: false, reason: `Missing ${missing.join(', ')} header${missing.length > 1 ? 's' : ''}` };
-      let reason = 'No matching signature';
+      if (missing.length > 0) return { ok: false, reason: refusalMessage.webhookHeadersMissing(missing) };
+      let reason = refusalMessage.noMatchingSignature();
       for (const webhook of webhooks) {
         try {
           // The library would also JSON.parse the body; reading it is normalize.ts's job (a 400, not a throw).

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { errorEnvelope } from '../errors.js';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 import type { Route } from '../http/front-door.js';
 
 /*
@@ -188,7 +189,7 @@ export function createGraphiQLPage(): GraphiQLPage {
       const { version: current, files } = await assets();
       const asset = files.get(file);
       // Another version is a page from before a restart onto other assets: reloading the page fixes it.
-      if (version !== current || !asset) return reply.code(404).send(errorEnvelope('No such GraphiQL asset; reload the page'));
+      if (version !== current || !asset) return reply.code(404).send(errorEnvelope(refusalMessage.graphiqlAssetGone()));
       const gzipped = /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
       reply.headers({
         'content-type': asset.type,

@@ -4,6 +4,7 @@ import type { Route } from '../http/front-door.js';
 import type { Caller } from '../backends/caller.js';
 import { boundUnsent } from '../http/unsent-bound.js';
 import { ErrorCode } from '../errors.js';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 import { GRAPHIQL_PAGE_POLICY } from './graphiql-page.js';
 
 /*
@@ -51,10 +52,7 @@ async function send(reply: FastifyReply, response: Response, maxUnsentBytes: num
 
 /** The words of a 406: what the operation's result needs the client to accept (yoga's `accept` header lists it). */
 function notAcceptable(response: Response): { errors: Array<{ message: string; extensions: { code: string } }> } {
-  const types = response.headers.get('accept') ?? 'multipart/mixed, text/event-stream';
-  const message =
-    `This operation's result is a stream (a subscription, @defer or @stream): send Accept with one of ` +
-    `${types.replace(/; ?charset=[\w-]+/g, '')}`;
+  const message = refusalMessage.streamNotAccepted(response.headers.get('accept') ?? 'multipart/mixed, text/event-stream');
   return { errors: [{ message, extensions: { code: ErrorCode.BAD_REQUEST } }] };
 }
 

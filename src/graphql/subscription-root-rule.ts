@@ -1,5 +1,6 @@
-import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, OperationTypeNode } from 'graphql';
+import { type GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, OperationTypeNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { refuseOperation } from '../refusals/operation-refusals.js';
 
 /*
  * A subscription has exactly one root field, and it must always run: the
@@ -21,16 +22,11 @@ export function subscriptionRootProblems(document: DocumentNode): GraphQLError[]
   const problems: GraphQLError[] = [];
   for (const operation of document.definitions) {
     if (operation.kind !== Kind.OPERATION_DEFINITION || operation.operation !== OperationTypeNode.SUBSCRIPTION) continue;
-    const what = operation.name ? `Subscription "${operation.name.value}"` : 'An anonymous subscription';
     const visited = new Set<string>();
     const check = (selectionSet: SelectionSetNode): void => {
       for (const selection of selectionSet.selections) {
         if (selection.directives?.some((directive) => CONDITIONAL.has(directive.name.value))) {
-          problems.push(
-            new GraphQLError(`${what} must not use @skip or @include in its top level selection: its one root field always runs.`, {
-              nodes: selection,
-            }),
-          );
+          problems.push(refuseOperation.conditionalSubscriptionRoot(operation.name?.value, selection));
         }
         if (selection.kind === Kind.INLINE_FRAGMENT) check(selection.selectionSet);
         if (selection.kind === Kind.FRAGMENT_SPREAD && !visited.has(selection.name.value)) {

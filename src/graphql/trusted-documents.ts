@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { ErrorCode, httpStatusOf } from '../errors.js';
+import { refuseOperation } from '../refusals/operation-refusals.js';
 import { refuseInParams } from './operation-rules.js';
 
 /*
@@ -33,16 +33,6 @@ export function loadTrustedDocuments(manifest: URL | string = DEFAULT_MANIFEST):
   };
 }
 
-export const trustedOnlyError = (): GraphQLError =>
-  new GraphQLError('Only trusted documents are accepted here: send the sha256 of one of schema/operations/', {
-    extensions: { code: ErrorCode.PERSISTED_QUERY_ONLY, http: { status: httpStatusOf(ErrorCode.PERSISTED_QUERY_ONLY) } },
-  });
-
-export const unknownDocumentError = (): GraphQLError =>
-  new GraphQLError('Unknown trusted document', {
-    extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: httpStatusOf(ErrorCode.PERSISTED_QUERY_NOT_FOUND) } },
-  });
-
 /**
  * The rule, in yoga's params stage, which every transport passes (HTTP, SSE,
  * and graphql-ws: see operation-rules.ts): a request sending its own text is
@@ -56,10 +46,10 @@ export function useTrustedDocuments(documents: TrustedDocuments): Plugin {
     onParams(payload) {
       const { params, setParams } = payload;
       const refuse = (error: GraphQLError) => refuseInParams(payload, error);
-      if (params.query) return refuse(trustedOnlyError());
+      if (params.query) return refuse(refuseOperation.trustedOnly());
       const id = documents.idOf(params as never);
       const text = id === undefined ? undefined : documents.lookup(id);
-      if (text === undefined) return refuse(id === undefined ? trustedOnlyError() : unknownDocumentError());
+      if (text === undefined) return refuse(id === undefined ? refuseOperation.trustedOnly() : refuseOperation.unknownTrustedDocument());
       setParams({ query: text, operationName: params.operationName, variables: params.variables, extensions: params.extensions });
     },
   };

@@ -14,6 +14,7 @@ import { usePayloadFormatter, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config/config.js';
 import { documentNesting, jsonTooDeep, MAX_JSON_DEPTH } from '../contract/contract.js';
 import { ErrorCode, withShortQuotes } from '../errors.js';
+import { refuseOperation } from '../refusals/operation-refusals.js';
 import { operationCost } from './operation-cost.js';
 import { refuseInParams, type OperationRules } from './operation-rules.js';
 import { withoutSuggestion } from './without-suggestion.js';
@@ -138,11 +139,7 @@ function useOperationCost(maxCost: number): Plugin {
       if (fixed) passing.set(args.document, args.operationName ?? undefined);
       return undefined;
     }
-    return new GraphQLError(
-      `Operation cost ${Math.ceil(cost)} exceeds MAX_COST (${maxCost}); a list argument counts once per item, so ask for fewer ids ` +
-        `or fewer fields at once`,
-      { nodes: [operation], extensions: { code: ErrorCode.BAD_USER_INPUT, limit: 'MAX_COST', http: { status: 400, spec: true } } },
-    );
+    return refuseOperation.costExceeded(cost, maxCost, operation);
   };
   return {
     onExecute({ args, setResultAndStopExecution }) {
@@ -175,12 +172,10 @@ export const MAX_DOCUMENT_NESTING = 256;
  * anything recursive (the parser, the token counter, a clone) walks them.
  */
 function nestingProblem(params: { query?: unknown; variables?: unknown; extensions?: unknown }): GraphQLError | undefined {
-  const refuse = (message: string) => new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT } });
   if (typeof params.query === 'string' && documentNesting(params.query) > MAX_DOCUMENT_NESTING) {
-    return refuse(`The document nests deeper than ${MAX_DOCUMENT_NESTING} brackets`);
+    return refuseOperation.documentTooNested(MAX_DOCUMENT_NESTING);
   }
-  if (jsonTooDeep(params.variables) || jsonTooDeep(params.extensions))
-    return refuse(`Variables and extensions may nest at most ${MAX_JSON_DEPTH} levels`);
+  if (jsonTooDeep(params.variables) || jsonTooDeep(params.extensions)) return refuseOperation.paramsTooNested(MAX_JSON_DEPTH);
   return undefined;
 }
 

@@ -1,5 +1,6 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from 'node:zlib';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 
 /*
  * Request bodies sent with Content-Encoding (RFC 9110 §8.4). The limit holds
@@ -11,18 +12,18 @@ import { brotliDecompress, gunzip, inflate, inflateRaw, type ZlibOptions } from 
 /** The body was larger than allowed: answer 413. */
 export class BodyTooLarge extends Error {
   constructor(readonly limit: number) {
-    super(`Request body is larger than ${limit} bytes`);
+    super(refusalMessage.bodyTooLarge(limit));
     this.name = 'BodyTooLarge';
   }
 }
 
-/** Answer 415: the coding is none this gateway decodes (RFC 7694: name the ones it does). */
+/** Answer 415: the coding is none this gateway decodes (RFC 7694: name the ones it does), or too many are stacked. */
 export class UnsupportedEncoding extends Error {
   constructor(
     readonly coding: string,
-    why = `send ${ACCEPTED_ENCODINGS} or none`,
+    message = refusalMessage.encodingUnsupported(coding, ACCEPTED_ENCODINGS),
   ) {
-    super(`Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported; ${why}`);
+    super(message);
     this.name = 'UnsupportedEncoding';
   }
 }
@@ -30,7 +31,7 @@ export class UnsupportedEncoding extends Error {
 /** Answer 400: the body does not decode with the coding it claims. */
 export class UndecodableBody extends Error {
   constructor(readonly coding: string) {
-    super(`Request body is not valid ${coding} data`);
+    super(refusalMessage.bodyNotDecodable(coding));
     this.name = 'UndecodableBody';
   }
 }
@@ -65,8 +66,10 @@ function codingsOf(header: string | null): string[] {
     .filter((coding) => coding !== '' && coding !== 'identity');
   const unknown = codings.find((coding) => !Object.hasOwn(DECODERS, coding));
   if (unknown !== undefined) throw new UnsupportedEncoding(unknown);
-  if (codings.length > MAX_CODINGS)
-    throw new UnsupportedEncoding(codings.join(', '), `at most ${MAX_CODINGS} content codings are undone; send one`);
+  if (codings.length > MAX_CODINGS) {
+    const stacked = codings.join(', ');
+    throw new UnsupportedEncoding(stacked, refusalMessage.tooManyEncodings(stacked, MAX_CODINGS));
+  }
   return codings;
 }
 

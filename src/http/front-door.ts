@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { LazyChildLogger } from '../logging/logger.js';
 import { context, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { contextFromHeaders, traceFields, type Tracing } from '../tracing/tracing.js';
-import { ErrorCode, isGatewayError, toRestError } from '../errors.js';
+import { errorEnvelope, ErrorCode, isGatewayError, toRestError } from '../errors.js';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 import { errorBody, maskedAnswer, type Envelope } from './masked-answer.js';
 import { newScope, type RequestScope } from './request-scope.js';
 import { createReadiness, type Readiness } from './readiness.js';
@@ -135,11 +136,8 @@ function requestIdFrom(header: unknown): string {
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 function tooLarge(envelope: Envelope, limit: number): unknown {
-  return errorBody(envelope, `Request body is larger than ${limit} bytes`, ErrorCode.BAD_USER_INPUT);
+  return errorBody(envelope, refusalMessage.bodyTooLarge(limit), ErrorCode.BAD_USER_INPUT);
 }
-
-/** Fastify's refusal of a Content-Type it cannot read as `type/subtype` (415), worded for the client. */
-const NOT_A_MEDIA_TYPE = 'Content-Type is not a media type: send type/subtype, such as application/json';
 
 /** What Fastify's bound on a step leaves beyond the stop's own deadlines. */
 const STOP_MARGIN_MS = 10_000;
@@ -171,10 +169,7 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
     // A path that does not even decode (`/%FF`) is the client's mistake, in the contract's envelope.
     // It is answered before the hooks run, so it carries its request id here.
     frameworkErrors: (_error, request, reply) =>
-      void (reply as FastifyReply)
-        .code(400)
-        .header('x-request-id', request.id)
-        .send({ errors: { message: 'The request path is not a valid URL' } }),
+      void (reply as FastifyReply).code(400).header('x-request-id', request.id).send(errorEnvelope(refusalMessage.pathNotAUrl())),
   });
 
   // Every route reads its body as bytes and parses it itself: each words its own refusals
@@ -243,8 +238,8 @@ export function createFrontDoor(options: FrontDoorOptions): FastifyInstance {
       if (status === 413) return reply.code(413).send(tooLarge(envelope, options.maxBodyBytes));
       const [message, code] =
         (error as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
-          ? [NOT_A_MEDIA_TYPE, ErrorCode.BAD_REQUEST]
-          : ['The request could not be read', ErrorCode.BAD_USER_INPUT];
+          ? [refusalMessage.notAMediaType(), ErrorCode.BAD_REQUEST]
+          : [refusalMessage.unreadableRequest(), ErrorCode.BAD_USER_INPUT];
       return reply.code(status).send(errorBody(envelope, message, code));
     }
     if (isGatewayError(error)) {
@@ -289,11 +284,10 @@ export function registerRoutes(app: FastifyInstance, routes: readonly Route[]): 
       url,
       config: { envelope: route.envelope, transport: route.transport, operation: 'other' },
       handler: (request, reply) => {
-        const message = `Method ${request.method} is not allowed here; use ${allow}`;
         return reply
           .code(405)
           .header('allow', allow)
-          .send(errorBody(route.envelope ?? 'rest', message));
+          .send(errorBody(route.envelope ?? 'rest', refusalMessage.methodNotAllowed(request.method, allow)));
       },
     });
   }

@@ -1,13 +1,13 @@
+import { MASKED_MESSAGE } from '../errors.js';
+
 /*
  * The one answer to an unexpected failure, on every route: its text and stack
  * go to the log, never to the client (unexpected errors are
- * masked). Each route words it in its own envelope.
+ * masked). Each route words it (errors.ts's MASKED_MESSAGE) in its own envelope.
  */
 
 /** How a route words errors: the REST contract's (part 7), GraphQL's, or JSON-RPC's (MCP, `/mcp`). */
 export type Envelope = 'rest' | 'graphql' | 'jsonrpc';
-
-export const MASKED_MESSAGE = 'Unexpected error.';
 
 /**
  * JSON-RPC 2.0's error codes the front door answers with: an HTTP refusal is

@@ -5,6 +5,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Credential } from '../backends/backend.js';
 import { ErrorCode, isGatewayError } from '../errors.js';
 import { refuse } from '../refusals/refusals.js';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 import type { Route } from '../http/front-door.js';
 import { refuseForeignHosts } from './allowed-hosts.js';
 import { createSessionServer, type CallerInfo } from './mcp-server.js';
@@ -94,11 +95,11 @@ export function mcpEndpoint(options: McpEndpointOptions): { routes: Route[]; ses
     const id = request.headers['mcp-session-id'] as string;
     const session = sessions.use(id, ownerOf(request.scope.credential as Credential));
     if (!session) {
-      rpcError(reply, 404, RPC.sessionNotFound, 'Session not found: initialize a new session');
+      rpcError(reply, 404, RPC.sessionNotFound, refusalMessage.mcpSessionNotFound());
       return undefined;
     }
     if (session === 'another-owner') {
-      rpcError(reply, 403, RPC.serverError, 'This session was opened with another key or token: initialize a session of your own');
+      rpcError(reply, 403, RPC.serverError, refusalMessage.mcpSessionOfAnother());
       return undefined;
     }
     return session;
@@ -141,16 +142,11 @@ export function mcpEndpoint(options: McpEndpointOptions): { routes: Route[]; ses
         try {
           body = JSON.parse((request.body as Buffer | undefined)?.toString('utf8') ?? '');
         } catch {
-          return rpcError(reply, 400, RPC.parseError, 'Parse error: the body is not JSON');
+          return rpcError(reply, 400, RPC.parseError, refusalMessage.mcpBodyNotJson());
         }
         if (request.headers['mcp-session-id'] === undefined) {
           if (!isInitializeRequest(body)) {
-            return rpcError(
-              reply,
-              400,
-              RPC.serverError,
-              'Bad Request: initialize first, then send the Mcp-Session-Id header it answered with',
-            );
+            return rpcError(reply, 400, RPC.serverError, refusalMessage.mcpInitializeFirst());
           }
           const session = await openSession(ownerOf(request.scope.credential as Credential));
           const response = await handle(session.transport, request, body);
@@ -169,7 +165,7 @@ export function mcpEndpoint(options: McpEndpointOptions): { routes: Route[]; ses
       operation: 'end-session',
       async handler(request, reply) {
         if (request.headers['mcp-session-id'] === undefined)
-          return rpcError(reply, 400, RPC.serverError, 'Bad Request: no Mcp-Session-Id header');
+          return rpcError(reply, 400, RPC.serverError, refusalMessage.mcpNoSessionHeader());
         const session = sessionOf(request, reply);
         if (!session) return reply;
         return send(reply, await handle(session.transport, request));

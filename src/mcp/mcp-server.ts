@@ -7,8 +7,8 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestScope } from '../http/request-scope.js';
-import { quoted } from '../errors.js';
-import { MASKED_MESSAGE } from '../http/masked-answer.js';
+import { refusalMessage } from '../refusals/transport-refusals.js';
+import { MASKED_MESSAGE } from '../errors.js';
 import type { OperationTool } from './operation-tools.js';
 import type { CallTool } from './tool-calls.js';
 
@@ -51,14 +51,11 @@ export function createSessionServer(tools: readonly OperationTool[], callTool: C
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool) {
-      throw new McpError(
-        RpcErrorCode.InvalidParams,
-        `Unknown tool ${quoted(request.params.name)}; tools/list names the ${listed.length} tools`,
-      );
+      throw new McpError(RpcErrorCode.InvalidParams, refusalMessage.unknownTool(request.params.name, listed.length));
     }
     const caller = extra.authInfo?.extra as CallerInfo | undefined;
     // The route passes every request's scope; a message without one did not come through it.
-    if (!caller) throw new McpError(RpcErrorCode.InternalError, 'The tool call reached the server without its request');
+    if (!caller) throw new McpError(RpcErrorCode.InternalError, refusalMessage.toolCallWithoutRequest());
     try {
       return await callTool(tool, request.params.arguments ?? {}, caller.scope);
     } catch (error) {

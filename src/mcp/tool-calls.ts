@@ -1,8 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { GraphQLServer } from '../graphql/graphql-server.js';
 import type { RequestScope } from '../http/request-scope.js';
-import { MASKED_MESSAGE } from '../http/masked-answer.js';
-import { quoted } from '../errors.js';
+import { MASKED_MESSAGE } from '../errors.js';
+import { refusalMessage } from '../refusals/transport-refusals.js';
 import type { OperationTool } from './operation-tools.js';
 
 /*
@@ -39,11 +39,10 @@ export function argumentsProblem(tool: OperationTool, args: Record<string, unkno
   const known = tool.inputSchema.properties ?? {};
   const unknown = Object.keys(args).filter((name) => !(name in known));
   if (unknown.length > 0) {
-    const takes = Object.keys(known).join(', ') || 'no arguments';
-    return `Unknown argument(s) ${unknown.map(quoted).join(', ')} for tool ${tool.name}; it takes ${takes}`;
+    return refusalMessage.unknownToolArguments(unknown, tool.name, Object.keys(known));
   }
   const missing = (tool.inputSchema.required ?? []).filter((name) => args[name] === undefined || args[name] === null);
-  if (missing.length > 0) return `Missing required argument(s) ${missing.join(', ')} for tool ${tool.name}`;
+  if (missing.length > 0) return refusalMessage.missingToolArguments(missing, tool.name);
   return undefined;
 }
 

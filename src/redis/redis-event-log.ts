@@ -1,14 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  comparePositions,
-  eventsExpired,
-  isPosition,
-  type EventLog,
-  type LogKeep,
-  type LoggedEvent,
-  type ReplayPage,
-} from '../events/event-log.js';
+import { comparePositions, isPosition, type EventLog, type LogKeep, type LoggedEvent, type ReplayPage } from '../events/event-log.js';
 import type { TransactionUpdateEvent } from '../events/normalize.js';
+import { refuseOperation } from '../refusals/operation-refusals.js';
 import { createRecentEvents, DEDUPE_TTL_MS, type RecentEventsOptions } from '../events/recent-events.js';
 import { transactionDigest } from '../events/transaction-digest.js';
 import type { Result } from 'ioredis';
@@ -319,7 +312,7 @@ export function createRedisEventLog(clients: RedisClients, options: RedisEventLo
       }
       const position = cursor.length <= MAX_CURSOR_LENGTH ? await commands.get(keys.eventPosition(cursor, account)) : null;
       const replay = await after(position);
-      if (!replay) throw eventsExpired(cursor, await newest());
+      if (!replay) throw refuseOperation.eventsExpired(cursor, await newest());
       return replay;
     },
     // `0-0`: before every stream id. The key lives as long as the dedupe keys (a day): an account quiet longer is told `0-0`.

@@ -1,16 +1,26 @@
 import { ClientGone, ErrorCode, GatewayError, quoted } from '../errors.js';
 
 /*
- * Every refusal a client can read, worded once, grouped by code; call sites
- * pass only what varies (a limit, an id, a library's or a validator's words).
- * Clients and tests match these messages as text: a change of wording here is
- * a change of the gateway's answers. The codes and the GatewayError class are
+ * Every refusal a client reads as a GatewayError, worded once, grouped by
+ * code; call sites pass only what varies (a limit, an id, a library's or a
+ * validator's words). Clients and tests match these messages as text: a
+ * change of wording here is a change of the gateway's answers. The codes and the GatewayError class are
  * src/errors.ts's; this module stays beside them in layer 0, so its entries
  * take plain values, never types of a higher layer. Nothing else in src/
  * constructs a GatewayError (test/unit/error-codes.test.ts).
+ *
+ * Beside it, the rest of the catalogue's wording: operation-refusals.ts (the
+ * GraphQLErrors that are not GatewayErrors), transport-refusals.ts (the
+ * messages of answers a transport words in its own envelope) and
+ * ws-close-codes.ts (WebSocket close codes and their reasons). The same test
+ * finds a message written as text where it is sent, anywhere else in src/.
  */
 
 const MISSING_KEY = 'Missing API key: send it in the Authorization header';
+
+/** A token refused at the front door; `problem`: what is wrong with it, worded to follow the colon. */
+const tokenRefused = (problem: string) =>
+  new GatewayError(ErrorCode.UNAUTHENTICATED, `The token was refused: ${problem}`, { failsRequest: true });
 
 export const refuse = {
   // UNAUTHENTICATED
@@ -19,8 +29,16 @@ export const refuse = {
   unknownKey: () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'Unknown API key', { failsRequest: true }),
   keyRevoked: () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The API key was revoked'),
   tokenExpired: () => new GatewayError(ErrorCode.UNAUTHENTICATED, 'The token has expired'),
-  /** `reason`: what the JWT library found wrong with the token. */
-  tokenRefused: (reason: string) => new GatewayError(ErrorCode.UNAUTHENTICATED, `The token was refused: ${reason}`, { failsRequest: true }),
+  // A JWT refused, saying what is wrong with it (jose's finding, in our words), never the token.
+  jwtExpired: () => tokenRefused('it has expired'),
+  jwtNeverExpires: () => tokenRefused('it carries no "exp" claim, so it would never expire'),
+  jwtClaimRefused: (claim: string) => tokenRefused(`its "${claim}" claim is not what this gateway accepts`),
+  /** JWT_ACCOUNT_CLAIM set: the claim it names is missing, or names no account. */
+  jwtAccountMissing: (claim: string) => tokenRefused(`its "${claim}" claim must name the account it belongs to`),
+  jwtAlgorithmRefused: () => tokenRefused('its algorithm is not accepted'),
+  jwtKeyUnknown: () => tokenRefused('no key of the key set matches it'),
+  jwtSignatureInvalid: () => tokenRefused('its signature does not verify'),
+  notAJwt: () => tokenRefused('it is not a valid signed JWT'),
   subscriptionTokenRefused: () =>
     new GatewayError(
       ErrorCode.UNAUTHENTICATED,

@@ -23,9 +23,9 @@ import type { GraphQLServerContext } from '../graphql/graphql-server.js';
 import type { Logger } from '../logging/logger.js';
 import { createShutdownHold } from './shutdown-hold.js';
 import { createSharedSubscriptions } from './shared-subscriptions.js';
-import { ErrorCode } from '../errors.js';
+import { refuseOperation } from '../refusals/operation-refusals.js';
 import { serveGraphQLWs, type Extra } from './ws-sockets.js';
-import { WsClose } from './ws-close-codes.js';
+import { WsClose } from '../refusals/ws-close-codes.js';
 
 /*
  * GraphQL over WebSocket (graphql-transport-ws) on the same port and path as
@@ -191,7 +191,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
    */
   const closeIfBehind = (socket: WebSocket) => {
     if (socket.bufferedAmount <= options.maxUnsentBytes || socket.readyState !== socket.OPEN) return;
-    socket.close(WsClose.tryAgainLater[0], 'Reading too slowly');
+    socket.close(...WsClose.readingTooSlowly);
     setTimeout(() => socket.terminate(), CLOSE_HANDSHAKE_MS).unref();
   };
 
@@ -261,7 +261,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       serverContext.execution = undefined;
     }
     // Refused before execution (a params rule, parsing, validation): the protocol's `error` message, as ever.
-    if (!ran) return (result as ExecutionResult | undefined)?.errors ?? [new GraphQLError('Unable to identify operation')];
+    if (!ran) return (result as ExecutionResult | undefined)?.errors ?? [refuseOperation.unidentifiedOperation()];
     const made = result;
     return { ...ran, rootValue: { execute: () => made, subscribe: () => made } };
   };
@@ -291,11 +291,7 @@ export function attachGraphQLWs(options: GraphQLWsOptions): GraphQLWsServer {
       onSubscribe: (ctx, id, payload) => {
         const ids = ctx.extra.operations;
         if (ids.size >= options.limits.maxSubscriptions) {
-          return [
-            new GraphQLError(`At most ${options.limits.maxSubscriptions} subscriptions per connection`, {
-              extensions: { code: ErrorCode.BAD_USER_INPUT },
-            }),
-          ];
+          return [refuseOperation.tooManySubscriptions(options.limits.maxSubscriptions)];
         }
         ids.add(id);
         // graphql-ws calls onComplete only for an operation that ran: a refused or failed one gives its slot back here.

@@ -1,7 +1,7 @@
-import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
+import { handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../logging/logger.js';
-import { WsClose } from './ws-close-codes.js';
+import { WsClose } from '../refusals/ws-close-codes.js';
 
 /*
  * graphql-ws's server on the sockets of a `ws` server: what graphql-ws's own
@@ -37,7 +37,7 @@ export function serveGraphQLWs<P extends Record<string, unknown>, C extends obje
     socket.once('error', (error: Error & { code?: string }) => {
       // ws closed the socket itself (1009 for a frame over maxPayload, 1002 for a broken frame): its close stands.
       logger.warn({ reason: error.message, code: error.code }, 'WebSocket connection failed');
-      if (socket.readyState === socket.OPEN) socket.close(CloseCode.InternalServerError, 'Internal server error');
+      if (socket.readyState === socket.OPEN) socket.close(...WsClose.internalError);
     });
     let pongWait: NodeJS.Timeout | undefined;
     const pings =
@@ -65,7 +65,7 @@ export function serveGraphQLWs<P extends Record<string, unknown>, C extends obje
           socket.on('message', (data: Buffer) => {
             handle(data.toString()).catch((error: unknown) => {
               logger.error({ err: error }, 'WebSocket message failed');
-              if (socket.readyState === socket.OPEN) socket.close(CloseCode.InternalServerError, 'Internal server error');
+              if (socket.readyState === socket.OPEN) socket.close(...WsClose.internalError);
             });
           }),
       },

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, ErrorCode, httpStatusOf } from '../../src/errors.js';
@@ -78,6 +78,88 @@ describe('refusals', () => {
       "src/probe.ts:2: export const a = () => new GatewayError(ErrorCode.FORBIDDEN, 'No');",
       'src/probe.ts:4: new GatewayError(',
     ]);
+  });
+});
+
+/** The folder of the catalogue's wording: refusals.ts, operation-refusals.ts, transport-refusals.ts, ws-close-codes.ts. */
+const WORDING = `refusals${sep}`;
+
+/**
+ * A message a client reads, written as text where it is sent: the first
+ * argument of a GraphQLError, the message of a REST or JSON-RPC envelope,
+ * a WebSocket close reason, an MCP tool error, a text/plain answer. A
+ * message the call site passes on (a library's or a validator's words, an
+ * entry of the catalogue) is a name, not text, and passes.
+ */
+const wordedAtCallSite: Array<[string, RegExp]> = [
+  ['a GraphQLError', /\bnew\s+GraphQLError\s*\(\s*['"`]/g],
+  ['an McpError', /\bnew\s+McpError\s*\([^,()]*,\s*['"`]/g],
+  ['a REST envelope', /\berrorEnvelope\s*\(\s*['"`]/g],
+  ['an envelope of the route', /\berrorBody\s*\([^,()]*,\s*['"`]/g],
+  ['an envelope written out', /\berrors:\s*\[?\s*\{\s*message:\s*['"`]/g],
+  ['a JSON-RPC error', /\brpcError\s*\((?:[^,()]*,\s*){3}['"`]/g],
+  ['a tool error', /\btoolError\s*\(\s*['"`]/g],
+  ['a close reason', /\.close\(\s*[^,()]+,\s*['"`]/g],
+  // Quotes only: a template literal sent is a frame of a protocol (graphql-ws's `next`), not words.
+  ['a text answer', /\.send\(\s*['"]/g],
+];
+
+/** `file:line: what` for each message `text` words at its call site. */
+function messagesWorded(file: string, text: string): string[] {
+  return wordedAtCallSite.flatMap(([what, pattern]) =>
+    [...text.matchAll(pattern)].map((match) => `${file}:${text.slice(0, match.index).split('\n').length}: ${what}`),
+  );
+}
+
+/*
+ * The same holds for the messages that come with no GatewayError (GraphQL's
+ * own errors, transport envelopes, close reasons, tool errors): src/refusals/
+ * words each once, and call sites pass only what varies. No call site needs
+ * an exception: the GraphQLErrors built elsewhere pass on a library's words
+ * as it wrote them (graphql-js's in without-suggestion.ts and the query
+ * limits' shaping, graphql-jit's in use-compiled-execution.ts, yoga's in
+ * the parser echo's, Apollo's APQ plugin's in persisted-queries.ts).
+ */
+describe('client-visible messages', () => {
+  it('are worded nowhere in src/ but the catalogue', () => {
+    const found = sourceFiles(SRC)
+      .map((path) => relative(SRC, path))
+      .filter((file) => !file.startsWith(WORDING))
+      .flatMap((file) => messagesWorded(`src/${file}`, readFileSync(join(SRC, file), 'utf8')));
+    expect(found).toEqual([]);
+  });
+
+  it('are caught when worded at a call site, with their file and line', () => {
+    const probe = [
+      "const a = new GraphQLError('No', { extensions: {} });",
+      'const b = new GraphQLError(',
+      '  `At most ${max}`,',
+      ');',
+      "reply.code(404).send(errorEnvelope('No such thing'));",
+      "reply.send(errorBody(envelope, 'No', ErrorCode.BAD_REQUEST));",
+      "reply.send({ errors: { message: 'No' } });",
+      "rpcError(reply, 400, RPC.parseError, 'Parse error');",
+      'throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool ${name}`);',
+      "return toolError('No');",
+      "socket.close(1013, 'Later');",
+      "reply.code(404).header('content-type', 'text/plain').send('No');",
+      'const fine = [new GraphQLError(error.message), errorEnvelope(refusalMessage.noRoute(m, p)), socket.close(...WsClose.goingAway)];',
+      'const alsoFine = [errorBody(envelope, message, code), reply.send(body), wss.close(() => resolve())];',
+    ].join('\n');
+    expect(messagesWorded('src/probe.ts', probe).sort()).toEqual(
+      [
+        'src/probe.ts:1: a GraphQLError',
+        'src/probe.ts:2: a GraphQLError',
+        'src/probe.ts:5: a REST envelope',
+        'src/probe.ts:6: an envelope of the route',
+        'src/probe.ts:7: an envelope written out',
+        'src/probe.ts:8: a JSON-RPC error',
+        'src/probe.ts:9: an McpError',
+        'src/probe.ts:10: a tool error',
+        'src/probe.ts:11: a close reason',
+        'src/probe.ts:12: a text answer',
+      ].sort(),
+    );
   });
 });
 

@@ -3,7 +3,7 @@ import type { Config } from '../../config/config.js';
 import { createEventTransactions } from '../../events/event-transactions.js';
 import type { GatewayServices } from '../../graphql/context.js';
 import { registerRoutes } from '../../http/front-door.js';
-import { MASKED_MESSAGE } from '../../http/masked-answer.js';
+import { MASKED_MESSAGE } from '../../errors.js';
 import { graphqlRoute } from '../../graphql/graphql-route.js';
 import { createGraphQLServer, type GraphQLServer } from '../../graphql/graphql-server.js';
 import { createResponseCache } from '../../graphql/response-cache.js';

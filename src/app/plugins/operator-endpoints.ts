@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import fp from 'fastify-plugin';
 import type { Config } from '../../config/config.js';
 import { errorEnvelope } from '../../errors.js';
+import { refusalMessage } from '../../refusals/transport-refusals.js';
 import { createFrontDoor, registerRoutes, type FrontDoorOptions } from '../../http/front-door.js';
 import type { Logger } from '../../logging/logger.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
@@ -30,7 +31,8 @@ export const frontDoorOptions = (config: Config, logger: Logger): FrontDoorOptio
   stopMs: config.shutdownGraceMs + config.shutdownTimeoutMs,
   upstreamCallsPerRequest: config.upstreamCallsPerRequest,
   onMasked: (error, request) => request.log.error({ err: error }, 'unexpected error'),
-  notFound: (request, reply) => reply.code(404).send(errorEnvelope(`No route for ${request.method} ${request.url.split('?', 1)[0]}`)),
+  notFound: (request, reply) =>
+    reply.code(404).send(errorEnvelope(refusalMessage.noRoute(request.method, request.url.split('?', 1)[0] ?? ''))),
 });
 
 /** The host as it stands in a URL: an IPv6 address in brackets. */
