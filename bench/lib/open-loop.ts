@@ -58,6 +58,24 @@ const totalOf = (errors: OpenLoopErrors): OpenLoopErrors => ({
   total: errors.non2xx + errors.mismatches + errors.connection + errors.timeouts,
 });
 
+/**
+ * Calls `fire(n, at)` for n = 0 … total − 1 as soon as its time `at` (performance.now(), start + n/rate s) has come,
+ * whether or not earlier ones were answered (S8's requests, S5's webhooks); resolves after the last.
+ */
+export function onSchedule(rate: number, total: number, fire: (n: number, at: number) => void): Promise<void> {
+  const intervalMs = 1_000 / rate;
+  const start = performance.now() + 5;
+  let next = 0;
+  return new Promise<void>((resolve) => {
+    const tick = () => {
+      for (let at = start + next * intervalMs; next < total && at <= performance.now(); at = start + next * intervalMs) fire(next++, at);
+      if (next >= total) return resolve();
+      setTimeout(tick, start + next * intervalMs - performance.now());
+    };
+    setTimeout(tick, start - performance.now());
+  });
+}
+
 /** One target over a pool of its own, kept between runs (connections stay warm). */
 export function loadGenerator(target: HttpTarget): LoadGenerator {
   // Enough connections that a stall of the server, not a lack of sockets, is what queues requests.
@@ -85,7 +103,6 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
   }
 
   async function openLoop(rate: number, seconds: number): Promise<GeneratedRun> {
-    const intervalMs = 1_000 / rate;
     const scheduled = Math.max(1, Math.round(rate * seconds));
     const latencies: number[] = [];
     const errors = noErrors();
@@ -94,28 +111,16 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
     let pending = 0;
     let settle: (() => void) | undefined;
     const elu = performance.eventLoopUtilization();
-    const start = performance.now() + 5;
-    let next = 0;
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        let now = performance.now();
-        for (let at = start + next * intervalMs; next < scheduled && at <= now; at = start + next * intervalMs) {
-          const lag = now - at;
-          if (lag > LATE_MS) late += 1;
-          if (lag > maxSendLagMs) maxSendLagMs = lag;
-          pending += 1;
-          send(next, errors, (answeredAt) => {
-            if (answeredAt !== undefined) latencies.push(answeredAt - at);
-            pending -= 1;
-            if (pending === 0 && settle) settle();
-          });
-          next += 1;
-          now = performance.now();
-        }
-        if (next >= scheduled) return resolve();
-        setTimeout(tick, start + next * intervalMs - now);
-      };
-      setTimeout(tick, start - performance.now());
+    await onSchedule(rate, scheduled, (n, at) => {
+      const lag = performance.now() - at;
+      if (lag > LATE_MS) late += 1;
+      if (lag > maxSendLagMs) maxSendLagMs = lag;
+      pending += 1;
+      send(n, errors, (answeredAt) => {
+        if (answeredAt !== undefined) latencies.push(answeredAt - at);
+        pending -= 1;
+        if (pending === 0 && settle) settle();
+      });
     });
     // Answers still missing when the drain ends are timeouts; should they land later, they no longer count.
     if (pending > 0) {

@@ -4,14 +4,15 @@ import { fdsNeeded, openFilesLimit } from '../lib/delivery.js';
 import { historyTotal } from '../lib/history-series.js';
 import { redisKindsFrom, startRedisDeployment, type RedisDeployment, type RedisKind } from '../lib/redis-deployments.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
-import { startGateway, startRawWs, startWebhookPacer } from '../lib/servers.js';
+import { startLoadGenerator } from '../lib/load-generator.js';
+import { startGateway, startRawWs } from '../lib/servers.js';
 import { fmt, percentile, percentiles } from '../lib/stats.js';
 import { CAP_MS, openSide, type Side, type TurnResult } from '../lib/sustained-turns.js';
 import { verdict, type Row } from '../lib/table.js';
 
 /*
  * S5: webhooks at a steady, clock-paced rate to 1 000 subscribers, sent and
- * timed by a pacer process of their own (webhook-pacer.ts, sustained-turns.ts).
+ * timed by the load generator process (webhook-pacer.ts, sustained-turns.ts).
  * Two gateways, history on (the default) and HISTORY=off, each with its own
  * subscribers, take turns: BENCH_S5_ROUNDS rounds, on-off then off-on, each
  * turn BENCH_S5_SECONDS ÷ rounds long, so each gets BENCH_S5_SECONDS in all
@@ -354,7 +355,7 @@ export const s5: Scenario = {
         },
       ];
     }
-    return withChild(startWebhookPacer(), async (pacer) => {
+    return withChild(startLoadGenerator(), async (pacer) => {
       const inProcess: Contender[] = [
         { label: 'gateway, defaults (history on, in process)', env: {} },
         { label: 'gateway, HISTORY=off', env: { HISTORY: 'off' } },
