@@ -7,7 +7,7 @@ import { planogram, transactions, vendings } from './fixtures.js';
  * every answer is a Buffer serialised once at start, a GET is one Map lookup
  * on the raw request URL, and no URL object is made per request. It counts the
  * calls per contract route, so the harness can tell how many upstream calls a
- * gateway query cost (GET /__stats, POST /__reset; these need no key).
+ * gateway query cost (GET /__stats; it needs no key).
  * With `delayMs` (S8), every contract answer waits that long first, as a real
  * service would; control routes answer at once.
  */
@@ -110,10 +110,6 @@ export async function startContractUpstream(
     req.resume();
     if (url === '/__stats') return sendNow(res, 200, json(counts));
     if (url === '/__ready') return sendNow(res, 200, EMPTY);
-    if (url === '/__reset' && req.method === 'POST') {
-      for (const key of Object.keys(counts)) delete counts[key];
-      return sendNow(res, 200, EMPTY);
-    }
     sendNow(res, 404, notFound(url));
   }
 

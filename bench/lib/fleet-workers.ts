@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { sleep, spawnIpcChild, type IpcChild } from './children.js';
-import { quantile } from './stats.js';
+import { percentiles } from './stats.js';
 import { monotonicMs, type WorkerReply, type WorkerRequest } from './fleet-protocol.js';
 import type { RoundResult } from './delivery.js';
 import { CLIENT_KEY } from './servers.js';
@@ -141,9 +141,10 @@ export async function startWorkerFleet(httpUrl: string, kind: 'graphql-ws' | 'ra
       const replies = await all({ op: 'collect' });
       const issued = answer.at + offset;
       const latencies = replies.flatMap((r) => (r.times ?? []).map((t) => t - issued));
+      const [p50, p99] = percentiles(latencies, [50, 99]);
       return {
-        p50: quantile(latencies, 0.5),
-        p99: quantile(latencies, 0.99),
+        p50: p50!,
+        p99: p99!,
         last: latencies.length ? latencies.reduce((max, v) => Math.max(max, v), 0) : Number.NaN,
         missing: size() - latencies.length,
         duplicates: replies.reduce((sum, r) => sum + (r.duplicates ?? 0), 0),

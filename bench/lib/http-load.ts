@@ -50,6 +50,14 @@ export interface RunFigures {
   loadgenElu: number;
 }
 
+export interface HttpErrors {
+  non2xx: number;
+  mismatches: number;
+  connection: number;
+  timeouts: number;
+  total: number;
+}
+
 export interface Measurement {
   runs: RunFigures[];
   rps: { median: number; min: number; max: number };
@@ -57,7 +65,7 @@ export interface Measurement {
   callsPerQuery: number | undefined;
   /** Median over the runs of the measured child's CPU time per request, in µs (NaN without a child). */
   cpuPerRequestUs: number;
-  errors: { non2xx: number; mismatches: number; connection: number; timeouts: number; total: number };
+  errors: HttpErrors;
   notes: string[];
 }
 
@@ -101,6 +109,36 @@ async function once(target: HttpTarget, seconds: number, counters: Counters) {
     headers: target.headers,
     requests,
   });
+}
+
+/** What a closed loop of `inFlight` requests carried: checked 2xx answers per second (S8's capacity). */
+export interface ClosedLoopRun {
+  rps: number;
+  answered: number;
+  seconds: number;
+  errors: HttpErrors;
+  loadgenElu: number;
+}
+
+export async function closedLoop(target: HttpTarget, inFlight: number, seconds: number): Promise<ClosedLoopRun> {
+  const counters: Counters = { mismatches: 0, statuses: new Map() };
+  const elu = performance.eventLoopUtilization();
+  const result = await once({ ...target, connections: inFlight }, seconds, counters);
+  const answered = result['2xx'] - counters.mismatches;
+  const connection = result.errors - result.timeouts;
+  return {
+    rps: answered / result.duration,
+    answered,
+    seconds: result.duration,
+    errors: {
+      non2xx: result.non2xx,
+      mismatches: counters.mismatches,
+      connection,
+      timeouts: result.timeouts,
+      total: result.non2xx + counters.mismatches + connection + result.timeouts,
+    },
+    loadgenElu: performance.eventLoopUtilization(elu).utilization,
+  };
 }
 
 /** One target measured step by step, so two targets can take turns (paired.ts); measureHttp runs it straight through. */

@@ -1,3 +1,4 @@
+import { Bench } from 'tinybench';
 import { Pool } from 'undici';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
@@ -143,25 +144,38 @@ const LAYERS: Layer[] = [
   ['yoga alone, answered by its response cache (every read a hit)', bareYoga(true)],
 ];
 
-async function cpuPerRead(read: (id: string) => Promise<unknown>, reads: number): Promise<number> {
-  let next = 0;
-  const before = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < reads) await read(ROTATED_IDS[next++ % ROTATED_IDS.length]!);
-    }),
-  );
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / reads;
+/**
+ * One round: each layer's READS reads through tinybench, IN_FLIGHT at once (its task concurrency), and the
+ * process's CPU per read over them (tinybench's own figures are wall times, which others' load on the machine moves).
+ */
+async function cpuPerRead(layers: Layer[], warmup: boolean): Promise<Map<string, number>> {
+  const cpu = new Map<string, number>();
+  // Time 0: no time limit, READS reads. The warm-up (first round): every layer's code optimised, every document compiled.
+  const limits = { iterations: READS, time: 0, warmup, warmupIterations: 2_000, warmupTime: 0 };
+  const bench = new Bench({ concurrency: 'task', threshold: IN_FLIGHT, throws: true, ...limits });
+  for (const [name, read] of layers) {
+    let reads = 0;
+    let before = process.cpuUsage();
+    const beforeAll = () => {
+      reads = 0;
+      before = process.cpuUsage();
+    };
+    // Each phase (warm-up, then run) ends here: the run's is the last set.
+    const afterAll = () => {
+      const used = process.cpuUsage(before);
+      cpu.set(name, (used.user + used.system) / reads);
+    };
+    bench.add(name, () => read(ROTATED_IDS[reads++ % ROTATED_IDS.length]!), { beforeAll, afterAll });
+  }
+  await bench.run();
+  return cpu;
 }
 
-// Warm-up: every layer's code optimised, every document compiled, every connection open.
-for (const [, read] of LAYERS) await cpuPerRead(read, 2_000);
 const rounds: Record<string, number[]> = {};
 for (let round = 0; round < ROUNDS; round++) {
   // Alternating direction, so drift of the machine lands on every layer alike.
-  const order = round % 2 === 0 ? LAYERS : [...LAYERS].reverse();
-  for (const [name, read] of order) (rounds[name] ??= []).push(await cpuPerRead(read, READS));
+  const measured = await cpuPerRead(round % 2 === 0 ? LAYERS : [...LAYERS].reverse(), round === 0);
+  for (const [name, us] of measured) (rounds[name] ??= []).push(us);
 }
 process.stdout.write(`${JSON.stringify(LAYERS.map(([name, , over]) => ({ name, over, rounds: rounds[name] })))}\n`);
 process.exit(0);

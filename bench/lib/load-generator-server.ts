@@ -2,9 +2,10 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { BodyCheck, type BodyCheckWire } from './expect.js';
 import type { HttpTarget } from './http-load.js';
 import { loadGenerator, type LoadGenerator } from './open-loop.js';
+import { pace, type PacerRun } from './webhook-pacer.js';
 
 /*
- * S8's load generator in a process of its own (load-generator-main.ts), so it
+ * S5's and S8's load generator in a process of its own (load-generator-main.ts), so it
  * can be pinned to a core of its own with the upstream, away from the server
  * under test, and nothing else shares its event loop or its heap: a send that
  * leaves late is the generator's doing, and is counted.
@@ -12,7 +13,8 @@ import { loadGenerator, type LoadGenerator } from './open-loop.js';
  * POST /targets {target}: a generator for that target (its own pool), answers {id};
  * POST /open {id, rate, seconds}: one open-loop run, answers its GeneratedRun;
  * POST /closed {id, inFlight, seconds}: one closed-loop run, answers its ClosedLoopRun;
- * POST /close {id}: closes that target's pool. GET /readyz: 200.
+ * POST /close {id}: closes that target's pool; POST /pace {PacerRun}: S5's paced webhooks
+ * (webhook-pacer.ts), answers one PacedWebhook each. GET /readyz: 200.
  */
 
 /** An HttpTarget as JSON: its checks as BodyCheckWire. */
@@ -57,6 +59,7 @@ export function startLoadGeneratorServer(port: number, host: string): void {
     },
     '/open': (body) => generator(body.id).openLoop(Number(body.rate), Number(body.seconds)),
     '/closed': (body) => generator(body.id).closedLoop(Number(body.inFlight), Number(body.seconds)),
+    '/pace': (body) => pace(body as unknown as PacerRun),
     '/close': async (body) => {
       await generator(body.id).close();
       generators.delete(Number(body.id));

@@ -3,6 +3,7 @@ import type { HttpTarget } from './http-load.js';
 import { toWire } from './load-generator-server.js';
 import type { ClosedLoopRun, GeneratedRun, LoadGenerator } from './open-loop.js';
 import { contractCalls, type Upstream } from './servers.js';
+import type { PacedWebhook, PacerRun } from './webhook-pacer.js';
 
 /*
  * The parent's side of S8's load generator process (load-generator-server.ts):
@@ -32,6 +33,10 @@ async function post<T>(generator: Child, path: string, body: unknown, seconds = 
   if (response.status !== 200) throw new Error(`load generator ${path}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }
+
+/** S5's webhooks paced from the generator process (webhook-pacer.ts); one entry per webhook. */
+export const runPacer = (generator: Child, run: PacerRun): Promise<PacedWebhook[]> =>
+  post<PacedWebhook[]>(generator, '/pace', run, run.seconds + run.graceMs / 1_000);
 
 /** `target` driven from the generator process, over a pool of its own there. */
 export async function remoteGenerator(generator: Child, target: HttpTarget): Promise<LoadGenerator> {

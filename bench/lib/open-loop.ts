@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import type { HttpTarget } from './http-load.js';
-import { quantile } from './stats.js';
+import { closedLoop, type ClosedLoopRun, type HttpErrors, type HttpTarget } from './http-load.js';
+import { percentiles } from './stats.js';
 
 /*
  * S8's load, as its generator process runs it (load-generator-main.ts).
@@ -14,9 +14,9 @@ import { quantile } from './stats.js';
  * waiting (no coordinated omission). No send is dropped: one that could not
  * leave on time leaves as soon as it can, and is counted late.
  *
- * Closed loop: a fixed number of requests in flight, each answer followed by
- * the next request, over the same pool and checks: what the server can carry
- * (S8 runs the open loop at a share of it).
+ * Closed loop: autocannon (http-load.ts), a fixed number of requests in
+ * flight with the same checks: what the server can carry (S8 runs the open
+ * loop at a share of it).
  */
 
 /** A send leaving more than this after its scheduled time is late: the generator, not the server, kept it. */
@@ -24,13 +24,7 @@ export const LATE_MS = 2;
 /** After the last scheduled send, answers still missing this long are counted as timeouts. */
 const DRAIN_MS = 2_000;
 
-export interface OpenLoopErrors {
-  non2xx: number;
-  mismatches: number;
-  connection: number;
-  timeouts: number;
-  total: number;
-}
+export type OpenLoopErrors = HttpErrors;
 
 /** What the generator saw of one open-loop run. */
 export interface GeneratedRun {
@@ -49,14 +43,7 @@ export interface GeneratedRun {
   loadgenElu: number;
 }
 
-export interface ClosedLoopRun {
-  /** Checked 2xx answers per second. */
-  rps: number;
-  answered: number;
-  seconds: number;
-  errors: OpenLoopErrors;
-  loadgenElu: number;
-}
+export type { ClosedLoopRun };
 
 export interface LoadGenerator {
   openLoop(rate: number, seconds: number): Promise<GeneratedRun>;
@@ -70,6 +57,24 @@ const totalOf = (errors: OpenLoopErrors): OpenLoopErrors => ({
   ...errors,
   total: errors.non2xx + errors.mismatches + errors.connection + errors.timeouts,
 });
+
+/**
+ * Calls `fire(n, at)` for n = 0 … total − 1 as soon as its time `at` (performance.now(), start + n/rate s) has come,
+ * whether or not earlier ones were answered (S8's requests, S5's webhooks); resolves after the last.
+ */
+export function onSchedule(rate: number, total: number, fire: (n: number, at: number) => void): Promise<void> {
+  const intervalMs = 1_000 / rate;
+  const start = performance.now() + 5;
+  let next = 0;
+  return new Promise<void>((resolve) => {
+    const tick = () => {
+      for (let at = start + next * intervalMs; next < total && at <= performance.now(); at = start + next * intervalMs) fire(next++, at);
+      if (next >= total) return resolve();
+      setTimeout(tick, start + next * intervalMs - performance.now());
+    };
+    setTimeout(tick, start - performance.now());
+  });
+}
 
 /** One target over a pool of its own, kept between runs (connections stay warm). */
 export function loadGenerator(target: HttpTarget): LoadGenerator {
@@ -98,7 +103,6 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
   }
 
   async function openLoop(rate: number, seconds: number): Promise<GeneratedRun> {
-    const intervalMs = 1_000 / rate;
     const scheduled = Math.max(1, Math.round(rate * seconds));
     const latencies: number[] = [];
     const errors = noErrors();
@@ -107,28 +111,16 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
     let pending = 0;
     let settle: (() => void) | undefined;
     const elu = performance.eventLoopUtilization();
-    const start = performance.now() + 5;
-    let next = 0;
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        let now = performance.now();
-        for (let at = start + next * intervalMs; next < scheduled && at <= now; at = start + next * intervalMs) {
-          const lag = now - at;
-          if (lag > LATE_MS) late += 1;
-          if (lag > maxSendLagMs) maxSendLagMs = lag;
-          pending += 1;
-          send(next, errors, (answeredAt) => {
-            if (answeredAt !== undefined) latencies.push(answeredAt - at);
-            pending -= 1;
-            if (pending === 0 && settle) settle();
-          });
-          next += 1;
-          now = performance.now();
-        }
-        if (next >= scheduled) return resolve();
-        setTimeout(tick, start + next * intervalMs - now);
-      };
-      setTimeout(tick, start - performance.now());
+    await onSchedule(rate, scheduled, (n, at) => {
+      const lag = performance.now() - at;
+      if (lag > LATE_MS) late += 1;
+      if (lag > maxSendLagMs) maxSendLagMs = lag;
+      pending += 1;
+      send(n, errors, (answeredAt) => {
+        if (answeredAt !== undefined) latencies.push(answeredAt - at);
+        pending -= 1;
+        if (pending === 0 && settle) settle();
+      });
     });
     // Answers still missing when the drain ends are timeouts; should they land later, they no longer count.
     if (pending > 0) {
@@ -141,14 +133,14 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
       });
     }
     const loadgenElu = performance.eventLoopUtilization(elu).utilization;
-    // Copies: an answer landing after the drain must not change figures already taken.
-    const taken = [...latencies];
+    // Taken now: an answer landing after the drain must not change them.
+    const [p50, p99, p999, max] = percentiles(latencies, [50, 99, 99.9, 100]) as [number, number, number, number];
     return {
       scheduled,
-      p50: quantile(taken, 0.5),
-      p99: quantile(taken, 0.99),
-      p999: quantile(taken, 0.999),
-      max: quantile(taken, 1),
+      p50,
+      p99,
+      p999,
+      max,
       late,
       maxSendLagMs,
       errors: totalOf({ ...errors, timeouts: errors.timeouts + pending }),
@@ -156,38 +148,5 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
     };
   }
 
-  async function closedLoop(inFlight: number, seconds: number): Promise<ClosedLoopRun> {
-    const errors = noErrors();
-    let answered = 0;
-    let next = 0;
-    const elu = performance.eventLoopUtilization();
-    const started = performance.now();
-    const until = started + seconds * 1_000;
-    let ended = 0;
-    // Each of `inFlight` loops sends its next request when its answer is in; answers after the end do not count.
-    await new Promise<void>((resolve) => {
-      const loop = () => {
-        if (performance.now() >= until) {
-          ended += 1;
-          if (ended === inFlight) resolve();
-          return;
-        }
-        send(next++, errors, (at) => {
-          if (at !== undefined && at <= until) answered += 1;
-          loop();
-        });
-      };
-      for (let k = 0; k < inFlight; k += 1) loop();
-    });
-    const elapsed = (until - started) / 1_000;
-    return {
-      rps: answered / elapsed,
-      answered,
-      seconds: elapsed,
-      errors: totalOf(errors),
-      loadgenElu: performance.eventLoopUtilization(elu).utilization,
-    };
-  }
-
-  return { openLoop, closedLoop, close: () => pool.close() };
+  return { openLoop, closedLoop: (inFlight, seconds) => closedLoop(target, inFlight, seconds), close: () => pool.close() };
 }

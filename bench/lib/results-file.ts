@@ -130,52 +130,49 @@ export function readResults(path: string): ScenarioResults[] {
   return existsSync(path) ? parseResults(readFileSync(path, 'utf8')) : [];
 }
 
-const ROW_FIELDS = ['scenario', 'variant', 'value', 'p99', 'ratio', 'target', 'calls', 'errors', 'notes'] as const;
-const COMPARISON_FIELDS = ['scenario', 'what', 'before', 'after', 'ratio', 'verdict'] as const;
+/** What a section holds, in the key order it is written in: 's' a string, [shape] a list, a trailing '?' an optional key. */
+type Shape = 's' | [Shape] | { [key: string]: Shape };
+const ROW: Shape = Object.fromEntries(
+  [...['scenario', 'variant', 'value', 'p99', 'ratio', 'target', 'calls', 'errors', 'notes'], 'voided?'].map((k) => [k, 's']),
+);
+const COMPARISON: Shape = Object.fromEntries(['scenario', 'what', 'before', 'after', 'ratio', 'verdict'].map((k) => [k, 's']));
+const RUN: Shape = {
+  date: 's',
+  commit: 's',
+  command: 's',
+  scenarios: ['s'],
+  duration: 's',
+  machine: 's',
+  node: 's',
+  http: 's',
+  load: 's',
+  notes: ['s'],
+};
+const SECTION: Shape = { scenario: 's', run: RUN, rows: [ROW], comparisons: [COMPARISON], 'baselineLabel?': 's' };
+
+/** `value` checked against `shape` and rebuilt in its key order, so what is read back renders the same text. */
+function checked(value: unknown, shape: Shape, where: string): unknown {
+  const fail = (what: string) => new Error(`bench/RESULTS.md: ${where} must be ${what}, got ${JSON.stringify(value)?.slice(0, 80)}`);
+  if (shape === 's') {
+    if (typeof value !== 'string') throw fail('a string');
+    return value;
+  }
+  if (Array.isArray(shape)) {
+    if (!Array.isArray(value)) throw fail('a list');
+    return value.map((item, i) => checked(item, shape[0], `${where}[${i}]`));
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail('an object');
+  const record = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(shape)) {
+    const name = key.replace(/\?$/, '');
+    if (key.endsWith('?') && record[name] === undefined) continue;
+    out[name] = checked(record[name], inner, `${where}.${name}`);
+  }
+  return out;
+}
 
 function checkSection(value: unknown): ScenarioResults {
-  const where = `a ${MARK} block`;
-  const s = record(value, where);
-  const scenario = text(s.scenario, `${where}: scenario`);
-  const at = `${where} of ${scenario}`;
-  const run = record(s.run, `${at}: run`);
-  return {
-    scenario,
-    run: {
-      ...fields(run, ['date', 'commit', 'command'], `${at}: run`),
-      scenarios: list(run.scenarios, `${at}: run.scenarios`).map((name, i) => text(name, `${at}: run.scenarios[${i}]`)),
-      ...fields(run, ['duration', 'machine', 'node', 'http', 'load'], `${at}: run`),
-      notes: list(run.notes, `${at}: run.notes`).map((note, i) => text(note, `${at}: run.notes[${i}]`)),
-    },
-    rows: list(s.rows, `${at}: rows`).map((row, i) => {
-      const r = record(row, `${at}: rows[${i}]`);
-      return {
-        ...fields(r, ROW_FIELDS, `${at}: rows[${i}]`),
-        ...(r.voided === undefined ? {} : { voided: text(r.voided, `${at}: rows[${i}].voided`) }),
-      };
-    }),
-    comparisons: list(s.comparisons, `${at}: comparisons`).map((c, i) =>
-      fields(record(c, `${at}: comparisons[${i}]`), COMPARISON_FIELDS, `${at}: comparisons[${i}]`),
-    ),
-    ...(s.baselineLabel === undefined ? {} : { baselineLabel: text(s.baselineLabel, `${at}: baselineLabel`) }),
-  };
-}
-
-function fields<K extends string>(r: Record<string, unknown>, keys: readonly K[], where: string): Record<K, string> {
-  return Object.fromEntries(keys.map((key) => [key, text(r[key], `${where}.${key}`)])) as Record<K, string>;
-}
-
-function record(value: unknown, where: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`bench/RESULTS.md: ${where} must be an object`);
-  return value as Record<string, unknown>;
-}
-
-function list(value: unknown, where: string): unknown[] {
-  if (!Array.isArray(value)) throw new Error(`bench/RESULTS.md: ${where} must be a list`);
-  return value;
-}
-
-function text(value: unknown, where: string): string {
-  if (typeof value !== 'string') throw new Error(`bench/RESULTS.md: ${where} must be a string, got ${JSON.stringify(value)}`);
-  return value;
+  const scenario = (value as { scenario?: unknown } | null)?.scenario;
+  return checked(value, SECTION, `a ${MARK} block${typeof scenario === 'string' ? ` of ${scenario}` : ''}`) as ScenarioResults;
 }

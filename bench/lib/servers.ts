@@ -35,9 +35,8 @@ export const variantLabel = (v: Variant): string =>
   ].join(', ');
 
 export interface Upstream extends Child {
-  /** Calls per contract route since the last reset. */
+  /** Calls per contract route since it started. */
   stats(): Promise<Record<string, number>>;
-  reset(): Promise<void>;
 }
 
 /**
@@ -58,9 +57,6 @@ export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?:
     async stats() {
       const response = await fetch(`${child.url}/__stats`);
       return (await response.json()) as Record<string, number>;
-    },
-    async reset() {
-      await (await fetch(`${child.url}/__reset`, { method: 'POST' })).arrayBuffer();
     },
   };
 }
@@ -186,11 +182,6 @@ export async function startBareHop(upstreamUrl: string, placement: Placement = {
     ready: answers200('/readyz'),
     ...placement,
   });
-}
-
-/** S5's webhook sender (webhook-pacer.ts), alone in its process so its clock times only the server. */
-export async function startWebhookPacer(): Promise<Child> {
-  return spawnNode({ name: 'webhook pacer', entry: 'bench/lib/webhook-pacer-main.ts', env: {}, ready: answers200('/readyz') });
 }
 
 export async function startRawWs(): Promise<Child> {

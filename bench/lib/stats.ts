@@ -1,15 +1,38 @@
-/* Small order statistics; NaN values (missing figures) are ignored. */
+import * as hdr from 'hdr-histogram-js';
 
-export function median(values: number[]): number {
-  return quantile(values, 0.5);
+/*
+ * Latency percentiles come from an HDR histogram (hdr-histogram-js, as autocannon keeps its own): values in
+ * ms recorded at µs resolution with 3 significant digits. NaN values (missing figures) are left out; an
+ * Infinity (never answered) counts as longer than any, so a percentile that reaches one is Infinity.
+ */
+
+/** The `p`th percentile (0–100) of latencies in ms; NaN when there are none. */
+export function percentile(valuesMs: Iterable<number>, p: number): number {
+  return percentiles(valuesMs, [p])[0]!;
 }
 
-/** Nearest-rank quantile, q in [0, 1]. */
-export function quantile(values: number[], q: number): number {
+/** Several percentiles (0–100) of one list of latencies in ms, recorded once. */
+export function percentiles(valuesMs: Iterable<number>, ps: readonly number[]): number[] {
+  const histogram = hdr.build({ lowestDiscernibleValue: 1, numberOfSignificantValueDigits: 3 });
+  let endless = 0;
+  for (const ms of valuesMs) {
+    if (ms === Number.POSITIVE_INFINITY) endless += 1;
+    else if (!Number.isNaN(ms)) histogram.recordValue(Math.max(0, Math.round(ms * 1_000)));
+  }
+  const finite = histogram.totalCount;
+  return ps.map((p) => {
+    const rank = Math.max(1, Math.ceil((p / 100) * (finite + endless)));
+    if (finite + endless === 0) return Number.NaN;
+    return rank > finite ? Number.POSITIVE_INFINITY : histogram.getValueAtPercentile(Math.min(100, (rank / finite) * 100)) / 1_000;
+  });
+}
+
+/** The middle of a few runs' figures (the mean of the two middle ones for an even count); NaN values left out. */
+export function median(values: readonly number[]): number {
   const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  const mid = sorted.length / 2;
   if (sorted.length === 0) return Number.NaN;
-  if (q === 0.5 && sorted.length % 2 === 0) return (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+  return sorted.length % 2 === 0 ? (sorted[mid - 1]! + sorted[mid]!) / 2 : sorted[Math.floor(mid)]!;
 }
 
 export const fmt = (value: number, digits = 0): string =>

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { sleep, type Child } from './children.js';
 import { ProbeTracker } from './delivery.js';
 import { eventIdOf, liteFleet, rawFleet, type Fleet } from './subscribers.js';
-import { nowAbsolute, rawMessage, runPacer, type PacedWebhook } from './webhook-pacer.js';
+import { runPacer } from './load-generator.js';
+import { nowAbsolute, rawMessage, type PacedWebhook } from './webhook-pacer.js';
 import { statusFor, webhookSender, type WebhookSender } from './webhooks.js';
 
 /*

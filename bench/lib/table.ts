@@ -1,4 +1,4 @@
-import type { Measurement } from './http-load.js';
+import type { HttpErrors, Measurement } from './http-load.js';
 import { fmt } from './stats.js';
 
 /* The one results table: a row per scenario and variant. */
@@ -47,8 +47,7 @@ export const verdict = (ok: boolean): string => (ok ? 'PASS' : 'FAIL');
 
 export const rpsText = (m: Measurement): string => `${fmt(m.rps.median)} [${fmt(m.rps.min)}–${fmt(m.rps.max)}]`;
 
-export function errorsText(m: Measurement): string {
-  const e = m.errors;
+export function errorsText(e: HttpErrors): string {
   if (e.total === 0) return '0';
   const parts = [
     e.non2xx && `${e.non2xx} non-2xx`,
@@ -69,7 +68,7 @@ export function httpRow(scenario: string, variant: string, m: Measurement, extra
     ratio: '',
     target: '',
     calls: m.callsPerQuery === undefined ? '' : fmt(m.callsPerQuery, 2),
-    errors: errorsText(m),
+    errors: errorsText(m.errors),
     notes: m.notes.join('; '),
     ...(m.errors.total > 0 ? { voided: 'errors' } : {}),
     ...extra,

@@ -1,16 +1,16 @@
-import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Child } from './children.js';
+import { onSchedule } from './open-loop.js';
 import { statusFor, webhookSender, type Posted } from './webhooks.js';
 
 /*
- * S5's webhook sender, in a child process of its own. Posting from the
+ * S5's webhook sender, in the load generator process (load-generator-server.ts
+ * POST /pace; load-generator.ts runPacer drives it). Posting from the
  * process that also receives 100 000+ subscription messages a second timed
  * that process's own event-loop lag, not the server's answer: a POST's answer
  * waited for the saturated receiver before its clock stopped. Here nothing
  * else runs, so `ms` is the server's answer time as a webhook sender sees it.
  *
- * POST /run {target, mode, rate, seconds, prefix, connections} paces the
+ * A run {target, mode, rate, seconds, prefix, connections} paces the
  * webhooks by the clock (a slow server gets the same offered load) and
  * answers, once every POST is answered or `graceMs` after the last was sent,
  * with one entry per webhook: status (0 for no answer), ms, and the absolute
@@ -40,64 +40,30 @@ export const nowAbsolute = (): number => performance.timeOrigin + performance.no
 export const rawMessage = (eventId: string, status: string): string =>
   JSON.stringify({ id: '1', type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
 
-async function pace(run: PacerRun): Promise<PacedWebhook[]> {
+export async function pace(run: PacerRun): Promise<PacedWebhook[]> {
   const total = run.rate * run.seconds;
   const sender = webhookSender(run.target, run.connections);
   const results: PacedWebhook[] = Array.from({ length: total }, () => ({ status: 0, ms: Number.NaN, sentAt: Number.NaN }));
   let answered = 0;
   const post = (n: number): Promise<Posted> =>
     run.mode === 'raw' ? sender.postRaw('/broadcast', rawMessage(`${run.prefix}${n}`, statusFor(n))) : sender.post(`${run.prefix}${n}`, n);
-  const t0 = performance.now();
   try {
-    for (let n = 0; n < total;) {
-      const due = Math.min(total, Math.floor(((performance.now() - t0) * run.rate) / 1_000) + 1);
-      for (; n < due; n += 1) {
-        const entry = results[n]!;
-        entry.sentAt = nowAbsolute();
-        post(n).then(
-          (p) => {
-            entry.status = p.status;
-            entry.ms = p.ms;
-            answered += 1;
-          },
-          () => void (answered += 1),
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+    await onSchedule(run.rate, total, (n) => {
+      const entry = results[n]!;
+      entry.sentAt = nowAbsolute();
+      post(n).then(
+        (p) => {
+          entry.status = p.status;
+          entry.ms = p.ms;
+          answered += 1;
+        },
+        () => void (answered += 1),
+      );
+    });
     const deadline = performance.now() + run.graceMs;
     while (answered < total && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     return results;
   } finally {
     await sender.close();
   }
-}
-
-export function startPacerServer(port: number, host: string): void {
-  createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/run') {
-        pace(JSON.parse(Buffer.concat(chunks).toString('utf8')) as PacerRun).then(
-          (results) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(results)),
-          (error: unknown) => res.writeHead(500).end(String(error)),
-        );
-        return;
-      }
-      res.writeHead(req.url === '/readyz' ? 200 : 404).end();
-    });
-  }).listen(port, host);
-}
-
-/** Asks a pacer child for one run; resolves with its per-webhook results. */
-export async function runPacer(pacer: Child, run: PacerRun): Promise<PacedWebhook[]> {
-  const response = await fetch(`${pacer.url}/run`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(run),
-    signal: AbortSignal.timeout(run.seconds * 1_000 + run.graceMs + 30_000),
-  });
-  if (response.status !== 200) throw new Error(`webhook pacer: ${response.status} ${await response.text()}`);
-  return (await response.json()) as PacedWebhook[];
 }

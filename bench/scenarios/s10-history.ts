@@ -374,6 +374,25 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   };
 }
 
+/** The reads' rows, without and with the status filter, then the week's statistics; VOID when the history is not whole. */
+async function readRows(
+  ctx: ScenarioContext,
+  gateway: Child,
+  where: Where,
+  series: HistorySeries,
+  held: number | string,
+  storeCpu?: () => Promise<Map<number, number>>,
+): Promise<Row[]> {
+  const whole = held === largest(where);
+  const rows: Row[] = [];
+  for (const pendingOnly of [false, true]) {
+    const variant = readVariant(where, pendingOnly);
+    rows.push(whole ? await reads(ctx, gateway, where, pendingOnly, series, storeCpu) : notMeasured(variant, notHeld(where, held)));
+  }
+  rows.push(whole ? await statsReads(ctx, gateway, where, series) : notMeasured(statsVariant(where), notHeld(where, held)));
+  return rows;
+}
+
 const notMeasured = (variant: string, why: string): Row => ({
   scenario: 'S10',
   variant,
@@ -435,19 +454,7 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
         held,
       ),
     ];
-    for (const pendingOnly of [false, true]) {
-      rows.push(
-        held === largest('in process')
-          ? await reads(ctx, on, 'in process', pendingOnly, series)
-          : notMeasured(readVariant('in process', pendingOnly), notHeld('in process', held)),
-      );
-    }
-    rows.push(
-      held === largest('in process')
-        ? await statsReads(ctx, on, 'in process', series)
-        : notMeasured(statsVariant('in process'), notHeld('in process', held)),
-    );
-    return rows;
+    return [...rows, ...(await readRows(ctx, on, 'in process', series, held))];
   } finally {
     await Promise.all([on.stop(), off.stop()]);
   }
@@ -563,19 +570,7 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
           held,
         ),
       ];
-      for (const pendingOnly of [false, true]) {
-        rows.push(
-          held === largest('PostgreSQL')
-            ? await reads(ctx, on, 'PostgreSQL', pendingOnly, series, () => backendsCpu(name))
-            : notMeasured(readVariant('PostgreSQL', pendingOnly), notHeld('PostgreSQL', held)),
-        );
-      }
-      rows.push(
-        held === largest('PostgreSQL')
-          ? await statsReads(ctx, on, 'PostgreSQL', series)
-          : notMeasured(statsVariant('PostgreSQL'), notHeld('PostgreSQL', held)),
-      );
-      return rows;
+      return [...rows, ...(await readRows(ctx, on, 'PostgreSQL', series, held, () => backendsCpu(name)))];
     } finally {
       await Promise.all([on.stop(), off.stop()]);
     }

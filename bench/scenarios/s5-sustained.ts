@@ -4,14 +4,15 @@ import { fdsNeeded, openFilesLimit } from '../lib/delivery.js';
 import { historyTotal } from '../lib/history-series.js';
 import { redisKindsFrom, startRedisDeployment, type RedisDeployment, type RedisKind } from '../lib/redis-deployments.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
-import { startGateway, startRawWs, startWebhookPacer } from '../lib/servers.js';
-import { fmt, quantile } from '../lib/stats.js';
+import { startLoadGenerator } from '../lib/load-generator.js';
+import { startGateway, startRawWs } from '../lib/servers.js';
+import { fmt, percentile, percentiles } from '../lib/stats.js';
 import { CAP_MS, openSide, type Side, type TurnResult } from '../lib/sustained-turns.js';
 import { verdict, type Row } from '../lib/table.js';
 
 /*
  * S5: webhooks at a steady, clock-paced rate to 1 000 subscribers, sent and
- * timed by a pacer process of their own (webhook-pacer.ts, sustained-turns.ts).
+ * timed by the load generator process (webhook-pacer.ts, sustained-turns.ts).
  * Two gateways, history on (the default) and HISTORY=off, each with its own
  * subscribers, take turns: BENCH_S5_ROUNDS rounds, on-off then off-on, each
  * turn BENCH_S5_SECONDS ÷ rounds long, so each gets BENCH_S5_SECONDS in all
@@ -60,18 +61,20 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
   const rejected = answers.filter((a) => a.status !== 0 && a.status !== 200).length;
   const answerMs = answerTimes(turns);
   const answerText = (q: number) => {
-    const v = quantile(answerMs, q);
+    const v = percentile(answerMs, q * 100);
     return Number.isFinite(v) ? fmt(v, 1) : `> ${fmt(busySeconds * 1_000)} (unanswered)`;
   };
-  const lags = new Float64Array(sum((t) => t.lags.length));
-  turns.reduce((at, t) => (lags.set(t.lags, at), at + t.lags.length), 0);
-  lags.sort();
-  const lag = (q: number) =>
-    lags.length === 0 ? Number.NaN : lags[Math.min(lags.length - 1, Math.max(0, Math.ceil(q * lags.length) - 1))]!;
+  // Millions of lags (a delivery each): read in place, not copied into one array.
+  const [lagP50, lagP99, lagMax] = percentiles(
+    (function* () {
+      for (const t of turns) yield* t.lags;
+    })(),
+    [50, 99, 100],
+  );
   const expected = acceptedCount * side.subscribers;
   const errors =
     lost + late + duplicates + side.wrong + side.strays + foreign + rejected + unanswered + side.unprobed + side.failures + warmUpErrors;
-  const ok = errors === 0 && quantile(answerMs, 0.99) <= 50;
+  const ok = errors === 0 && percentile(answerMs, 99) <= 50;
   const timed = (f: (t: TurnResult) => number) => sum((t) => f(t) * t.busySeconds) / busySeconds;
   const drained = turns.every((t) => t.drained);
   const turnsText = turns.length > 1 ? ` (${turns.length} turns of ${fmt(turns[0]!.seconds)} s)` : '';
@@ -105,7 +108,7 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
             .filter(Boolean)
             .join(', '),
     notes: [
-      `delivery lag p50 ${fmt(lag(0.5))} / p99 ${fmt(lag(0.99))} / max ${fmt(lag(1))} ms`,
+      `delivery lag p50 ${fmt(lagP50!)} / p99 ${fmt(lagP99!)} / max ${fmt(lagMax!)} ms`,
       `offered ${fmt(RATE * side.subscribers)} deliveries/s; webhooks posted and timed by a separate pacer process`,
       reachedOthers ? `${fmt(reachedOthers)} deliveries of webhooks not answered 200` : '',
       drained
@@ -126,7 +129,7 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
 
 /** What the history adds to a webhook's answer: on − off, pooled over the turns, and round by round. */
 function differenceRow(where: string, on: Row, off: Row, onTurns: TurnResult[], offTurns: TurnResult[], held: number | string): Row {
-  const q = (turns: TurnResult[], p: number) => quantile(answerTimes(turns), p);
+  const q = (turns: TurnResult[], p: number) => percentile(answerTimes(turns), p * 100);
   const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmt(Math.abs(ms), 2)}`;
   const [p50On, p50Off, p99On, p99Off] = [q(onTurns, 0.5), q(offTurns, 0.5), q(onTurns, 0.99), q(offTurns, 0.99)];
   const delta = p99On - p99Off;
@@ -236,7 +239,7 @@ function measuredRow(m: Measured): Row {
 
 /** What a deployment of Redis adds to a webhook's answer beside one Redis, round by round: for reading, no goal. */
 function costRow(what: string, a: Measured, b: Measured, aRow: Row, bRow: Row): Row {
-  const q = (turns: TurnResult[], p: number) => quantile(answerTimes(turns), p);
+  const q = (turns: TurnResult[], p: number) => percentile(answerTimes(turns), p * 100);
   const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmt(Math.abs(ms), 2)}`;
   const [p50A, p50B, p99A, p99B] = [q(a.turns, 0.5), q(b.turns, 0.5), q(a.turns, 0.99), q(b.turns, 0.99)];
   const rounds = a.turns.map((t, r) => `${signed(q([t], 0.5) - q([b.turns[r]!], 0.5))} / ${signed(q([t], 0.99) - q([b.turns[r]!], 0.99))}`);
@@ -352,7 +355,7 @@ export const s5: Scenario = {
         },
       ];
     }
-    return withChild(startWebhookPacer(), async (pacer) => {
+    return withChild(startLoadGenerator(), async (pacer) => {
       const inProcess: Contender[] = [
         { label: 'gateway, defaults (history on, in process)', env: {} },
         { label: 'gateway, HISTORY=off', env: { HISTORY: 'off' } },

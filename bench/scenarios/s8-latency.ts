@@ -18,7 +18,7 @@ import type { Scenario } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
 import { CLIENT_KEY, gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
-import { verdict, type Row } from '../lib/table.js';
+import { errorsText, verdict, type Row } from '../lib/table.js';
 
 /*
  * S8: latency at a rate the gateway can carry. The gateway (and the bare Node
@@ -121,34 +121,30 @@ async function measureRounds(paths: Path[], rate: number, log: (message: string)
       path.runs.push(await measuredOpenLoop(path.generator, rate, SECONDS, path.watch));
       if (gcBefore && path.gc && path.watch.server) {
         const after = await gcTotals(path.watch.server);
-        path.gc.push({
-          count: after.count - gcBefore.count,
-          seconds: after.seconds - gcBefore.seconds,
-          over1ms: after.over1ms - gcBefore.over1ms,
-          over10ms: after.over10ms - gcBefore.over10ms,
-        });
+        path.gc.push(
+          Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - gcBefore[k as keyof GcTotals]])) as unknown as GcTotals,
+        );
       }
     }
   }
 }
 
 const ms = (value: number) => fmt(value, 2);
-const sumErrors = (all: OpenLoopErrors[]) => (key: keyof OpenLoopErrors) => all.reduce((total, e) => total + e[key], 0);
+/** Every count of `all` summed. */
+const summed = (all: OpenLoopErrors[]): OpenLoopErrors => {
+  const sum = (key: keyof OpenLoopErrors) => all.reduce((total, e) => total + e[key], 0);
+  return {
+    non2xx: sum('non2xx'),
+    mismatches: sum('mismatches'),
+    connection: sum('connection'),
+    timeouts: sum('timeouts'),
+    total: sum('total'),
+  };
+};
 const allErrorsOf = (p: Path): OpenLoopErrors[] => [...p.warmUpErrors, ...p.runs.map((r) => r.errors)];
-const errorCount = (all: OpenLoopErrors[]): number => sumErrors(all)('total');
+const errorCount = (all: OpenLoopErrors[]): number => summed(all).total;
 const lateOf = (p: Path): number => p.runs.reduce((sum, r) => sum + r.late, 0);
 const behindSchedule = (p: Path): boolean => p.runs.some((r) => r.late > LATE_SHARE_LIMIT * r.scheduled);
-
-function errorsText(all: OpenLoopErrors[]): string {
-  const sum = sumErrors(all);
-  const parts = [
-    sum('non2xx') && `${sum('non2xx')} non-2xx`,
-    sum('mismatches') && `${sum('mismatches')} mismatched`,
-    sum('connection') && `${sum('connection')} conn`,
-    sum('timeouts') && `${sum('timeouts')} timeouts`,
-  ];
-  return parts.filter(Boolean).join(', ') || '0';
-}
 
 function voidOf(path: Path, hop: Path | undefined): string | undefined {
   const reasons: string[] = [];
@@ -201,7 +197,7 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
     ratio: hop ? `added p50 ${ms(added('p50'))} / p99 ${ms(addedP99)} / p99.9 ${ms(added('p999'))} ms` : '',
     target: hop ? `p99 added ≤ ${GOAL_P99_ADDED_MS} ms: ${voided ? 'VOID' : verdict(addedP99 <= GOAL_P99_ADDED_MS)}` : '',
     calls: fmt(median(path.runs.map((r) => r.callsPerRequest ?? Number.NaN)), 2),
-    errors: errorsText(allErrorsOf(path)),
+    errors: errorsText(summed(allErrorsOf(path))),
     notes: notes.join('; '),
     ...(voided ? { voided } : {}),
   };
@@ -247,7 +243,7 @@ function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, p
     ratio: '',
     target: '',
     calls: '',
-    errors: errorsText(errors),
+    errors: errorsText(summed(errors)),
     notes: notes.join('; '),
     ...(errorCount(errors) > 0 ? { voided: 'errors' } : {}),
   };
