@@ -23,17 +23,6 @@ import { s8 } from './scenarios/s8-latency.js';
 import { s9 } from './scenarios/s9-layers.js';
 import { s10 } from './scenarios/s10-history.js';
 
-/*
- * `npm run bench [-- S1 S4 …] [--baseline <revision>]`: runs the scenarios (all
- * by default) against child processes, prints one markdown table and writes
- * each scenario's rows, with the run's date, commit and machine, to
- * bench/RESULTS.md in place of that scenario's previous ones (the others stay).
- * Children are killed on every way out.
- * With a baseline, S1, S4 and S7 also measure that revision's gateway (checked
- * out and installed in a temporary worktree, removed at the end) in turns with
- * the working tree's, and a before/after summary heads the table.
- */
-
 const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10];
 
 let baseline: Baseline | undefined;

@@ -3,15 +3,6 @@ import { runInTurns } from './paired.js';
 import { fmt, median } from './stats.js';
 import { times, type Row } from './table.js';
 
-/*
- * Figures as ratios to the bare Node proxy hop (bare-hop-main.ts), the least
- * any gateway process adds on this machine. The hop runs in turns with what
- * is measured (hop, subject, subject, hop, …: paired.ts runInTurns), and each
- * round's ratio is taken from the two runs next to each other, so a machine
- * that slows down for a while slows both sides of a ratio. The figure is the
- * median of the rounds' ratios.
- */
-
 /** Above this event-loop utilisation of the parent, the load generator, not the server, set the pace. */
 const LOADGEN_SATURATED = 0.95;
 
@@ -42,10 +33,6 @@ export function againstHop(rounds: RunFigures[][], side: number, hopErrors: numb
   };
 }
 
-/**
- * Warms up each subject, then runs the hop and the subjects in turns (the hop first, then in turns: the rounds'
- * order reverses every other round); ratios of each subject to the hop, in the subjects' order.
- */
 export async function measureWithHop(
   hop: HttpSession,
   subjects: HttpSession[],

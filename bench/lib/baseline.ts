@@ -6,13 +6,6 @@ import { promisify } from 'node:util';
 import { describeBuild, type Build } from './builds.js';
 import { REPO_ROOT } from './children.js';
 
-/*
- * `--baseline <revision>`: that revision checked out in a temporary folder
- * outside the repository (a detached git worktree) with its own dependencies
- * (`npm ci`), so its gateways run its own code on its own packages while the
- * bench, the upstream and the load generator stay the working tree's.
- */
-
 const run = promisify(execFile);
 
 export interface Baseline extends Build {

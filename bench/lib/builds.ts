@@ -3,13 +3,6 @@ import { pathToFileURL } from 'node:url';
 import { spec } from '../../src/config/spec.js';
 import { REPO_ROOT } from './children.js';
 
-/*
- * A build is a checkout the bench starts gateways from: the working tree
- * ("after"), or a baseline revision checked out elsewhere ("before", see
- * baseline.ts). Revisions differ in how their gateway is started and which
- * fast-path switches it takes, so that is read from the checkout itself.
- */
-
 /** The fast paths a variant may switch, by their bench name. */
 export type Switch = 'coalesce' | 'sharing' | 'graphqlFastPath' | 'compiledExecution' | 'responseCache' | 'plans';
 

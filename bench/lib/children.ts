@@ -3,12 +3,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-/*
- * Every server under test runs as a child process, so the load generated in
- * this (parent) process never shares an event loop with what it measures.
- * Every child is registered here and killed on exit, on errors and on signals.
- */
-
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./child-preload.ts', import.meta.url));
 
@@ -94,10 +88,6 @@ export function niceOf(pid: number): number {
   }
 }
 
-/**
- * CPU used so far by each process named `name` (`postgres`: a local server's backends, its checkpointer, its
- * autovacuum workers), by pid, from /proc.
- */
 export function cpuSecondsOfProcesses(name: string): Map<number, number> {
   const seconds = new Map<number, number>();
   for (const pid of readdirSync('/proc')) {
@@ -113,10 +103,6 @@ export function cpuSecondsOfProcesses(name: string): Map<number, number> {
   return seconds;
 }
 
-/**
- * CPU the processes of `after` used since `before` (two readings of cpuSecondsOfProcesses): a process that ended
- * in between takes what it used meanwhile with it (not counted), one that started counts whole.
- */
 export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
   let total = 0;
   for (const [pid, used] of after) total += used - (before.get(pid) ?? 0);
@@ -140,15 +126,9 @@ export interface SpawnOptions {
   readyTimeoutMs?: number;
   /** Time from SIGTERM to SIGKILL on stop (a child writing a CPU profile at exit needs more). @default 1500 */
   stopGraceMs?: number;
-  /**
-   * CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts).
-   * @default any
-   */
+  /** CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts). */
   cpus?: string;
-  /**
-   * Nice value to start the child at (every thread of it, through `nice -n`; lower runs first). Below 0 needs root or
-   * CAP_SYS_NICE: without it `nice` warns and runs the child at this process's own (niceOf says which it got). @default inherited
-   */
+  /** Nice value to start the child at (every thread of it, through `nice -n`; lower runs first). */
   nice?: number;
 }
 

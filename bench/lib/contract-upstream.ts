@@ -2,16 +2,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { planogram, transactions, vendings } from './fixtures.js';
 
-/*
- * A contract upstream built to be cheaper than anything measured through it:
- * every answer is a Buffer serialised once at start, a GET is one Map lookup
- * on the raw request URL, and no URL object is made per request. It counts the
- * calls per contract route, so the harness can tell how many upstream calls a
- * gateway query cost (GET /__stats; it needs no key).
- * With `delayMs` (S8), every contract answer waits that long first, as a real
- * service would; control routes answer at once.
- */
-
 export const UPSTREAM_KEY = 'bench-upstream-key';
 
 type Route =

@@ -4,15 +4,6 @@ import { fleetProcesses } from './delivery.js';
 import { startWorkerFleet, type FleetRound, type WorkerFleet } from './fleet-workers.js';
 import { statusFor, webhookSender, type Posted } from './webhooks.js';
 
-/*
- * Fan-out rounds in turns (S4): several servers (the raw broadcaster and one
- * or more gateways), each with a fleet of its own of the same size, all open
- * at once; every round fans one event out from each server in turn (the
- * order reversed every other round), so a slowdown of the shared machine
- * lasting longer than a round lands on every side. A side's round r is
- * compared with the others' round r, measured next to it.
- */
-
 /** Rounds before the measured ones, not counted: the first fan-outs of a process run unoptimised code. */
 const WARMUP_ROUNDS = 2;
 const PAUSE_MS = 300;
@@ -40,10 +31,6 @@ export interface SideFigures {
   processes: number;
 }
 
-/**
- * The `next` frame the raw broadcaster sends: the gateway's for the same event, with a subscription id of the
- * same length (a UUID, as graphql-ws clients make them), so every client reads as many bytes.
- */
 export const rawFrame = (eventId: string, status: string) =>
   JSON.stringify({
     id: '00000000-0000-4000-8000-000000000000',

@@ -4,18 +4,6 @@ import WebSocket from 'ws';
 import { monotonicMs, type WorkerReply, type WorkerRequest } from './fleet-protocol.js';
 import { SUBSCRIPTION } from './subscribers.js';
 
-/*
- * One process of a subscriber fleet (fleet-workers.ts): it holds its share of
- * the subscribers' sockets and notes when each got the event of the round.
- * Tens of thousands of sockets need more file descriptors than one process
- * may open, and parsing every frame is CPU the server under test must not
- * wait for: spread over processes, the load generator is neither.
- *
- * argv: <ws url> <graphql-ws | raw> <authorization key>
- * Every frame is parsed with JSON.parse, from the gateway and from the raw
- * broadcaster alike, so both fleets cost this process the same per message.
- */
-
 const [url, kind, key] = process.argv.slice(2) as [string, 'graphql-ws' | 'raw', string];
 const BATCH = 200;
 

@@ -6,14 +6,6 @@ import type { RoundResult } from './delivery.js';
 import { CLIENT_KEY } from './servers.js';
 import type { Posted } from './webhooks.js';
 
-/*
- * A subscriber fleet spread over fleet processes (fleet-worker-main.ts), one
- * WebSocket connection per subscriber, subscriber i in process i mod N. The
- * parent only coordinates: it arms every process with the event of a round,
- * posts the webhook, and gathers when each subscriber got it, on the machine's
- * monotonic clock, after the round (nothing crosses IPC per delivery).
- */
-
 export interface FleetRound extends RoundResult {
   /** Highest event-loop utilisation of a fleet process over its deliveries of the round (0–1). */
   loadgenElu: number;
@@ -26,11 +18,6 @@ export interface WorkerFleet {
   readonly processes: number;
   /** Opens subscribers until there are `target`. */
   grow(target: number): Promise<void>;
-  /**
-   * Posts probe events until every subscriber got one: graphql-ws has no
-   * "subscribed" acknowledgement, and an event published before a
-   * subscription is set up never reaches it. Returns how many never did.
-   */
   probeAll(post: (id: string) => Promise<unknown>, timeoutMs?: number): Promise<number>;
   /** One event to everyone: `post` sends it; latencies run from the moment the POST was issued. */
   round(eventId: string, status: string, post: () => Promise<Posted>, timeoutMs?: number): Promise<FleetRound>;

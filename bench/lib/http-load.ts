@@ -5,13 +5,6 @@ import type { BodyCheck } from './expect.js';
 import { contractCalls, type Upstream } from './servers.js';
 import { median } from './stats.js';
 
-/*
- * One HTTP measurement: a warm-up, then RUNS measured runs of the same length
- * and connection count. Every response body is checked; non-2xx answers,
- * connection errors, timeouts and mismatches are counted (warm-up included),
- * and any of them voids the figure.
- */
-
 export const SETTINGS = {
   connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
   warmupSeconds: Number(process.env.BENCH_WARMUP_S ?? 1),
@@ -231,10 +224,6 @@ export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstre
   return session.result();
 }
 
-/**
- * Apollo Client's default Accept (@apollo/client 4, selectHttpOptionsAndBody.js), as real clients send it; without
- * `accept`, a GraphQL target sends none, as curl and autocannon do.
- */
 export const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
 
 /** A GraphQL POST target. */

@@ -4,19 +4,6 @@ import type { HttpTarget } from './http-load.js';
 import { loadGenerator, type LoadGenerator } from './open-loop.js';
 import { pace, type PacerRun } from './webhook-pacer.js';
 
-/*
- * S5's and S8's load generator in a process of its own (load-generator-main.ts), so it
- * can be pinned to a core of its own with the upstream, away from the server
- * under test, and nothing else shares its event loop or its heap: a send that
- * leaves late is the generator's doing, and is counted.
- *
- * POST /targets {target}: a generator for that target (its own pool), answers {id};
- * POST /open {id, rate, seconds}: one open-loop run, answers its GeneratedRun;
- * POST /closed {id, inFlight, seconds}: one closed-loop run, answers its ClosedLoopRun;
- * POST /close {id}: closes that target's pool; POST /pace {PacerRun}: S5's paced webhooks
- * (webhook-pacer.ts), answers one PacedWebhook each. GET /readyz: 200.
- */
-
 /** An HttpTarget as JSON: its checks as BodyCheckWire. */
 export interface WireTarget {
   url: string;

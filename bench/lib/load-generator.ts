@@ -5,13 +5,6 @@ import type { ClosedLoopRun, GeneratedRun, LoadGenerator } from './open-loop.js'
 import { contractCalls, type Upstream } from './servers.js';
 import type { PacedWebhook, PacerRun } from './webhook-pacer.js';
 
-/*
- * The parent's side of S8's load generator process (load-generator-server.ts):
- * starting it, pinned where asked, and driving a target there, with what only
- * the parent sees around each run (the measured server's CPU from /proc, the
- * upstream's call counts).
- */
-
 /** The generator process, where `placement` says (pinning.ts). */
 export function startLoadGenerator(placement: Placement = {}): Promise<Child> {
   return spawnNode({

@@ -5,14 +5,6 @@ import type { Upstream } from './servers.js';
 import { fmt, median } from './stats.js';
 import { httpRow, times, type Comparison, type Row } from './table.js';
 
-/*
- * Before and after on the same run: two gateways (a baseline revision and the
- * working tree) measured in turns, before-after then after-before, so drift of
- * a shared machine (other work, CPU boost, a neighbour VM) lands on both sides
- * alike. The ratios are after ÷ before. S1 takes turns the same way with the
- * bare hop as a third side (against-hop.ts).
- */
-
 /** "No more than 10% slower": after keeps ≥ 90% of before's req/s, and spends ≤ 1/0.9 of its CPU per request. */
 export const SLOWER_LIMIT = 0.9;
 
@@ -33,10 +25,6 @@ export interface Paired {
   pairs: number[];
 }
 
-/**
- * One measured run of each session per round, in turns: in the given order on even rounds, backwards on odd ones,
- * so each goes first as often as last and drift of the machine lands on all alike. Figures by round, then session.
- */
 export async function runInTurns(sessions: HttpSession[], rounds = SETTINGS.pairedRuns): Promise<RunFigures[][]> {
   const figures: RunFigures[][] = [];
   for (let round = 0; round < rounds; round += 1) {

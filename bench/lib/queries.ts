@@ -1,11 +1,6 @@
 import { BodyCheck } from './expect.js';
 import { totalOf, transactionById, transactions, vendings, type Transaction } from './fixtures.js';
 
-/*
- * The GraphQL documents measured (S1, S2, S7) with the exact answers they must
- * get, derived from the fixtures independently of any server.
- */
-
 /** The one id Hive's single document asks (its schema's root field takes the id as a literal here). */
 export const S1_ID = transactions[7]!.transactionId;
 
@@ -17,10 +12,6 @@ const transactionView = (t: Transaction) => ({
   products: t.products.map(({ productId, productName, productPrice, quantity }) => ({ productId, productName, productPrice, quantity })),
 });
 
-/**
- * The single query as dashboards send it (S1, S7): the id a variable, and the ids rotating over 60 transactions, so
- * that requests in flight at once rarely share an id and coalescing cannot answer many of them with one upstream call.
- */
 export const ROTATED_IDS: string[] = transactions.slice(0, 60).map((t) => t.transactionId);
 
 export const SINGLE_BY_ID_QUERY =
@@ -92,14 +83,6 @@ export const fleetCheck = () =>
       ),
     },
   });
-
-/*
- * The same three shapes for S7's Hive Gateway peer, whose schema is generated from
- * bench/peers/hive/openapi.yaml: one root field per contract operation answering the
- * `{data}` envelope or the error envelope (a union), plus the derived fields the
- * hand-written schema has (peers/hive/derived-fields.ts). The checks expect the same
- * values as the ones above, inside that envelope: the answers carry the same data.
- */
 
 const HIVE_TRANSACTION = (id: string, fields: string) =>
   `getTransaction(id: "${id}") { ... on TransactionEnvelope { data { ${fields} } } }`;

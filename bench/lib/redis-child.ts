@@ -2,13 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { spawnNode, type Child } from './children.js';
 
-/*
- * The Redis the bench's Redis rows run against (S5, S10): a redis-server of
- * its own on a free port (redis-main.ts), never the machine's shared one, so
- * that its INFO figures (memory, CPU) are the measured gateways' alone and no
- * test running beside the bench shares it.
- */
-
 export interface RedisChild extends Child {
   redisUrl: string;
   /** `used_memory` (bytes allocated for data and overhead, as Redis counts it). */

@@ -4,15 +4,6 @@ import { waitForAsync } from '../../test/helpers/redis-process.js';
 import { freePort } from './children.js';
 import { redisInfo, startRedis, type RedisChild } from './redis-child.js';
 
-/*
- * The Redis deployments S5 measures the gateway against: one server, one
- * master with a replica (so every webhook's append WAITs for it), and a Redis
- * Cluster of 3 masters with a replica each. Every redis-server is held by a
- * Node child of the bench (redis-child.ts), not spawned directly as the
- * tests' helpers do, so that it dies with the bench even when the bench is
- * killed; the cluster is judged whole by the tests' own check.
- */
-
 export type RedisKind = 'single' | 'replica' | 'cluster';
 export const REDIS_KINDS: readonly RedisKind[] = ['single', 'replica', 'cluster'];
 
@@ -95,10 +86,6 @@ export function startRedisDeployment(kind: RedisKind): Promise<RedisDeployment> 
   return kind === 'single' ? single() : kind === 'replica' ? withReplica() : cluster();
 }
 
-/**
- * BENCH_S5_REDIS: `all` or `on` (the default) for every kind, `off` for none,
- * else a comma-separated list of kinds; anything else is an error that names them.
- */
 export function redisKindsFrom(value: string | undefined): RedisKind[] {
   const text = (value ?? 'all').trim().toLowerCase();
   if (text === 'all' || text === 'on' || text === '') return [...REDIS_KINDS];

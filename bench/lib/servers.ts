@@ -7,11 +7,6 @@ import { UPSTREAM_KEY } from './contract-upstream.js';
 
 export const CLIENT_KEY = 'bench-key';
 
-/**
- * The gateway's fast-path switches: CACHE_TTL_MS is configuration (README); coalescing,
- * subscription sharing, compiled execution and the response cache are createGateway options, set
- * through gateway-main.ts (a baseline revision may take them otherwise: builds.ts).
- */
 export interface Variant {
   /** @default the gateway's own, on */
   coalesce?: 'on' | 'off';
@@ -39,10 +34,6 @@ export interface Upstream extends Child {
   stats(): Promise<Record<string, number>>;
 }
 
-/**
- * The contract upstream (contract-upstream.ts); with `delayMs`, every contract answer waits that long (S8); `placement`: its core and
- * priority (S8).
- */
 export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}): Promise<Upstream> {
   const child = await spawnNode({
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
@@ -68,14 +59,6 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
   return total;
 }
 
-/**
- * A gateway child of `build` (the working tree unless a baseline is given) over
- * `upstreamUrl`, with that revision's own defaults but for what the variant and
- * `extraEnv` set; every configuration variable it reads is unset first, so one
- * inherited from the shell cannot change a variant. A gateway that exits at
- * start (the sources may be mid-edit by someone else) is retried. `placement`:
- * the child's core and priority (S8, pinning.ts).
- */
 export async function startGateway(
   upstreamUrl: string,
   variant: Variant,

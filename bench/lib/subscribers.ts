@@ -1,18 +1,6 @@
 import WebSocket from 'ws';
 import { CLIENT_KEY } from './servers.js';
 
-/*
- * S5's subscriber fleets in this process, one WebSocket connection per
- * subscriber (never several subscriptions on one connection), opened in
- * batches so the server sees a realistic ramp rather than thousands of
- * simultaneous handshakes (S4 and S6 spread theirs over processes:
- * fleet-workers.ts).
- * - liteFleet: graphql-transport-ws spoken by hand and messages handed over
- *   as Buffers, where this process must take 200 000 messages/s without
- *   becoming the bottleneck itself;
- * - rawFleet: plain ws clients of the raw broadcaster.
- */
-
 export const SUBSCRIPTION = 'subscription { transactionUpdated { eventId status } }';
 const BATCH = 200;
 

@@ -11,17 +11,6 @@ import { CLIENT_KEY, startBareHop, startGateway, type Variant } from '../lib/ser
 import { fmt } from '../lib/stats.js';
 import { httpRow, type Row } from '../lib/table.js';
 
-/*
- * S1: one transaction per request, as dashboards ask for it: the ids rotate over
- * 60 transactions, GraphQL sends the id as a variable with Apollo Client's
- * Accept. Every figure is a ratio to a bare Node proxy hop (lib/bare-hop-main.ts),
- * the least any gateway adds here, measured in the same run in turns with it
- * (lib/against-hop.ts). Coalescing stays on, as deployed; with the ids rotating
- * it can share few upstream calls, and the calls per answer show how few. With
- * `--baseline`, each round runs the hop, the baseline's gateway and the working
- * tree's, so each build gets its ratio to the hop and the pair an after ÷ before.
- */
-
 /** Long enough that no entry expires while S1 runs, so every measured answer is a hit. */
 const CACHE_HOUR_MS = 3_600_000;
 

@@ -24,25 +24,6 @@ import { CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.
 import { fmt } from '../lib/stats.js';
 import { httpRow, verdict, type Row } from '../lib/table.js';
 
-/*
- * S10: the transaction history. A gateway's history is filled by
- * webhooks with a series of known transactions (history-series.ts), then
- * `recentTransactions(first: 50)` is read closed-loop, without and with a
- * status filter, every answer checked against the series: in process, then
- * in PostgreSQL (DATABASE_URL: a database the bench creates on
- * BENCH_DATABASE_URL's server, else postgres://postgres@127.0.0.1:5432/postgres,
- * and drops after). A HISTORY=off gateway gets the same webhooks beside the
- * measured one and its CPU and growth are subtracted, so the figures are the
- * history's alone (the webhook dedupe keeps something per event too): heap
- * and RSS after forced GCs in process; in PostgreSQL, the history's tables and
- * indexes (pg_total_relation_size; the HISTORY=off gateway has none). Then a week of
- * `transactionStats` by hour with the top products (2 000 products in the
- * series), one read at a time: its p99 and the event loop's longest delay.
- * Sizes: BENCH_S10_SIZES in process and BENCH_S10_POSTGRES_SIZES in
- * PostgreSQL (both 10000,50000 unless set; an operator's week is
- * 10000,300000,1000000 and 10000,300000,3500000); the reads run at the largest.
- */
-
 /** The same for both stores: a history shared by instances reads as fast as each instance's own (at 300 000 and more in PostgreSQL). */
 const GOAL = { 'in process': 2_000, PostgreSQL: 2_000 } as const;
 type Where = keyof typeof GOAL;
@@ -98,10 +79,6 @@ const notHeld = (where: Where, held: number | string) =>
   `${where}: the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} ` +
   `of the ${fmt(largest(where))} transactions posted`;
 
-/**
- * A gateway being filled; `settle`, when its history is applied after the webhook's answer, waits until it holds
- * `size`; `bulk`, when the history can be filled beside the gateway, fills it with events up to the measured ones.
- */
 interface FillTarget {
   gateway: Child;
   settle?: (size: number) => Promise<void>;
@@ -110,10 +87,7 @@ interface FillTarget {
   storeCpu?: () => Map<number, number>;
 }
 
-/**
- * Transactions of each step whose webhooks are measured: the last ones before the size. The ones before them fill
- * the history: posted to the measured gateway only (in process), or applied to the database beside it (PostgreSQL).
- */
+/** Transactions of each step whose webhooks are measured: the last ones before the size. */
 const SAMPLE = Number(process.env.BENCH_S10_SAMPLE ?? 20_000);
 /** Transactions whose webhooks warm up the HISTORY=off gateway before its first measured step. */
 const WARM_UP = 5_000;
@@ -136,10 +110,6 @@ async function fillStep({ gateway, settle, storeCpu }: FillTarget, events: Serie
   return { ...result, gatewayUs: ((gateway.cpuSeconds() - cpu) / result.webhooks) * 1e6, storeUs: (storeSeconds / result.webhooks) * 1e6 };
 }
 
-/**
- * Waits until the history holds `size` transactions, or its count has not moved for 10 s (the rows then say what it
- * holds): the PostgreSQL history applies an event just after the webhook's answer.
- */
 async function settled(gatewayUrl: string, size: number): Promise<void> {
   let last: number | string = -1;
   let still = Date.now();
@@ -159,10 +129,6 @@ interface Fills {
   off: FillStep[];
 }
 
-/**
- * Takes `on` to each size: fills it up to the step's last SAMPLE transactions, whose webhooks are then posted to `on`
- * and to `off` and measured; `snapshot` runs at the start and after each step.
- */
 async function fillBoth(
   ctx: ScenarioContext,
   where: Where,
@@ -202,10 +168,7 @@ async function fillBoth(
 
 const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
 
-/**
- * The fill's figures. What the history adds to each webhook's CPU (on − off, step by step) is the steady
- * figure behind S5's answer times, which this 2-core machine's noise moves by more than the history costs.
- */
+/** The fill's figures. */
 function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const webhooks = fills.on.reduce((n, f) => n + f.webhooks, 0);
   const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
@@ -258,10 +221,6 @@ const readVariant = (where: Where, pendingOnly: boolean) =>
   `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) ` +
   `{ nodes { transactionId status total lastUpdated products { productId quantity } } }, ${where}, ${fmt(largest(where))} held`;
 
-/**
- * Reads of one query, every answer checked: closed loop over 32 connections (the throughput), then one at a time (a
- * read's own time: its p99 is the goal, not a queue's).
- */
 async function reads(
   ctx: ScenarioContext,
   gateway: Child,
@@ -311,12 +270,7 @@ const statsVariant = (where: Where) =>
   `and the top 10 products by quantity and by amount (${fmt(SERIES_PRODUCTS)} distinct products), ` +
   `${where}, ${fmt(largest(where))} held`;
 
-/**
- * A dashboard's week by hour, closed loop, one read at a time. The first answer is checked against the series (its count, 168
- * intervals, 10 top products each way) and every later one against it. The event loop's longest delay
- * while the reads ran comes from the gateway's own monitorEventLoopDelay (prom-client's
- * `nodejs_eventloop_lag_max_seconds`, reset by each scrape: scraped once before, read once after).
- */
+/** A dashboard's week by hour, closed loop, one read at a time. */
 async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries): Promise<Row> {
   const until = Math.ceil(Date.now() / HOUR) * HOUR;
   const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };
@@ -482,10 +436,6 @@ const historyBytes = (url: string) =>
     return Number(rows[0]?.bytes ?? 0);
   }, url);
 
-/**
- * CPU used so far by the backends of the database's connections, by pid: the measured gateway's (nothing else connects
- * to it while the reads run), not those of other databases on a shared server.
- */
 async function backendsCpu(database: string): Promise<Map<number, number>> {
   const { rows } = await asAdmin((client) =>
     client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]),
@@ -496,11 +446,6 @@ async function backendsCpu(database: string): Promise<Map<number, number>> {
 /** Events applied in one database transaction by the fill beside the gateway. */
 const FILL_BATCH = 500;
 
-/**
- * The history's own store on the measured gateway's database, filling it as the gateway's feed does (the same
- * code, events made from the same webhook bodies), many times faster than webhooks can: operator sizes in minutes.
- * Its options are the measured gateway's defaults (HISTORY_RETENTION, HISTORY_SOLD_STATUSES unset).
- */
 function besideTheGateway(databaseUrl: string) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const store = createPostgresHistory(pool, {

@@ -9,18 +9,6 @@ import { times, verdict, type Row } from '../lib/table.js';
 import { CURRENT, type Build } from '../lib/builds.js';
 import { SLOWER_LIMIT } from '../lib/paired.js';
 
-/*
- * S4: one webhook fanned out to 5 000 then 20 000 graphql-ws subscribers (one
- * connection each) on one gateway, time from the POST to each delivery; and
- * the same frame to as many plain ws clients from a bare ws broadcaster, the
- * physical floor the goal is judged against. The broadcaster and the gateway
- * (with `--baseline`, both builds' gateways) run at once, each with its own
- * subscribers, and take turns round by round (fanout-turns.ts); each ratio
- * is taken between rounds measured next to each other. The subscribers live
- * in fleet processes (fleet-workers.ts): one process could neither open
- * 20 000 sockets nor parse 20 000 frames without becoming what is measured.
- */
-
 const ASKED = [5_000, 20_000];
 const ROUNDS = 6;
 /** The goal, at the largest size, for the gateway as deployed (sharing on): delivery p99 within this multiple of the raw broadcast's. */

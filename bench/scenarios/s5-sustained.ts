@@ -10,25 +10,6 @@ import { fmt, percentile, percentiles } from '../lib/stats.js';
 import { CAP_MS, openSide, type Side, type TurnResult } from '../lib/sustained-turns.js';
 import { verdict, type Row } from '../lib/table.js';
 
-/*
- * S5: webhooks at a steady, clock-paced rate to 1 000 subscribers, sent and
- * timed by the load generator process (webhook-pacer.ts, sustained-turns.ts).
- * Two gateways, history on (the default) and HISTORY=off, each with its own
- * subscribers, take turns: BENCH_S5_ROUNDS rounds, on-off then off-on, each
- * turn BENCH_S5_SECONDS ÷ rounds long, so each gets BENCH_S5_SECONDS in all
- * and drift of the machine lands on both; what the history adds to a
- * webhook's answer is the difference of their answer times. The same again
- * with Redis (events and dedupe in redis-servers of the bench's own, each
- * gateway's history in its own process, fed from that event log), in turns
- * with gateways whose Redis has a replica (each append WAITs for it) and
- * whose Redis is a Cluster (redis-deployments.ts): what each costs a
- * webhook's answer beside one Redis, at the same offered load
- * (BENCH_S5_REDIS: all, off, or some of single,replica,cluster). The raw ws
- * broadcaster under the same offered load (shorter) shows what this machine
- * can deliver at all.
- * Sizes: BENCH_S5_RATE / BENCH_S5_SECONDS / BENCH_S5_SUBSCRIBERS.
- */
-
 const RATE = Number(process.env.BENCH_S5_RATE ?? 200);
 const SECONDS = Number(process.env.BENCH_S5_SECONDS ?? 30);
 const ROUNDS = Number(process.env.BENCH_S5_ROUNDS ?? 2);
@@ -183,11 +164,6 @@ interface Measured {
   redisCpu: number[];
 }
 
-/**
- * Gateways, each with its own subscribers, in turns: a warm-up turn each, then
- * BENCH_S5_ROUNDS rounds, forward then back (on-off, off-on, …), so drift of
- * the machine lands on every one; `use` reads them before they stop.
- */
 async function inTurns<T>(
   upstreamUrl: string,
   pacer: Child,

@@ -6,14 +6,6 @@ import { fmt } from '../lib/stats.js';
 import { verdict } from '../lib/table.js';
 import { webhookSender } from '../lib/webhooks.js';
 
-/*
- * S6: memory per idle subscriber, as the slope between 5 000 and 20 000
- * subscribers on one gateway, so its fixed footprint cancels out. Both
- * readings follow a probe event (every subscription fully set up and once
- * used) and a forced GC in the child (SIGUSR2, see child-preload.ts). The
- * subscribers live in fleet processes (fleet-workers.ts), as in S4.
- */
-
 const FROM = 5_000;
 const TO = 20_000;
 const TARGET_KB = 12;

@@ -8,18 +8,6 @@ import { CLIENT_KEY, PEERS, startGateway, startPeer, type PeerName } from '../li
 import { fmt } from '../lib/stats.js';
 import { httpRow, ratioOf, times, verdict, type Row } from '../lib/table.js';
 
-/*
- * S7: the S1 query and both S2 queries served by the peers users pick for a
- * REST-backed schema, over the same upstream, in the same run: Apollo Server 5 +
- * RESTDataSource and Mercurius (JIT on), both on the hand-written schema, and Hive
- * Gateway on a schema generated from the contract's OpenAPI description, asked the
- * same data in its own shape (queries.ts). The gateway is compared with the best
- * peer of each shape (most req/s among those without errors). Its figures are
- * S1/S2's default-variant ones when they ran in this invocation, else measured here.
- * With `--baseline`, the gateway's figures are before/after pairs (S1's, else measured
- * here in turns on both builds' gateways), and each shape gets a before and an after row.
- */
-
 interface Document {
   cases: () => Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>;
   accept?: string;

@@ -20,19 +20,6 @@ import { CLIENT_KEY, gcTotals, startBareHop, startGateway, startUpstream, type G
 import { fmt, median } from '../lib/stats.js';
 import { errorsText, verdict, type Row } from '../lib/table.js';
 
-/*
- * S8: latency at a rate the gateway can carry. The gateway (and the bare Node
- * proxy hop it is compared with) run pinned to one core, the load generator
- * (a process of its own) and the upstream, which answers after
- * BENCH_S8_DELAY_MS, to the other (lib/pinning.ts). First a closed loop finds
- * what the pinned gateway can carry of S8's request, GraphQL transaction(id)
- * with the cache off; then open-loop runs at half of that (lib/open-loop.ts)
- * to the hop, the gateway's REST passthrough and the GraphQL request, in
- * turns, round after round (the order flips each round), so drift of the
- * machine lands on all of them. What the gateway adds is its pXX minus the
- * hop's pXX in the same round, median over the rounds. Goal: p99 added ≤ 2 ms.
- */
-
 /** Unset: LOAD_SHARE of the capacity measured first. */
 const FIXED_RATE = process.env.BENCH_S8_RATE ? Number(process.env.BENCH_S8_RATE) : undefined;
 const LOAD_SHARE = 0.5;
@@ -45,19 +32,9 @@ const CAPACITY_IN_FLIGHT = 64;
 const GOAL_P99_ADDED_MS = 2;
 /** Below this share of its core while the closed loop saturated it, the gateway was not what bounded the capacity. */
 const BOUND_CORES = 0.9;
-/**
- * Late sends above this share of a round void it: its p99 would be the generator's, not the server's.
- * Below it a late send still counts from its scheduled time on both the hop and the gateway, so the p99
- * added (gateway minus hop, round by round) leaves the generator's share out; the p99.9 of a round
- * with more than 0.1% late is partly the generator's, which is why it is reported and not judged.
- * (On this 2-core VM, the generator sharing its core with the upstream left 0.2–0.9% of its sends
- * more than 2 ms late on a quiet machine, even at nice −15: a limit of 0.1% voided every run.)
- */
+/** Late sends above this share of a round void it: its p99 would be the generator's, not the server's. */
 const LATE_SHARE_LIMIT = 0.01;
 
-// S1's 60 ids in turn (lib/queries.ts): one id comes back every 60 requests (about 50 ms at 1,200 req/s), long after its
-// answer, so coalescing cannot answer for the gateway; upstream calls per request show it (≈ 1).
-// The hop forwards the upstream's bytes; the gateway's REST answer is judged by content (as in S1).
 const restCases = (check: (envelope: string) => BodyCheck) =>
   ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) }));
 

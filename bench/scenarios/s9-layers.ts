@@ -5,16 +5,6 @@ import type { Scenario } from '../lib/scenario.js';
 import { fmt, median } from '../lib/stats.js';
 import type { Row } from '../lib/table.js';
 
-/*
- * S9: where a read's CPU goes, layer by layer (lib/layers-main.ts, a child of
- * its own): undici alone, then the upstream client, the limit and breaker,
- * the REST backend, coalescing, and a GraphQL operation in process (yoga's
- * engine, loaders, JSON writer) with and without compiled execution; and
- * yoga alone over a one-field schema, to read the GraphQL rows beside. No
- * client HTTP: S1's CPU per answer minus the deployed backend's is what the
- * front door and its HTTP server add. For reading; no goal.
- */
-
 interface Layer {
   name: string;
   /** The layer this one adds to; none for one that stands alone. */
