@@ -52,7 +52,7 @@ for (let i = 0; i < argv.length; i += 1) {
   else names.push(arg);
 }
 if (argv.some((arg) => arg.startsWith('--baseline')) && !baselineRevision) {
-  process.stderr.write('--baseline needs a revision, e.g. --baseline 8508d43\n');
+  process.stderr.write('--baseline needs a revision, e.g. --baseline main\n');
   process.exit(2);
 }
 const wanted = names.map((arg) => arg.toUpperCase());
@@ -261,7 +261,7 @@ function baselineLine(b: Baseline): string {
   const dirty = git('status', '--porcelain', '--', 'src', 'package.json', 'package-lock.json').split('\n').filter(Boolean).length;
   return [
     `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", ` +
-      `checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its ${b.entry}.`,
+      `checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its bench/lib/gateway-main.ts.`,
     `  after: the working tree at ${head}${moved}${dirty ? ` (${dirty} uncommitted change(s) under src/ or in the package files)` : ''}.`,
     `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, ` +
       `then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); ` +

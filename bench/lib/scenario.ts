@@ -1,4 +1,4 @@
-import type { Build } from './builds.js';
+import type { Build } from './baseline.js';
 import type { Child } from './children.js';
 import type { Measurement } from './http-load.js';
 import type { Paired } from './paired.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CURRENT, type Build } from './builds.js';
+import { CURRENT, type Build } from './baseline.js';
 import { answers200, sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
@@ -85,20 +85,13 @@ export async function startGateway(
       : {}),
     ...extraEnv,
   };
-  const args: string[] = [];
-  const switched = [
-    ['coalesce', variant.coalesce],
-    ['sharing', variant.sharing],
-    ['compiledExecution', variant.compiledExecution],
-    ['responseCache', variant.responseCache],
-  ] as const;
-  for (const [name, value] of switched) {
-    if (value === undefined) continue;
-    const via = build.switches[name];
-    if (!via) throw new Error(`${build.label}: this revision's gateway has no switch for ${name}`);
-    if ('flag' in via) args.push(`--${via.flag}=${value}`);
-    else env[via.variable] = value;
-  }
+  const flags = {
+    coalesce: variant.coalesce,
+    sharing: variant.sharing,
+    'compiled-execution': variant.compiledExecution,
+    'response-cache': variant.responseCache,
+  };
+  const args = Object.entries(flags).flatMap(([flag, value]) => (value ? [`--${flag}=${value}`] : []));
   const name = `gateway ${build.label} (${variantLabel(variant)})`;
   // BENCH_CPU_PROF=<folder>: every gateway child writes a V8 CPU profile there when it stops, one subfolder per build.
   // BENCH_CPU_PROF_INTERVAL=<µs>: a finer sampling interval than V8's 1,000 µs, for short runs.
@@ -111,7 +104,7 @@ export async function startGateway(
       return await spawnNode({
         name,
         root: build.root,
-        entry: build.entry,
+        entry: 'bench/lib/gateway-main.ts',
         args,
         env,
         nodeFlags: ['--expose-gc', ...profile],

@@ -6,7 +6,7 @@ import type { Scenario } from '../lib/scenario.js';
 import { startGateway, startRawWs } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { times, verdict, type Row } from '../lib/table.js';
-import { CURRENT, type Build } from '../lib/builds.js';
+import { CURRENT, type Build } from '../lib/baseline.js';
 import { SLOWER_LIMIT } from '../lib/paired.js';
 
 const ASKED = [5_000, 20_000];

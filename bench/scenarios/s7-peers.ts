@@ -1,4 +1,4 @@
-import { CURRENT, type Build } from '../lib/builds.js';
+import { CURRENT, type Build } from '../lib/baseline.js';
 import type { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, measureHttp, type Measurement } from '../lib/http-load.js';
 import { measurePaired, pairedComparison, pairedRows, type Paired } from '../lib/paired.js';

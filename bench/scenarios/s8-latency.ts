@@ -1,5 +1,5 @@
 import { niceOf, type Child } from '../lib/children.js';
-import { CURRENT } from '../lib/builds.js';
+import { CURRENT } from '../lib/baseline.js';
 import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, SETTINGS, type HttpTarget } from '../lib/http-load.js';
 import {
