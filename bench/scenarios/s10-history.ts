@@ -22,7 +22,7 @@ import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession } from '../lib/http-lo
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
 import { CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
-import { httpRow, verdict, type Row } from '../lib/table.js';
+import { row, httpRow, verdict, type Row } from '../lib/table.js';
 
 /** The same for both stores: a history shared by instances reads as fast as each instance's own (at 300 000 and more in PostgreSQL). */
 const GOAL = { 'in process': 2_000, PostgreSQL: 2_000 } as const;
@@ -347,32 +347,19 @@ async function readRows(
   return rows;
 }
 
-const notMeasured = (variant: string, why: string): Row => ({
-  scenario: 'S10',
-  variant,
-  value: '',
-  p99: '',
-  ratio: '',
-  target: '',
-  calls: '',
-  errors: '',
-  notes: '',
-  voided: why,
-});
+const notMeasured = (variant: string, why: string): Row =>
+  row('S10', variant, {
+    voided: why,
+  });
 
 function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
-  return {
-    scenario: 'S10',
-    variant: `memory per stored transaction, ${where}: ${what}`,
+  return row('S10', `memory per stored transaction, ${where}: ${what}`, {
     value,
-    p99: '',
-    ratio: '',
     target: 'measured and stated',
-    calls: '',
     errors: '0',
     notes: notes.join('; '),
     ...(held === largest(where) ? {} : { voided: notHeld(where, held) }),
-  };
+  });
 }
 
 const span = (where: Where) => `${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))}`;

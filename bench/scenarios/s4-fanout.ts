@@ -5,7 +5,7 @@ import type { FleetRound } from '../lib/fleet-workers.js';
 import type { Scenario } from '../lib/scenario.js';
 import { startGateway, startRawWs } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
-import { times, verdict, type Row } from '../lib/table.js';
+import { row, times, verdict, type Row } from '../lib/table.js';
 import { CURRENT, type Build } from '../lib/baseline.js';
 import { SLOWER_LIMIT } from '../lib/paired.js';
 
@@ -46,16 +46,11 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
   const p99s = f.rounds.map((r) => r.p99);
   const cpuMs = median(f.serverCpu) * 1_000;
   const elu = medianOf(f, (r) => r.loadgenElu);
-  return {
-    scenario: 'S4',
-    variant,
+  return row('S4', variant, {
     value:
       `POST→delivery p50 ${fmt(medianOf(f, (r) => r.p50))} ms, p99 ${fmt(median(p99s))} ms ` +
       `[${fmt(Math.min(...p99s))}–${fmt(Math.max(...p99s))}], last ${fmt(medianOf(f, (r) => r.last))} ms`,
     p99: fmt(median(p99s)),
-    ratio: '',
-    target: '',
-    calls: '',
     errors: errorsText(f),
     notes: [
       `${f.rounds.length} rounds (median), in turns`,
@@ -71,7 +66,7 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
       ...(f.shortfall ? [f.shortfall] : []),
     ].join('; '),
     ...(errorsOf(f) > 0 ? { voided: 'lost, duplicated or wrong deliveries' } : {}),
-  };
+  });
 }
 
 interface GatewayRowInput {

@@ -18,7 +18,7 @@ import type { Scenario } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
 import { CLIENT_KEY, gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
-import { errorsText, verdict, type Row } from '../lib/table.js';
+import { row, errorsText, verdict, type Row } from '../lib/table.js';
 
 /** Unset: LOAD_SHARE of the capacity measured first. */
 const FIXED_RATE = process.env.BENCH_S8_RATE ? Number(process.env.BENCH_S8_RATE) : undefined;
@@ -139,7 +139,7 @@ function voidOf(path: Path, hop: Path | undefined): string | undefined {
   return reasons.length > 0 ? reasons.join('; ') : undefined;
 }
 
-function row(path: Path, hop: Path | undefined, rate: number, setting: string, placement: S8Placement): Row {
+function pathRow(path: Path, hop: Path | undefined, rate: number, setting: string, placement: S8Placement): Row {
   const pick = (key: 'p50' | 'p99' | 'p999') => median(path.runs.map((r) => r[key]));
   const added = (key: 'p50' | 'p99' | 'p999') => median(path.runs.map((r, i) => r[key] - hop!.runs[i]![key]));
   const voided = voidOf(path, hop);
@@ -166,9 +166,7 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
     ...(path.gc ? [gcText(path.gc)] : []),
   ];
   const addedP99 = hop ? added('p99') : Number.NaN;
-  return {
-    scenario: 'S8',
-    variant: path.what,
+  return row('S8', path.what, {
     value: `p50 ${ms(pick('p50'))} / p99 ${ms(pick('p99'))} / p99.9 ${ms(pick('p999'))} ms`,
     p99: ms(pick('p99')),
     ratio: hop ? `added p50 ${ms(added('p50'))} / p99 ${ms(addedP99)} / p99.9 ${ms(added('p999'))} ms` : '',
@@ -177,7 +175,7 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
     errors: errorsText(summed(allErrorsOf(path))),
     notes: notes.join('; '),
     ...(voided ? { voided } : {}),
-  };
+  });
 }
 
 /** The gateway's collections over the measured runs, from its prom-client histogram (bounds 1 ms and 10 ms). */
@@ -212,18 +210,12 @@ function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, p
       ? `the open-loop rate is ${LOAD_SHARE * 100}% of the median: ${fmt(rate)} req/s`
       : `the open-loop rate is BENCH_S8_RATE's ${fmt(rate)} req/s, ${fmt((rate / capacity.rps) * 100)}% of the median`,
   ];
-  return {
-    scenario: 'S8',
-    variant: 'capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)',
+  return row('S8', 'capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)', {
     value: `${fmt(capacity.rps)} [${fmt(Math.min(...rps))}–${fmt(Math.max(...rps))}]`,
-    p99: '',
-    ratio: '',
-    target: '',
-    calls: '',
     errors: errorsText(summed(errors)),
     notes: notes.join('; '),
     ...(errorCount(errors) > 0 ? { voided: 'errors' } : {}),
-  };
+  });
 }
 
 export const s8: Scenario = {
@@ -273,9 +265,9 @@ export const s8: Scenario = {
             await Promise.all([hop, rest, graphql].map((p) => p.generator.close()));
             return [
               capacityRow(capacity, rate, placement, priority),
-              row(hop, undefined, rate, setting, placement),
-              row(rest, hop, rate, setting, placement),
-              row(graphql, hop, rate, setting, placement),
+              pathRow(hop, undefined, rate, setting, placement),
+              pathRow(rest, hop, rate, setting, placement),
+              pathRow(graphql, hop, rate, setting, placement),
             ];
           }),
         ),

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { REPO_ROOT } from '../lib/children.js';
 import type { Scenario } from '../lib/scenario.js';
 import { fmt, median } from '../lib/stats.js';
-import type { Row } from '../lib/table.js';
+import { row, type Row } from '../lib/table.js';
 
 interface Layer {
   name: string;
@@ -29,17 +29,15 @@ export const s9: Scenario = {
     for (const layer of layers) {
       const us = median(layer.rounds);
       const over = layer.over === undefined ? undefined : byName.get(layer.over);
-      rows.push({
-        scenario: 'S9',
-        variant: layer.name,
-        value: `${fmt(us, 1)} µs CPU per read`,
-        p99: '',
-        ratio: over === undefined ? 'by itself' : `adds ${fmt(us - over, 1)} µs`,
-        target: '',
-        calls: '1.00',
-        errors: '0',
-        notes: `rounds ${layer.rounds.map((r) => fmt(r, 0)).join(', ')} µs`,
-      });
+      rows.push(
+        row('S9', layer.name, {
+          value: `${fmt(us, 1)} µs CPU per read`,
+          ratio: over === undefined ? 'by itself' : `adds ${fmt(us - over, 1)} µs`,
+          calls: '1.00',
+          errors: '0',
+          notes: `rounds ${layer.rounds.map((r) => fmt(r, 0)).join(', ')} µs`,
+        }),
+      );
     }
     return rows;
   },
