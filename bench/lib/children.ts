@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -141,8 +141,15 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
   const url = `http://127.0.0.1:${port}`;
   const root = options.root ?? REPO_ROOT;
   // `--import tsx` resolves from the working directory: a baseline checkout runs on its own tsx.
-  const preload = existsSync(`${root}bench/lib/child-preload.ts`) ? `${root}bench/lib/child-preload.ts` : PRELOAD;
-  const nodeArgs = [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', preload, options.entry, ...(options.args ?? [])];
+  const nodeArgs = [
+    ...(options.nodeFlags ?? []),
+    '--import',
+    'tsx',
+    '--import',
+    `${root}bench/lib/child-preload.ts`,
+    options.entry,
+    ...(options.args ?? []),
+  ];
   // nice and taskset exec what follows in their own place: the pid, and so the /proc CPU figures, are node's.
   const prefix = [
     ...(options.nice === undefined ? [] : ['nice', '-n', String(options.nice)]),
@@ -155,33 +162,18 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
     // 'ipc': the child notices when this process disappears (child-preload.ts).
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  running.add(child);
   if (options.stopGraceMs !== undefined) graceMs.set(child, options.stopGraceMs);
-  let tail = '';
-  const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  child.on('exit', () => running.delete(child));
-  const handle: Child = {
-    name: options.name,
-    pid: child.pid ?? -1,
-    url,
-    port,
-    output: () => tail,
-    cpuSeconds: () => cpuSecondsOf(child.pid ?? -1),
-    signal: (name) => void child.kill(name),
-    stop: () => stopProcess(child),
-  };
+  const handle: Child = { ...track(child), name: options.name, pid: child.pid ?? -1, url, port, signal: (name) => void child.kill(name) };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail.trim()}`);
+      throw new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${handle.output().trim()}`);
     }
     if (await options.ready(url).catch(() => false)) return handle;
     await sleep(50);
   }
   await handle.stop();
-  throw new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 30_000} ms:\n${tail.trim()}`);
+  throw new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 30_000} ms:\n${handle.output().trim()}`);
 }
 
 /** A helper process that is not a server: driven over IPC, killed with the others on every way out. */
@@ -199,13 +191,18 @@ export function spawnIpcChild(entry: string, args: string[]): IpcChild {
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  return { ...track(child), process: child };
+}
+
+/** Registers a child to be killed with the others, keeping the last few KB of its output. */
+function track(child: ChildProcess): Pick<IpcChild, 'output' | 'cpuSeconds' | 'stop'> {
   running.add(child);
   let tail = '';
   const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   child.on('exit', () => running.delete(child));
-  return { process: child, output: () => tail, cpuSeconds: () => cpuSecondsOf(child.pid ?? -1), stop: () => stopProcess(child) };
+  return { output: () => tail, cpuSeconds: () => cpuSecondsOf(child.pid ?? -1), stop: () => stopProcess(child) };
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

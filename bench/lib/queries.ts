@@ -1,4 +1,6 @@
 import { BodyCheck } from './expect.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, type HttpTarget } from './http-load.js';
+import { CLIENT_KEY } from './servers.js';
 import { totalOf, transactionById, transactions, vendings, type Transaction } from './fixtures.js';
 
 /** The one id Hive's single document asks (its schema's root field takes the id as a literal here). */
@@ -28,6 +30,20 @@ export const rotatedSingleCases = () =>
 
 /** The upstream's (and REST passthrough's) envelope of a transaction, as the contract upstream serialises it. */
 export const transactionEnvelope = (id: string): string => JSON.stringify({ data: transactionById.get(id) });
+
+/** GET /transactions/{id} over the rotated ids; the hop and the upstream answer the upstream's bytes, the gateway is judged by content. */
+export const restTarget = (url: string, headers: Record<string, string> = {}, exact = true): HttpTarget => ({
+  url,
+  method: 'GET',
+  headers,
+  cases: ROTATED_IDS.map((id) => ({
+    path: `/transactions/${id}`,
+    check: exact ? BodyCheck.exact(transactionEnvelope(id)) : new BodyCheck(JSON.parse(transactionEnvelope(id))),
+  })),
+});
+export const gatewayRest = (url: string) => restTarget(url, { authorization: CLIENT_KEY }, false);
+/** S1's and S8's GraphQL request: `transaction(id: $id)` with the id in variables, and Apollo Client's Accept. */
+export const gatewayGraphql = (url: string) => graphqlTarget(url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 
 /** 50 ids: 40 distinct, then 10 of them again, interleaved as a dashboard would list them. */
 export const BATCH_IDS: string[] = (() => {

@@ -1,31 +1,18 @@
 import { CURRENT } from '../lib/baseline.js';
 import type { Child } from '../lib/children.js';
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
-import { BodyCheck } from '../lib/expect.js';
-import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession, type HttpSession, type HttpTarget, type Measurement } from '../lib/http-load.js';
+import { httpSession, type HttpSession, type HttpTarget, type Measurement } from '../lib/http-load.js';
 import { hopCells, measureWithHop, pairedComparison, pairedOf, pairedRows } from '../lib/paired.js';
-import { ROTATED_IDS, rotatedSingleCases, transactionEnvelope } from '../lib/queries.js';
+import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
-import { CLIENT_KEY, startBareHop, startGateway, type Variant } from '../lib/servers.js';
+import { startBareHop, startGateway, type Variant } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { httpRow, type Row } from '../lib/table.js';
 
 /** Long enough that no entry expires while S1 runs, so every measured answer is a hit. */
 const CACHE_HOUR_MS = 3_600_000;
 
-const restTarget = (url: string, headers: Record<string, string>, check: (envelope: string) => BodyCheck): HttpTarget => ({
-  url,
-  method: 'GET',
-  headers,
-  cases: ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) })),
-});
-/** The hop and the upstream answer the upstream's bytes; the gateway's REST answer is judged by content. */
-const exact = (envelope: string) => BodyCheck.exact(envelope);
-const content = (envelope: string) => new BodyCheck(JSON.parse(envelope));
-
-const gatewayRest = (url: string) => restTarget(url, { authorization: CLIENT_KEY }, content);
-const gatewayGraphql = (url: string) => graphqlTarget(url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 /** What a dashboard's page sends: the same POST with Apollo Client's Accept, and its own origin (same-origin pages send one too). */
 const browserGraphql = (url: string) => {
   const target = gatewayGraphql(url);
@@ -148,12 +135,12 @@ export const s1: Scenario = {
     const { upstream, log } = ctx;
     return withChild(startBareHop(upstream.url), async (bare) => {
       // One hop session for the whole scenario: its row gives every run it made, in turns with each figure below.
-      const hop = httpSession(restTarget(bare.url, {}, exact), { upstream, server: bare });
+      const hop = httpSession(restTarget(bare.url), { upstream, server: bare });
       log('bare proxy hop: warm-up');
       await hop.warmUp();
       log('the upstream straight: in turns with the hop');
       const [direct] = await measureWithHop(hop, [
-        httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }, exact), { upstream, server: upstream }),
+        httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }), { upstream, server: upstream }),
       ]);
       const rows: Row[] = [
         {

@@ -88,7 +88,7 @@ interface FillTarget {
 }
 
 /** Transactions of each step whose webhooks are measured: the last ones before the size. */
-const SAMPLE = Number(process.env.BENCH_S10_SAMPLE ?? 20_000);
+const SAMPLE = 20_000;
 /** Transactions whose webhooks warm up the HISTORY=off gateway before its first measured step. */
 const WARM_UP = 5_000;
 /** Transactions made and filled at a time. */

@@ -1,7 +1,6 @@
 import { niceOf, type Child } from '../lib/children.js';
 import { CURRENT } from '../lib/baseline.js';
-import { BodyCheck } from '../lib/expect.js';
-import { APOLLO_CLIENT_ACCEPT, graphqlTarget, SETTINGS, type HttpTarget } from '../lib/http-load.js';
+import { SETTINGS, type HttpTarget } from '../lib/http-load.js';
 import {
   measuredClosedLoop,
   measuredOpenLoop,
@@ -13,10 +12,10 @@ import {
 } from '../lib/load-generator.js';
 import { LATE_MS, type LoadGenerator, type OpenLoopErrors } from '../lib/open-loop.js';
 import { planPlacement, type S8Placement } from '../lib/pinning.js';
-import { ROTATED_IDS, rotatedSingleCases, transactionEnvelope } from '../lib/queries.js';
+import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
 import type { Scenario } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
-import { CLIENT_KEY, gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
+import { gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { row, errorsText, verdict, type Row } from '../lib/table.js';
 
@@ -34,25 +33,6 @@ const GOAL_P99_ADDED_MS = 2;
 const BOUND_CORES = 0.9;
 /** Late sends above this share of a round void it: its p99 would be the generator's, not the server's. */
 const LATE_SHARE_LIMIT = 0.01;
-
-const restCases = (check: (envelope: string) => BodyCheck) =>
-  ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) }));
-
-const hopTarget = (hop: Child): HttpTarget => ({
-  url: hop.url,
-  method: 'GET',
-  headers: {},
-  cases: restCases((envelope) => BodyCheck.exact(envelope)),
-});
-const restTarget = (gateway: Child): HttpTarget => ({
-  url: gateway.url,
-  method: 'GET',
-  headers: { authorization: CLIENT_KEY },
-  cases: restCases((envelope) => new BodyCheck(JSON.parse(envelope))),
-});
-/** S8's request, as S1 sends it: `transaction(id: $id)` with the id in variables, and Apollo Client's Accept. */
-const graphqlOf = (gateway: Child): HttpTarget =>
-  graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 
 interface Path {
   what: string;
@@ -234,29 +214,22 @@ export const s8: Scenario = {
             const priority =
               `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, ` +
               `generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
-            const hop: Path = {
-              what: 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)',
-              generator: await remoteGenerator(generatorChild, hopTarget(bare)),
-              watch: { upstream, server: bare },
+            const path = async (what: string, target: HttpTarget, server: Child, gc?: GcTotals[]): Promise<Path> => ({
+              what,
+              generator: await remoteGenerator(generatorChild, target),
+              watch: { upstream, server },
               runs: [],
               warmUpErrors: [],
-            };
-            const rest: Path = {
-              what: 'gateway REST GET /transactions/{id}, cache off',
-              generator: await remoteGenerator(generatorChild, restTarget(gateway)),
-              watch: { upstream, server: gateway },
-              runs: [],
-              warmUpErrors: [],
-              gc: [],
-            };
-            const graphql: Path = {
-              what: "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)",
-              generator: await remoteGenerator(generatorChild, graphqlOf(gateway)),
-              watch: { upstream, server: gateway },
-              runs: [],
-              warmUpErrors: [],
-              gc: [],
-            };
+              ...(gc ? { gc } : {}),
+            });
+            const hop = await path('bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', restTarget(bare.url), bare);
+            const rest = await path('gateway REST GET /transactions/{id}, cache off', gatewayRest(gateway.url), gateway, []);
+            const graphql = await path(
+              "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)",
+              gatewayGraphql(gateway.url),
+              gateway,
+              [],
+            );
             const capacity = await measureCapacity(graphql.generator, gateway, log);
             const rate = FIXED_RATE ?? Math.max(1, Math.round(capacity.rps * LOAD_SHARE));
             const setting = FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the capacity` : 'BENCH_S8_RATE';
