@@ -25,8 +25,8 @@ import { fmt } from '../lib/stats.js';
 import { row, httpRow, verdict, type Row } from '../lib/table.js';
 
 /** The same for both stores: a history shared by instances reads as fast as each instance's own (at 300 000 and more in PostgreSQL). */
-const GOAL = { 'in process': 2_000, PostgreSQL: 2_000 } as const;
-type Where = keyof typeof GOAL;
+const GOAL = 2_000;
+type Where = 'in process' | 'PostgreSQL';
 const sizesOf = (list: string | undefined) =>
   (list ?? '10000,50000')
     .split(',')
@@ -59,20 +59,15 @@ const mb = (bytes: number) => `${bytes >= 0 ? '+' : ''}${fmt(bytes / 2 ** 20, 1)
 
 /** The marginal figure: between the two largest sizes, or from 0 when one size is given. */
 const marginal = (where: Where, g: Growth) => perTransaction(where, g, SIZES[where].length - 1, SIZES[where].length);
-const stepsText = (where: Where, what: string, g: Growth, withOff = true) =>
-  `${what} per transaction ${SIZES[where]
-    .map((to, k) => `${fmt(pointsOf(where)[k]!)} → ${fmt(to)}: ${fmt(perTransaction(where, g, k, k + 1))} B`)
-    .join(', ')} (history on ${g.on
+const grown = (list: number[]) =>
+  list
     .slice(1)
-    .map((v) => mb(v - g.on[0]!))
-    .join(' / ')}${
-    withOff
-      ? `, off ${g.off
-          .slice(1)
-          .map((v) => mb(v - g.off[0]!))
-          .join(' / ')}`
-      : ''
-  })`;
+    .map((v) => mb(v - list[0]!))
+    .join(' / ');
+const stepsText = (where: Where, what: string, g: Growth, withOff = true) => {
+  const steps = SIZES[where].map((to, k) => `${fmt(pointsOf(where)[k]!)} → ${fmt(to)}: ${fmt(perTransaction(where, g, k, k + 1))} B`);
+  return `${what} per transaction ${steps.join(', ')} (history on ${grown(g.on)}${withOff ? `, off ${grown(g.off)}` : ''})`;
+};
 
 /** Why a store's rows cannot stand when its history does not hold the whole series. */
 const notHeld = (where: Where, held: number | string) =>
@@ -178,23 +173,20 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const cost = (f: FillStep, k: number) => f.gatewayUs - fills.off[k]!.gatewayUs + f.storeUs;
   const costs = fills.on.map(cost);
   const spread = Math.max(...costs) / Math.min(...costs) - 1;
-  return {
-    scenario: 'S10',
-    variant:
-      `applying an event, ${where}: the last ${fmt(SAMPLE)} transactions ` +
-      `before each of ${SIZES[where].map((s) => fmt(s)).join(' / ')} ` +
-      `(${fmt(webhooks)} webhooks; 3 products each; pending, completed, failed), 32 in flight, to history on and to HISTORY=off`,
+  const variant =
+    `applying an event, ${where}: the last ${fmt(SAMPLE)} transactions ` +
+    `before each of ${SIZES[where].map((s) => fmt(s)).join(' / ')} ` +
+    `(${fmt(webhooks)} webhooks; 3 products each; pending, completed, failed), 32 in flight, to history on and to HISTORY=off`;
+  return row('S10', variant, {
     value:
       `the history costs ${costs.map((c) => fmt(c)).join(' / ')} µs of CPU per webhook` +
       `${postgres ? " (the gateway's on − off plus PostgreSQL's)" : ' (gateway on − off)'}; ` +
       `${fmt(rateOf(fills.on))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.on)} ms`,
     p99: steps((f) => f.p99, fills.on),
-    ratio: '',
     target: costs.some((c) => c <= 0)
       ? 'the same at every size, within 25%: not judged ' +
         '(a cost at or below zero: the noise between the two gateways is larger than the cost)'
       : `the same at every size, within 25%: ${spread <= 0.25 ? 'met' : 'not met'} (largest ${fmt(spread * 100, 0)}% over smallest)`,
-    calls: '',
     errors: failed === 0 ? '0' : `${failed} webhooks not answered 200`,
     notes: [
       `gateway CPU per webhook, history on ${steps((f) => f.gatewayUs, fills.on, 0)} µs, off ${steps((f) => f.gatewayUs, fills.off, 0)} µs`,
@@ -214,7 +206,7 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
       .filter(Boolean)
       .join('; '),
     ...(failed > 0 ? { voided: 'webhooks failed' } : held === largest(where) ? {} : { voided: notHeld(where, held) }),
-  };
+  });
 }
 
 const readVariant = (where: Where, pendingOnly: boolean) =>
@@ -230,13 +222,8 @@ async function reads(
   storeCpu?: () => Promise<Map<number, number>>,
 ): Promise<Row> {
   const query = pendingOnly ? RECENT_PENDING_QUERY : RECENT_QUERY;
-  const target = graphqlTarget(
-    gateway.url,
-    '/graphql',
-    CLIENT_KEY,
-    [{ query, check: series.recentCheck(largest(where), pendingOnly) }],
-    APOLLO_CLIENT_ACCEPT,
-  );
+  const cases = [{ query, check: series.recentCheck(largest(where), pendingOnly) }];
+  const target = graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases, APOLLO_CLIENT_ACCEPT);
   let storeUs: number | undefined;
   const measure = async (connections?: number) => {
     const session = httpSession(connections ? { ...target, connections } : target, { server: gateway });
@@ -252,12 +239,11 @@ async function reads(
   const m = await measure();
   const alone = await measure(1);
   ctx.log(`${where}${pendingOnly ? ', status filter' : ''}: ${fmt(m.rps.median)} req/s; one at a time p99 ${fmt(alone.p99, 1)} ms`);
-  const goal = GOAL[where];
   const errors = m.errors.total + alone.errors.total > 0;
   const row = httpRow('S10', readVariant(where, pendingOnly), m, {
     target:
       `one at a time p99 ≤ 20 ms ${errors ? 'VOID (errors)' : verdict(alone.p99 <= 20)}; ` +
-      `≥ ${fmt(goal)} req/s ${errors ? '' : verdict(m.rps.median >= goal)}`,
+      `≥ ${fmt(GOAL)} req/s ${errors ? '' : verdict(m.rps.median >= GOAL)}`,
   });
   const store = storeUs === undefined ? '' : `; PostgreSQL's CPU ${fmt(storeUs)} µs/request (the gateway's connections' backends, /proc)`;
   return { ...row, notes: `one at a time: p99 ${fmt(alone.p99, 1)} ms, ${fmt(alone.rps.median)} req/s; ${row.notes}${store}` };
@@ -297,17 +283,11 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
     );
   }
   // One at a time, as dashboards refreshing now and then ask: the p99 is a read's own time, not a queue's.
-  const target = {
-    ...graphqlTarget(
-      gateway.url,
-      '/graphql',
-      CLIENT_KEY,
-      [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }],
-      APOLLO_CLIENT_ACCEPT,
-    ),
-    connections: 1,
-  };
-  const session = httpSession(target, { server: gateway });
+  const cases = [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }];
+  const session = httpSession(
+    { ...graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases, APOLLO_CLIENT_ACCEPT), connections: 1 },
+    { server: gateway },
+  );
   await session.warmUp();
   await metric(gateway, 'nodejs_eventloop_lag_max_seconds');
   for (let run = 0; run < 3; run += 1) await session.run();
@@ -320,11 +300,7 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   });
   return {
     ...row,
-    notes: [
-      `${row.notes}`,
-      `event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms`,
-      `the week holds ${fmt(expected)} transactions`,
-    ].join('; '),
+    notes: `${row.notes}; event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms; the week holds ${fmt(expected)} transactions`,
   };
 }
 
@@ -337,14 +313,14 @@ async function readRows(
   held: number | string,
   storeCpu?: () => Promise<Map<number, number>>,
 ): Promise<Row[]> {
-  const whole = held === largest(where);
-  const rows: Row[] = [];
-  for (const pendingOnly of [false, true]) {
-    const variant = readVariant(where, pendingOnly);
-    rows.push(whole ? await reads(ctx, gateway, where, pendingOnly, series, storeCpu) : notMeasured(variant, notHeld(where, held)));
+  if (held !== largest(where)) {
+    return [readVariant(where, false), readVariant(where, true), statsVariant(where)].map((v) => notMeasured(v, notHeld(where, held)));
   }
-  rows.push(whole ? await statsReads(ctx, gateway, where, series) : notMeasured(statsVariant(where), notHeld(where, held)));
-  return rows;
+  return [
+    await reads(ctx, gateway, where, false, series, storeCpu),
+    await reads(ctx, gateway, where, true, series, storeCpu),
+    await statsReads(ctx, gateway, where, series),
+  ];
 }
 
 const notMeasured = (variant: string, why: string): Row =>
@@ -352,17 +328,16 @@ const notMeasured = (variant: string, why: string): Row =>
     voided: why,
   });
 
+/** `value` is the marginal figure, between the two largest sizes. */
 function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
   return row('S10', `memory per stored transaction, ${where}: ${what}`, {
-    value,
+    value: `${value} per transaction (${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))})`,
     target: 'measured and stated',
     errors: '0',
     notes: notes.join('; '),
     ...(held === largest(where) ? {} : { voided: notHeld(where, held) }),
   });
 }
-
-const span = (where: Where) => `${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))}`;
 
 async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
   const on = await startGateway(ctx.upstream.url, {}, historyEnv('in process'));
@@ -371,11 +346,8 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
     const heap: Growth = { on: [], off: [] };
     const rss: Growth = { on: [], off: [] };
     const fills = await fillBoth(ctx, 'in process', { gateway: on }, { gateway: off }, series, async () => {
-      for (const [side, gateway] of [
-        ['on', on],
-        ['off', off],
-      ] as const) {
-        const reading = await memoryAfterGc(gateway);
+      for (const side of ['on', 'off'] as const) {
+        const reading = await memoryAfterGc(side === 'on' ? on : off);
         heap[side].push(reading.heap);
         rss[side].push(reading.rss);
       }
@@ -386,7 +358,7 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
       memoryRow(
         'in process',
         'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks',
-        `heap ${fmt(marginal('in process', heap))} B, RSS ${fmt(marginal('in process', rss))} B per transaction (${span('in process')})`,
+        `heap ${fmt(marginal('in process', heap))} B, RSS ${fmt(marginal('in process', rss))} B`,
         [
           stepsText('in process', 'heap', heap),
           stepsText('in process', 'RSS', rss),
@@ -493,7 +465,7 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
         memoryRow(
           'PostgreSQL',
           "the history's tables and indexes (pg_total_relation_size, after VACUUM ANALYZE)",
-          `${fmt(marginal('PostgreSQL', bytes))} B per transaction (${span('PostgreSQL')})`,
+          `${fmt(marginal('PostgreSQL', bytes))} B`,
           [
             stepsText('PostgreSQL', 'tables and indexes', bytes, false),
             `at the end ${fmt(bytes.on.at(-1)! / 2 ** 20, 1)} MB`,
