@@ -11,7 +11,7 @@ import type { Paired } from './lib/paired.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
 import { editedOutsideData, mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
-import { renderComparisons, renderTable, type Comparison, type Row } from './lib/table.js';
+import { renderComparisons, renderTable, row, type Comparison, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
 import { s3 } from './scenarios/s3-mutation.js';
@@ -109,22 +109,8 @@ try {
     } catch (error) {
       // One failing scenario must not lose the others' figures.
       log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      own = [
-        {
-          scenario: scenario.name,
-          variant: scenario.title,
-          value: '',
-          p99: '',
-          ratio: '',
-          target: '',
-          calls: '',
-          errors: 'scenario failed',
-          notes: '',
-          voided: String(error instanceof Error ? error.message : error)
-            .split('\n')[0]!
-            .slice(0, 200),
-        },
-      ];
+      const why = String(error instanceof Error ? error.message : error).split('\n')[0]!;
+      own = [row(scenario.name, scenario.title, { errors: 'scenario failed', voided: why.slice(0, 200) })];
     }
     rows.push(...own);
     ran.push({

@@ -4,24 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const dir = mkdtempSync(join(tmpdir(), 'vg-bench-redis-'));
-const extra = process.argv.slice(2);
-const redis = spawn(
-  'redis-server',
-  [
-    '--port',
-    process.env.PORT ?? '0',
-    '--bind',
-    process.env.HOST ?? '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--dir',
-    dir,
-    ...extra,
-  ],
-  { stdio: 'inherit' },
-);
+const port = process.env.PORT ?? '0';
+const args = ['--port', port, '--bind', process.env.HOST ?? '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+const redis = spawn('redis-server', [...args, ...process.argv.slice(2)], { stdio: 'inherit' });
 const removeDir = () => rmSync(dir, { recursive: true, force: true });
 redis.on('error', (error) => {
   process.stderr.write(`redis-server: ${error.message}\n`);
