@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Child } from './children.js';
 import { fleetProcesses } from './delivery.js';
 import { startWorkerFleet, type FleetRound, type WorkerFleet } from './fleet-workers.js';
+import { rawMessage } from './webhook-pacer.js';
 import { statusFor, webhookSender, type Posted } from './webhooks.js';
 
 /** Rounds before the measured ones, not counted: the first fan-outs of a process run unoptimised code. */
@@ -31,13 +32,6 @@ export interface SideFigures {
   processes: number;
 }
 
-export const rawFrame = (eventId: string, status: string) =>
-  JSON.stringify({
-    id: '00000000-0000-4000-8000-000000000000',
-    type: 'next',
-    payload: { data: { transactionUpdated: { eventId, status } } },
-  });
-
 interface Open {
   side: FanoutSide;
   fleet: WorkerFleet;
@@ -51,7 +45,10 @@ async function openSide(side: FanoutSide, processes: number): Promise<Open> {
   return {
     side,
     fleet,
-    post: (id, n) => (side.kind === 'raw' ? sender.postRaw('/broadcast', rawFrame(id, statusFor(n))) : sender.post(id, n)),
+    post: (id, n) =>
+      side.kind === 'raw'
+        ? sender.postRaw('/broadcast', rawMessage(id, statusFor(n), '00000000-0000-4000-8000-000000000000'))
+        : sender.post(id, n),
     async close() {
       await fleet.close();
       await sender.close();

@@ -8,11 +8,6 @@ import { loadGenerator, type ClosedLoopRun, type GeneratedRun, type LoadGenerato
 import { contractCalls, type Upstream } from './servers.js';
 import { pace, type PacedWebhook, type PacerRun } from './webhook-pacer.js';
 
-// Run as a child's entry: serve the routes below on the PORT the harness gives, which probes GET /readyz.
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  startLoadGeneratorServer(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
-}
-
 /** The generator process, where `placement` says (pinning.ts). */
 export function startLoadGenerator(placement: Placement = {}): Promise<Child> {
   return spawnNode({
@@ -145,4 +140,9 @@ export function startLoadGeneratorServer(port: number, host: string): void {
         (error: unknown) => res.writeHead(500).end(String(error)),
       );
   }).listen(port, host);
+}
+
+// Run as a child's entry: serve the routes below on the PORT the harness gives, which probes GET /readyz.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  startLoadGeneratorServer(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
 }

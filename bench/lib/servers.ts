@@ -37,7 +37,7 @@ export interface Upstream extends Child {
 export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}): Promise<Upstream> {
   const child = await spawnNode({
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
-    entry: 'bench/lib/contract-upstream-main.ts',
+    entry: 'bench/lib/contract-upstream.ts',
     args: delayMs > 0 ? [`--delay-ms=${delayMs}`] : [],
     env: {},
     ready: answers200('/__ready'),

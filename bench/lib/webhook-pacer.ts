@@ -21,9 +21,9 @@ export interface PacedWebhook {
 
 export const nowAbsolute = (): number => performance.timeOrigin + performance.now();
 
-/** The frame the raw broadcaster sends, shaped as the gateway's `next` so one sink reads both. */
-export const rawMessage = (eventId: string, status: string): string =>
-  JSON.stringify({ id: '1', type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
+/** The raw broadcaster's frame, shaped as the gateway's `next` so one sink reads both; S4 gives a UUID `id` as the gateway's. */
+export const rawMessage = (eventId: string, status: string, id = '1'): string =>
+  JSON.stringify({ id, type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
 
 export async function pace(run: PacerRun): Promise<PacedWebhook[]> {
   const total = run.rate * run.seconds;
