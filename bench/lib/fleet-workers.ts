@@ -3,7 +3,6 @@ import { sleep, spawnIpcChild, type IpcChild } from './children.js';
 import { percentiles } from './stats.js';
 import { monotonicMs, type WorkerReply, type WorkerRequest } from './fleet-protocol.js';
 import type { RoundResult } from './delivery.js';
-import { CLIENT_KEY } from './servers.js';
 import type { Posted } from './webhooks.js';
 
 export interface FleetRound extends RoundResult {
@@ -36,8 +35,12 @@ interface FleetProcess {
   ask(request: Request): Promise<Reply>;
 }
 
-async function startProcess(wsUrl: string, kind: 'graphql-ws' | 'raw', onEvent: (event: 'probed' | 'done') => void): Promise<FleetProcess> {
-  const child = spawnIpcChild('bench/lib/fleet-worker-main.ts', [wsUrl, kind, CLIENT_KEY]);
+async function startProcess(
+  httpUrl: string,
+  kind: 'graphql-ws' | 'raw',
+  onEvent: (event: 'probed' | 'done') => void,
+): Promise<FleetProcess> {
+  const child = spawnIpcChild('bench/lib/fleet-worker-main.ts', [httpUrl, kind]);
   const pending = new Map<number, (reply: Reply) => void>();
   let seq = 0;
   let ready: () => void = () => {};
@@ -73,14 +76,13 @@ async function startProcess(wsUrl: string, kind: 'graphql-ws' | 'raw', onEvent: 
 
 /** `processes` fleet processes of `kind` subscribers of the server at `httpUrl` (graphql-ws at /graphql, raw at /). */
 export async function startWorkerFleet(httpUrl: string, kind: 'graphql-ws' | 'raw', processes: number): Promise<WorkerFleet> {
-  const wsUrl = `${httpUrl.replace(/^http/, 'ws')}${kind === 'raw' ? '/' : '/graphql'}`;
   let signalled = 0;
   let wake: () => void = () => {};
   const onEvent = () => {
     signalled += 1;
     wake();
   };
-  const workers = await Promise.all(Array.from({ length: processes }, () => startProcess(wsUrl, kind, onEvent)));
+  const workers = await Promise.all(Array.from({ length: processes }, () => startProcess(httpUrl, kind, onEvent)));
   const all = (request: Request) => Promise.all(workers.map((w) => w.ask(request)));
   /** Waits until `count` processes have signalled since the last reset, or `ms` pass. */
   const signalledBy = async (count: number, ms: number) => {

@@ -69,17 +69,15 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
   });
 }
 
-interface GatewayRowInput {
-  sharing: Sharing;
-  build: Build;
-  f: SideFigures;
-  raw: SideFigures;
-  before: SideFigures | undefined;
-  largest: boolean;
-  paired: boolean;
-}
-
-function gatewayRow({ sharing, build, f, raw, before, largest, paired }: GatewayRowInput): Row {
+/** `before`: the baseline's figures beside these, with `--baseline`; `label`: the build, then. */
+function gatewayRow(
+  sharing: Sharing,
+  label: string,
+  f: SideFigures,
+  raw: SideFigures,
+  before: SideFigures | undefined,
+  judged: boolean,
+): Row {
   const vsRaw = perRound(f, raw, p99At);
   const cpuVsRaw = median(f.serverCpu) / median(raw.serverCpu);
   const rawClean = errorsOf(raw) === 0;
@@ -88,8 +86,7 @@ function gatewayRow({ sharing, build, f, raw, before, largest, paired }: Gateway
   const versus = before ? perRound(f, before, p99At) : undefined;
   const clean = errors === 0 && (before ? errorsOf(before) === 0 : true);
   const goal = `p99 ≤ ${TARGET_VS_RAW}× raw's${f.shortfall ? ` (at ${fmt(f.size)}: open-files limit)` : ''}`;
-  const judged = sharing === 'on' && largest;
-  const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers${paired ? ` — ${build.label}` : ''}`, f, [
+  const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers${label}`, f, [
     `server CPU per fan-out ${times(cpuVsRaw)} the raw broadcaster's`,
   ]);
   const goalVerdict =
@@ -154,7 +151,8 @@ export const s4: Scenario = {
         builds.forEach((build, b) => {
           const f = gateways[b]![s]!;
           const before = baseline && build === CURRENT ? gateways[0]![s] : undefined;
-          rows.push(gatewayRow({ sharing, build, f, raw: rawF, before, largest: size === largest, paired: baseline !== undefined }));
+          const judged = sharing === 'on' && size === largest;
+          rows.push(gatewayRow(sharing, baseline ? ` — ${build.label}` : '', f, rawF, before, judged));
           if (before && sharing === 'on' && size === largest) {
             const versus = perRound(f, before, p99At);
             const cpu = perRound(f, before, cpuAt);
