@@ -241,14 +241,9 @@ function othersText(before: MachineCpu, after: MachineCpu): string {
 }
 
 function baselineLine(b: Baseline): string {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-  const head = git('rev-parse', '--short', 'HEAD');
-  const moved = head === headAtStart ? '' : ` (${headAtStart} when the run began: a commit landed during it)`;
-  const dirty = git('status', '--porcelain', '--', 'src', 'package.json', 'package-lock.json').split('\n').filter(Boolean).length;
   return [
     `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", ` +
-      `checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its bench/lib/gateway-main.ts.`,
-    `  after: the working tree at ${head}${moved}${dirty ? ` (${dirty} uncommitted change(s) under src/ or in the package files)` : ''}.`,
+      `checked out in a temporary worktree with its own \`npm ci\`; after: the working tree at the commit above.`,
     `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, ` +
       `then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); ` +
       `S4: the raw broadcaster and both builds' gateways fan out in turns, round by round.`,

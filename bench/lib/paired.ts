@@ -1,18 +1,10 @@
 import type { Build } from './baseline.js';
-import type { Child } from './children.js';
-import { httpSession, SETTINGS, type HttpSession, type HttpTarget, type Measurement, type RunFigures } from './http-load.js';
-import type { Upstream } from './servers.js';
+import { SETTINGS, type HttpSession, type Measurement, type RunFigures } from './http-load.js';
 import { fmt, median } from './stats.js';
 import { httpRow, times, type Comparison, type Row } from './table.js';
 
 /** "No more than 10% slower": after keeps ≥ 90% of before's req/s, and spends ≤ 1/0.9 of its CPU per request. */
 export const SLOWER_LIMIT = 0.9;
-
-export interface Side {
-  build: Build;
-  target: HttpTarget;
-  server: Child;
-}
 
 export interface Paired {
   before: Measurement;
@@ -45,12 +37,10 @@ export const pairedOf = (before: Measurement, after: Measurement, pairs: number[
   pairs,
 });
 
-export async function measurePaired(before: Side, after: Side, upstream: Upstream): Promise<Paired> {
-  const b = httpSession(before.target, { upstream, server: before.server });
-  const a = httpSession(after.target, { upstream, server: after.server });
+/** Both builds' sessions warmed up, then run in turns: before-after, after-before, … */
+export async function measurePaired(b: HttpSession, a: HttpSession): Promise<Paired> {
   await b.warmUp();
   await a.warmUp();
-  // before-after, after-before, …
   const rounds = await runInTurns([b, a]);
   return pairedOf(
     b.result(),

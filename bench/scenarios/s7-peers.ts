@@ -1,6 +1,6 @@
-import { CURRENT, type Build } from '../lib/baseline.js';
+import type { Build } from '../lib/baseline.js';
 import type { BodyCheck } from '../lib/expect.js';
-import { APOLLO_CLIENT_ACCEPT, graphqlTarget, measureHttp, type Measurement } from '../lib/http-load.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession, measureHttp, type Measurement } from '../lib/http-load.js';
 import { measurePaired, pairedComparison, pairedRows, type Paired } from '../lib/paired.js';
 import * as q from '../lib/queries.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
@@ -75,11 +75,8 @@ export const s7: Scenario = {
         withChild(startGateway(upstream.url, {}), async (after) => {
           for (const shape of missing) {
             log(`gateway ${baseline.label} and after in turns: ${shape.label}`);
-            const p = await measurePaired(
-              { build: baseline, target: gatewayTarget(before.url, shape), server: before },
-              { build: CURRENT, target: gatewayTarget(after.url, shape), server: after },
-              upstream,
-            );
+            const [b, a] = [before, after].map((g) => httpSession(gatewayTarget(g.url, shape), { upstream, server: g }));
+            const p = await measurePaired(b!, a!);
             sharedPairs.set(shape.sharedKey, p);
             shared.set(shape.sharedKey, p.after);
           }
