@@ -62,6 +62,14 @@ export interface Measurement {
   notes: string[];
 }
 
+export const errorsOf = (non2xx: number, mismatches: number, connection: number, timeouts: number): HttpErrors => ({
+  non2xx,
+  mismatches,
+  connection,
+  timeouts,
+  total: non2xx + mismatches + connection + timeouts,
+});
+
 interface Counters {
   mismatches: number;
   statuses: Map<number, number>;
@@ -118,18 +126,12 @@ export async function closedLoop(target: HttpTarget, inFlight: number, seconds: 
   const elu = performance.eventLoopUtilization();
   const result = await once({ ...target, connections: inFlight }, seconds, counters);
   const answered = result['2xx'] - counters.mismatches;
-  const connection = result.errors - result.timeouts;
+  const errors = errorsOf(result.non2xx, counters.mismatches, result.errors - result.timeouts, result.timeouts);
   return {
     rps: answered / result.duration,
     answered,
     seconds: result.duration,
-    errors: {
-      non2xx: result.non2xx,
-      mismatches: counters.mismatches,
-      connection,
-      timeouts: result.timeouts,
-      total: result.non2xx + counters.mismatches + connection + result.timeouts,
-    },
+    errors,
     loadgenElu: performance.eventLoopUtilization(elu).utilization,
   };
 }
@@ -204,13 +206,7 @@ export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; se
         p99: median(runs.map((r) => r.p99)),
         callsPerQuery: watch.upstream ? median(runs.map((r) => r.callsPerQuery ?? Number.NaN)) : undefined,
         cpuPerRequestUs,
-        errors: {
-          non2xx,
-          mismatches: counters.mismatches,
-          connection,
-          timeouts,
-          total: non2xx + counters.mismatches + connection + timeouts,
-        },
+        errors: errorsOf(non2xx, counters.mismatches, connection, timeouts),
         notes,
       };
     },

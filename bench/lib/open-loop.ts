@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { closedLoop, type ClosedLoopRun, type HttpErrors, type HttpTarget } from './http-load.js';
+import { closedLoop, errorsOf, type ClosedLoopRun, type HttpErrors, type HttpTarget } from './http-load.js';
 import { percentiles } from './stats.js';
 
 /** A send leaving more than this after its scheduled time is late: the generator, not the server, kept it. */
@@ -34,13 +34,6 @@ export interface LoadGenerator {
   closedLoop(inFlight: number, seconds: number): Promise<ClosedLoopRun>;
   close(): Promise<void>;
 }
-
-export const noErrors = (): OpenLoopErrors => ({ non2xx: 0, mismatches: 0, connection: 0, timeouts: 0, total: 0 });
-
-const totalOf = (errors: OpenLoopErrors): OpenLoopErrors => ({
-  ...errors,
-  total: errors.non2xx + errors.mismatches + errors.connection + errors.timeouts,
-});
 
 export function onSchedule(rate: number, total: number, fire: (n: number, at: number) => void): Promise<void> {
   const intervalMs = 1_000 / rate;
@@ -85,7 +78,7 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
   async function openLoop(rate: number, seconds: number): Promise<GeneratedRun> {
     const scheduled = Math.max(1, Math.round(rate * seconds));
     const latencies: number[] = [];
-    const errors = noErrors();
+    const errors = errorsOf(0, 0, 0, 0);
     let late = 0;
     let maxSendLagMs = 0;
     let pending = 0;
@@ -123,7 +116,7 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
       max,
       late,
       maxSendLagMs,
-      errors: totalOf({ ...errors, timeouts: errors.timeouts + pending }),
+      errors: errorsOf(errors.non2xx, errors.mismatches, errors.connection, errors.timeouts + pending),
       loadgenElu,
     };
   }
