@@ -34,3 +34,14 @@ export async function withChild<T, C extends Child = Child>(start: Promise<C>, u
     await child.stop();
   }
 }
+
+/** Runs `use` with children started one after the other, and stops every one started whatever happens. */
+export async function withChildren<T>(starts: Array<() => Promise<Child>>, use: (children: Child[]) => Promise<T>): Promise<T> {
+  const children: Child[] = [];
+  try {
+    for (const start of starts) children.push(await start());
+    return await use(children);
+  } finally {
+    await Promise.all(children.map((child) => child.stop()));
+  }
+}

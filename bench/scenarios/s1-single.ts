@@ -1,11 +1,10 @@
 import { CURRENT } from '../lib/baseline.js';
-import type { Child } from '../lib/children.js';
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
 import { httpSession, type HttpSession, type HttpTarget, type Measurement } from '../lib/http-load.js';
 import { hopCells, measureWithHop, pairedComparison, pairedOf, pairedRows } from '../lib/paired.js';
 import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
-import { withChild } from '../lib/scenario.js';
+import { withChild, withChildren } from '../lib/scenario.js';
 import { startBareHop, startGateway, type Variant } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { httpRow, type Row } from '../lib/table.js';
@@ -92,40 +91,40 @@ const missText = (m: Measurement): string =>
 /** One gateway of the variant per build, each shape in turns with the hop (and with the other build's, with a baseline). */
 async function measureGroup(ctx: ScenarioContext, hop: HttpSession, { variant, shapes }: (typeof GROUPS)[number]): Promise<Row[]> {
   const { upstream, log, baseline } = ctx;
-  const gateways: Child[] = [];
-  try {
-    for (const build of baseline ? [baseline, CURRENT] : [CURRENT]) gateways.push(await startGateway(upstream.url, variant, {}, build));
-    const rows: Row[] = [];
-    for (const shape of shapes) {
-      log(`${shape.what}: in turns with the hop${baseline ? `, ${baseline.label} and after` : ''}`);
-      const sides = await measureWithHop(
-        hop,
-        gateways.map((g) => httpSession(shape.of(g.url), { upstream, server: g })),
-      );
-      const cellsOf = (side: (typeof sides)[number], goal?: number) => {
-        const cells = hopCells(side.against, side.m, goal);
-        return { ...cells, ratio: `${cells.ratio}${shape.hits ? missText(side.m) : ''}` };
-      };
-      const after = sides.at(-1)!;
-      if (shape.key) ctx.shared.set(shape.key, after.m);
-      if (!baseline) {
-        rows.push({ ...httpRow('S1', shape.what, after.m), ...cellsOf(after, shape.goal) });
-        continue;
+  const builds = baseline ? [baseline, CURRENT] : [CURRENT];
+  return withChildren(
+    builds.map((build) => () => startGateway(upstream.url, variant, {}, build)),
+    async (gateways) => {
+      const rows: Row[] = [];
+      for (const shape of shapes) {
+        log(`${shape.what}: in turns with the hop${baseline ? `, ${baseline.label} and after` : ''}`);
+        const sides = await measureWithHop(
+          hop,
+          gateways.map((g) => httpSession(shape.of(g.url), { upstream, server: g })),
+        );
+        const cellsOf = (side: (typeof sides)[number], goal?: number) => {
+          const cells = hopCells(side.against, side.m, goal);
+          return { ...cells, ratio: `${cells.ratio}${shape.hits ? missText(side.m) : ''}` };
+        };
+        const after = sides.at(-1)!;
+        if (shape.key) ctx.shared.set(shape.key, after.m);
+        if (!baseline) {
+          rows.push({ ...httpRow('S1', shape.what, after.m), ...cellsOf(after, shape.goal) });
+          continue;
+        }
+        const before = sides[0]!;
+        const p = pairedOf(
+          before.m,
+          after.m,
+          before.rounds.map((r) => r[2]!.rps / r[1]!.rps),
+        );
+        if (shape.key) ctx.sharedPairs.set(shape.key, p);
+        rows.push(...pairedRows('S1', shape.what, p, baseline, { before: cellsOf(before), after: cellsOf(after, shape.goal) }));
+        ctx.comparisons.push(pairedComparison('S1', shape.what, p));
       }
-      const before = sides[0]!;
-      const p = pairedOf(
-        before.m,
-        after.m,
-        before.rounds.map((r) => r[2]!.rps / r[1]!.rps),
-      );
-      if (shape.key) ctx.sharedPairs.set(shape.key, p);
-      rows.push(...pairedRows('S1', shape.what, p, baseline, { before: cellsOf(before), after: cellsOf(after, shape.goal) }));
-      ctx.comparisons.push(pairedComparison('S1', shape.what, p));
-    }
-    return rows;
-  } finally {
-    await Promise.all(gateways.map((g) => g.stop()));
-  }
+      return rows;
+    },
+  );
 }
 
 export const s1: Scenario = {

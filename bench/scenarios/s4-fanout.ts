@@ -1,8 +1,7 @@
-import type { Child } from '../lib/children.js';
 import { openFilesLimit, subscribersAllowed } from '../lib/delivery.js';
 import { fanoutInTurns, type FanoutSide, type SideFigures } from '../lib/fanout-turns.js';
 import type { FleetRound } from '../lib/fleet-workers.js';
-import type { Scenario } from '../lib/scenario.js';
+import { withChildren, type Scenario } from '../lib/scenario.js';
 import { startGateway, startRawWs } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { row, times, verdict, type Row } from '../lib/table.js';
@@ -108,16 +107,6 @@ function gatewayRow(
       .filter(Boolean)
       .join('; '),
   };
-}
-
-async function withChildren<T>(starts: Array<() => Promise<Child>>, use: (children: Child[]) => Promise<T>): Promise<T> {
-  const children: Child[] = [];
-  try {
-    for (const start of starts) children.push(await start());
-    return await use(children);
-  } finally {
-    await Promise.all(children.map((child) => child.stop()));
-  }
 }
 
 export const s4: Scenario = {
