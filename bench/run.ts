@@ -11,7 +11,7 @@ import type { Paired } from './lib/paired.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
 import { editedOutsideData, mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
-import { renderComparisons, renderTable, type Comparison, type Row } from './lib/table.js';
+import { renderComparisons, renderTable, row, type Comparison, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
 import { s3 } from './scenarios/s3-mutation.js';
@@ -22,17 +22,6 @@ import { s7 } from './scenarios/s7-peers.js';
 import { s8 } from './scenarios/s8-latency.js';
 import { s9 } from './scenarios/s9-layers.js';
 import { s10 } from './scenarios/s10-history.js';
-
-/*
- * `npm run bench [-- S1 S4 …] [--baseline <revision>]`: runs the scenarios (all
- * by default) against child processes, prints one markdown table and writes
- * each scenario's rows, with the run's date, commit and machine, to
- * bench/RESULTS.md in place of that scenario's previous ones (the others stay).
- * Children are killed on every way out.
- * With a baseline, S1, S4 and S7 also measure that revision's gateway (checked
- * out and installed in a temporary worktree, removed at the end) in turns with
- * the working tree's, and a before/after summary heads the table.
- */
 
 const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10];
 
@@ -63,7 +52,7 @@ for (let i = 0; i < argv.length; i += 1) {
   else names.push(arg);
 }
 if (argv.some((arg) => arg.startsWith('--baseline')) && !baselineRevision) {
-  process.stderr.write('--baseline needs a revision, e.g. --baseline 8508d43\n');
+  process.stderr.write('--baseline needs a revision, e.g. --baseline main\n');
   process.exit(2);
 }
 const wanted = names.map((arg) => arg.toUpperCase());
@@ -120,22 +109,8 @@ try {
     } catch (error) {
       // One failing scenario must not lose the others' figures.
       log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      own = [
-        {
-          scenario: scenario.name,
-          variant: scenario.title,
-          value: '',
-          p99: '',
-          ratio: '',
-          target: '',
-          calls: '',
-          errors: 'scenario failed',
-          notes: '',
-          voided: String(error instanceof Error ? error.message : error)
-            .split('\n')[0]!
-            .slice(0, 200),
-        },
-      ];
+      const why = String(error instanceof Error ? error.message : error).split('\n')[0]!;
+      own = [row(scenario.name, scenario.title, { errors: 'scenario failed', voided: why.slice(0, 200) })];
     }
     rows.push(...own);
     ran.push({
@@ -266,14 +241,9 @@ function othersText(before: MachineCpu, after: MachineCpu): string {
 }
 
 function baselineLine(b: Baseline): string {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-  const head = git('rev-parse', '--short', 'HEAD');
-  const moved = head === headAtStart ? '' : ` (${headAtStart} when the run began: a commit landed during it)`;
-  const dirty = git('status', '--porcelain', '--', 'src', 'package.json', 'package-lock.json').split('\n').filter(Boolean).length;
   return [
     `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", ` +
-      `checked out in a temporary worktree with its own \`npm ci\`; its gateways started from its ${b.entry}.`,
-    `  after: the working tree at ${head}${moved}${dirty ? ` (${dirty} uncommitted change(s) under src/ or in the package files)` : ''}.`,
+      `checked out in a temporary worktree with its own \`npm ci\`; after: the working tree at the commit above.`,
     `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, ` +
       `then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); ` +
       `S4: the raw broadcaster and both builds' gateways fan out in turns, round by round.`,

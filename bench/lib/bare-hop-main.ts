@@ -1,14 +1,6 @@
 import { createServer } from 'node:http';
 import { Pool } from 'undici';
 
-/*
- * The physical baseline of S1, as a child process like the gateway: a bare
- * Node proxy that forwards each GET to the upstream over an undici Pool (as
- * the gateway's REST backend does) and copies the answer back. No keys, no
- * parsing, no GraphQL, no coalescing: what one more HTTP hop in Node costs on
- * this machine at the least, so the gateway's own share can be told apart.
- */
-
 const upstream = new Pool(process.env.UPSTREAM_URL ?? '', { connections: 128, pipelining: 1 });
 const key = process.env.UPSTREAM_API_KEY ?? '';
 

@@ -2,27 +2,32 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { describeBuild, type Build } from './builds.js';
+import { spec } from '../../src/config/spec.js';
 import { REPO_ROOT } from './children.js';
 
-/*
- * `--baseline <revision>`: that revision checked out in a temporary folder
- * outside the repository (a detached git worktree) with its own dependencies
- * (`npm ci`), so its gateways run its own code on its own packages while the
- * bench, the upstream and the load generator stay the working tree's.
- */
-
-const run = promisify(execFile);
+/** A checkout the bench starts gateways from: the working tree ("after") or a baseline revision ("before"). */
+export interface Build {
+  label: string;
+  /** The checkout, ending in `/`. */
+  root: string;
+  /** Short commit of a baseline; absent for the working tree. */
+  revision?: string;
+  /** Every configuration variable this checkout reads: unset in its children, so the shell cannot change a variant. */
+  variables: string[];
+}
 
 export interface Baseline extends Build {
   revision: string;
-  /** The revision's subject line, for the results header. */
   subject: string;
   /** Removes the worktree and its folder; safe to call twice and from an exit handler (synchronous). */
   remove(): void;
 }
 
+export const CURRENT: Build = { label: 'after', root: REPO_ROOT, variables: Object.keys(spec) };
+
+const run = promisify(execFile);
 const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 
 export async function prepareBaseline(revision: string, log: (message: string) => void): Promise<Baseline> {
@@ -38,11 +43,7 @@ export async function prepareBaseline(revision: string, log: (message: string) =
       git('worktree', 'remove', '--force', tree);
     } catch {
       // Not added, or already gone: prune drops what git still lists.
-      try {
-        git('worktree', 'prune');
-      } catch {
-        // nothing more to do
-      }
+      git('worktree', 'prune');
     }
     rmSync(folder, { recursive: true, force: true });
   };
@@ -53,13 +54,16 @@ export async function prepareBaseline(revision: string, log: (message: string) =
     git('worktree', 'add', '--detach', tree, commit);
     log(`baseline ${short}: npm ci (its own dependencies)`);
     await run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: tree, maxBuffer: 64 * 2 ** 20 });
-    const build = await describeBuild(`${tree}/`, `before (${short})`, short);
-    log(
-      `baseline ${short}: gateways start from ${build.entry}; switches ${Object.entries(build.switches)
-        .map(([k, v]) => `${k} by ${'flag' in v ? `--${v.flag}` : v.variable}`)
-        .join(', ')}`,
-    );
-    return { ...build, revision: short, subject: git('log', '-1', '--format=%s', commit), remove };
+    const its = (await import(pathToFileURL(`${tree}/src/config/spec.ts`).href)) as { spec: Record<string, unknown> };
+    const label = `before (${short})`;
+    return {
+      label,
+      root: `${tree}/`,
+      revision: short,
+      variables: Object.keys(its.spec),
+      subject: git('log', '-1', '--format=%s', commit),
+      remove,
+    };
   } catch (error) {
     remove();
     throw error;

@@ -1,13 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-
-/*
- * Every server under test runs as a child process, so the load generated in
- * this (parent) process never shares an event loop with what it measures.
- * Every child is registered here and killed on exit, on errors and on signals.
- */
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./child-preload.ts', import.meta.url));
@@ -94,10 +88,6 @@ export function niceOf(pid: number): number {
   }
 }
 
-/**
- * CPU used so far by each process named `name` (`postgres`: a local server's backends, its checkpointer, its
- * autovacuum workers), by pid, from /proc.
- */
 export function cpuSecondsOfProcesses(name: string): Map<number, number> {
   const seconds = new Map<number, number>();
   for (const pid of readdirSync('/proc')) {
@@ -113,10 +103,6 @@ export function cpuSecondsOfProcesses(name: string): Map<number, number> {
   return seconds;
 }
 
-/**
- * CPU the processes of `after` used since `before` (two readings of cpuSecondsOfProcesses): a process that ended
- * in between takes what it used meanwhile with it (not counted), one that started counts whole.
- */
 export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
   let total = 0;
   for (const [pid, used] of after) total += used - (before.get(pid) ?? 0);
@@ -140,15 +126,9 @@ export interface SpawnOptions {
   readyTimeoutMs?: number;
   /** Time from SIGTERM to SIGKILL on stop (a child writing a CPU profile at exit needs more). @default 1500 */
   stopGraceMs?: number;
-  /**
-   * CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts).
-   * @default any
-   */
+  /** CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts). */
   cpus?: string;
-  /**
-   * Nice value to start the child at (every thread of it, through `nice -n`; lower runs first). Below 0 needs root or
-   * CAP_SYS_NICE: without it `nice` warns and runs the child at this process's own (niceOf says which it got). @default inherited
-   */
+  /** Nice value to start the child at (every thread of it, through `nice -n`; lower runs first). */
   nice?: number;
 }
 
@@ -161,8 +141,15 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
   const url = `http://127.0.0.1:${port}`;
   const root = options.root ?? REPO_ROOT;
   // `--import tsx` resolves from the working directory: a baseline checkout runs on its own tsx.
-  const preload = existsSync(`${root}bench/lib/child-preload.ts`) ? `${root}bench/lib/child-preload.ts` : PRELOAD;
-  const nodeArgs = [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', preload, options.entry, ...(options.args ?? [])];
+  const nodeArgs = [
+    ...(options.nodeFlags ?? []),
+    '--import',
+    'tsx',
+    '--import',
+    `${root}bench/lib/child-preload.ts`,
+    options.entry,
+    ...(options.args ?? []),
+  ];
   // nice and taskset exec what follows in their own place: the pid, and so the /proc CPU figures, are node's.
   const prefix = [
     ...(options.nice === undefined ? [] : ['nice', '-n', String(options.nice)]),
@@ -175,33 +162,18 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
     // 'ipc': the child notices when this process disappears (child-preload.ts).
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  running.add(child);
   if (options.stopGraceMs !== undefined) graceMs.set(child, options.stopGraceMs);
-  let tail = '';
-  const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  child.on('exit', () => running.delete(child));
-  const handle: Child = {
-    name: options.name,
-    pid: child.pid ?? -1,
-    url,
-    port,
-    output: () => tail,
-    cpuSeconds: () => cpuSecondsOf(child.pid ?? -1),
-    signal: (name) => void child.kill(name),
-    stop: () => stopProcess(child),
-  };
+  const handle: Child = { ...track(child), name: options.name, pid: child.pid ?? -1, url, port, signal: (name) => void child.kill(name) };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail.trim()}`);
+      throw new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${handle.output().trim()}`);
     }
     if (await options.ready(url).catch(() => false)) return handle;
     await sleep(50);
   }
   await handle.stop();
-  throw new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 30_000} ms:\n${tail.trim()}`);
+  throw new Error(`${options.name} was not ready within ${options.readyTimeoutMs ?? 30_000} ms:\n${handle.output().trim()}`);
 }
 
 /** A helper process that is not a server: driven over IPC, killed with the others on every way out. */
@@ -219,13 +191,18 @@ export function spawnIpcChild(entry: string, args: string[]): IpcChild {
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  return { ...track(child), process: child };
+}
+
+/** Registers a child to be killed with the others, keeping the last few KB of its output. */
+function track(child: ChildProcess): Pick<IpcChild, 'output' | 'cpuSeconds' | 'stop'> {
   running.add(child);
   let tail = '';
   const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   child.on('exit', () => running.delete(child));
-  return { process: child, output: () => tail, cpuSeconds: () => cpuSecondsOf(child.pid ?? -1), stop: () => stopProcess(child) };
+  return { output: () => tail, cpuSeconds: () => cpuSecondsOf(child.pid ?? -1), stop: () => stopProcess(child) };
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

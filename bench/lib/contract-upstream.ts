@@ -1,16 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { planogram, transactions, vendings } from './fixtures.js';
-
-/*
- * A contract upstream built to be cheaper than anything measured through it:
- * every answer is a Buffer serialised once at start, a GET is one Map lookup
- * on the raw request URL, and no URL object is made per request. It counts the
- * calls per contract route, so the harness can tell how many upstream calls a
- * gateway query cost (GET /__stats; it needs no key).
- * With `delayMs` (S8), every contract answer waits that long first, as a real
- * service would; control routes answer at once.
- */
 
 export const UPSTREAM_KEY = 'bench-upstream-key';
 
@@ -41,22 +33,8 @@ function buildAnswers(): Map<string, [Route, Buffer]> {
   return answers;
 }
 
-export interface ContractUpstream {
-  url: string;
-  server: Server;
-  close(): Promise<void>;
-}
-
-export interface ContractUpstreamOptions {
-  /** Time every contract answer waits before it is sent, in ms; 0 sends at once, without a timer. @default 0 */
-  delayMs?: number;
-}
-
-export async function startContractUpstream(
-  port = 0,
-  host = '127.0.0.1',
-  { delayMs = 0 }: ContractUpstreamOptions = {},
-): Promise<ContractUpstream> {
+/** `delayMs`: time every contract answer waits before it is sent; 0 sends at once, without a timer. */
+function startContractUpstream(port: number, host: string, delayMs: number): void {
   const answers = buildAnswers();
   const counts: Record<string, number> = {};
   const count = (route: Route) => (counts[route] = (counts[route] ?? 0) + 1);
@@ -113,19 +91,11 @@ export async function startContractUpstream(
     sendNow(res, 404, notFound(url));
   }
 
-  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const { port: bound } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${bound}`,
-    server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  createServer({ keepAliveTimeout: 65_000 }, handle).listen(port, host);
+}
+
+// Run as a child's entry: the harness passes PORT and probes GET /__ready; --delay-ms=5 delays every contract answer (S8).
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { 'delay-ms': { type: 'string', default: '0' } } });
+  startContractUpstream(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', Number(values['delay-ms']));
 }

@@ -2,12 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { sleep } from './children.js';
 import { fmt } from './stats.js';
 
-/*
- * Fan-out rounds and probes: a round is one event to every subscriber, timed
- * from the moment its POST was issued (fleet-workers.ts measures them); and
- * how many subscribers the machine's open-files limit lets one process hold.
- */
-
 export interface RoundResult {
   p50: number;
   p99: number;
@@ -36,11 +30,6 @@ export class ProbeTracker {
     if (++this.probedCount === this.size) this.done?.();
   }
 
-  /**
-   * Posts probe events until every subscriber got one: graphql-ws has no
-   * "subscribed" acknowledgement, and an event published before a
-   * subscription is set up never reaches it. Returns how many never did.
-   */
   async probeAll(post: (id: string) => Promise<unknown>, timeoutMs = 60_000): Promise<number> {
     this.probed.fill(0);
     this.probedCount = 0;
@@ -65,26 +54,10 @@ export function openFilesLimit(): number {
   }
 }
 
-/**
- * File descriptors one process needs for `n` subscribers: one socket each on
- * each side (this process holds the clients, the server child the other
- * ends: n + n across both, i.e. 10 000 for 5 000), plus room for everything else.
- */
 export const fdsNeeded = (n: number) => n + 1_024;
 
-/**
- * Descriptors a server child holds besides one socket per subscriber: 29 at
- * rest (stdio, epoll, libuv's, the listener, IPC), the bench's webhook and
- * metrics connections, and room to spare.
- */
 export const SERVER_FDS = 64;
 
-/**
- * How many of `asked` subscribers one server process can hold under the
- * open-files limit, and, when fewer, a sentence saying what the full size needs.
- * The limit is per process and inherited: on this VM it is 20 000 soft and
- * hard, and even root cannot raise the hard one without CAP_SYS_RESOURCE.
- */
 export function subscribersAllowed(asked: number, limit = openFilesLimit()): { size: number; shortfall?: string } {
   if (!(limit < asked + SERVER_FDS)) return { size: asked };
   const size = Math.max(0, limit - SERVER_FDS);

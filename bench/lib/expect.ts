@@ -1,11 +1,3 @@
-/*
- * Response checking that keeps up with the load: the first body that is
- * semantically equal to the expected value (key order free, numbers within
- * 1e-9) is remembered byte for byte, and later bodies are compared with `===`
- * first. A body that differs in bytes is parsed and compared again, so a
- * server that varies its formatting is still judged by content.
- */
-
 function sameJson(expected: unknown, actual: unknown): boolean {
   if (typeof expected === 'number' && typeof actual === 'number') {
     return Math.abs(expected - actual) <= 1e-9 * Math.max(1, Math.abs(expected));

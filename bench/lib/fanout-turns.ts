@@ -2,16 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { Child } from './children.js';
 import { fleetProcesses } from './delivery.js';
 import { startWorkerFleet, type FleetRound, type WorkerFleet } from './fleet-workers.js';
+import { rawMessage } from './webhook-pacer.js';
 import { statusFor, webhookSender, type Posted } from './webhooks.js';
-
-/*
- * Fan-out rounds in turns (S4): several servers (the raw broadcaster and one
- * or more gateways), each with a fleet of its own of the same size, all open
- * at once; every round fans one event out from each server in turn (the
- * order reversed every other round), so a slowdown of the shared machine
- * lasting longer than a round lands on every side. A side's round r is
- * compared with the others' round r, measured next to it.
- */
 
 /** Rounds before the measured ones, not counted: the first fan-outs of a process run unoptimised code. */
 const WARMUP_ROUNDS = 2;
@@ -40,17 +32,6 @@ export interface SideFigures {
   processes: number;
 }
 
-/**
- * The `next` frame the raw broadcaster sends: the gateway's for the same event, with a subscription id of the
- * same length (a UUID, as graphql-ws clients make them), so every client reads as many bytes.
- */
-export const rawFrame = (eventId: string, status: string) =>
-  JSON.stringify({
-    id: '00000000-0000-4000-8000-000000000000',
-    type: 'next',
-    payload: { data: { transactionUpdated: { eventId, status } } },
-  });
-
 interface Open {
   side: FanoutSide;
   fleet: WorkerFleet;
@@ -64,7 +45,10 @@ async function openSide(side: FanoutSide, processes: number): Promise<Open> {
   return {
     side,
     fleet,
-    post: (id, n) => (side.kind === 'raw' ? sender.postRaw('/broadcast', rawFrame(id, statusFor(n))) : sender.post(id, n)),
+    post: (id, n) =>
+      side.kind === 'raw'
+        ? sender.postRaw('/broadcast', rawMessage(id, statusFor(n), '00000000-0000-4000-8000-000000000000'))
+        : sender.post(id, n),
     async close() {
       await fleet.close();
       await sender.close();

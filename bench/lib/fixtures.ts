@@ -1,10 +1,3 @@
-/*
- * The benchmark's data set, deterministic so that the upstream child and the
- * parent (which checks every response body) build the same values
- * independently: 200 transactions and 50 vendings, each vending readable as a
- * flat product list or as a planogram.
- */
-
 // A type alias, not an interface: it must fit the gateway's loose (index-signed) ProductLine where the webhook builder takes one.
 export type ProductLine = {
   productId: string;

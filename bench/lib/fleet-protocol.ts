@@ -26,9 +26,4 @@ export type WorkerReply =
       error?: string;
     };
 
-/**
- * CLOCK_MONOTONIC in milliseconds: one clock for every process of the machine,
- * so a delivery noted in a fleet process compares with a POST timed in the
- * parent (performance.now() counts from each process's own start).
- */
 export const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6;

@@ -1,29 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import WebSocket from 'ws';
 import { monotonicMs, type WorkerReply, type WorkerRequest } from './fleet-protocol.js';
-import { SUBSCRIPTION } from './subscribers.js';
+import { liteFleet, rawFleet } from './subscribers.js';
 
-/*
- * One process of a subscriber fleet (fleet-workers.ts): it holds its share of
- * the subscribers' sockets and notes when each got the event of the round.
- * Tens of thousands of sockets need more file descriptors than one process
- * may open, and parsing every frame is CPU the server under test must not
- * wait for: spread over processes, the load generator is neither.
- *
- * argv: <ws url> <graphql-ws | raw> <authorization key>
- * Every frame is parsed with JSON.parse, from the gateway and from the raw
- * broadcaster alike, so both fleets cost this process the same per message.
- */
+const [url, kind] = process.argv.slice(2) as [string, 'graphql-ws' | 'raw'];
 
-const [url, kind, key] = process.argv.slice(2) as [string, 'graphql-ws' | 'raw', string];
-const BATCH = 200;
-
-const sockets: WebSocket[] = [];
 /** The subscription id each subscriber sent: a new UUID each, as graphql-ws clients make them. */
 const ids: string[] = [];
-const failed = new Set<number>();
-let closing = false;
+const fleet = kind === 'raw' ? rawFleet(url, note) : liteFleet(url, note, (i) => (ids[i] = randomUUID()));
 
 // The round: the event expected and, per subscriber, when it arrived (monotonic ms, 0: not yet).
 let received = new Float64Array(0);
@@ -50,7 +34,6 @@ function note(i: number, data: Buffer): void {
       type?: string;
       payload?: { errors?: unknown; data?: { transactionUpdated?: { eventId?: unknown; status?: unknown } } };
     };
-    if (message.type === 'ping') return void sockets[i]!.send('{"type":"pong"}');
     const ours = kind === 'raw' || message.id === ids[i];
     if (message.type === 'next' && ours && !message.payload?.errors) update = message.payload?.data?.transactionUpdated;
   } catch {
@@ -61,7 +44,7 @@ function note(i: number, data: Buffer): void {
   if (eventId.startsWith('probe-')) {
     if (!probed[i]) {
       probed[i] = 1;
-      if (++probedCount === sockets.length) send({ event: 'probed' });
+      if (++probedCount === fleet.size) send({ event: 'probed' });
     }
     return;
   }
@@ -70,36 +53,10 @@ function note(i: number, data: Buffer): void {
   if (got === 0) firstElu = performance.eventLoopUtilization();
   received[i] = at;
   if (update!.status !== expectedStatus) wrong += 1;
-  if (++got === sockets.length) {
+  if (++got === fleet.size) {
     roundElu = performance.eventLoopUtilization(firstElu).utilization;
     send({ event: 'done' });
   }
-}
-
-function open(i: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const ws = new WebSocket(url, kind === 'raw' ? undefined : 'graphql-transport-ws', { perMessageDeflate: false });
-    sockets[i] = ws;
-    ids[i] = randomUUID();
-    let ready = kind === 'raw';
-    ws.on('open', () => {
-      if (kind === 'raw') return resolve();
-      ws.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: key } }));
-    });
-    ws.on('message', (data: Buffer) => {
-      if (ready) return note(i, data);
-      // The only message before the subscribe is connection_ack (anything else fails the subscriber).
-      if (!data.includes('"connection_ack"')) return reject(new Error(data.toString()));
-      ready = true;
-      ws.send(JSON.stringify({ id: ids[i], type: 'subscribe', payload: { query: SUBSCRIPTION } }));
-      resolve();
-    });
-    ws.on('error', reject);
-    ws.on('close', () => {
-      if (!closing) failed.add(i);
-      reject(new Error('closed'));
-    });
-  });
 }
 
 async function grow(target: number): Promise<void> {
@@ -109,27 +66,15 @@ async function grow(target: number): Promise<void> {
     more.set(probed);
     probed = more;
   }
-  for (let start = sockets.length; start < target; start += BATCH) {
-    await Promise.all(
-      Array.from({ length: Math.min(BATCH, target - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))),
-    );
-  }
-}
-
-async function close(): Promise<void> {
-  closing = true;
-  const all = sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise((r) => ws.once('close', r))));
-  for (const ws of sockets) ws.close(1000);
-  await Promise.race([Promise.all(all), new Promise((r) => setTimeout(r, 10_000))]);
-  for (const ws of sockets) ws.terminate();
+  await fleet.grow(target);
 }
 
 async function handle(request: WorkerRequest): Promise<WorkerReply> {
-  const base = { seq: request.seq, size: sockets.length, failures: failed.size };
+  const base = { seq: request.seq, size: fleet.size, failures: fleet.failures };
   switch (request.op) {
     case 'grow':
       await grow(request.target);
-      return { ...base, size: sockets.length, failures: failed.size };
+      return { ...base, size: fleet.size, failures: fleet.failures };
     case 'probe-reset':
       probed.fill(0);
       probedCount = 0;
@@ -147,19 +92,19 @@ async function handle(request: WorkerRequest): Promise<WorkerReply> {
       return base;
     case 'collect': {
       const times: number[] = [];
-      for (let i = 0; i < sockets.length; i += 1) if (received[i]! > 0) times.push(received[i]!);
+      for (let i = 0; i < fleet.size; i += 1) if (received[i]! > 0) times.push(received[i]!);
       const elu = roundElu ?? (got > 0 ? performance.eventLoopUtilization(firstElu).utilization : Number.NaN);
       return { ...base, times, duplicates, wrong, elu };
     }
     case 'close':
-      await close();
+      await fleet.close();
       return base;
   }
 }
 
 process.on('message', (request: WorkerRequest) => {
   handle(request).then(send, (error: unknown) =>
-    send({ seq: request.seq, size: sockets.length, failures: failed.size, error: String(error) }),
+    send({ seq: request.seq, size: fleet.size, failures: fleet.failures, error: String(error) }),
   );
 });
 send({ event: 'ready' });

@@ -3,16 +3,7 @@ import { sleep, spawnIpcChild, type IpcChild } from './children.js';
 import { percentiles } from './stats.js';
 import { monotonicMs, type WorkerReply, type WorkerRequest } from './fleet-protocol.js';
 import type { RoundResult } from './delivery.js';
-import { CLIENT_KEY } from './servers.js';
 import type { Posted } from './webhooks.js';
-
-/*
- * A subscriber fleet spread over fleet processes (fleet-worker-main.ts), one
- * WebSocket connection per subscriber, subscriber i in process i mod N. The
- * parent only coordinates: it arms every process with the event of a round,
- * posts the webhook, and gathers when each subscriber got it, on the machine's
- * monotonic clock, after the round (nothing crosses IPC per delivery).
- */
 
 export interface FleetRound extends RoundResult {
   /** Highest event-loop utilisation of a fleet process over its deliveries of the round (0–1). */
@@ -26,11 +17,6 @@ export interface WorkerFleet {
   readonly processes: number;
   /** Opens subscribers until there are `target`. */
   grow(target: number): Promise<void>;
-  /**
-   * Posts probe events until every subscriber got one: graphql-ws has no
-   * "subscribed" acknowledgement, and an event published before a
-   * subscription is set up never reaches it. Returns how many never did.
-   */
   probeAll(post: (id: string) => Promise<unknown>, timeoutMs?: number): Promise<number>;
   /** One event to everyone: `post` sends it; latencies run from the moment the POST was issued. */
   round(eventId: string, status: string, post: () => Promise<Posted>, timeoutMs?: number): Promise<FleetRound>;
@@ -49,8 +35,12 @@ interface FleetProcess {
   ask(request: Request): Promise<Reply>;
 }
 
-async function startProcess(wsUrl: string, kind: 'graphql-ws' | 'raw', onEvent: (event: 'probed' | 'done') => void): Promise<FleetProcess> {
-  const child = spawnIpcChild('bench/lib/fleet-worker-main.ts', [wsUrl, kind, CLIENT_KEY]);
+async function startProcess(
+  httpUrl: string,
+  kind: 'graphql-ws' | 'raw',
+  onEvent: (event: 'probed' | 'done') => void,
+): Promise<FleetProcess> {
+  const child = spawnIpcChild('bench/lib/fleet-worker-main.ts', [httpUrl, kind]);
   const pending = new Map<number, (reply: Reply) => void>();
   let seq = 0;
   let ready: () => void = () => {};
@@ -86,14 +76,13 @@ async function startProcess(wsUrl: string, kind: 'graphql-ws' | 'raw', onEvent: 
 
 /** `processes` fleet processes of `kind` subscribers of the server at `httpUrl` (graphql-ws at /graphql, raw at /). */
 export async function startWorkerFleet(httpUrl: string, kind: 'graphql-ws' | 'raw', processes: number): Promise<WorkerFleet> {
-  const wsUrl = `${httpUrl.replace(/^http/, 'ws')}${kind === 'raw' ? '/' : '/graphql'}`;
   let signalled = 0;
   let wake: () => void = () => {};
   const onEvent = () => {
     signalled += 1;
     wake();
   };
-  const workers = await Promise.all(Array.from({ length: processes }, () => startProcess(wsUrl, kind, onEvent)));
+  const workers = await Promise.all(Array.from({ length: processes }, () => startProcess(httpUrl, kind, onEvent)));
   const all = (request: Request) => Promise.all(workers.map((w) => w.ask(request)));
   /** Waits until `count` processes have signalled since the last reset, or `ms` pass. */
   const signalledBy = async (count: number, ms: number) => {

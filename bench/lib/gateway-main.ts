@@ -1,14 +1,5 @@
 import { parseArgs } from 'node:util';
 
-/*
- * The gateway as the bench runs it: configured from the environment like
- * src/main.ts, plus the fast paths only a benchmark switches off, which are
- * createGateway options rather than configuration (--coalesce=off, --sharing=off,
- * --compiled-execution=off, --response-cache=off).
- * It runs the built dist/ (the bench builds it at start), as `npm start` does:
- * the sources through tsx carry esbuild's `keepNames` wrappers, which cost
- * closures made per request CPU and memory the deployed gateway does not pay.
- */
 /** Named through a variable, so TypeScript types the modules from src/ (below) instead of looking into dist/. */
 const dist = '../../dist';
 const { loadConfig } = (await import(`${dist}/config/config.js`)) as typeof import('../../src/config/config.js');

@@ -5,19 +5,6 @@ import { CLIENT_KEY } from './servers.js';
 import { percentiles } from './stats.js';
 import { webhookSender, type WebhookTransaction } from './webhooks.js';
 
-/*
- * S10's transactions: a series whose history is known in advance, posted as
- * webhooks, and the answers `recentTransactions` must give once it is in,
- * derived from the series alone (not from any server).
- *
- * Transaction i has 3 products (of SERIES_PRODUCTS) and goes `pending` at T + i s; three in four
- * then go `completed` or `failed` half a second later: 1.75 events each, one
- * transaction a second of event time, as a fleet selling steadily would send.
- * Every event carries its own time (the envelope's timestamp), so the order
- * by last update, and so every page, is fixed whatever order the webhooks
- * are answered in.
- */
-
 const STEP_MS = 1_000;
 const SERIES_KIND = 6;
 /** `first` of the measured queries. */

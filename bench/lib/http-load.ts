@@ -5,13 +5,6 @@ import type { BodyCheck } from './expect.js';
 import { contractCalls, type Upstream } from './servers.js';
 import { median } from './stats.js';
 
-/*
- * One HTTP measurement: a warm-up, then RUNS measured runs of the same length
- * and connection count. Every response body is checked; non-2xx answers,
- * connection errors, timeouts and mismatches are counted (warm-up included),
- * and any of them voids the figure.
- */
-
 export const SETTINGS = {
   connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
   warmupSeconds: Number(process.env.BENCH_WARMUP_S ?? 1),
@@ -69,6 +62,14 @@ export interface Measurement {
   notes: string[];
 }
 
+export const errorsOf = (non2xx: number, mismatches: number, connection: number, timeouts: number): HttpErrors => ({
+  non2xx,
+  mismatches,
+  connection,
+  timeouts,
+  total: non2xx + mismatches + connection + timeouts,
+});
+
 interface Counters {
   mismatches: number;
   statuses: Map<number, number>;
@@ -125,18 +126,12 @@ export async function closedLoop(target: HttpTarget, inFlight: number, seconds: 
   const elu = performance.eventLoopUtilization();
   const result = await once({ ...target, connections: inFlight }, seconds, counters);
   const answered = result['2xx'] - counters.mismatches;
-  const connection = result.errors - result.timeouts;
+  const errors = errorsOf(result.non2xx, counters.mismatches, result.errors - result.timeouts, result.timeouts);
   return {
     rps: answered / result.duration,
     answered,
     seconds: result.duration,
-    errors: {
-      non2xx: result.non2xx,
-      mismatches: counters.mismatches,
-      connection,
-      timeouts: result.timeouts,
-      total: result.non2xx + counters.mismatches + connection + result.timeouts,
-    },
+    errors,
     loadgenElu: performance.eventLoopUtilization(elu).utilization,
   };
 }
@@ -211,13 +206,7 @@ export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; se
         p99: median(runs.map((r) => r.p99)),
         callsPerQuery: watch.upstream ? median(runs.map((r) => r.callsPerQuery ?? Number.NaN)) : undefined,
         cpuPerRequestUs,
-        errors: {
-          non2xx,
-          mismatches: counters.mismatches,
-          connection,
-          timeouts,
-          total: non2xx + counters.mismatches + connection + timeouts,
-        },
+        errors: errorsOf(non2xx, counters.mismatches, connection, timeouts),
         notes,
       };
     },
@@ -231,10 +220,6 @@ export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstre
   return session.result();
 }
 
-/**
- * Apollo Client's default Accept (@apollo/client 4, selectHttpOptionsAndBody.js), as real clients send it; without
- * `accept`, a GraphQL target sends none, as curl and autocannon do.
- */
 export const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
 
 /** A GraphQL POST target. */

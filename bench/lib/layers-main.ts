@@ -7,16 +7,6 @@ import { APOLLO_CLIENT_ACCEPT } from './http-load.js';
 import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
 import { ALL_PERMISSIONS, keyIdentity } from '../../src/auth/permissions.js';
 
-/*
- * S9's child: what each layer of a read costs in CPU, measured in one process
- * with no client HTTP in the way. Each layer runs READS reads of one
- * transaction (ids rotating over 60, IN_FLIGHT at once) against the contract
- * upstream, in turns with the others for ROUNDS rounds; the figure is the
- * process's CPU time per read (user + system, so the sockets to the upstream
- * count, as they do for the gateway). Prints one JSON line: layer → µs per
- * read, each round.
- */
-
 // The built dist/, as deployed and as the bench's gateways run (gateway-main.ts says why).
 const dist = <M>(path: string) => import(`../../dist/${path}.js`) as Promise<M>;
 const { createGateway } = await dist<typeof import('../../src/app/gateway.js')>('app/gateway');
@@ -93,10 +83,6 @@ function graphql(yoga: ReturnType<typeof yogaOf>) {
   };
 }
 
-/**
- * yoga by itself, as its own README sets it up, over a one-field schema that answers from memory: no gateway
- * plugin, no upstream, no loaders. What any gateway built on yoga's handler pays before its own work.
- */
 function bareYoga(responseCache: boolean) {
   const yoga = createYoga({
     logging: false,
@@ -144,10 +130,6 @@ const LAYERS: Layer[] = [
   ['yoga alone, answered by its response cache (every read a hit)', bareYoga(true)],
 ];
 
-/**
- * One round: each layer's READS reads through tinybench, IN_FLIGHT at once (its task concurrency), and the
- * process's CPU per read over them (tinybench's own figures are wall times, which others' load on the machine moves).
- */
 async function cpuPerRead(layers: Layer[], warmup: boolean): Promise<Map<string, number>> {
   const cpu = new Map<string, number>();
   // Time 0: no time limit, READS reads. The warm-up (first round): every layer's code optimised, every document compiled.

@@ -1,22 +1,18 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { answers200, spawnNode, type Child, type Placement } from './children.js';
+import { BodyCheck, type BodyCheckWire } from './expect.js';
 import type { HttpTarget } from './http-load.js';
-import { toWire } from './load-generator-server.js';
-import type { ClosedLoopRun, GeneratedRun, LoadGenerator } from './open-loop.js';
+import { loadGenerator, type ClosedLoopRun, type GeneratedRun, type LoadGenerator } from './open-loop.js';
 import { contractCalls, type Upstream } from './servers.js';
-import type { PacedWebhook, PacerRun } from './webhook-pacer.js';
-
-/*
- * The parent's side of S8's load generator process (load-generator-server.ts):
- * starting it, pinned where asked, and driving a target there, with what only
- * the parent sees around each run (the measured server's CPU from /proc, the
- * upstream's call counts).
- */
+import { pace, type PacedWebhook, type PacerRun } from './webhook-pacer.js';
 
 /** The generator process, where `placement` says (pinning.ts). */
 export function startLoadGenerator(placement: Placement = {}): Promise<Child> {
   return spawnNode({
     name: 'S8 load generator',
-    entry: 'bench/lib/load-generator-main.ts',
+    entry: 'bench/lib/load-generator.ts',
     env: {},
     ready: answers200('/readyz'),
     ...placement,
@@ -83,4 +79,70 @@ export async function measuredClosedLoop(generator: LoadGenerator, inFlight: num
   const run = await generator.closedLoop(inFlight, seconds);
   const used = server.cpuSeconds() - cpuBefore;
   return { ...run, serverCores: used / run.seconds, serverCpuUs: (used / Math.max(1, run.answered)) * 1e6 };
+}
+
+/** An HttpTarget as JSON: its checks as BodyCheckWire. */
+export interface WireTarget {
+  url: string;
+  method: HttpTarget['method'];
+  headers: Record<string, string>;
+  cases: Array<{ path: string; body?: string; check: BodyCheckWire }>;
+}
+
+export const toWire = (target: HttpTarget): WireTarget => ({
+  url: target.url,
+  method: target.method,
+  headers: target.headers,
+  cases: target.cases.map((c) => ({ path: c.path, ...(c.body === undefined ? {} : { body: c.body }), check: c.check.toWire() })),
+});
+
+const fromWire = (wire: WireTarget): HttpTarget => ({
+  ...wire,
+  cases: wire.cases.map((c) => ({ ...c, check: BodyCheck.fromWire(c.check) })),
+});
+
+async function jsonOf(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+}
+
+export function startLoadGeneratorServer(port: number, host: string): void {
+  const generators = new Map<number, LoadGenerator>();
+  let nextId = 1;
+  const generator = (id: unknown): LoadGenerator => {
+    const found = generators.get(Number(id));
+    if (!found) throw new Error(`no target ${String(id)}`);
+    return found;
+  };
+  const routes: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
+    '/targets': async (body) => {
+      const id = nextId++;
+      generators.set(id, loadGenerator(fromWire(body.target as WireTarget)));
+      return { id };
+    },
+    '/open': (body) => generator(body.id).openLoop(Number(body.rate), Number(body.seconds)),
+    '/closed': (body) => generator(body.id).closedLoop(Number(body.inFlight), Number(body.seconds)),
+    '/pace': (body) => pace(body as unknown as PacerRun),
+    '/close': async (body) => {
+      await generator(body.id).close();
+      generators.delete(Number(body.id));
+      return {};
+    },
+  };
+  createServer((req, res) => {
+    const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
+    if (!route) return void res.writeHead(req.method === 'GET' && req.url === '/readyz' ? 200 : 404).end();
+    jsonOf(req)
+      .then(route)
+      .then(
+        (answer) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)),
+        (error: unknown) => res.writeHead(500).end(String(error)),
+      );
+  }).listen(port, host);
+}
+
+// Run as a child's entry: serve the routes below on the PORT the harness gives, which probes GET /readyz.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  startLoadGeneratorServer(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
 }

@@ -1,23 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { closedLoop, type ClosedLoopRun, type HttpErrors, type HttpTarget } from './http-load.js';
+import { closedLoop, errorsOf, type ClosedLoopRun, type HttpErrors, type HttpTarget } from './http-load.js';
 import { percentiles } from './stats.js';
-
-/*
- * S8's load, as its generator process runs it (load-generator-main.ts).
- *
- * Open loop: requests leave on a fixed schedule, one every 1/rate s, whether
- * or not earlier ones were answered, rotating over the target's cases. A
- * request's latency runs from its SCHEDULED send time to the last byte of its
- * answer, so a stall of the server (or of this generator) counts against every
- * request that should have gone out during it, not just the one that was
- * waiting (no coordinated omission). No send is dropped: one that could not
- * leave on time leaves as soon as it can, and is counted late.
- *
- * Closed loop: autocannon (http-load.ts), a fixed number of requests in
- * flight with the same checks: what the server can carry (S8 runs the open
- * loop at a share of it).
- */
 
 /** A send leaving more than this after its scheduled time is late: the generator, not the server, kept it. */
 export const LATE_MS = 2;
@@ -51,17 +35,6 @@ export interface LoadGenerator {
   close(): Promise<void>;
 }
 
-export const noErrors = (): OpenLoopErrors => ({ non2xx: 0, mismatches: 0, connection: 0, timeouts: 0, total: 0 });
-
-const totalOf = (errors: OpenLoopErrors): OpenLoopErrors => ({
-  ...errors,
-  total: errors.non2xx + errors.mismatches + errors.connection + errors.timeouts,
-});
-
-/**
- * Calls `fire(n, at)` for n = 0 … total − 1 as soon as its time `at` (performance.now(), start + n/rate s) has come,
- * whether or not earlier ones were answered (S8's requests, S5's webhooks); resolves after the last.
- */
 export function onSchedule(rate: number, total: number, fire: (n: number, at: number) => void): Promise<void> {
   const intervalMs = 1_000 / rate;
   const start = performance.now() + 5;
@@ -105,7 +78,7 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
   async function openLoop(rate: number, seconds: number): Promise<GeneratedRun> {
     const scheduled = Math.max(1, Math.round(rate * seconds));
     const latencies: number[] = [];
-    const errors = noErrors();
+    const errors = errorsOf(0, 0, 0, 0);
     let late = 0;
     let maxSendLagMs = 0;
     let pending = 0;
@@ -143,7 +116,7 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
       max,
       late,
       maxSendLagMs,
-      errors: totalOf({ ...errors, timeouts: errors.timeouts + pending }),
+      errors: errorsOf(errors.non2xx, errors.mismatches, errors.connection, errors.timeouts + pending),
       loadgenElu,
     };
   }

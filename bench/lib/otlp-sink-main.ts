@@ -1,14 +1,5 @@
 import { createServer } from 'node:http';
 
-/*
- * A collector stand-in for benchmarks with tracing on (BENCH_OTLP_ENDPOINT):
- * it takes OTLP/HTTP exports on the port given and drops them, so the
- * gateway pays for making, serialising and sending its spans, and the sink
- * as little as possible for receiving them. On SIGTERM or SIGINT it prints
- * how many exports and bytes it took.
- *   node --import tsx bench/lib/otlp-sink-main.ts 4399
- */
-
 let exports = 0;
 let bytes = 0;
 const server = createServer((req, res) => {

@@ -2,23 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Placement } from './children.js';
 
-/*
- * Where S8's processes run: the server under test on one core, everything that
- * measures it (load generator, upstream) on another, so the generator's
- * schedule and the server's tail do not fight for the same core. Pinning is
- * done with util-linux's `taskset` at spawn (children.ts `cpus`), which execs
- * the program, so the child's pid, and its /proc CPU figures, are node's own.
- *
- * The machine is shared: others' work runs on both cores whatever S8 pins. So
- * S8's processes also start at a raised priority (children.ts `nice`), the
- * generator highest, so its sends leave on time even beside the upstream; the
- * hop and the gateway get the same, so what the gateway adds stays comparable.
- * Real-time scheduling (`chrt -f`) would shield them from others entirely, and
- * was tried: Node children started under SCHED_FIFO (through tsx's loader)
- * spun at 90% of their core while idle and starved everything else on the
- * machine, so S8 stays with nice values.
- */
-
 /** Nice values (lower runs first): the servers under test and the upstream, and the generator above them. */
 export const SERVER_NICE = -10;
 export const GENERATOR_NICE = -15;
@@ -68,10 +51,7 @@ function cores(wanted: boolean): { why: string } | { server: number; load: numbe
   return { server: cpus[0]!, load: cpus[1]! };
 }
 
-/**
- * S8's placement. `wanted` false (a knob) or a machine that cannot pin (no taskset, fewer than 2 usable cores) gives
- * an unpinned plan whose text says why, for the rows' notes; the priorities are raised either way.
- */
+/** S8's placement. */
 export function planPlacement(wanted: boolean): S8Placement {
   const found = cores(wanted);
   const serverNice = { nice: SERVER_NICE };

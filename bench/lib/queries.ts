@@ -1,10 +1,7 @@
 import { BodyCheck } from './expect.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, type HttpTarget } from './http-load.js';
+import { CLIENT_KEY } from './servers.js';
 import { totalOf, transactionById, transactions, vendings, type Transaction } from './fixtures.js';
-
-/*
- * The GraphQL documents measured (S1, S2, S7) with the exact answers they must
- * get, derived from the fixtures independently of any server.
- */
 
 /** The one id Hive's single document asks (its schema's root field takes the id as a literal here). */
 export const S1_ID = transactions[7]!.transactionId;
@@ -17,10 +14,6 @@ const transactionView = (t: Transaction) => ({
   products: t.products.map(({ productId, productName, productPrice, quantity }) => ({ productId, productName, productPrice, quantity })),
 });
 
-/**
- * The single query as dashboards send it (S1, S7): the id a variable, and the ids rotating over 60 transactions, so
- * that requests in flight at once rarely share an id and coalescing cannot answer many of them with one upstream call.
- */
 export const ROTATED_IDS: string[] = transactions.slice(0, 60).map((t) => t.transactionId);
 
 export const SINGLE_BY_ID_QUERY =
@@ -37,6 +30,20 @@ export const rotatedSingleCases = () =>
 
 /** The upstream's (and REST passthrough's) envelope of a transaction, as the contract upstream serialises it. */
 export const transactionEnvelope = (id: string): string => JSON.stringify({ data: transactionById.get(id) });
+
+/** GET /transactions/{id} over the rotated ids; the hop and the upstream answer the upstream's bytes, the gateway is judged by content. */
+export const restTarget = (url: string, headers: Record<string, string> = {}, exact = true): HttpTarget => ({
+  url,
+  method: 'GET',
+  headers,
+  cases: ROTATED_IDS.map((id) => ({
+    path: `/transactions/${id}`,
+    check: exact ? BodyCheck.exact(transactionEnvelope(id)) : new BodyCheck(JSON.parse(transactionEnvelope(id))),
+  })),
+});
+export const gatewayRest = (url: string) => restTarget(url, { authorization: CLIENT_KEY }, false);
+/** S1's and S8's GraphQL request: `transaction(id: $id)` with the id in variables, and Apollo Client's Accept. */
+export const gatewayGraphql = (url: string) => graphqlTarget(url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 
 /** 50 ids: 40 distinct, then 10 of them again, interleaved as a dashboard would list them. */
 export const BATCH_IDS: string[] = (() => {
@@ -92,14 +99,6 @@ export const fleetCheck = () =>
       ),
     },
   });
-
-/*
- * The same three shapes for S7's Hive Gateway peer, whose schema is generated from
- * bench/peers/hive/openapi.yaml: one root field per contract operation answering the
- * `{data}` envelope or the error envelope (a union), plus the derived fields the
- * hand-written schema has (peers/hive/derived-fields.ts). The checks expect the same
- * values as the ones above, inside that envelope: the answers carry the same data.
- */
 
 const HIVE_TRANSACTION = (id: string, fields: string) =>
   `getTransaction(id: "${id}") { ... on TransactionEnvelope { data { ${fields} } } }`;

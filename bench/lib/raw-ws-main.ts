@@ -1,13 +1,6 @@
 import { createServer } from 'node:http';
 import { WebSocketServer } from 'ws';
 
-/*
- * The physical baseline of S4, as a child process like the gateway: a bare ws
- * server that, on POST /broadcast, sends the posted bytes (one message built
- * once) to every connected client. No GraphQL, no protocol, no per-client
- * work beyond the send: what fan-out costs on this machine at the least.
- */
-
 const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
 const server = createServer((req, res) => {
   if (req.method === 'POST' && req.url === '/broadcast') {

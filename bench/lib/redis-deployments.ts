@@ -1,17 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { clusterHealthy } from '../../test/helpers/redis-cluster.js';
 import { waitForAsync } from '../../test/helpers/redis-process.js';
-import { freePort } from './children.js';
-import { redisInfo, startRedis, type RedisChild } from './redis-child.js';
-
-/*
- * The Redis deployments S5 measures the gateway against: one server, one
- * master with a replica (so every webhook's append WAITs for it), and a Redis
- * Cluster of 3 masters with a replica each. Every redis-server is held by a
- * Node child of the bench (redis-child.ts), not spawned directly as the
- * tests' helpers do, so that it dies with the bench even when the bench is
- * killed; the cluster is judged whole by the tests' own check.
- */
+import { freePort, spawnNode, type Child } from './children.js';
 
 export type RedisKind = 'single' | 'replica' | 'cluster';
 export const REDIS_KINDS: readonly RedisKind[] = ['single', 'replica', 'cluster'];
@@ -25,12 +17,65 @@ export interface RedisDeployment {
   stop(): Promise<void>;
 }
 
+interface RedisChild extends Child {
+  redisUrl: string;
+  /** Redis's CPU seconds (user + system) as INFO reports them: cpuSeconds() is the wrapper process's, not the server's. */
+  serverCpuSeconds(): Promise<number>;
+}
+
+function client(url: string): Redis {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  return redis;
+}
+
+/** A section of the server's INFO, field by field. */
+async function redisInfo(url: string, section: string): Promise<Map<string, string>> {
+  const redis = client(url);
+  try {
+    await redis.connect();
+    const lines = (await redis.info(section)).split('\r\n').filter((l) => l.includes(':'));
+    return new Map(lines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)]));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** One redis-server held by a Node child (redis-main.ts); `args`: a replica's `--replicaof`, a cluster node's options. */
+async function startRedis(args: string[] = []): Promise<RedisChild> {
+  const toRedis = (httpUrl: string) => httpUrl.replace(/^http:/, 'redis:');
+  const child = await spawnNode({
+    name: 'redis-server',
+    entry: 'bench/lib/redis-main.ts',
+    args,
+    env: {},
+    async ready(url) {
+      const redis = client(toRedis(url));
+      try {
+        await redis.connect();
+        return (await redis.ping()) === 'PONG';
+      } finally {
+        redis.disconnect();
+      }
+    },
+  });
+  const redisUrl = toRedis(child.url);
+  return {
+    ...child,
+    redisUrl,
+    async serverCpuSeconds() {
+      const cpu = await redisInfo(redisUrl, 'cpu');
+      return Number(cpu.get('used_cpu_user')) + Number(cpu.get('used_cpu_sys'));
+    },
+  };
+}
+
 const stopAll = (servers: RedisChild[]) => Promise.all(servers.map((server) => server.stop())).then(() => undefined);
 
 function deployment(kind: RedisKind, servers: RedisChild[], env: (prefix: string) => Record<string, string>): RedisDeployment {
   return {
     kind,
-    env: (label) => env(servers[0]!.newPrefix(label)),
+    env: (label) => env(`bench-${label}-${randomUUID().slice(0, 8)}:`),
     serverCpuSeconds: () => Promise.all(servers.map((server) => server.serverCpuSeconds())),
     stop: () => stopAll(servers),
   };
@@ -95,10 +140,6 @@ export function startRedisDeployment(kind: RedisKind): Promise<RedisDeployment> 
   return kind === 'single' ? single() : kind === 'replica' ? withReplica() : cluster();
 }
 
-/**
- * BENCH_S5_REDIS: `all` or `on` (the default) for every kind, `off` for none,
- * else a comma-separated list of kinds; anything else is an error that names them.
- */
 export function redisKindsFrom(value: string | undefined): RedisKind[] {
   const text = (value ?? 'all').trim().toLowerCase();
   if (text === 'all' || text === 'on' || text === '') return [...REDIS_KINDS];

@@ -1,17 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { renderComparisons, renderTable, type Comparison, type Row } from './table.js';
 
-/*
- * bench/RESULTS.md holds the latest figures of every scenario, one section per
- * scenario, each with the run that measured it. A run of a subset replaces the
- * sections of the scenarios it ran, whole, and keeps the others as they were,
- * so a section's rows always come from one run and one commit.
- *
- * Each section carries its own data as JSON in an HTML comment (invisible where
- * the markdown is rendered) and the table rendered from it: the next run reads
- * the JSON back, never the table, whose cells are escaped and may be reflowed.
- */
-
 /** The run that measured a section: what a reader needs to weigh its figures. */
 export interface RunInfo {
   /** ISO date and time the run ended. */

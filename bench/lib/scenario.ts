@@ -1,4 +1,4 @@
-import type { Build } from './builds.js';
+import type { Build } from './baseline.js';
 import type { Child } from './children.js';
 import type { Measurement } from './http-load.js';
 import type { Paired } from './paired.js';
@@ -32,5 +32,16 @@ export async function withChild<T, C extends Child = Child>(start: Promise<C>, u
     return await use(child);
   } finally {
     await child.stop();
+  }
+}
+
+/** Runs `use` with children started one after the other, and stops every one started whatever happens. */
+export async function withChildren<T>(starts: Array<() => Promise<Child>>, use: (children: Child[]) => Promise<T>): Promise<T> {
+  const children: Child[] = [];
+  try {
+    for (const start of starts) children.push(await start());
+    return await use(children);
+  } finally {
+    await Promise.all(children.map((child) => child.stop()));
   }
 }

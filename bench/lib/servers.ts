@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CURRENT, type Build } from './builds.js';
+import { CURRENT, type Build } from './baseline.js';
 import { answers200, sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
@@ -7,11 +7,6 @@ import { UPSTREAM_KEY } from './contract-upstream.js';
 
 export const CLIENT_KEY = 'bench-key';
 
-/**
- * The gateway's fast-path switches: CACHE_TTL_MS is configuration (README); coalescing,
- * subscription sharing, compiled execution and the response cache are createGateway options, set
- * through gateway-main.ts (a baseline revision may take them otherwise: builds.ts).
- */
 export interface Variant {
   /** @default the gateway's own, on */
   coalesce?: 'on' | 'off';
@@ -39,14 +34,10 @@ export interface Upstream extends Child {
   stats(): Promise<Record<string, number>>;
 }
 
-/**
- * The contract upstream (contract-upstream.ts); with `delayMs`, every contract answer waits that long (S8); `placement`: its core and
- * priority (S8).
- */
 export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}): Promise<Upstream> {
   const child = await spawnNode({
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
-    entry: 'bench/lib/contract-upstream-main.ts',
+    entry: 'bench/lib/contract-upstream.ts',
     args: delayMs > 0 ? [`--delay-ms=${delayMs}`] : [],
     env: {},
     ready: answers200('/__ready'),
@@ -68,14 +59,6 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
   return total;
 }
 
-/**
- * A gateway child of `build` (the working tree unless a baseline is given) over
- * `upstreamUrl`, with that revision's own defaults but for what the variant and
- * `extraEnv` set; every configuration variable it reads is unset first, so one
- * inherited from the shell cannot change a variant. A gateway that exits at
- * start (the sources may be mid-edit by someone else) is retried. `placement`:
- * the child's core and priority (S8, pinning.ts).
- */
 export async function startGateway(
   upstreamUrl: string,
   variant: Variant,
@@ -102,20 +85,13 @@ export async function startGateway(
       : {}),
     ...extraEnv,
   };
-  const args: string[] = [];
-  const switched = [
-    ['coalesce', variant.coalesce],
-    ['sharing', variant.sharing],
-    ['compiledExecution', variant.compiledExecution],
-    ['responseCache', variant.responseCache],
-  ] as const;
-  for (const [name, value] of switched) {
-    if (value === undefined) continue;
-    const via = build.switches[name];
-    if (!via) throw new Error(`${build.label}: this revision's gateway has no switch for ${name}`);
-    if ('flag' in via) args.push(`--${via.flag}=${value}`);
-    else env[via.variable] = value;
-  }
+  const flags = {
+    coalesce: variant.coalesce,
+    sharing: variant.sharing,
+    'compiled-execution': variant.compiledExecution,
+    'response-cache': variant.responseCache,
+  };
+  const args = Object.entries(flags).flatMap(([flag, value]) => (value ? [`--${flag}=${value}`] : []));
   const name = `gateway ${build.label} (${variantLabel(variant)})`;
   // BENCH_CPU_PROF=<folder>: every gateway child writes a V8 CPU profile there when it stops, one subfolder per build.
   // BENCH_CPU_PROF_INTERVAL=<µs>: a finer sampling interval than V8's 1,000 µs, for short runs.
@@ -128,7 +104,7 @@ export async function startGateway(
       return await spawnNode({
         name,
         root: build.root,
-        entry: build.entry,
+        entry: 'bench/lib/gateway-main.ts',
         args,
         env,
         nodeFlags: ['--expose-gc', ...profile],

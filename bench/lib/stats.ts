@@ -1,11 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
 
-/*
- * Latency percentiles come from an HDR histogram (hdr-histogram-js, as autocannon keeps its own): values in
- * ms recorded at µs resolution with 3 significant digits. NaN values (missing figures) are left out; an
- * Infinity (never answered) counts as longer than any, so a percentile that reaches one is Infinity.
- */
-
 /** The `p`th percentile (0–100) of latencies in ms; NaN when there are none. */
 export function percentile(valuesMs: Iterable<number>, p: number): number {
   return percentiles(valuesMs, [p])[0]!;

@@ -1,18 +1,6 @@
 import WebSocket from 'ws';
 import { CLIENT_KEY } from './servers.js';
 
-/*
- * S5's subscriber fleets in this process, one WebSocket connection per
- * subscriber (never several subscriptions on one connection), opened in
- * batches so the server sees a realistic ramp rather than thousands of
- * simultaneous handshakes (S4 and S6 spread theirs over processes:
- * fleet-workers.ts).
- * - liteFleet: graphql-transport-ws spoken by hand and messages handed over
- *   as Buffers, where this process must take 200 000 messages/s without
- *   becoming the bottleneck itself;
- * - rawFleet: plain ws clients of the raw broadcaster.
- */
-
 export const SUBSCRIPTION = 'subscription { transactionUpdated { eventId status } }';
 const BATCH = 200;
 
@@ -39,8 +27,8 @@ async function inBatches(from: number, count: number, open: (i: number) => Promi
 interface SocketFleetOptions {
   url: string;
   protocol?: string;
-  /** First message after open (connection_init) and the one after the first answer (subscribe); none for raw. */
-  handshake?: [string, string];
+  /** Subscriber i's first message after open (connection_init) and the one after the first answer (subscribe); none for raw. */
+  handshake?: (i: number) => [string, string];
   sink(i: number, data: Buffer): void;
 }
 
@@ -52,9 +40,10 @@ function socketFleet(options: SocketFleetOptions): Fleet {
     new Promise<void>((resolve, reject) => {
       const ws = new WebSocket(options.url, options.protocol, { perMessageDeflate: false });
       sockets[i] = ws;
-      let ready = !options.handshake;
+      const handshake = options.handshake?.(i);
+      let ready = !handshake;
       ws.on('open', () => {
-        if (options.handshake) ws.send(options.handshake[0]);
+        if (handshake) ws.send(handshake[0]);
         else resolve();
       });
       ws.on('message', (data: Buffer) => {
@@ -62,7 +51,7 @@ function socketFleet(options: SocketFleetOptions): Fleet {
           // The only message before the subscribe is connection_ack (anything else fails the subscriber).
           if (!data.includes('"connection_ack"')) return reject(new Error(data.toString()));
           ready = true;
-          ws.send(options.handshake![1]);
+          ws.send(handshake![1]);
           return resolve();
         }
         if (data.includes('"type":"ping"')) return ws.send('{"type":"pong"}');
@@ -92,13 +81,14 @@ function socketFleet(options: SocketFleetOptions): Fleet {
   };
 }
 
-export const liteFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void): Fleet =>
+/** graphql-ws subscribers; `idOf(i)`: subscriber i's subscription id (S5's are all '1', S4's and S6's a UUID each). */
+export const liteFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void, idOf = (_i: number) => '1'): Fleet =>
   socketFleet({
     url: wsUrl(httpUrl, '/graphql'),
     protocol: 'graphql-transport-ws',
-    handshake: [
+    handshake: (i) => [
       JSON.stringify({ type: 'connection_init', payload: { Authorization: CLIENT_KEY } }),
-      JSON.stringify({ id: '1', type: 'subscribe', payload: { query: SUBSCRIPTION } }),
+      JSON.stringify({ id: idOf(i), type: 'subscribe', payload: { query: SUBSCRIPTION } }),
     ],
     sink,
   });

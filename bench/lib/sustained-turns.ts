@@ -6,19 +6,6 @@ import { runPacer } from './load-generator.js';
 import { nowAbsolute, rawMessage, type PacedWebhook } from './webhook-pacer.js';
 import { statusFor, webhookSender, type WebhookSender } from './webhooks.js';
 
-/*
- * S5's mechanics: a server with its subscribers open (a side), and turns of
- * clock-paced webhooks from the pacer process to one side at a time, so that
- * two gateways (history on and off) can take turns in one run and drift of
- * the machine lands on both. Each turn's webhooks carry ids of their own
- * (`s5_<turn>_<n>`), so a delivery is counted against the turn that sent it;
- * one arriving after its turn was closed is a stray (already counted lost).
- * Every subscriber's deliveries are compared with the webhooks the server
- * answered 200: lost = answered, never delivered (once deliveries stopped
- * arriving); duplicated = delivered more than once; still arriving when the
- * wait is capped: undelivered, not told from lost.
- */
-
 const SENDER_CONNECTIONS = 32;
 /** After the sending: stop waiting once nothing arrived for QUIET_MS, or at the cap (bounds the bench's run time). */
 const QUIET_MS = 5_000;

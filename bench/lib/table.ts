@@ -19,6 +19,20 @@ export interface Row {
   voided?: string;
 }
 
+/** A row with every cell not given empty. */
+export const row = (scenario: string, variant: string, cells: Partial<Row> = {}): Row => ({
+  scenario,
+  variant,
+  value: '',
+  p99: '',
+  ratio: '',
+  target: '',
+  calls: '',
+  errors: '',
+  notes: '',
+  ...cells,
+});
+
 const HEADER = [
   'scenario',
   'variant',
@@ -60,19 +74,15 @@ export function errorsText(e: HttpErrors): string {
 
 /** A row for one HTTP measurement; `ratio`/`target` are filled by the scenario. */
 export function httpRow(scenario: string, variant: string, m: Measurement, extra: Partial<Row> = {}): Row {
-  return {
-    scenario,
-    variant,
+  return row(scenario, variant, {
     value: rpsText(m),
     p99: fmt(m.p99),
-    ratio: '',
-    target: '',
     calls: m.callsPerQuery === undefined ? '' : fmt(m.callsPerQuery, 2),
     errors: errorsText(m.errors),
     notes: m.notes.join('; '),
     ...(m.errors.total > 0 ? { voided: 'errors' } : {}),
     ...extra,
-  };
+  });
 }
 
 /** "0.62×" of a over b, or n/a. */

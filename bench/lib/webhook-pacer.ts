@@ -2,21 +2,6 @@ import { performance } from 'node:perf_hooks';
 import { onSchedule } from './open-loop.js';
 import { statusFor, webhookSender, type Posted } from './webhooks.js';
 
-/*
- * S5's webhook sender, in the load generator process (load-generator-server.ts
- * POST /pace; load-generator.ts runPacer drives it). Posting from the
- * process that also receives 100 000+ subscription messages a second timed
- * that process's own event-loop lag, not the server's answer: a POST's answer
- * waited for the saturated receiver before its clock stopped. Here nothing
- * else runs, so `ms` is the server's answer time as a webhook sender sees it.
- *
- * A run {target, mode, rate, seconds, prefix, connections} paces the
- * webhooks by the clock (a slow server gets the same offered load) and
- * answers, once every POST is answered or `graceMs` after the last was sent,
- * with one entry per webhook: status (0 for no answer), ms, and the absolute
- * time it was sent (timeOrigin + now, comparable across processes).
- */
-
 export interface PacerRun {
   target: string;
   /** `gateway`: enveloped webhooks to /webhooks; `raw`: the graphql-ws message itself to /broadcast. */
@@ -36,9 +21,9 @@ export interface PacedWebhook {
 
 export const nowAbsolute = (): number => performance.timeOrigin + performance.now();
 
-/** The frame the raw broadcaster sends, shaped as the gateway's `next` so one sink reads both. */
-export const rawMessage = (eventId: string, status: string): string =>
-  JSON.stringify({ id: '1', type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
+/** The raw broadcaster's frame, shaped as the gateway's `next` so one sink reads both; S4 gives a UUID `id` as the gateway's. */
+export const rawMessage = (eventId: string, status: string, id = '1'): string =>
+  JSON.stringify({ id, type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
 
 export async function pace(run: PacerRun): Promise<PacedWebhook[]> {
   const total = run.rate * run.seconds;

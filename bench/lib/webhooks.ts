@@ -3,13 +3,6 @@ import { Pool } from 'undici';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { transactions, type Transaction } from './fixtures.js';
 
-/*
- * Posts the service's `transaction.update` webhook (enveloped form, unsigned:
- * the bench gateways run without WEBHOOK_SECRET) over kept-alive connections,
- * so a measured POST never pays for a TCP handshake. Each envelope id is new,
- * so the gateway's dedupe never drops one; the id is the subscribers' eventId.
- */
-
 export interface Posted {
   status: number;
   /** POST sent → answer fully read. */

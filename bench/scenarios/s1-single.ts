@@ -1,42 +1,17 @@
-import { hopCells, measureWithHop } from '../lib/against-hop.js';
-import type { Build, Switch } from '../lib/builds.js';
+import { CURRENT } from '../lib/baseline.js';
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
-import { BodyCheck } from '../lib/expect.js';
-import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession, type HttpSession, type HttpTarget, type Measurement } from '../lib/http-load.js';
-import { pairedComparison, pairedOf, pairedRows } from '../lib/paired.js';
-import { ROTATED_IDS, rotatedSingleCases, transactionEnvelope } from '../lib/queries.js';
+import { httpSession, type HttpSession, type HttpTarget, type Measurement } from '../lib/http-load.js';
+import { hopCells, measureWithHop, pairedComparison, pairedOf, pairedRows } from '../lib/paired.js';
+import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
-import { withChild } from '../lib/scenario.js';
-import { CLIENT_KEY, startBareHop, startGateway, type Variant } from '../lib/servers.js';
+import { withChild, withChildren } from '../lib/scenario.js';
+import { startBareHop, startGateway, type Variant } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { httpRow, type Row } from '../lib/table.js';
-
-/*
- * S1: one transaction per request, as dashboards ask for it: the ids rotate over
- * 60 transactions, GraphQL sends the id as a variable with Apollo Client's
- * Accept. Every figure is a ratio to a bare Node proxy hop (lib/bare-hop-main.ts),
- * the least any gateway adds here, measured in the same run in turns with it
- * (lib/against-hop.ts). Coalescing stays on, as deployed; with the ids rotating
- * it can share few upstream calls, and the calls per answer show how few. With
- * `--baseline`, each round runs the hop, the baseline's gateway and the working
- * tree's, so each build gets its ratio to the hop and the pair an after ÷ before.
- */
 
 /** Long enough that no entry expires while S1 runs, so every measured answer is a hit. */
 const CACHE_HOUR_MS = 3_600_000;
 
-const restTarget = (url: string, headers: Record<string, string>, check: (envelope: string) => BodyCheck): HttpTarget => ({
-  url,
-  method: 'GET',
-  headers,
-  cases: ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) })),
-});
-/** The hop and the upstream answer the upstream's bytes; the gateway's REST answer is judged by content. */
-const exact = (envelope: string) => BodyCheck.exact(envelope);
-const content = (envelope: string) => new BodyCheck(JSON.parse(envelope));
-
-const gatewayRest = (url: string) => restTarget(url, { authorization: CLIENT_KEY }, content);
-const gatewayGraphql = (url: string) => graphqlTarget(url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 /** What a dashboard's page sends: the same POST with Apollo Client's Accept, and its own origin (same-origin pages send one too). */
 const browserGraphql = (url: string) => {
   const target = gatewayGraphql(url);
@@ -53,11 +28,6 @@ interface Shape {
   /** Where S7 finds the figure (keep stable: S7 reuses 'S1 graphql cache off'). */
   key?: string;
 }
-
-/** Variant fields that are fast-path switches, by the name builds.ts knows them under. */
-const SWITCHES = [['coalesce'], ['sharing'], ['compiledExecution'], ['responseCache']] as const satisfies ReadonlyArray<
-  readonly [Switch & keyof Variant]
->;
 
 /** One gateway per variant, its shapes measured one after the other, each in turns with the hop. */
 const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
@@ -118,60 +88,42 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
 const missText = (m: Measurement): string =>
   m.callsPerQuery !== undefined && m.callsPerQuery > 0.005 ? `; NOT all cache hits (${fmt(m.callsPerQuery, 3)} upstream calls/answer)` : '';
 
-/** One gateway variant of the working tree: each shape in turns with the hop. */
+/** One gateway of the variant per build, each shape in turns with the hop (and with the other build's, with a baseline). */
 async function measureGroup(ctx: ScenarioContext, hop: HttpSession, { variant, shapes }: (typeof GROUPS)[number]): Promise<Row[]> {
-  const { upstream, log } = ctx;
-  return withChild(startGateway(upstream.url, variant), async (gateway) => {
-    const rows: Row[] = [];
-    for (const shape of shapes) {
-      log(`${shape.what}: in turns with the hop`);
-      const [measured] = await measureWithHop(hop, [httpSession(shape.of(gateway.url), { upstream, server: gateway })]);
-      const { m, against } = measured!;
-      if (shape.key) ctx.shared.set(shape.key, m);
-      const cells = hopCells(against, m, shape.goal);
-      rows.push({ ...httpRow('S1', shape.what, m), ...cells, ratio: `${cells.ratio}${shape.hits ? missText(m) : ''}` });
-    }
-    return rows;
-  });
-}
-
-/** One variant on the baseline's gateway and the working tree's: each round runs the hop, before and after. */
-async function measureGroupPaired(
-  ctx: ScenarioContext,
-  hop: HttpSession,
-  baseline: Build,
-  { variant, shapes }: (typeof GROUPS)[number],
-): Promise<Row[]> {
-  const { upstream, log } = ctx;
-  return withChild(startGateway(upstream.url, variant, {}, baseline), (before) =>
-    withChild(startGateway(upstream.url, variant), async (after) => {
+  const { upstream, log, baseline } = ctx;
+  const builds = baseline ? [baseline, CURRENT] : [CURRENT];
+  return withChildren(
+    builds.map((build) => () => startGateway(upstream.url, variant, {}, build)),
+    async (gateways) => {
       const rows: Row[] = [];
       for (const shape of shapes) {
-        const { what } = shape;
-        log(`${what}: the hop, ${baseline.label} and after in turns`);
-        const sessions = [
-          httpSession(shape.of(before.url), { upstream, server: before }),
-          httpSession(shape.of(after.url), { upstream, server: after }),
-        ];
-        const [b, a] = await measureWithHop(hop, sessions);
-        const p = pairedOf(
-          b!.m,
-          a!.m,
-          b!.rounds.map((r) => r[2]!.rps / r[1]!.rps),
+        log(`${shape.what}: in turns with the hop${baseline ? `, ${baseline.label} and after` : ''}`);
+        const sides = await measureWithHop(
+          hop,
+          gateways.map((g) => httpSession(shape.of(g.url), { upstream, server: g })),
         );
-        if (shape.key) {
-          ctx.shared.set(shape.key, p.after);
-          ctx.sharedPairs.set(shape.key, p);
-        }
-        const cellsOf = (side: typeof b, goal?: number) => {
-          const cells = hopCells(side!.against, side!.m, goal);
-          return { ...cells, ratio: `${cells.ratio}${shape.hits ? missText(side!.m) : ''}` };
+        const cellsOf = (side: (typeof sides)[number], goal?: number) => {
+          const cells = hopCells(side.against, side.m, goal);
+          return { ...cells, ratio: `${cells.ratio}${shape.hits ? missText(side.m) : ''}` };
         };
-        rows.push(...pairedRows('S1', what, p, baseline, { before: cellsOf(b), after: cellsOf(a, shape.goal) }));
-        ctx.comparisons.push(pairedComparison('S1', what, p));
+        const after = sides.at(-1)!;
+        if (shape.key) ctx.shared.set(shape.key, after.m);
+        if (!baseline) {
+          rows.push({ ...httpRow('S1', shape.what, after.m), ...cellsOf(after, shape.goal) });
+          continue;
+        }
+        const before = sides[0]!;
+        const p = pairedOf(
+          before.m,
+          after.m,
+          before.rounds.map((r) => r[2]!.rps / r[1]!.rps),
+        );
+        if (shape.key) ctx.sharedPairs.set(shape.key, p);
+        rows.push(...pairedRows('S1', shape.what, p, baseline, { before: cellsOf(before), after: cellsOf(after, shape.goal) }));
+        ctx.comparisons.push(pairedComparison('S1', shape.what, p));
       }
       return rows;
-    }),
+    },
   );
 }
 
@@ -179,15 +131,15 @@ export const s1: Scenario = {
   name: 'S1',
   title: 'single resource, 60 ids in rotation, against the bare hop',
   async run(ctx) {
-    const { upstream, log, baseline } = ctx;
+    const { upstream, log } = ctx;
     return withChild(startBareHop(upstream.url), async (bare) => {
       // One hop session for the whole scenario: its row gives every run it made, in turns with each figure below.
-      const hop = httpSession(restTarget(bare.url, {}, exact), { upstream, server: bare });
+      const hop = httpSession(restTarget(bare.url), { upstream, server: bare });
       log('bare proxy hop: warm-up');
       await hop.warmUp();
       log('the upstream straight: in turns with the hop');
       const [direct] = await measureWithHop(hop, [
-        httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }, exact), { upstream, server: upstream }),
+        httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }), { upstream, server: upstream }),
       ]);
       const rows: Row[] = [
         {
@@ -200,9 +152,7 @@ export const s1: Scenario = {
         },
       ];
       for (const group of GROUPS) {
-        // A lever the baseline does not have (a switch it does not take) is measured on the working tree alone.
-        const paired = baseline && SWITCHES.every(([name]) => group.variant[name] === undefined || baseline.switches[name] !== undefined);
-        rows.push(...(paired ? await measureGroupPaired(ctx, hop, baseline, group) : await measureGroup(ctx, hop, group)));
+        rows.push(...(await measureGroup(ctx, hop, group)));
       }
       const h = hop.result();
       const hopRow = httpRow('S1', 'bare Node proxy hop GET /transactions/{id} (the reference: one more HTTP hop, no gateway work)', h, {

@@ -22,30 +22,11 @@ import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession } from '../lib/http-lo
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
 import { CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
-import { httpRow, verdict, type Row } from '../lib/table.js';
-
-/*
- * S10: the transaction history. A gateway's history is filled by
- * webhooks with a series of known transactions (history-series.ts), then
- * `recentTransactions(first: 50)` is read closed-loop, without and with a
- * status filter, every answer checked against the series: in process, then
- * in PostgreSQL (DATABASE_URL: a database the bench creates on
- * BENCH_DATABASE_URL's server, else postgres://postgres@127.0.0.1:5432/postgres,
- * and drops after). A HISTORY=off gateway gets the same webhooks beside the
- * measured one and its CPU and growth are subtracted, so the figures are the
- * history's alone (the webhook dedupe keeps something per event too): heap
- * and RSS after forced GCs in process; in PostgreSQL, the history's tables and
- * indexes (pg_total_relation_size; the HISTORY=off gateway has none). Then a week of
- * `transactionStats` by hour with the top products (2 000 products in the
- * series), one read at a time: its p99 and the event loop's longest delay.
- * Sizes: BENCH_S10_SIZES in process and BENCH_S10_POSTGRES_SIZES in
- * PostgreSQL (both 10000,50000 unless set; an operator's week is
- * 10000,300000,1000000 and 10000,300000,3500000); the reads run at the largest.
- */
+import { row, httpRow, verdict, type Row } from '../lib/table.js';
 
 /** The same for both stores: a history shared by instances reads as fast as each instance's own (at 300 000 and more in PostgreSQL). */
-const GOAL = { 'in process': 2_000, PostgreSQL: 2_000 } as const;
-type Where = keyof typeof GOAL;
+const GOAL = 2_000;
+type Where = 'in process' | 'PostgreSQL';
 const sizesOf = (list: string | undefined) =>
   (list ?? '10000,50000')
     .split(',')
@@ -78,30 +59,21 @@ const mb = (bytes: number) => `${bytes >= 0 ? '+' : ''}${fmt(bytes / 2 ** 20, 1)
 
 /** The marginal figure: between the two largest sizes, or from 0 when one size is given. */
 const marginal = (where: Where, g: Growth) => perTransaction(where, g, SIZES[where].length - 1, SIZES[where].length);
-const stepsText = (where: Where, what: string, g: Growth, withOff = true) =>
-  `${what} per transaction ${SIZES[where]
-    .map((to, k) => `${fmt(pointsOf(where)[k]!)} → ${fmt(to)}: ${fmt(perTransaction(where, g, k, k + 1))} B`)
-    .join(', ')} (history on ${g.on
+const grown = (list: number[]) =>
+  list
     .slice(1)
-    .map((v) => mb(v - g.on[0]!))
-    .join(' / ')}${
-    withOff
-      ? `, off ${g.off
-          .slice(1)
-          .map((v) => mb(v - g.off[0]!))
-          .join(' / ')}`
-      : ''
-  })`;
+    .map((v) => mb(v - list[0]!))
+    .join(' / ');
+const stepsText = (where: Where, what: string, g: Growth, withOff = true) => {
+  const steps = SIZES[where].map((to, k) => `${fmt(pointsOf(where)[k]!)} → ${fmt(to)}: ${fmt(perTransaction(where, g, k, k + 1))} B`);
+  return `${what} per transaction ${steps.join(', ')} (history on ${grown(g.on)}${withOff ? `, off ${grown(g.off)}` : ''})`;
+};
 
 /** Why a store's rows cannot stand when its history does not hold the whole series. */
 const notHeld = (where: Where, held: number | string) =>
   `${where}: the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} ` +
   `of the ${fmt(largest(where))} transactions posted`;
 
-/**
- * A gateway being filled; `settle`, when its history is applied after the webhook's answer, waits until it holds
- * `size`; `bulk`, when the history can be filled beside the gateway, fills it with events up to the measured ones.
- */
 interface FillTarget {
   gateway: Child;
   settle?: (size: number) => Promise<void>;
@@ -110,11 +82,8 @@ interface FillTarget {
   storeCpu?: () => Map<number, number>;
 }
 
-/**
- * Transactions of each step whose webhooks are measured: the last ones before the size. The ones before them fill
- * the history: posted to the measured gateway only (in process), or applied to the database beside it (PostgreSQL).
- */
-const SAMPLE = Number(process.env.BENCH_S10_SAMPLE ?? 20_000);
+/** Transactions of each step whose webhooks are measured: the last ones before the size. */
+const SAMPLE = 20_000;
 /** Transactions whose webhooks warm up the HISTORY=off gateway before its first measured step. */
 const WARM_UP = 5_000;
 /** Transactions made and filled at a time. */
@@ -136,10 +105,6 @@ async function fillStep({ gateway, settle, storeCpu }: FillTarget, events: Serie
   return { ...result, gatewayUs: ((gateway.cpuSeconds() - cpu) / result.webhooks) * 1e6, storeUs: (storeSeconds / result.webhooks) * 1e6 };
 }
 
-/**
- * Waits until the history holds `size` transactions, or its count has not moved for 10 s (the rows then say what it
- * holds): the PostgreSQL history applies an event just after the webhook's answer.
- */
 async function settled(gatewayUrl: string, size: number): Promise<void> {
   let last: number | string = -1;
   let still = Date.now();
@@ -159,10 +124,6 @@ interface Fills {
   off: FillStep[];
 }
 
-/**
- * Takes `on` to each size: fills it up to the step's last SAMPLE transactions, whose webhooks are then posted to `on`
- * and to `off` and measured; `snapshot` runs at the start and after each step.
- */
 async function fillBoth(
   ctx: ScenarioContext,
   where: Where,
@@ -202,10 +163,7 @@ async function fillBoth(
 
 const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
 
-/**
- * The fill's figures. What the history adds to each webhook's CPU (on − off, step by step) is the steady
- * figure behind S5's answer times, which this 2-core machine's noise moves by more than the history costs.
- */
+/** The fill's figures. */
 function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const webhooks = fills.on.reduce((n, f) => n + f.webhooks, 0);
   const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
@@ -215,23 +173,20 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const cost = (f: FillStep, k: number) => f.gatewayUs - fills.off[k]!.gatewayUs + f.storeUs;
   const costs = fills.on.map(cost);
   const spread = Math.max(...costs) / Math.min(...costs) - 1;
-  return {
-    scenario: 'S10',
-    variant:
-      `applying an event, ${where}: the last ${fmt(SAMPLE)} transactions ` +
-      `before each of ${SIZES[where].map((s) => fmt(s)).join(' / ')} ` +
-      `(${fmt(webhooks)} webhooks; 3 products each; pending, completed, failed), 32 in flight, to history on and to HISTORY=off`,
+  const variant =
+    `applying an event, ${where}: the last ${fmt(SAMPLE)} transactions ` +
+    `before each of ${SIZES[where].map((s) => fmt(s)).join(' / ')} ` +
+    `(${fmt(webhooks)} webhooks; 3 products each; pending, completed, failed), 32 in flight, to history on and to HISTORY=off`;
+  return row('S10', variant, {
     value:
       `the history costs ${costs.map((c) => fmt(c)).join(' / ')} µs of CPU per webhook` +
       `${postgres ? " (the gateway's on − off plus PostgreSQL's)" : ' (gateway on − off)'}; ` +
       `${fmt(rateOf(fills.on))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.on)} ms`,
     p99: steps((f) => f.p99, fills.on),
-    ratio: '',
     target: costs.some((c) => c <= 0)
       ? 'the same at every size, within 25%: not judged ' +
         '(a cost at or below zero: the noise between the two gateways is larger than the cost)'
       : `the same at every size, within 25%: ${spread <= 0.25 ? 'met' : 'not met'} (largest ${fmt(spread * 100, 0)}% over smallest)`,
-    calls: '',
     errors: failed === 0 ? '0' : `${failed} webhooks not answered 200`,
     notes: [
       `gateway CPU per webhook, history on ${steps((f) => f.gatewayUs, fills.on, 0)} µs, off ${steps((f) => f.gatewayUs, fills.off, 0)} µs`,
@@ -251,17 +206,13 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
       .filter(Boolean)
       .join('; '),
     ...(failed > 0 ? { voided: 'webhooks failed' } : held === largest(where) ? {} : { voided: notHeld(where, held) }),
-  };
+  });
 }
 
 const readVariant = (where: Where, pendingOnly: boolean) =>
   `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) ` +
   `{ nodes { transactionId status total lastUpdated products { productId quantity } } }, ${where}, ${fmt(largest(where))} held`;
 
-/**
- * Reads of one query, every answer checked: closed loop over 32 connections (the throughput), then one at a time (a
- * read's own time: its p99 is the goal, not a queue's).
- */
 async function reads(
   ctx: ScenarioContext,
   gateway: Child,
@@ -271,13 +222,8 @@ async function reads(
   storeCpu?: () => Promise<Map<number, number>>,
 ): Promise<Row> {
   const query = pendingOnly ? RECENT_PENDING_QUERY : RECENT_QUERY;
-  const target = graphqlTarget(
-    gateway.url,
-    '/graphql',
-    CLIENT_KEY,
-    [{ query, check: series.recentCheck(largest(where), pendingOnly) }],
-    APOLLO_CLIENT_ACCEPT,
-  );
+  const cases = [{ query, check: series.recentCheck(largest(where), pendingOnly) }];
+  const target = graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases, APOLLO_CLIENT_ACCEPT);
   let storeUs: number | undefined;
   const measure = async (connections?: number) => {
     const session = httpSession(connections ? { ...target, connections } : target, { server: gateway });
@@ -293,12 +239,11 @@ async function reads(
   const m = await measure();
   const alone = await measure(1);
   ctx.log(`${where}${pendingOnly ? ', status filter' : ''}: ${fmt(m.rps.median)} req/s; one at a time p99 ${fmt(alone.p99, 1)} ms`);
-  const goal = GOAL[where];
   const errors = m.errors.total + alone.errors.total > 0;
   const row = httpRow('S10', readVariant(where, pendingOnly), m, {
     target:
       `one at a time p99 ≤ 20 ms ${errors ? 'VOID (errors)' : verdict(alone.p99 <= 20)}; ` +
-      `≥ ${fmt(goal)} req/s ${errors ? '' : verdict(m.rps.median >= goal)}`,
+      `≥ ${fmt(GOAL)} req/s ${errors ? '' : verdict(m.rps.median >= GOAL)}`,
   });
   const store = storeUs === undefined ? '' : `; PostgreSQL's CPU ${fmt(storeUs)} µs/request (the gateway's connections' backends, /proc)`;
   return { ...row, notes: `one at a time: p99 ${fmt(alone.p99, 1)} ms, ${fmt(alone.rps.median)} req/s; ${row.notes}${store}` };
@@ -311,12 +256,7 @@ const statsVariant = (where: Where) =>
   `and the top 10 products by quantity and by amount (${fmt(SERIES_PRODUCTS)} distinct products), ` +
   `${where}, ${fmt(largest(where))} held`;
 
-/**
- * A dashboard's week by hour, closed loop, one read at a time. The first answer is checked against the series (its count, 168
- * intervals, 10 top products each way) and every later one against it. The event loop's longest delay
- * while the reads ran comes from the gateway's own monitorEventLoopDelay (prom-client's
- * `nodejs_eventloop_lag_max_seconds`, reset by each scrape: scraped once before, read once after).
- */
+/** A dashboard's week by hour, closed loop, one read at a time. */
 async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries): Promise<Row> {
   const until = Math.ceil(Date.now() / HOUR) * HOUR;
   const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };
@@ -343,17 +283,11 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
     );
   }
   // One at a time, as dashboards refreshing now and then ask: the p99 is a read's own time, not a queue's.
-  const target = {
-    ...graphqlTarget(
-      gateway.url,
-      '/graphql',
-      CLIENT_KEY,
-      [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }],
-      APOLLO_CLIENT_ACCEPT,
-    ),
-    connections: 1,
-  };
-  const session = httpSession(target, { server: gateway });
+  const cases = [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }];
+  const session = httpSession(
+    { ...graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases, APOLLO_CLIENT_ACCEPT), connections: 1 },
+    { server: gateway },
+  );
   await session.warmUp();
   await metric(gateway, 'nodejs_eventloop_lag_max_seconds');
   for (let run = 0; run < 3; run += 1) await session.run();
@@ -366,11 +300,7 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   });
   return {
     ...row,
-    notes: [
-      `${row.notes}`,
-      `event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms`,
-      `the week holds ${fmt(expected)} transactions`,
-    ].join('; '),
+    notes: `${row.notes}; event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms; the week holds ${fmt(expected)} transactions`,
   };
 }
 
@@ -383,45 +313,31 @@ async function readRows(
   held: number | string,
   storeCpu?: () => Promise<Map<number, number>>,
 ): Promise<Row[]> {
-  const whole = held === largest(where);
-  const rows: Row[] = [];
-  for (const pendingOnly of [false, true]) {
-    const variant = readVariant(where, pendingOnly);
-    rows.push(whole ? await reads(ctx, gateway, where, pendingOnly, series, storeCpu) : notMeasured(variant, notHeld(where, held)));
+  if (held !== largest(where)) {
+    return [readVariant(where, false), readVariant(where, true), statsVariant(where)].map((v) => notMeasured(v, notHeld(where, held)));
   }
-  rows.push(whole ? await statsReads(ctx, gateway, where, series) : notMeasured(statsVariant(where), notHeld(where, held)));
-  return rows;
+  return [
+    await reads(ctx, gateway, where, false, series, storeCpu),
+    await reads(ctx, gateway, where, true, series, storeCpu),
+    await statsReads(ctx, gateway, where, series),
+  ];
 }
 
-const notMeasured = (variant: string, why: string): Row => ({
-  scenario: 'S10',
-  variant,
-  value: '',
-  p99: '',
-  ratio: '',
-  target: '',
-  calls: '',
-  errors: '',
-  notes: '',
-  voided: why,
-});
+const notMeasured = (variant: string, why: string): Row =>
+  row('S10', variant, {
+    voided: why,
+  });
 
+/** `value` is the marginal figure, between the two largest sizes. */
 function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
-  return {
-    scenario: 'S10',
-    variant: `memory per stored transaction, ${where}: ${what}`,
-    value,
-    p99: '',
-    ratio: '',
+  return row('S10', `memory per stored transaction, ${where}: ${what}`, {
+    value: `${value} per transaction (${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))})`,
     target: 'measured and stated',
-    calls: '',
     errors: '0',
     notes: notes.join('; '),
     ...(held === largest(where) ? {} : { voided: notHeld(where, held) }),
-  };
+  });
 }
-
-const span = (where: Where) => `${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))}`;
 
 async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
   const on = await startGateway(ctx.upstream.url, {}, historyEnv('in process'));
@@ -430,11 +346,8 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
     const heap: Growth = { on: [], off: [] };
     const rss: Growth = { on: [], off: [] };
     const fills = await fillBoth(ctx, 'in process', { gateway: on }, { gateway: off }, series, async () => {
-      for (const [side, gateway] of [
-        ['on', on],
-        ['off', off],
-      ] as const) {
-        const reading = await memoryAfterGc(gateway);
+      for (const side of ['on', 'off'] as const) {
+        const reading = await memoryAfterGc(side === 'on' ? on : off);
         heap[side].push(reading.heap);
         rss[side].push(reading.rss);
       }
@@ -445,7 +358,7 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
       memoryRow(
         'in process',
         'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks',
-        `heap ${fmt(marginal('in process', heap))} B, RSS ${fmt(marginal('in process', rss))} B per transaction (${span('in process')})`,
+        `heap ${fmt(marginal('in process', heap))} B, RSS ${fmt(marginal('in process', rss))} B`,
         [
           stepsText('in process', 'heap', heap),
           stepsText('in process', 'RSS', rss),
@@ -482,10 +395,6 @@ const historyBytes = (url: string) =>
     return Number(rows[0]?.bytes ?? 0);
   }, url);
 
-/**
- * CPU used so far by the backends of the database's connections, by pid: the measured gateway's (nothing else connects
- * to it while the reads run), not those of other databases on a shared server.
- */
 async function backendsCpu(database: string): Promise<Map<number, number>> {
   const { rows } = await asAdmin((client) =>
     client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]),
@@ -496,11 +405,6 @@ async function backendsCpu(database: string): Promise<Map<number, number>> {
 /** Events applied in one database transaction by the fill beside the gateway. */
 const FILL_BATCH = 500;
 
-/**
- * The history's own store on the measured gateway's database, filling it as the gateway's feed does (the same
- * code, events made from the same webhook bodies), many times faster than webhooks can: operator sizes in minutes.
- * Its options are the measured gateway's defaults (HISTORY_RETENTION, HISTORY_SOLD_STATUSES unset).
- */
 function besideTheGateway(databaseUrl: string) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const store = createPostgresHistory(pool, {
@@ -561,7 +465,7 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
         memoryRow(
           'PostgreSQL',
           "the history's tables and indexes (pg_total_relation_size, after VACUUM ANALYZE)",
-          `${fmt(marginal('PostgreSQL', bytes))} B per transaction (${span('PostgreSQL')})`,
+          `${fmt(marginal('PostgreSQL', bytes))} B`,
           [
             stepsText('PostgreSQL', 'tables and indexes', bytes, false),
             `at the end ${fmt(bytes.on.at(-1)! / 2 ** 20, 1)} MB`,

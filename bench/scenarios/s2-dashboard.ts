@@ -6,14 +6,6 @@ import { CLIENT_KEY, contractCalls, startGateway, type Upstream, type Variant } 
 import { fmt } from '../lib/stats.js';
 import { httpRow, verdict, type Row } from '../lib/table.js';
 
-/*
- * S2: the two dashboard shapes — a batch of 50 transaction ids (10 repeated)
- * and the fleet overview (count + 20 vending aliases) — with the upstream
- * calls each query costs. The target is judged on one query sent alone on a
- * fresh gateway (what a query costs by itself); under load, concurrent
- * queries may also share calls (coalescing), shown next to it.
- */
-
 const VARIANTS: Array<{ label: string; variant: Variant; key?: string }> = [
   { label: 'defaults (coalesce on, cache off)', variant: {}, key: 'S2' },
   { label: 'coalesce off, cache off', variant: { coalesce: 'off' } },

@@ -1,25 +1,12 @@
-import type { Child } from '../lib/children.js';
 import { openFilesLimit, subscribersAllowed } from '../lib/delivery.js';
 import { fanoutInTurns, type FanoutSide, type SideFigures } from '../lib/fanout-turns.js';
 import type { FleetRound } from '../lib/fleet-workers.js';
-import type { Scenario } from '../lib/scenario.js';
+import { withChildren, type Scenario } from '../lib/scenario.js';
 import { startGateway, startRawWs } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
-import { times, verdict, type Row } from '../lib/table.js';
-import { CURRENT, type Build } from '../lib/builds.js';
+import { row, times, verdict, type Row } from '../lib/table.js';
+import { CURRENT, type Build } from '../lib/baseline.js';
 import { SLOWER_LIMIT } from '../lib/paired.js';
-
-/*
- * S4: one webhook fanned out to 5 000 then 20 000 graphql-ws subscribers (one
- * connection each) on one gateway, time from the POST to each delivery; and
- * the same frame to as many plain ws clients from a bare ws broadcaster, the
- * physical floor the goal is judged against. The broadcaster and the gateway
- * (with `--baseline`, both builds' gateways) run at once, each with its own
- * subscribers, and take turns round by round (fanout-turns.ts); each ratio
- * is taken between rounds measured next to each other. The subscribers live
- * in fleet processes (fleet-workers.ts): one process could neither open
- * 20 000 sockets nor parse 20 000 frames without becoming what is measured.
- */
 
 const ASKED = [5_000, 20_000];
 const ROUNDS = 6;
@@ -58,16 +45,11 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
   const p99s = f.rounds.map((r) => r.p99);
   const cpuMs = median(f.serverCpu) * 1_000;
   const elu = medianOf(f, (r) => r.loadgenElu);
-  return {
-    scenario: 'S4',
-    variant,
+  return row('S4', variant, {
     value:
       `POST→delivery p50 ${fmt(medianOf(f, (r) => r.p50))} ms, p99 ${fmt(median(p99s))} ms ` +
       `[${fmt(Math.min(...p99s))}–${fmt(Math.max(...p99s))}], last ${fmt(medianOf(f, (r) => r.last))} ms`,
     p99: fmt(median(p99s)),
-    ratio: '',
-    target: '',
-    calls: '',
     errors: errorsText(f),
     notes: [
       `${f.rounds.length} rounds (median), in turns`,
@@ -83,20 +65,18 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
       ...(f.shortfall ? [f.shortfall] : []),
     ].join('; '),
     ...(errorsOf(f) > 0 ? { voided: 'lost, duplicated or wrong deliveries' } : {}),
-  };
+  });
 }
 
-interface GatewayRowInput {
-  sharing: Sharing;
-  build: Build;
-  f: SideFigures;
-  raw: SideFigures;
-  before: SideFigures | undefined;
-  largest: boolean;
-  paired: boolean;
-}
-
-function gatewayRow({ sharing, build, f, raw, before, largest, paired }: GatewayRowInput): Row {
+/** `before`: the baseline's figures beside these, with `--baseline`; `label`: the build, then. */
+function gatewayRow(
+  sharing: Sharing,
+  label: string,
+  f: SideFigures,
+  raw: SideFigures,
+  before: SideFigures | undefined,
+  judged: boolean,
+): Row {
   const vsRaw = perRound(f, raw, p99At);
   const cpuVsRaw = median(f.serverCpu) / median(raw.serverCpu);
   const rawClean = errorsOf(raw) === 0;
@@ -105,8 +85,7 @@ function gatewayRow({ sharing, build, f, raw, before, largest, paired }: Gateway
   const versus = before ? perRound(f, before, p99At) : undefined;
   const clean = errors === 0 && (before ? errorsOf(before) === 0 : true);
   const goal = `p99 ≤ ${TARGET_VS_RAW}× raw's${f.shortfall ? ` (at ${fmt(f.size)}: open-files limit)` : ''}`;
-  const judged = sharing === 'on' && largest;
-  const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers${paired ? ` — ${build.label}` : ''}`, f, [
+  const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers${label}`, f, [
     `server CPU per fan-out ${times(cpuVsRaw)} the raw broadcaster's`,
   ]);
   const goalVerdict =
@@ -128,16 +107,6 @@ function gatewayRow({ sharing, build, f, raw, before, largest, paired }: Gateway
       .filter(Boolean)
       .join('; '),
   };
-}
-
-async function withChildren<T>(starts: Array<() => Promise<Child>>, use: (children: Child[]) => Promise<T>): Promise<T> {
-  const children: Child[] = [];
-  try {
-    for (const start of starts) children.push(await start());
-    return await use(children);
-  } finally {
-    await Promise.all(children.map((child) => child.stop()));
-  }
 }
 
 export const s4: Scenario = {
@@ -171,7 +140,8 @@ export const s4: Scenario = {
         builds.forEach((build, b) => {
           const f = gateways[b]![s]!;
           const before = baseline && build === CURRENT ? gateways[0]![s] : undefined;
-          rows.push(gatewayRow({ sharing, build, f, raw: rawF, before, largest: size === largest, paired: baseline !== undefined }));
+          const judged = sharing === 'on' && size === largest;
+          rows.push(gatewayRow(sharing, baseline ? ` — ${build.label}` : '', f, rawF, before, judged));
           if (before && sharing === 'on' && size === largest) {
             const versus = perRound(f, before, p99At);
             const cpu = perRound(f, before, cpuAt);

@@ -8,26 +8,7 @@ import { startLoadGenerator } from '../lib/load-generator.js';
 import { startGateway, startRawWs } from '../lib/servers.js';
 import { fmt, percentile, percentiles } from '../lib/stats.js';
 import { CAP_MS, openSide, type Side, type TurnResult } from '../lib/sustained-turns.js';
-import { verdict, type Row } from '../lib/table.js';
-
-/*
- * S5: webhooks at a steady, clock-paced rate to 1 000 subscribers, sent and
- * timed by the load generator process (webhook-pacer.ts, sustained-turns.ts).
- * Two gateways, history on (the default) and HISTORY=off, each with its own
- * subscribers, take turns: BENCH_S5_ROUNDS rounds, on-off then off-on, each
- * turn BENCH_S5_SECONDS ÷ rounds long, so each gets BENCH_S5_SECONDS in all
- * and drift of the machine lands on both; what the history adds to a
- * webhook's answer is the difference of their answer times. The same again
- * with Redis (events and dedupe in redis-servers of the bench's own, each
- * gateway's history in its own process, fed from that event log), in turns
- * with gateways whose Redis has a replica (each append WAITs for it) and
- * whose Redis is a Cluster (redis-deployments.ts): what each costs a
- * webhook's answer beside one Redis, at the same offered load
- * (BENCH_S5_REDIS: all, off, or some of single,replica,cluster). The raw ws
- * broadcaster under the same offered load (shorter) shows what this machine
- * can deliver at all.
- * Sizes: BENCH_S5_RATE / BENCH_S5_SECONDS / BENCH_S5_SUBSCRIBERS.
- */
+import { row, verdict, type Row } from '../lib/table.js';
 
 const RATE = Number(process.env.BENCH_S5_RATE ?? 200);
 const SECONDS = Number(process.env.BENCH_S5_SECONDS ?? 30);
@@ -78,18 +59,14 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
   const timed = (f: (t: TurnResult) => number) => sum((t) => f(t) * t.busySeconds) / busySeconds;
   const drained = turns.every((t) => t.drained);
   const turnsText = turns.length > 1 ? ` (${turns.length} turns of ${fmt(turns[0]!.seconds)} s)` : '';
-  return {
-    scenario: 'S5',
-    variant: `${what}: ${RATE} webhooks/s × ${fmt(seconds)} s${turnsText} → ${fmt(side.subscribers)} subscribers`,
+  return row('S5', `${what}: ${RATE} webhooks/s × ${fmt(seconds)} s${turnsText} → ${fmt(side.subscribers)} subscribers`, {
     value:
       `delivered ${fmt(reachedAccepted)} of ${fmt(expected)} ` +
       `(${fmt(acceptedCount)} webhooks answered 200 × ${fmt(side.subscribers)}); ` +
       `lost ${fmt(lost)}, dup ${fmt(duplicates)}${late ? `, still arriving at the cap ${fmt(late)}` : ''}; ` +
       `${fmt(sum((t) => t.delivered) / sum((t) => t.deliverySeconds))} deliveries/s; answer p50 ${answerText(0.5)} ms`,
     p99: answerText(0.99),
-    ratio: '',
     target: side.raw ? '' : `0 lost, 0 dup, answer p99 ≤ 50 ms ${verdict(ok)}`,
-    calls: '',
     errors:
       errors === 0
         ? '0'
@@ -124,47 +101,50 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
       .filter(Boolean)
       .join('; '),
     ...(errors > 0 ? { voided: 'lost, duplicated, rejected, unanswered or undelivered events' } : {}),
-  };
+  });
 }
 
-/** What the history adds to a webhook's answer: on − off, pooled over the turns, and round by round. */
-function differenceRow(where: string, on: Row, off: Row, onTurns: TurnResult[], offTurns: TurnResult[], held: number | string): Row {
+/** What `a` adds to a webhook's answer over `b` (on − off, or one Redis deployment over another), pooled and round by round. */
+function differenceRow(variant: string, a: Measured, b: Measured, aRow: Row, bRow: Row, judged: boolean, extra: Partial<Row> = {}): Row {
   const q = (turns: TurnResult[], p: number) => percentile(answerTimes(turns), p * 100);
   const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmt(Math.abs(ms), 2)}`;
-  const [p50On, p50Off, p99On, p99Off] = [q(onTurns, 0.5), q(offTurns, 0.5), q(onTurns, 0.99), q(offTurns, 0.99)];
-  const delta = p99On - p99Off;
-  const byRound = onTurns.map((t, r) => q([t], 0.99) - q([offTurns[r]!], 0.99));
-  const rounds = byRound.map(signed);
+  const [p50A, p50B, p99A, p99B] = [q(a.turns, 0.5), q(b.turns, 0.5), q(a.turns, 0.99), q(b.turns, 0.99)];
+  const delta = p99A - p99B;
+  const byRound = a.turns.map((t, r) => q([t], 0.99) - q([b.turns[r]!], 0.99));
   // Rounds that disagree by more than the budget say the machine's noise, not the history, decides the verdict.
   const spread = Math.max(...byRound) - Math.min(...byRound);
   const noisy = spread > HISTORY_BUDGET_MS ? ` (the rounds differ by ${fmt(spread, 2)} ms: noise of that size)` : '';
-  const fed = typeof held === 'number' && held > 0;
-  const voided =
-    on.voided || off.voided
-      ? 'a side had errors'
-      : fed
-        ? undefined
-        : `the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}` +
-          `${where === 'Redis' ? ' with REDIS_URL' : ''}`;
-  return {
-    scenario: 'S5',
-    variant: `history on − off, ${where}: webhook answer time`,
-    value:
-      `p50 ${fmt(p50On, 2)} − ${fmt(p50Off, 2)} = ${signed(p50On - p50Off)} ms; ` +
-      `p99 ${fmt(p99On, 2)} − ${fmt(p99Off, 2)} = ${signed(delta)} ms`,
+  const voided = aRow.voided || bRow.voided ? 'a side had errors' : extra.voided;
+  const rounds = judged
+    ? `p99 on − off by round: ${byRound.map(signed).join(', ')} ms`
+    : `p50 / p99 difference by round: ${a.turns.map((t, r) => `${signed(q([t], 0.5) - q([b.turns[r]!], 0.5))} / ${signed(byRound[r]!)}`).join(', ')} ms`;
+  return row('S5', `${variant}: webhook answer time`, {
+    value: `p50 ${fmt(p50A, 2)} − ${fmt(p50B, 2)} = ${signed(p50A - p50B)} ms; p99 ${fmt(p99A, 2)} − ${fmt(p99B, 2)} = ${signed(delta)} ms`,
     p99: signed(delta),
-    ratio: '',
-    target: `p99 on − off ≤ ${HISTORY_BUDGET_MS} ms ${voided ? 'VOID' : `${verdict(delta <= HISTORY_BUDGET_MS)}${noisy}`}`,
-    calls: '',
+    target: judged
+      ? `p99 on − off ≤ ${HISTORY_BUDGET_MS} ms ${voided ? 'VOID' : `${verdict(delta <= HISTORY_BUDGET_MS)}${noisy}`}`
+      : 'for reading (no goal)',
     errors: voided ? '' : '0',
+    notes: `${rounds}; ${extra.notes}`,
+    ...(voided ? { voided } : {}),
+  });
+}
+
+/** History on − off: its row, VOID when the history-on gateway's history held nothing after the turns. */
+const historyRow = (where: string, on: Measured, off: Measured, onRow: Row, offRow: Row, held: number | string) =>
+  differenceRow(`history on − off, ${where}`, on, off, onRow, offRow, true, {
     notes:
-      `p99 on − off by round: ${rounds.join(', ')} ms; ` +
       `answer times as the pacer process measures them (POST sent → answer read), ` +
       `after a ${WARMUP_SECONDS} s warm-up turn each (not counted); ` +
       `the history held ${typeof held === 'number' ? fmt(held) : held} transactions after the turns`,
-    ...(voided ? { voided } : {}),
-  };
-}
+    ...(typeof held === 'number' && held > 0
+      ? {}
+      : {
+          voided:
+            `the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}` +
+            `${where === 'Redis' ? ' with REDIS_URL' : ''}`,
+        }),
+  });
 
 /** A gateway to measure: its row's label and the variables it starts with; `redis`: the deployment it writes to. */
 interface Contender {
@@ -183,11 +163,6 @@ interface Measured {
   redisCpu: number[];
 }
 
-/**
- * Gateways, each with its own subscribers, in turns: a warm-up turn each, then
- * BENCH_S5_ROUNDS rounds, forward then back (on-off, off-on, …), so drift of
- * the machine lands on every one; `use` reads them before they stop.
- */
 async function inTurns<T>(
   upstreamUrl: string,
   pacer: Child,
@@ -237,29 +212,6 @@ function measuredRow(m: Measured): Row {
   return { ...row, notes: `${row.notes}; ${redis} (INFO, over the turns)` };
 }
 
-/** What a deployment of Redis adds to a webhook's answer beside one Redis, round by round: for reading, no goal. */
-function costRow(what: string, a: Measured, b: Measured, aRow: Row, bRow: Row): Row {
-  const q = (turns: TurnResult[], p: number) => percentile(answerTimes(turns), p * 100);
-  const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmt(Math.abs(ms), 2)}`;
-  const [p50A, p50B, p99A, p99B] = [q(a.turns, 0.5), q(b.turns, 0.5), q(a.turns, 0.99), q(b.turns, 0.99)];
-  const rounds = a.turns.map((t, r) => `${signed(q([t], 0.5) - q([b.turns[r]!], 0.5))} / ${signed(q([t], 0.99) - q([b.turns[r]!], 0.99))}`);
-  const voided = aRow.voided || bRow.voided ? 'a side had errors' : undefined;
-  return {
-    scenario: 'S5',
-    variant: `${what}: webhook answer time`,
-    value:
-      `p50 ${fmt(p50A, 2)} − ${fmt(p50B, 2)} = ${signed(p50A - p50B)} ms; ` +
-      `p99 ${fmt(p99A, 2)} − ${fmt(p99B, 2)} = ${signed(p99A - p99B)} ms`,
-    p99: signed(p99A - p99B),
-    ratio: '',
-    target: 'for reading (no goal)',
-    calls: '',
-    errors: voided ? '' : '0',
-    notes: `p50 / p99 difference by round: ${rounds.join(', ')} ms; both history on, in the same turns, at the same offered load`,
-    ...(voided ? { voided } : {}),
-  };
-}
-
 const REDIS_LABELS = {
   single: 'gateway, REDIS_URL (events in Redis, history in process fed from their log), history on',
   replica: 'gateway, REDIS_URL to a master with a replica (each webhook WAITs for it), history on',
@@ -275,20 +227,8 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
       : []),
   ]);
   if (!(openFilesLimit() >= fdsNeeded(contenders.length * SUBSCRIBERS))) {
-    return [
-      {
-        scenario: 'S5',
-        variant: `Redis: ${deployments.map((d) => d.kind).join(', ')}`,
-        value: '',
-        p99: '',
-        ratio: '',
-        target: '',
-        calls: '',
-        errors: '',
-        notes: '',
-        voided: `ulimit -n ${openFilesLimit()} < ${fdsNeeded(contenders.length * SUBSCRIBERS)} needed`,
-      },
-    ];
+    const voided = `ulimit -n ${openFilesLimit()} < ${fdsNeeded(contenders.length * SUBSCRIBERS)} needed`;
+    return [row('S5', `Redis: ${deployments.map((d) => d.kind).join(', ')}`, { voided })];
   }
   return inTurns(upstreamUrl, pacer, contenders, log, async (measured) => {
     const rows = measured.map(measuredRow);
@@ -299,7 +239,7 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
       out.push(
         rows[single]!,
         rows[single + 1]!,
-        differenceRow('Redis', rows[single]!, rows[single + 1]!, measured[single]!.turns, measured[single + 1]!.turns, held),
+        historyRow('Redis', measured[single]!, measured[single + 1]!, rows[single]!, rows[single + 1]!, held),
       );
     }
     for (const [index, m] of measured.entries()) {
@@ -307,12 +247,14 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
       out.push(rows[index]!);
       if (single >= 0)
         out.push(
-          costRow(
+          differenceRow(
             m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis',
             m,
             measured[single]!,
             rows[index]!,
             rows[single]!,
+            false,
+            { notes: 'both history on, in the same turns, at the same offered load' },
           ),
         );
     }
@@ -341,18 +283,9 @@ export const s5: Scenario = {
     // Two gateways' subscribers are open at once in this process.
     if (!(limit >= fdsNeeded(2 * SUBSCRIBERS))) {
       return [
-        {
-          scenario: 'S5',
-          variant: `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`,
-          value: '',
-          p99: '',
-          ratio: '',
-          target: '',
-          calls: '',
-          errors: '',
-          notes: '',
+        row('S5', `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`, {
           voided: `ulimit -n ${limit} < ${fdsNeeded(2 * SUBSCRIBERS)} needed`,
-        },
+        }),
       ];
     }
     return withChild(startLoadGenerator(), async (pacer) => {
@@ -362,23 +295,12 @@ export const s5: Scenario = {
       ];
       const rows = await inTurns(upstream.url, pacer, inProcess, log, async ([on, off]) => {
         const [onRow, offRow] = [measuredRow(on!), measuredRow(off!)];
-        return [onRow, offRow, differenceRow('in process', onRow, offRow, on!.turns, off!.turns, await historyTotal(on!.server.url))];
+        return [onRow, offRow, historyRow('in process', on!, off!, onRow, offRow, await historyTotal(on!.server.url))];
       });
       if (redisKinds.length > 0 && redisServerOnPath()) {
         rows.push(...(await withRedisDeployments(redisKinds, (deployments) => redisTurns(upstream.url, pacer, deployments, log))));
       } else if (redisKinds.length > 0) {
-        rows.push({
-          scenario: 'S5',
-          variant: 'history on − off, Redis',
-          value: '',
-          p99: '',
-          ratio: '',
-          target: '',
-          calls: '',
-          errors: '',
-          notes: '',
-          voided: 'no redis-server on PATH',
-        });
+        rows.push(row('S5', 'history on − off, Redis', { voided: 'no redis-server on PATH' }));
       }
       const raw = await withChild(startRawWs(), async (server) => {
         const side = await openSide('raw', server, true, SUBSCRIBERS, log);

@@ -3,16 +3,8 @@ import { startWorkerFleet } from '../lib/fleet-workers.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
 import { memoryAfterGc, startGateway, type MemoryReading } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
-import { verdict } from '../lib/table.js';
+import { row, verdict } from '../lib/table.js';
 import { webhookSender } from '../lib/webhooks.js';
-
-/*
- * S6: memory per idle subscriber, as the slope between 5 000 and 20 000
- * subscribers on one gateway, so its fixed footprint cancels out. Both
- * readings follow a probe event (every subscription fully set up and once
- * used) and a forced GC in the child (SIGUSR2, see child-preload.ts). The
- * subscribers live in fleet processes (fleet-workers.ts), as in S4.
- */
 
 const FROM = 5_000;
 const TO = 20_000;
@@ -43,16 +35,11 @@ export const s6: Scenario = {
         const errors = unprobedLow + unprobedHigh + fleet.failures;
         const mb = (bytes: number) => `${fmt(bytes / 2 ** 20, 1)} MB`;
         return [
-          {
-            scenario: 'S6',
-            variant,
+          row('S6', variant, {
             value: `RSS ${fmt(rssKb, 1)} KB/subscriber, heap ${fmt(heapKb, 1)} KB/subscriber`,
-            p99: '',
-            ratio: '',
             target:
               `≤ ${TARGET_KB} KB/subscriber${shortfall ? ` (to ${fmt(to)}: open-files limit)` : ''} ` +
               `${errors > 0 ? 'VOID (errors)' : verdict(rssKb <= TARGET_KB && heapKb <= TARGET_KB)}`,
-            calls: '',
             errors: errors === 0 ? '0' : `unprobed ${unprobedLow + unprobedHigh}, conn failures ${fleet.failures}`,
             notes: [
               `RSS ${mb(low.rss)} → ${mb(high.rss)}, heap ${mb(low.heap)} → ${mb(high.heap)} (after forced GC; read from /metrics)`,
@@ -61,7 +48,7 @@ export const s6: Scenario = {
               .filter(Boolean)
               .join('; '),
             ...(errors > 0 ? { voided: 'subscribers failed' } : Number.isNaN(rssKb) ? { voided: 'metrics missing' } : {}),
-          },
+          }),
         ];
       } finally {
         await fleet.close();

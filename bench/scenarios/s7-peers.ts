@@ -1,24 +1,12 @@
-import { CURRENT, type Build } from '../lib/builds.js';
+import type { Build } from '../lib/baseline.js';
 import type { BodyCheck } from '../lib/expect.js';
-import { APOLLO_CLIENT_ACCEPT, graphqlTarget, measureHttp, type Measurement } from '../lib/http-load.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession, measureHttp, type Measurement } from '../lib/http-load.js';
 import { measurePaired, pairedComparison, pairedRows, type Paired } from '../lib/paired.js';
 import * as q from '../lib/queries.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
 import { CLIENT_KEY, PEERS, startGateway, startPeer, type PeerName } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { httpRow, ratioOf, times, verdict, type Row } from '../lib/table.js';
-
-/*
- * S7: the S1 query and both S2 queries served by the peers users pick for a
- * REST-backed schema, over the same upstream, in the same run: Apollo Server 5 +
- * RESTDataSource and Mercurius (JIT on), both on the hand-written schema, and Hive
- * Gateway on a schema generated from the contract's OpenAPI description, asked the
- * same data in its own shape (queries.ts). The gateway is compared with the best
- * peer of each shape (most req/s among those without errors). Its figures are
- * S1/S2's default-variant ones when they ran in this invocation, else measured here.
- * With `--baseline`, the gateway's figures are before/after pairs (S1's, else measured
- * here in turns on both builds' gateways), and each shape gets a before and an after row.
- */
 
 interface Document {
   cases: () => Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>;
@@ -87,11 +75,8 @@ export const s7: Scenario = {
         withChild(startGateway(upstream.url, {}), async (after) => {
           for (const shape of missing) {
             log(`gateway ${baseline.label} and after in turns: ${shape.label}`);
-            const p = await measurePaired(
-              { build: baseline, target: gatewayTarget(before.url, shape), server: before },
-              { build: CURRENT, target: gatewayTarget(after.url, shape), server: after },
-              upstream,
-            );
+            const [b, a] = [before, after].map((g) => httpSession(gatewayTarget(g.url, shape), { upstream, server: g }));
+            const p = await measurePaired(b!, a!);
             sharedPairs.set(shape.sharedKey, p);
             shared.set(shape.sharedKey, p.after);
           }

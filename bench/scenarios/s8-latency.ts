@@ -1,7 +1,6 @@
 import { niceOf, type Child } from '../lib/children.js';
-import { CURRENT } from '../lib/builds.js';
-import { BodyCheck } from '../lib/expect.js';
-import { APOLLO_CLIENT_ACCEPT, graphqlTarget, SETTINGS, type HttpTarget } from '../lib/http-load.js';
+import { CURRENT } from '../lib/baseline.js';
+import { SETTINGS, type HttpTarget } from '../lib/http-load.js';
 import {
   measuredClosedLoop,
   measuredOpenLoop,
@@ -13,25 +12,12 @@ import {
 } from '../lib/load-generator.js';
 import { LATE_MS, type LoadGenerator, type OpenLoopErrors } from '../lib/open-loop.js';
 import { planPlacement, type S8Placement } from '../lib/pinning.js';
-import { ROTATED_IDS, rotatedSingleCases, transactionEnvelope } from '../lib/queries.js';
+import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
 import type { Scenario } from '../lib/scenario.js';
 import { withChild } from '../lib/scenario.js';
-import { CLIENT_KEY, gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
+import { gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
-import { errorsText, verdict, type Row } from '../lib/table.js';
-
-/*
- * S8: latency at a rate the gateway can carry. The gateway (and the bare Node
- * proxy hop it is compared with) run pinned to one core, the load generator
- * (a process of its own) and the upstream, which answers after
- * BENCH_S8_DELAY_MS, to the other (lib/pinning.ts). First a closed loop finds
- * what the pinned gateway can carry of S8's request, GraphQL transaction(id)
- * with the cache off; then open-loop runs at half of that (lib/open-loop.ts)
- * to the hop, the gateway's REST passthrough and the GraphQL request, in
- * turns, round after round (the order flips each round), so drift of the
- * machine lands on all of them. What the gateway adds is its pXX minus the
- * hop's pXX in the same round, median over the rounds. Goal: p99 added ≤ 2 ms.
- */
+import { row, errorsText, verdict, type Row } from '../lib/table.js';
 
 /** Unset: LOAD_SHARE of the capacity measured first. */
 const FIXED_RATE = process.env.BENCH_S8_RATE ? Number(process.env.BENCH_S8_RATE) : undefined;
@@ -45,37 +31,8 @@ const CAPACITY_IN_FLIGHT = 64;
 const GOAL_P99_ADDED_MS = 2;
 /** Below this share of its core while the closed loop saturated it, the gateway was not what bounded the capacity. */
 const BOUND_CORES = 0.9;
-/**
- * Late sends above this share of a round void it: its p99 would be the generator's, not the server's.
- * Below it a late send still counts from its scheduled time on both the hop and the gateway, so the p99
- * added (gateway minus hop, round by round) leaves the generator's share out; the p99.9 of a round
- * with more than 0.1% late is partly the generator's, which is why it is reported and not judged.
- * (On this 2-core VM, the generator sharing its core with the upstream left 0.2–0.9% of its sends
- * more than 2 ms late on a quiet machine, even at nice −15: a limit of 0.1% voided every run.)
- */
+/** Late sends above this share of a round void it: its p99 would be the generator's, not the server's. */
 const LATE_SHARE_LIMIT = 0.01;
-
-// S1's 60 ids in turn (lib/queries.ts): one id comes back every 60 requests (about 50 ms at 1,200 req/s), long after its
-// answer, so coalescing cannot answer for the gateway; upstream calls per request show it (≈ 1).
-// The hop forwards the upstream's bytes; the gateway's REST answer is judged by content (as in S1).
-const restCases = (check: (envelope: string) => BodyCheck) =>
-  ROTATED_IDS.map((id) => ({ path: `/transactions/${id}`, check: check(transactionEnvelope(id)) }));
-
-const hopTarget = (hop: Child): HttpTarget => ({
-  url: hop.url,
-  method: 'GET',
-  headers: {},
-  cases: restCases((envelope) => BodyCheck.exact(envelope)),
-});
-const restTarget = (gateway: Child): HttpTarget => ({
-  url: gateway.url,
-  method: 'GET',
-  headers: { authorization: CLIENT_KEY },
-  cases: restCases((envelope) => new BodyCheck(JSON.parse(envelope))),
-});
-/** S8's request, as S1 sends it: `transaction(id: $id)` with the id in variables, and Apollo Client's Accept. */
-const graphqlOf = (gateway: Child): HttpTarget =>
-  graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, rotatedSingleCases(), APOLLO_CLIENT_ACCEPT);
 
 interface Path {
   what: string;
@@ -162,7 +119,7 @@ function voidOf(path: Path, hop: Path | undefined): string | undefined {
   return reasons.length > 0 ? reasons.join('; ') : undefined;
 }
 
-function row(path: Path, hop: Path | undefined, rate: number, setting: string, placement: S8Placement): Row {
+function pathRow(path: Path, hop: Path | undefined, rate: number, setting: string, placement: S8Placement): Row {
   const pick = (key: 'p50' | 'p99' | 'p999') => median(path.runs.map((r) => r[key]));
   const added = (key: 'p50' | 'p99' | 'p999') => median(path.runs.map((r, i) => r[key] - hop!.runs[i]![key]));
   const voided = voidOf(path, hop);
@@ -189,9 +146,7 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
     ...(path.gc ? [gcText(path.gc)] : []),
   ];
   const addedP99 = hop ? added('p99') : Number.NaN;
-  return {
-    scenario: 'S8',
-    variant: path.what,
+  return row('S8', path.what, {
     value: `p50 ${ms(pick('p50'))} / p99 ${ms(pick('p99'))} / p99.9 ${ms(pick('p999'))} ms`,
     p99: ms(pick('p99')),
     ratio: hop ? `added p50 ${ms(added('p50'))} / p99 ${ms(addedP99)} / p99.9 ${ms(added('p999'))} ms` : '',
@@ -200,7 +155,7 @@ function row(path: Path, hop: Path | undefined, rate: number, setting: string, p
     errors: errorsText(summed(allErrorsOf(path))),
     notes: notes.join('; '),
     ...(voided ? { voided } : {}),
-  };
+  });
 }
 
 /** The gateway's collections over the measured runs, from its prom-client histogram (bounds 1 ms and 10 ms). */
@@ -235,18 +190,12 @@ function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, p
       ? `the open-loop rate is ${LOAD_SHARE * 100}% of the median: ${fmt(rate)} req/s`
       : `the open-loop rate is BENCH_S8_RATE's ${fmt(rate)} req/s, ${fmt((rate / capacity.rps) * 100)}% of the median`,
   ];
-  return {
-    scenario: 'S8',
-    variant: 'capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)',
+  return row('S8', 'capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)', {
     value: `${fmt(capacity.rps)} [${fmt(Math.min(...rps))}–${fmt(Math.max(...rps))}]`,
-    p99: '',
-    ratio: '',
-    target: '',
-    calls: '',
     errors: errorsText(summed(errors)),
     notes: notes.join('; '),
     ...(errorCount(errors) > 0 ? { voided: 'errors' } : {}),
-  };
+  });
 }
 
 export const s8: Scenario = {
@@ -265,29 +214,22 @@ export const s8: Scenario = {
             const priority =
               `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, ` +
               `generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
-            const hop: Path = {
-              what: 'bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)',
-              generator: await remoteGenerator(generatorChild, hopTarget(bare)),
-              watch: { upstream, server: bare },
+            const path = async (what: string, target: HttpTarget, server: Child, gc?: GcTotals[]): Promise<Path> => ({
+              what,
+              generator: await remoteGenerator(generatorChild, target),
+              watch: { upstream, server },
               runs: [],
               warmUpErrors: [],
-            };
-            const rest: Path = {
-              what: 'gateway REST GET /transactions/{id}, cache off',
-              generator: await remoteGenerator(generatorChild, restTarget(gateway)),
-              watch: { upstream, server: gateway },
-              runs: [],
-              warmUpErrors: [],
-              gc: [],
-            };
-            const graphql: Path = {
-              what: "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)",
-              generator: await remoteGenerator(generatorChild, graphqlOf(gateway)),
-              watch: { upstream, server: gateway },
-              runs: [],
-              warmUpErrors: [],
-              gc: [],
-            };
+              ...(gc ? { gc } : {}),
+            });
+            const hop = await path('bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', restTarget(bare.url), bare);
+            const rest = await path('gateway REST GET /transactions/{id}, cache off', gatewayRest(gateway.url), gateway, []);
+            const graphql = await path(
+              "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)",
+              gatewayGraphql(gateway.url),
+              gateway,
+              [],
+            );
             const capacity = await measureCapacity(graphql.generator, gateway, log);
             const rate = FIXED_RATE ?? Math.max(1, Math.round(capacity.rps * LOAD_SHARE));
             const setting = FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the capacity` : 'BENCH_S8_RATE';
@@ -296,9 +238,9 @@ export const s8: Scenario = {
             await Promise.all([hop, rest, graphql].map((p) => p.generator.close()));
             return [
               capacityRow(capacity, rate, placement, priority),
-              row(hop, undefined, rate, setting, placement),
-              row(rest, hop, rate, setting, placement),
-              row(graphql, hop, rate, setting, placement),
+              pathRow(hop, undefined, rate, setting, placement),
+              pathRow(rest, hop, rate, setting, placement),
+              pathRow(graphql, hop, rate, setting, placement),
             ];
           }),
         ),

@@ -3,17 +3,7 @@ import { promisify } from 'node:util';
 import { REPO_ROOT } from '../lib/children.js';
 import type { Scenario } from '../lib/scenario.js';
 import { fmt, median } from '../lib/stats.js';
-import type { Row } from '../lib/table.js';
-
-/*
- * S9: where a read's CPU goes, layer by layer (lib/layers-main.ts, a child of
- * its own): undici alone, then the upstream client, the limit and breaker,
- * the REST backend, coalescing, and a GraphQL operation in process (yoga's
- * engine, loaders, JSON writer) with and without compiled execution; and
- * yoga alone over a one-field schema, to read the GraphQL rows beside. No
- * client HTTP: S1's CPU per answer minus the deployed backend's is what the
- * front door and its HTTP server add. For reading; no goal.
- */
+import { row, type Row } from '../lib/table.js';
 
 interface Layer {
   name: string;
@@ -39,17 +29,15 @@ export const s9: Scenario = {
     for (const layer of layers) {
       const us = median(layer.rounds);
       const over = layer.over === undefined ? undefined : byName.get(layer.over);
-      rows.push({
-        scenario: 'S9',
-        variant: layer.name,
-        value: `${fmt(us, 1)} µs CPU per read`,
-        p99: '',
-        ratio: over === undefined ? 'by itself' : `adds ${fmt(us - over, 1)} µs`,
-        target: '',
-        calls: '1.00',
-        errors: '0',
-        notes: `rounds ${layer.rounds.map((r) => fmt(r, 0)).join(', ')} µs`,
-      });
+      rows.push(
+        row('S9', layer.name, {
+          value: `${fmt(us, 1)} µs CPU per read`,
+          ratio: over === undefined ? 'by itself' : `adds ${fmt(us - over, 1)} µs`,
+          calls: '1.00',
+          errors: '0',
+          notes: `rounds ${layer.rounds.map((r) => fmt(r, 0)).join(', ')} µs`,
+        }),
+      );
     }
     return rows;
   },

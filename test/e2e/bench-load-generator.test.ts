@@ -2,8 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BodyCheck } from '../../bench/lib/expect.js';
-import { startLoadGeneratorServer } from '../../bench/lib/load-generator-server.js';
-import { remoteGenerator } from '../../bench/lib/load-generator.js';
+import { remoteGenerator, startLoadGeneratorServer } from '../../bench/lib/load-generator.js';
 import { allowedCpus, planPlacement } from '../../bench/lib/pinning.js';
 
 /*
