@@ -316,12 +316,15 @@ export interface ProductSums {
   amount: number;
 }
 
+/** A product's name as shown: a line that named it with an empty text did not name it. */
+export const shownName = (name: string | null): string | null => (name === '' ? null : name);
+
 /** The products a range sold, from their sums (every store's statistics end here): what counts, how it is named, in units. */
 export function productTotals(products: ReadonlyMap<string, ProductSums>): ProductTotal[] {
   const sales: ProductTotal[] = [];
   for (const [productId, p] of products) {
     if (p.quantity > 0 || p.amount > 0)
-      sales.push({ productId, productName: p.name === '' ? null : p.name, quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) });
+      sales.push({ productId, productName: shownName(p.name), quantity: fromMicro(p.quantity), amount: fromMicro(p.amount) });
   }
   return sales;
 }

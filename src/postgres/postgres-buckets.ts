@@ -8,6 +8,7 @@ import {
   LEVEL_OF,
   LEVELS,
   productTotals,
+  shownName,
   sumsOf,
   summarize,
   type BucketFields,
@@ -273,6 +274,17 @@ export function coveringBuckets(since: number, until: number, now = Number.POSIT
 }
 
 /**
+ * The CTE `sums`: quantity and amount of each `key` (columns of `table`) over the covering buckets, those with a sale
+ * left. The parameters are readStats'.
+ */
+const summed = (table: string, key: string) =>
+  `WITH covering AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $8::int[]) AS c(level, since, until, sign))
+   , sums AS (
+     SELECT ${key}, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
+       FROM covering c CROSS JOIN LATERAL (${perBucket(table, `${key}, quantity, amount`, '$9')}) p
+      GROUP BY ${key} HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0)`;
+
+/**
  * The products of `sums` a caller can ask for: those ranked within the first MAX_TOP_PRODUCTS (`$10`) by quantity then
  * amount, or by amount then quantity. `rank()` keeps a product tied with the last one, so that the caller's own order,
  * which ends on the id, picks the same ones as from every product. `partition`, when set, ranks within each of its values.
@@ -310,12 +322,6 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
   const width = INTERVAL_MS[query.interval];
   const level = LEVEL_OF[query.interval];
   const covering = coveringBuckets(query.since, query.until, now);
-  const summed = (table: string, key: string) =>
-    `WITH covering AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $8::int[]) AS c(level, since, until, sign))
-     , sums AS (
-       SELECT ${key}, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
-         FROM covering c CROSS JOIN LATERAL (${perBucket(table, `${key}, quantity, amount`, '$9')}) p
-        GROUP BY ${key} HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0)`;
   const parameters = [
     covering.map((c) => c[0]),
     covering.map((c) => c[1]),
@@ -358,7 +364,7 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
   const products = new Map<string, ProductSums>();
   for (const [productId, quantity, amount, name] of overall.rows[0]?.products ?? []) {
     products.set(productId, { name, quantity, amount });
-    names.set(productId, name === '' ? null : name);
+    names.set(productId, shownName(name));
   }
   const stats = summarize(query.since, query.until, query.interval, buckets);
   // The per-currency counts and sums come from the intervals' rows (summarize); their products from the covering buckets.
@@ -373,7 +379,7 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
   }
   for (const [currency, productId, quantity, amount, name] of inCurrencies.rows[0]?.products ?? []) {
     sumsOf(currencies, currency).products.set(productId, { quantity, amount });
-    names.set(productId, name === '' ? null : name);
+    names.set(productId, shownName(name));
   }
   return { ...stats, products: productTotals(products), byCurrency: currencyStats(currencies, names) };
 }
