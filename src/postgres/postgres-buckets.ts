@@ -122,7 +122,7 @@ const columns = <T extends unknown[]>(rows: T[], count: number) =>
 
 /**
  * What one database transaction's changes of records do to the bucket rows, gathered and then
- * written in four statements whatever their number. A record as it was stored is taken back
+ * written in six statements at most whatever their number. A record as it was stored is taken back
  * only from rows that exist (a bucket already past retention keeps no negative sums); a record
  * made earlier in the same transaction is taken back from what it added, so the sums come out
  * as if each change had been written on its own.
@@ -146,79 +146,96 @@ export function bucketChanges(sold: SoldStatuses, defaultCurrency: string): Buck
       if (record) addChanges(added, account, record, 1, sold, defaultCurrency, seq);
     },
     async write(client, at) {
+      // Given to the connection together: the pool's connections pipeline (postgres-database.ts), so they reach the
+      // database at once instead of each after the answer to the one before.
+      const sent: Array<Promise<unknown>> = [];
       const back = {
         totals: sorted(takenBack.totals),
         products: sorted(takenBack.products),
         currencyProducts: sorted(takenBack.currencyProducts),
       };
       if (back.totals.length > 0) {
-        await client.query(
-          `UPDATE history_bucket_totals b SET value = b.value + u.by, touched_at = $6
+        sent.push(
+          client.query(
+            `UPDATE history_bucket_totals b SET value = b.value + u.by, touched_at = $6
              FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) AS u(account, level, start, field, by)
             WHERE b.account = u.account AND b.level = u.level AND b.start = u.start AND b.field = u.field`,
-          [...columns(back.totals, 5), at],
+            [...columns(back.totals, 5), at],
+          ),
         );
       }
       if (back.products.length > 0) {
-        await client.query(
-          `UPDATE history_bucket_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $7
+        sent.push(
+          client.query(
+            `UPDATE history_bucket_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $7
              FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) ` +
-            `AS u(account, level, start, product_id, quantity, amount)
+              `AS u(account, level, start, product_id, quantity, amount)
             WHERE b.account = u.account AND b.level = u.level AND b.start = u.start AND b.product_id = u.product_id`,
-          [...columns(back.products, 6), at],
+            [...columns(back.products, 6), at],
+          ),
         );
       }
       if (back.currencyProducts.length > 0) {
-        await client.query(
-          `UPDATE history_bucket_currency_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $8
+        sent.push(
+          client.query(
+            `UPDATE history_bucket_currency_products b SET quantity = b.quantity + u.quantity, amount = b.amount + u.amount, touched_at = $8
              FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bigint[]) ` +
-            `AS u(account, level, start, currency, product_id, quantity, amount)
+              `AS u(account, level, start, currency, product_id, quantity, amount)
             WHERE b.account = u.account AND b.level = u.level AND b.start = u.start ` +
-            `AND b.currency = u.currency AND b.product_id = u.product_id`,
-          [...columns(back.currencyProducts, 7), at],
+              `AND b.currency = u.currency AND b.product_id = u.product_id`,
+            [...columns(back.currencyProducts, 7), at],
+          ),
         );
       }
       const currencyProducts = sorted(added.currencyProducts);
       if (currencyProducts.length > 0) {
-        await client.query(
-          `INSERT INTO history_bucket_currency_products (account, level, start, currency, product_id, quantity, amount, touched_at)
+        sent.push(
+          client.query(
+            `INSERT INTO history_bucket_currency_products (account, level, start, currency, product_id, quantity, amount, touched_at)
              SELECT u.account, u.level, u.start, u.currency, u.product_id, u.quantity, u.amount, $8
                FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bigint[]) ` +
-            `AS u(account, level, start, currency, product_id, quantity, amount)
+              `AS u(account, level, start, currency, product_id, quantity, amount)
              ON CONFLICT (account, level, start, currency, product_id) DO UPDATE
                SET quantity = history_bucket_currency_products.quantity + excluded.quantity,
                    amount = history_bucket_currency_products.amount + excluded.amount,
                    touched_at = excluded.touched_at`,
-          [...columns(currencyProducts, 7), at],
+            [...columns(currencyProducts, 7), at],
+          ),
         );
       }
       const totals = sorted(added.totals);
       if (totals.length > 0) {
-        await client.query(
-          `INSERT INTO history_bucket_totals (account, level, start, field, value, touched_at)
+        sent.push(
+          client.query(
+            `INSERT INTO history_bucket_totals (account, level, start, field, value, touched_at)
              SELECT u.account, u.level, u.start, u.field, u.by, $6 ` +
-            `FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) AS u(account, level, start, field, by)
+              `FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) AS u(account, level, start, field, by)
              ON CONFLICT (account, level, start, field) DO UPDATE ` +
-            `SET value = history_bucket_totals.value + excluded.value, touched_at = excluded.touched_at`,
-          [...columns(totals, 5), at],
+              `SET value = history_bucket_totals.value + excluded.value, touched_at = excluded.touched_at`,
+            [...columns(totals, 5), at],
+          ),
         );
       }
       const products = sorted(added.products);
-      if (products.length === 0) return;
-      await client.query(
-        `INSERT INTO history_bucket_products (account, level, start, product_id, quantity, amount, name, name_seq, touched_at)
+      if (products.length > 0) {
+        sent.push(
+          client.query(
+            `INSERT INTO history_bucket_products (account, level, start, product_id, quantity, amount, name, name_seq, touched_at)
            SELECT u.account, u.level, u.start, u.product_id, u.quantity, u.amount, u.name, u.name_seq, $9
              FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bigint[]) ` +
-          `AS u(account, level, start, product_id, quantity, amount, name, name_seq)
+              `AS u(account, level, start, product_id, quantity, amount, name, name_seq)
            ON CONFLICT (account, level, start, product_id) DO UPDATE
              SET quantity = history_bucket_products.quantity + excluded.quantity,
                  amount = history_bucket_products.amount + excluded.amount,
                  name = CASE WHEN excluded.name_seq > coalesce(history_bucket_products.name_seq, -1) ` +
-          `THEN excluded.name ELSE history_bucket_products.name END,
+              `THEN excluded.name ELSE history_bucket_products.name END,
                  name_seq = greatest(excluded.name_seq, history_bucket_products.name_seq),
                  touched_at = excluded.touched_at`,
-        [...columns(products, 8), at],
-      );
+            [...columns(products, 8), at],
+          ),
+        );
+      }
+      await Promise.all(sent);
     },
   };
 }

@@ -114,7 +114,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
    * records' row locks, all in one database transaction (a step sees the record the steps before it
    * made); resolves, per step, the seq it was given when it changed anything, else false; `also` runs
    * last in the same database transaction, with the steps that changed anything. The records are written in two statements and the
-   * bucket rows in four, however many steps and accounts: applying a backlog in batches costs a
+   * bucket rows in six at most, however many steps and accounts: applying a backlog in batches costs a
    * round trip per batch, not several per event.
    */
   async function changeAll(
@@ -123,14 +123,15 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   ): Promise<Array<number | false>> {
     return inTransaction(async (client) => {
       const keys = new Map(steps.map(({ account, transactionId }) => [keyOf(account, transactionId), [account, transactionId] as const]));
-      const found = await client.query<{ account: string; record: HistoryRecord }>(
-        `SELECT t.account, t.record FROM history_transactions t ` +
-          `JOIN unnest($1::text[], $2::text[]) AS k(account, id) ON t.account = k.account AND t.transaction_id = k.id
+      // Statements that need no answer of another go together, pipelined (as in bucketChanges' write).
+      const [found, seqs] = await Promise.all([
+        client.query<{ account: string; record: HistoryRecord }>(
+          `SELECT t.account, t.record FROM history_transactions t ` +
+            `JOIN unnest($1::text[], $2::text[]) AS k(account, id) ON t.account = k.account AND t.transaction_id = k.id
           ORDER BY t.account, t.transaction_id FOR UPDATE OF t`,
-        [[...keys.values()].map(([account]) => account), [...keys.values()].map(([, id]) => id)],
-      );
-      const seqs = await client.query<{ seq: string }>("SELECT nextval('history_seq') AS seq FROM generate_series(1, $1::int)", [
-        steps.length,
+          [[...keys.values()].map(([account]) => account), [...keys.values()].map(([, id]) => id)],
+        ),
+        client.query<{ seq: string }>("SELECT nextval('history_seq') AS seq FROM generate_series(1, $1::int)", [steps.length]),
       ]);
       const stored = new Map(found.rows.map(({ account, record }) => [keyOf(account, record.transactionId), record]));
       const current = new Map(stored);
@@ -162,26 +163,32 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
       };
       // Rows nobody had: a plain INSERT, so that another instance inserting one meanwhile makes this
       // transaction fail (unique_violation) and run again, this time waiting on the row it wrote.
+      const sent: Array<Promise<unknown>> = [];
       const fresh = rows(true);
       if (fresh.length > 0) {
-        await client.query(
-          `INSERT INTO history_transactions (account, transaction_id, status, last_updated, touched_at, record)
+        sent.push(
+          client.query(
+            `INSERT INTO history_transactions (account, transaction_id, status, last_updated, touched_at, record)
              SELECT u.account, u.id, u.status, u.last_updated, $5, u.record
                FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::json[]) AS u(account, id, status, last_updated, record)`,
-          columns(fresh),
+            columns(fresh),
+          ),
         );
       }
       const known = rows(false);
       if (known.length > 0) {
-        await client.query(
-          `UPDATE history_transactions t SET status = u.status, last_updated = u.last_updated, touched_at = $5, record = u.record
+        sent.push(
+          client.query(
+            `UPDATE history_transactions t SET status = u.status, last_updated = u.last_updated, touched_at = $5, record = u.record
              FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::json[]) AS u(account, id, status, last_updated, record)
             WHERE t.account = u.account AND t.transaction_id = u.id`,
-          columns(known),
+            columns(known),
+          ),
         );
       }
-      await buckets.write(client, at);
-      await also?.(client, outcomes);
+      sent.push(buckets.write(client, at));
+      if (also) sent.push(also(client, outcomes));
+      await Promise.all(sent);
       return outcomes;
     });
   }
