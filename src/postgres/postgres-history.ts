@@ -80,13 +80,23 @@ const codeOf = (error: unknown): string | undefined => (error as { code?: unknow
 /** A record's key in a batch: its account and transaction id, joined by NUL, which no account name holds. */
 const keyOf = (account: string, transactionId: string) => `${account}\u0000${transactionId}`;
 
+/** What a transaction's work gives back: its result, and the writes it gave the connection (not awaited: COMMIT follows them). */
+interface Worked<T> {
+  result: T;
+  writes: Array<Promise<unknown>>;
+}
+
 export function createPostgresHistory(pool: Pool, options: PostgresHistoryOptions): PostgresHistory {
   const now = options.now ?? Date.now;
   const sold = new Set(options.soldStatuses);
   const horizon = () => now() - options.retentionMs;
 
-  /** Runs `work` in a transaction, again when PostgreSQL says another writer got in the way. */
-  async function inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in a transaction, again when PostgreSQL says another writer got in the way, in two round trips: BEGIN
+   * goes with work's reads (work awaits `begun` with them, before it writes), and COMMIT with the writes work gave the
+   * connection. A write that fails turns that COMMIT into a rollback, and its error is what this throws or tries again on.
+   */
+  async function inTransaction<T>(work: (client: PoolClient, begun: Promise<unknown>) => Promise<Worked<T>>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const client = await pool.connect();
       let broken = false;
@@ -95,9 +105,8 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
       const onError = () => (broken = true);
       client.on('error', onError);
       try {
-        await client.query('BEGIN');
-        const result = await work(client);
-        await client.query('COMMIT');
+        const { result, writes } = await work(client, client.query('BEGIN'));
+        await Promise.all([...writes, client.query('COMMIT')]);
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => (broken = true));
@@ -121,10 +130,11 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
     steps: readonly Step[],
     also?: (client: PoolClient, outcomes: ReadonlyArray<number | false>) => Promise<void>,
   ): Promise<Array<number | false>> {
-    return inTransaction(async (client) => {
+    return inTransaction(async (client, begun) => {
       const keys = new Map(steps.map(({ account, transactionId }) => [keyOf(account, transactionId), [account, transactionId] as const]));
       // Statements that need no answer of another go together, pipelined (as in bucketChanges' write).
-      const [found, seqs] = await Promise.all([
+      const [, found, seqs] = await Promise.all([
+        begun,
         client.query<{ account: string; record: HistoryRecord }>(
           `SELECT t.account, t.record FROM history_transactions t ` +
             `JOIN unnest($1::text[], $2::text[]) AS k(account, id) ON t.account = k.account AND t.transaction_id = k.id
@@ -147,7 +157,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
         changed.add(key);
         return seq;
       });
-      if (changed.size === 0) return outcomes;
+      if (changed.size === 0) return { result: outcomes, writes: [] };
       const at = now();
       const rows = (inserted: boolean) => [...changed].filter((key) => stored.has(key) !== inserted);
       const columns = (changes: string[]) => {
@@ -188,8 +198,7 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
       }
       sent.push(buckets.write(client, at));
       if (also) sent.push(also(client, outcomes));
-      await Promise.all(sent);
-      return outcomes;
+      return { result: outcomes, writes: sent };
     });
   }
 
@@ -210,22 +219,27 @@ export function createPostgresHistory(pool: Pool, options: PostgresHistoryOption
   }
 
   async function sweepRecords(): Promise<number> {
-    return inTransaction(async (client) => {
+    return inTransaction(async (client, begun) => {
       // Every account's at once: retention is the same for all.
-      const { rows } = await client.query<{ account: string; record: HistoryRecord }>(
-        'SELECT account, record FROM history_transactions WHERE touched_at < $1 ORDER BY touched_at LIMIT $2 FOR UPDATE SKIP LOCKED',
-        [horizon(), SWEEP_BATCH],
-      );
-      if (rows.length === 0) return 0;
+      const [, { rows }] = await Promise.all([
+        begun,
+        client.query<{ account: string; record: HistoryRecord }>(
+          'SELECT account, record FROM history_transactions WHERE touched_at < $1 ORDER BY touched_at LIMIT $2 FOR UPDATE SKIP LOCKED',
+          [horizon(), SWEEP_BATCH],
+        ),
+      ]);
+      if (rows.length === 0) return { result: 0, writes: [] };
       const buckets = bucketChanges(sold, options.defaultCurrency);
       for (const { account, record } of rows) buckets.change(account, record, undefined, 0, true);
-      await buckets.write(client, now());
-      await client.query(
-        'DELETE FROM history_transactions t USING unnest($1::text[], $2::text[]) AS k(account, id) ' +
-          'WHERE t.account = k.account AND t.transaction_id = k.id',
-        [rows.map(({ account }) => account), rows.map(({ record }) => record.transactionId)],
-      );
-      return rows.length;
+      const writes = [
+        buckets.write(client, now()),
+        client.query(
+          'DELETE FROM history_transactions t USING unnest($1::text[], $2::text[]) AS k(account, id) ' +
+            'WHERE t.account = k.account AND t.transaction_id = k.id',
+          [rows.map(({ account }) => account), rows.map(({ record }) => record.transactionId)],
+        ),
+      ];
+      return { result: rows.length, writes };
     });
   }
 
