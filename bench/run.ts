@@ -3,15 +3,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildDist } from '../scripts/build.js';
-import { prepareBaseline, type Baseline } from './lib/baseline.js';
 import { killAllNow, REPO_ROOT, stopAll } from './lib/children.js';
 import { SETTINGS } from './lib/http-load.js';
 import type { Measurement } from './lib/http-load.js';
-import type { Paired } from './lib/paired.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
 import { editedOutsideData, mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
-import { renderComparisons, renderTable, row, type Comparison, type Row } from './lib/table.js';
+import { renderTable, row, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
 import { s3 } from './scenarios/s3-mutation.js';
@@ -25,12 +23,8 @@ import { s10 } from './scenarios/s10-history.js';
 
 const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10];
 
-let baseline: Baseline | undefined;
-// Children die with us: synchronously on exit, after a clean stop on signals and crashes; the baseline worktree goes too.
-process.on('exit', () => {
-  killAllNow();
-  baseline?.remove();
-});
+// Children die with us: synchronously on exit, after a clean stop on signals and crashes.
+process.on('exit', killAllNow);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     process.stderr.write(`\n${signal}: stopping children\n`);
@@ -43,19 +37,7 @@ process.on('uncaughtException', (error) => {
 });
 
 const argv = process.argv.slice(2);
-let baselineRevision: string | undefined;
-const names: string[] = [];
-for (let i = 0; i < argv.length; i += 1) {
-  const arg = argv[i]!;
-  if (arg === '--baseline') baselineRevision = argv[++i];
-  else if (arg.startsWith('--baseline=')) baselineRevision = arg.slice('--baseline='.length);
-  else names.push(arg);
-}
-if (argv.some((arg) => arg.startsWith('--baseline')) && !baselineRevision) {
-  process.stderr.write('--baseline needs a revision, e.g. --baseline main\n');
-  process.exit(2);
-}
-const wanted = names.map((arg) => arg.toUpperCase());
+const wanted = argv.map((arg) => arg.toUpperCase());
 const unknown = wanted.filter((name) => !ALL.some((s) => s.name === name));
 if (unknown.length > 0) {
   process.stderr.write(`unknown scenario(s): ${unknown.join(', ')}; known: ${ALL.map((s) => s.name).join(' ')}\n`);
@@ -82,11 +64,9 @@ if (edited.length > 0) {
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1_000).toFixed(0)} s`;
 const rows: Row[] = [];
-const comparisons: Comparison[] = [];
-/** Each scenario's own rows, comparisons and time, by the scenario that ran them. */
-const ran: { name: string; rows: Row[]; comparisons: Comparison[]; seconds: number }[] = [];
+/** Each scenario's own rows and time, by the scenario that ran them. */
+const ran: { name: string; rows: Row[]; seconds: number }[] = [];
 const shared = new Map<string, Measurement>();
-const sharedPairs = new Map<string, Paired>();
 const loadBefore = os.loadavg();
 // The commit the working tree was at when the run began (others may commit while it runs).
 const headAtStart = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
@@ -95,17 +75,15 @@ const commitAtStart = commitText();
 const machineBefore = machineCpu();
 // Gateways run the built dist/, as deployed (lib/gateway-main.ts); built now, so it is the working tree's.
 await buildDist();
-if (baselineRevision) baseline = await prepareBaseline(baselineRevision, (message) => process.stderr.write(`[${elapsed()}] ${message}\n`));
 const upstream = await startUpstream();
 try {
   for (const scenario of selected) {
     const log = (message: string) => process.stderr.write(`[${elapsed()}] ${scenario.name} ${message}\n`);
     log(`— ${scenario.title}`);
     const scenarioStarted = performance.now();
-    const comparisonsBefore = comparisons.length;
     let own: Row[];
     try {
-      own = await scenario.run({ upstream, shared, sharedPairs, log, baseline, comparisons });
+      own = await scenario.run({ upstream, shared, log });
     } catch (error) {
       // One failing scenario must not lose the others' figures.
       log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
@@ -113,25 +91,14 @@ try {
       own = [row(scenario.name, scenario.title, { errors: 'scenario failed', voided: why.slice(0, 200) })];
     }
     rows.push(...own);
-    ran.push({
-      name: scenario.name,
-      rows: own,
-      comparisons: comparisons.slice(comparisonsBefore),
-      seconds: (performance.now() - scenarioStarted) / 1_000,
-    });
+    ran.push({ name: scenario.name, rows: own, seconds: (performance.now() - scenarioStarted) / 1_000 });
   }
 } finally {
   await stopAll();
-  baseline?.remove();
 }
 
 const cpus = os.cpus();
-const summary = baseline
-  ? `## Before and after\n\nafter ÷ before of each build's median; "pairs" are the ratios of adjacent runs. ` +
-    `No more than 10% slower: after keeps ≥ 90% of before's req/s and spends ≤ 1.11× its server CPU per request ` +
-    `(S4: delivery p99 ≤ 1.11× before).\n\n${renderComparisons(comparisons, baseline.label)}\n\n## Every figure\n\n`
-  : '';
-process.stdout.write(`\n${summary}${renderTable(rows)}\n`);
+process.stdout.write(`\n${renderTable(rows)}\n`);
 
 const total = elapsed();
 const run: Omit<RunInfo, 'duration'> = {
@@ -148,14 +115,12 @@ const run: Omit<RunInfo, 'duration'> = {
     `(median [min–max]; p99 is the median of the runs' p99); ` +
     `load generated in the parent, servers in child processes, all on this machine`,
   load: `load average (1 min) when the bench started: ${loadBefore[0]!.toFixed(2)}; ${othersText(machineBefore, machineCpu())}`,
-  notes: baseline ? [baselineLine(baseline)] : [],
+  notes: [],
 };
 const sections: ScenarioResults[] = ran.map((r) => ({
   scenario: r.name,
   run: { ...run, duration: `${total} in all, this scenario ${r.seconds.toFixed(0)} s` },
   rows: r.rows,
-  comparisons: r.comparisons,
-  ...(baseline && r.comparisons.length > 0 ? { baselineLabel: baseline.label } : {}),
 }));
 // Read again: the file may have changed while the run went on (another run, a checkout); the start's copy if it became unreadable.
 try {
@@ -238,14 +203,4 @@ function othersText(before: MachineCpu, after: MachineCpu): string {
     `during the run, other processes used ${others.toFixed(2)} cores on average ` +
     `and the hypervisor took ${steal.toFixed(2)} (steal): ${disturbed ? 'DISTURBED, run again when the machine is quiet' : 'quiet'}`
   );
-}
-
-function baselineLine(b: Baseline): string {
-  return [
-    `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", ` +
-      `checked out in a temporary worktree with its own \`npm ci\`; after: the working tree at the commit above.`,
-    `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, ` +
-      `then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); ` +
-      `S4: the raw broadcaster and both builds' gateways fan out in turns, round by round.`,
-  ].join('\n');
 }

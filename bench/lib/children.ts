@@ -111,9 +111,7 @@ export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: Re
 
 export interface SpawnOptions {
   name: string;
-  /** Checkout the child runs from (its working directory, its own tsx and preload), ending in `/`. @default REPO_ROOT */
-  root?: string;
-  /** Path of the entry module, relative to `root`. */
+  /** Path of the entry module, relative to the repository. */
   entry: string;
   /** Arguments after the entry. @default none */
   args?: string[];
@@ -139,17 +137,7 @@ export type Placement = Pick<SpawnOptions, 'cpus' | 'nice'>;
 export async function spawnNode(options: SpawnOptions): Promise<Child> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const root = options.root ?? REPO_ROOT;
-  // `--import tsx` resolves from the working directory: a baseline checkout runs on its own tsx.
-  const nodeArgs = [
-    ...(options.nodeFlags ?? []),
-    '--import',
-    'tsx',
-    '--import',
-    `${root}bench/lib/child-preload.ts`,
-    options.entry,
-    ...(options.args ?? []),
-  ];
+  const nodeArgs = [...(options.nodeFlags ?? []), '--import', 'tsx', '--import', PRELOAD, options.entry, ...(options.args ?? [])];
   // nice and taskset exec what follows in their own place: the pid, and so the /proc CPU figures, are node's.
   const prefix = [
     ...(options.nice === undefined ? [] : ['nice', '-n', String(options.nice)]),
@@ -157,7 +145,7 @@ export async function spawnNode(options: SpawnOptions): Promise<Child> {
   ];
   const [command, ...args] = [...prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
   const child = spawn(command, args, {
-    cwd: root,
+    cwd: REPO_ROOT,
     env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     // 'ipc': the child notices when this process disappears (child-preload.ts).
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { renderComparisons, renderTable, type Comparison, type Row } from './table.js';
+import { renderTable, type Row } from './table.js';
 
 /** The run that measured a section: what a reader needs to weigh its figures. */
 export interface RunInfo {
@@ -19,7 +19,7 @@ export interface RunInfo {
   http: string;
   /** The machine's load when the run started and while it ran. */
   load: string;
-  /** Anything else a reader must know of that run (a baseline, a caveat), one item a line. */
+  /** Anything else a reader must know of that run (a caveat), one item a line. */
   notes: string[];
 }
 
@@ -27,9 +27,6 @@ export interface ScenarioResults {
   scenario: string;
   run: RunInfo;
   rows: Row[];
-  /** With `--baseline`: this scenario's before/after figures, and the baseline's label. */
-  comparisons: Comparison[];
-  baselineLabel?: string;
 }
 
 const MARK = 'bench-results';
@@ -76,14 +73,10 @@ function renderSection(s: ScenarioResults): string {
     `- load: ${r.load}`,
     ...r.notes.map((note) => `- ${note}`),
   ].join('\n');
-  const comparisons =
-    s.comparisons.length > 0
-      ? `\n\nBefore and after (after ÷ before of each build's median):\n\n${renderComparisons(s.comparisons, s.baselineLabel ?? 'before')}`
-      : '';
   // Checked and in one key order, so what is read back renders the same text. JSON never holds ">"
   // outside its strings, so escaping it there keeps "-->" out of the comment.
   const data = JSON.stringify(checkSection(s), null, 1).replace(/>/g, '\\u003e');
-  return `${header}\n\n<!-- ${MARK}\n${data}\n-->\n\n${renderTable(s.rows)}${comparisons}`;
+  return `${header}\n\n<!-- ${MARK}\n${data}\n-->\n\n${renderTable(s.rows)}`;
 }
 
 /** The sections written by `renderResults`; a clear error when the text holds figures in another form. */
@@ -124,7 +117,6 @@ type Shape = 's' | [Shape] | { [key: string]: Shape };
 const ROW: Shape = Object.fromEntries(
   [...['scenario', 'variant', 'value', 'p99', 'ratio', 'target', 'calls', 'errors', 'notes'], 'voided?'].map((k) => [k, 's']),
 );
-const COMPARISON: Shape = Object.fromEntries(['scenario', 'what', 'before', 'after', 'ratio', 'verdict'].map((k) => [k, 's']));
 const RUN: Shape = {
   date: 's',
   commit: 's',
@@ -137,7 +129,7 @@ const RUN: Shape = {
   load: 's',
   notes: ['s'],
 };
-const SECTION: Shape = { scenario: 's', run: RUN, rows: [ROW], comparisons: [COMPARISON], 'baselineLabel?': 's' };
+const SECTION: Shape = { scenario: 's', run: RUN, rows: [ROW] };
 
 /** `value` checked against `shape` and rebuilt in its key order, so what is read back renders the same text. */
 function checked(value: unknown, shape: Shape, where: string): unknown {

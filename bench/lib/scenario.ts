@@ -1,22 +1,14 @@
-import type { Build } from './baseline.js';
 import type { Child } from './children.js';
 import type { Measurement } from './http-load.js';
-import type { Paired } from './paired.js';
 import type { Upstream } from './servers.js';
-import type { Comparison, Row } from './table.js';
+import type { Row } from './table.js';
 
 export interface ScenarioContext {
   /** The one contract upstream every scenario goes through. */
   upstream: Upstream;
   /** Figures a later scenario may reuse, e.g. S7 compares Apollo with S1/S2's gateway figures. */
   shared: Map<string, Measurement>;
-  /** With `baseline`: the before/after pairs behind some of `shared`'s figures, by the same key. */
-  sharedPairs: Map<string, Paired>;
   log(message: string): void;
-  /** `--baseline <revision>`: scenarios that support it also measure this revision's gateway, in turns with the working tree's. */
-  baseline?: Build;
-  /** Before/after figures for the summary table; scenarios add to it when `baseline` is set. */
-  comparisons: Comparison[];
 }
 
 export interface Scenario {

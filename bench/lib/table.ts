@@ -88,22 +88,3 @@ export function httpRow(scenario: string, variant: string, m: Measurement, extra
 /** "0.62×" of a over b, or n/a. */
 export const ratioOf = (a: number, b: number): number => (b > 0 ? a / b : Number.NaN);
 export const times = (x: number): string => `${fmt(x, 2)}×`;
-
-/** One before/after figure for the summary above the table (`--baseline`). */
-export interface Comparison {
-  scenario: string;
-  what: string;
-  before: string;
-  after: string;
-  /** after ÷ before, in words. */
-  ratio: string;
-  /** Within the limit: PASS, FAIL (where), or VOID (errors). */
-  verdict: string;
-}
-
-export function renderComparisons(comparisons: Comparison[], baselineLabel: string): string {
-  const header = ['scenario', 'what', baselineLabel, 'after', 'after ÷ before', 'no more than 10% slower'];
-  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
-  for (const c of comparisons) lines.push(`| ${[c.scenario, c.what, c.before, c.after, c.ratio, c.verdict].map(cell).join(' | ')} |`);
-  return lines.join('\n');
-}

@@ -1,5 +1,4 @@
 import { niceOf, type Child } from '../lib/children.js';
-import { CURRENT } from '../lib/baseline.js';
 import { SETTINGS, type HttpTarget } from '../lib/http-load.js';
 import {
   measuredClosedLoop,
@@ -209,7 +208,7 @@ export const s8: Scenario = {
     return withChild(startLoadGenerator(placement.generator), (generatorChild) =>
       withChild(startUpstream({ delayMs: DELAY_MS, placement: placement.upstream }), (upstream) =>
         withChild(startBareHop(upstream.url, placement.server), (bare) =>
-          withChild(startGateway(upstream.url, { cacheTtlMs: 0 }, {}, CURRENT, placement.server), async (gateway) => {
+          withChild(startGateway(upstream.url, { cacheTtlMs: 0 }, {}, placement.server), async (gateway) => {
             // What each got: `nice` runs a child at the bench's own priority where raising it is not allowed.
             const priority =
               `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, ` +
