@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { answers200, spawnNode, type Child, type Placement } from './children.js';
+import { spawnNode, type Child, type Placement } from './children.js';
 import { BodyCheck, type BodyCheckWire } from './expect.js';
 import type { HttpTarget } from './http-load.js';
 import { loadGenerator, type ClosedLoopRun, type GeneratedRun, type LoadGenerator } from './open-loop.js';
@@ -13,8 +13,6 @@ export function startLoadGenerator(placement: Placement = {}): Promise<Child> {
   return spawnNode({
     name: 'S8 load generator',
     entry: 'bench/lib/load-generator.ts',
-    env: {},
-    ready: answers200('/readyz'),
     ...placement,
   });
 }

@@ -48,7 +48,6 @@ async function startRedis(args: string[] = []): Promise<RedisChild> {
     name: 'redis-server',
     entry: 'bench/lib/redis-main.ts',
     args,
-    env: {},
     async ready(url) {
       const redis = client(toRedis(url));
       try {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { spec } from '../../src/config/spec.js';
-import { answers200, sleep, spawnNode, type Child, type Placement } from './children.js';
+import { sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
 /* The processes under test: the contract upstream, gateway variants, S7's peers and the raw ws baseline. */
@@ -39,8 +39,7 @@ export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?:
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
     entry: 'bench/lib/contract-upstream.ts',
     args: delayMs > 0 ? [`--delay-ms=${delayMs}`] : [],
-    env: {},
-    ready: answers200('/__ready'),
+    ready: '/__ready',
     ...placement,
   });
   return {
@@ -102,7 +101,6 @@ export async function startGateway(
         args,
         env,
         nodeFlags: ['--expose-gc', ...profile],
-        ready: answers200('/readyz'),
         ...(profile.length ? { stopGraceMs: 15_000 } : {}),
         ...placement,
       });
@@ -149,13 +147,12 @@ export async function startBareHop(upstreamUrl: string, placement: Placement = {
     name: 'bare proxy hop',
     entry: 'bench/lib/bare-hop-main.ts',
     env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY },
-    ready: answers200('/readyz'),
     ...placement,
   });
 }
 
 export async function startRawWs(): Promise<Child> {
-  return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts', env: {}, ready: answers200('/readyz') });
+  return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts' });
 }
 
 export interface MemoryReading {

@@ -1,4 +1,4 @@
-import { niceOf, type Child } from '../lib/children.js';
+import { procStat, type Child } from '../lib/children.js';
 import { SETTINGS, type HttpTarget } from '../lib/http-load.js';
 import {
   measuredClosedLoop,
@@ -28,6 +28,7 @@ const PIN = (process.env.BENCH_S8_PIN ?? 'on') !== 'off';
 /** Requests in flight while the capacity is measured: far more than the upstream's delay needs at any rate one core carries. */
 const CAPACITY_IN_FLIGHT = 64;
 const GOAL_P99_ADDED_MS = 2;
+const niceOf = (pid: number) => Number(procStat(pid)[16]);
 /** Below this share of its core while the closed loop saturated it, the gateway was not what bounded the capacity. */
 const BOUND_CORES = 0.9;
 /** Late sends above this share of a round void it: its p99 would be the generator's, not the server's. */

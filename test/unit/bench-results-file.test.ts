@@ -129,7 +129,9 @@ describe('bench/RESULTS.md', () => {
   it('refuses figures in a form it cannot read, rather than writing over them', () => {
     expect(() => parseResults('# Benchmark results\n\n| scenario | variant |\n|---|---|\n| S5 | x |\n')).toThrow('older form');
     expect(() => parseResults('<!-- bench-results\n{"scenario": "S1"\n-->')).toThrow('not JSON');
-    expect(() => parseResults('<!-- bench-results\n{"scenario": "S1", "run": {}, "rows": []}\n-->')).toThrow('run.date must be a string');
+    expect(() => parseResults('<!-- bench-results\n{"scenario": "S1", "run": {}, "rows": []}\n-->')).toThrow(
+      'run.date: Invalid input: expected string',
+    );
     expect(parseResults('')).toEqual([]);
   });
 
