@@ -31,6 +31,12 @@ export interface HttpTarget {
   connections?: number;
 }
 
+/** What a run watches besides its answers: the upstream's calls, the measured child's CPU. */
+export interface Watch {
+  upstream?: Upstream;
+  server?: Child;
+}
+
 export interface RunFigures {
   rps: number;
   p99: number;
@@ -146,7 +152,7 @@ export interface HttpSession {
   result(): Measurement;
 }
 
-export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; server?: Child } = {}): HttpSession {
+export function httpSession(target: HttpTarget, watch: Watch = {}): HttpSession {
   const counters: Counters = { mismatches: 0, statuses: new Map() };
   let non2xx = 0;
   let connection = 0;
@@ -213,9 +219,11 @@ export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; se
   };
 }
 
-export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstream; server?: Child } = {}): Promise<Measurement> {
+/** A warm-up, then SETTINGS.runs runs; `afterWarmUp` reads what the runs are to be measured against. */
+export async function measureHttp(target: HttpTarget, watch: Watch = {}, afterWarmUp?: () => Promise<unknown>): Promise<Measurement> {
   const session = httpSession(target, watch);
   await session.warmUp();
+  await afterWarmUp?.();
   for (let run = 0; run < SETTINGS.runs; run += 1) await session.run();
   return session.result();
 }

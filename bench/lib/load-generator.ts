@@ -3,9 +3,9 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnNode, type Child, type Placement } from './children.js';
 import { BodyCheck, type BodyCheckWire } from './expect.js';
-import type { HttpTarget } from './http-load.js';
+import type { HttpTarget, Watch } from './http-load.js';
 import { loadGenerator, type ClosedLoopRun, type GeneratedRun, type LoadGenerator } from './open-loop.js';
-import { contractCalls, type Upstream } from './servers.js';
+import { contractCalls } from './servers.js';
 import { pace, type PacedWebhook, type PacerRun } from './webhook-pacer.js';
 
 /** The generator process, where `placement` says (pinning.ts). */
@@ -40,11 +40,6 @@ export async function remoteGenerator(generator: Child, target: HttpTarget): Pro
     closedLoop: (inFlight, seconds) => post<ClosedLoopRun>(generator, '/closed', { id, inFlight, seconds }, seconds),
     close: () => post<unknown>(generator, '/close', { id }).then(() => undefined),
   };
-}
-
-export interface Watch {
-  upstream?: Upstream;
-  server?: Child;
 }
 
 export interface OpenLoopRun extends GeneratedRun {

@@ -1,5 +1,5 @@
 import { procStat, type Child } from '../lib/children.js';
-import { SETTINGS, type HttpTarget } from '../lib/http-load.js';
+import { SETTINGS, type HttpTarget, type Watch } from '../lib/http-load.js';
 import {
   measuredClosedLoop,
   measuredOpenLoop,
@@ -7,7 +7,6 @@ import {
   startLoadGenerator,
   type CapacityRun,
   type OpenLoopRun,
-  type Watch,
 } from '../lib/load-generator.js';
 import { LATE_MS, type LoadGenerator, type OpenLoopErrors } from '../lib/open-loop.js';
 import { planPlacement, type S8Placement } from '../lib/pinning.js';
