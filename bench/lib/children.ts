@@ -11,9 +11,7 @@ export interface Child {
   pid: number;
   url: string;
   port: number;
-  /** Last few KB of the child's stdout and stderr, for error messages. */
   output(): string;
-  /** User + system CPU seconds the child has used so far (Linux /proc), or NaN. */
   cpuSeconds(): number;
   /** SIGUSR2: a forced garbage collection (child-preload.ts). */
   signal(name: NodeJS.Signals): void;
@@ -21,7 +19,6 @@ export interface Child {
 }
 
 const running = new Set<ChildProcess>();
-/** How long a child may take to exit after SIGTERM before it is killed, by child. */
 const graceMs = new WeakMap<ChildProcess, number>();
 
 export function killAllNow(): void {
@@ -71,7 +68,6 @@ export function cpuSecondsOf(pid: number): number {
   }
 }
 
-/** CPU seconds so far of every process named `name`, by pid. */
 export function cpuSecondsOfProcesses(name: string): Map<number, number> {
   const seconds = new Map<number, number>();
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
@@ -96,7 +92,6 @@ export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: Re
 
 export interface SpawnOptions {
   name: string;
-  /** Path of the entry module, relative to the repository. */
   entry: string;
   args?: string[];
   /** Layered over this process's environment; `undefined` removes an inherited variable. */
@@ -112,7 +107,6 @@ export interface SpawnOptions {
   nice?: number;
 }
 
-/** Where and at which priority a child runs (S8, pinning.ts). */
 export type Placement = Pick<SpawnOptions, 'cpus' | 'nice'>;
 
 /** Starts `node --import tsx <entry>` with an IPC channel (so the child notices when this process disappears: child-preload.ts). */
@@ -170,7 +164,6 @@ export type IpcChild = ReturnType<typeof spawnIpcChild>;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** GET `path` answers 200. */
 const answers200 = (path: string) => async (url: string) => {
   const response = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(1_000) });
   await response.arrayBuffer();

@@ -10,7 +10,7 @@ export const SETTINGS = {
   warmupSeconds: Number(process.env.BENCH_WARMUP_S ?? 1),
   runSeconds: Number(process.env.BENCH_RUN_S ?? 3),
   runs: 3,
-  /** Runs of each side when two builds take turns (paired.ts); even, so each side goes first equally often. */
+  /** S1's rounds in turns with the bare hop; even, so each side goes first equally often. */
   pairedRuns: Number(process.env.BENCH_PAIRED_RUNS ?? 6),
 };
 
@@ -22,7 +22,6 @@ export interface RequestCase {
 }
 
 export interface HttpTarget {
-  /** Base address of the server, e.g. http://127.0.0.1:4000. */
   url: string;
   method: 'GET' | 'POST' | 'PUT';
   headers: Record<string, string>;
@@ -142,13 +141,10 @@ export async function closedLoop(target: HttpTarget, inFlight: number, seconds: 
   };
 }
 
-/** One target measured step by step, so two targets can take turns (paired.ts); measureHttp runs it straight through. */
+/** One target measured step by step, so two targets can take turns (S1); measureHttp runs it straight through. */
 export interface HttpSession {
-  /** A run whose figures are dropped (errors still count). */
   warmUp(): Promise<void>;
-  /** One measured run. */
   run(): Promise<RunFigures>;
-  /** The figures of every run so far. */
   result(): Measurement;
 }
 

@@ -43,9 +43,7 @@ export async function remoteGenerator(generator: Child, target: HttpTarget): Pro
 }
 
 export interface OpenLoopRun extends GeneratedRun {
-  /** Measured child's CPU per answer, in µs (NaN without a child). */
   serverCpuUs: number;
-  /** Upstream contract calls ÷ requests, when an upstream was given. */
   callsPerRequest: number | undefined;
 }
 
@@ -66,7 +64,6 @@ export async function measuredOpenLoop(generator: LoadGenerator, rate: number, s
   return { ...run, serverCpuUs, callsPerRequest };
 }
 
-/** One closed-loop run, with the server's CPU over it. */
 export async function measuredClosedLoop(generator: LoadGenerator, inFlight: number, seconds: number, server: Child): Promise<CapacityRun> {
   const cpuBefore = server.cpuSeconds();
   const run = await generator.closedLoop(inFlight, seconds);
@@ -74,7 +71,6 @@ export async function measuredClosedLoop(generator: LoadGenerator, inFlight: num
   return { ...run, serverCores: used / run.seconds, serverCpuUs: (used / Math.max(1, run.answered)) * 1e6 };
 }
 
-/** An HttpTarget as JSON: its checks as BodyCheckWire. */
 export interface WireTarget {
   url: string;
   method: HttpTarget['method'];

@@ -109,7 +109,6 @@ export function editedOutsideData(text: string, sections: ScenarioResults[]): st
   return sections.filter((s) => !text.includes(renderSection(s))).map((s) => s.scenario);
 }
 
-/** The file's sections; none when it does not exist yet. */
 export function readResults(path: string): ScenarioResults[] {
   return existsSync(path) ? parseResults(readFileSync(path, 'utf8')) : [];
 }

@@ -4,7 +4,6 @@ import type { Upstream } from './servers.js';
 import type { Row } from './table.js';
 
 export interface ScenarioContext {
-  /** The one contract upstream every scenario goes through. */
   upstream: Upstream;
   /** Figures a later scenario may reuse, e.g. S7 compares Apollo with S1/S2's gateway figures. */
   shared: Map<string, Measurement>;

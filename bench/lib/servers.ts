@@ -3,8 +3,6 @@ import { spec } from '../../src/config/spec.js';
 import { sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
-/* The processes under test: the contract upstream, gateway variants, S7's peers and the raw ws baseline. */
-
 export const CLIENT_KEY = 'bench-key';
 
 export interface Variant {
@@ -30,7 +28,6 @@ export const variantLabel = (v: Variant): string =>
   ].join(', ');
 
 export interface Upstream extends Child {
-  /** Calls per contract route since it started. */
   stats(): Promise<Record<string, number>>;
 }
 
