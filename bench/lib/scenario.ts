@@ -17,7 +17,7 @@ export interface Scenario {
 }
 
 /** Runs `use` with a started child and stops the child whatever happens. */
-export async function withChild<T, C extends Child = Child>(start: Promise<C>, use: (child: C) => Promise<T>): Promise<T> {
+export async function withChild<T, C extends Pick<Child, 'stop'> = Child>(start: Promise<C>, use: (child: C) => Promise<T>): Promise<T> {
   const child = await start;
   try {
     return await use(child);
@@ -27,8 +27,11 @@ export async function withChild<T, C extends Child = Child>(start: Promise<C>, u
 }
 
 /** Runs `use` with children started one after the other, and stops every one started whatever happens. */
-export async function withChildren<T>(starts: Array<() => Promise<Child>>, use: (children: Child[]) => Promise<T>): Promise<T> {
-  const children: Child[] = [];
+export async function withChildren<T, C extends Pick<Child, 'stop'> = Child>(
+  starts: Array<() => Promise<C>>,
+  use: (children: C[]) => Promise<T>,
+): Promise<T> {
+  const children: C[] = [];
   try {
     for (const start of starts) children.push(await start());
     return await use(children);

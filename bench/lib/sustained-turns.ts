@@ -160,7 +160,7 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
       return fleet.failures;
     },
     turn,
-    async close() {
+    async stop() {
       await fleet.close();
       await probeSender.close();
     },
