@@ -226,7 +226,6 @@ export async function measureHttp(target: HttpTarget, watch: Watch = {}, afterWa
 
 export const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
 
-/** A GraphQL POST target. */
 export function graphqlTarget(
   url: string,
   path: string,

@@ -86,7 +86,6 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
 const missText = (m: Measurement): string =>
   m.callsPerQuery !== undefined && m.callsPerQuery > 0.005 ? `; NOT all cache hits (${fmt(m.callsPerQuery, 3)} upstream calls/answer)` : '';
 
-/** One gateway of the variant, each shape in turns with the hop. */
 async function measureGroup(ctx: ScenarioContext, hop: HttpSession, { variant, shapes }: (typeof GROUPS)[number]): Promise<Row[]> {
   const { upstream, log } = ctx;
   return withChild(startGateway(upstream.url, variant), async (gateway) => {

@@ -79,7 +79,6 @@ interface FillTarget {
 const SAMPLE = 20_000;
 /** Transactions whose webhooks warm up the HISTORY=off gateway before its first measured step. */
 const WARM_UP = 5_000;
-/** Transactions made and filled at a time. */
 const FILL_CHUNK = 50_000;
 
 /** The gateway's CPU per webhook over the step (/proc, what it applied after answering included) and the store's (0 in process), µs. */
@@ -143,7 +142,6 @@ async function fillBoth(
 
 const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
 
-/** The fill's figures. */
 function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const webhooks = fills.on.reduce((n, f) => n + f.webhooks, 0);
   const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
@@ -220,7 +218,6 @@ const statsVariant = (where: Where) =>
   `and the top 10 products by quantity and by amount (${fmt(SERIES_PRODUCTS)} distinct products), ` +
   `${where}, ${fmt(largest(where))} held`;
 
-/** A dashboard's week by hour, closed loop, one read at a time. */
 async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries): Promise<Row> {
   const until = Math.ceil(Date.now() / HOUR) * HOUR;
   const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };

@@ -86,7 +86,6 @@ async function measureRounds(paths: Path[], rate: number, log: (message: string)
 }
 
 const ms = (value: number) => fmt(value, 2);
-/** Every count of `all` summed. */
 const summed = (all: OpenLoopErrors[]): OpenLoopErrors => {
   const sum = (key: keyof OpenLoopErrors) => all.reduce((total, e) => total + e[key], 0);
   return {
