@@ -3,15 +3,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildDist } from '../scripts/build.js';
-import { prepareBaseline, type Baseline } from './lib/baseline.js';
-import { killAllNow, REPO_ROOT, stopAll } from './lib/children.js';
-import { SETTINGS } from './lib/http-load.js';
-import type { Measurement } from './lib/http-load.js';
-import type { Paired } from './lib/paired.js';
+import { killAllNow, procStat, REPO_ROOT, stopAll } from './lib/children.js';
+import { SETTINGS, type Measurement } from './lib/http-load.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
 import { editedOutsideData, mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
-import { renderComparisons, renderTable, row, type Comparison, type Row } from './lib/table.js';
+import { renderTable, row, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
 import { s3 } from './scenarios/s3-mutation.js';
@@ -25,12 +22,8 @@ import { s10 } from './scenarios/s10-history.js';
 
 const ALL: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10];
 
-let baseline: Baseline | undefined;
-// Children die with us: synchronously on exit, after a clean stop on signals and crashes; the baseline worktree goes too.
-process.on('exit', () => {
-  killAllNow();
-  baseline?.remove();
-});
+// Children die with us: synchronously on exit, after a clean stop on signals and crashes.
+process.on('exit', killAllNow);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     process.stderr.write(`\n${signal}: stopping children\n`);
@@ -43,19 +36,7 @@ process.on('uncaughtException', (error) => {
 });
 
 const argv = process.argv.slice(2);
-let baselineRevision: string | undefined;
-const names: string[] = [];
-for (let i = 0; i < argv.length; i += 1) {
-  const arg = argv[i]!;
-  if (arg === '--baseline') baselineRevision = argv[++i];
-  else if (arg.startsWith('--baseline=')) baselineRevision = arg.slice('--baseline='.length);
-  else names.push(arg);
-}
-if (argv.some((arg) => arg.startsWith('--baseline')) && !baselineRevision) {
-  process.stderr.write('--baseline needs a revision, e.g. --baseline main\n');
-  process.exit(2);
-}
-const wanted = names.map((arg) => arg.toUpperCase());
+const wanted = argv.map((arg) => arg.toUpperCase());
 const unknown = wanted.filter((name) => !ALL.some((s) => s.name === name));
 if (unknown.length > 0) {
   process.stderr.write(`unknown scenario(s): ${unknown.join(', ')}; known: ${ALL.map((s) => s.name).join(' ')}\n`);
@@ -81,63 +62,42 @@ if (edited.length > 0) {
 
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1_000).toFixed(0)} s`;
-const rows: Row[] = [];
-const comparisons: Comparison[] = [];
-/** Each scenario's own rows, comparisons and time, by the scenario that ran them. */
-const ran: { name: string; rows: Row[]; comparisons: Comparison[]; seconds: number }[] = [];
+/** Each scenario's own rows and time, by the scenario that ran them. */
+const ran: { name: string; rows: Row[]; seconds: number }[] = [];
 const shared = new Map<string, Measurement>();
-const sharedPairs = new Map<string, Paired>();
 const loadBefore = os.loadavg();
-// The commit the working tree was at when the run began (others may commit while it runs).
-const headAtStart = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-// The code measured is the working tree as built now: its commit and uncommitted changes are those of this moment.
+// The working tree as built now is what is measured: its commit and uncommitted changes are those of this moment.
 const commitAtStart = commitText();
 const machineBefore = machineCpu();
-// Gateways run the built dist/, as deployed (lib/gateway-main.ts); built now, so it is the working tree's.
+// Gateways run the built dist/, as deployed (lib/gateway-main.ts).
 await buildDist();
-if (baselineRevision) baseline = await prepareBaseline(baselineRevision, (message) => process.stderr.write(`[${elapsed()}] ${message}\n`));
 const upstream = await startUpstream();
 try {
   for (const scenario of selected) {
     const log = (message: string) => process.stderr.write(`[${elapsed()}] ${scenario.name} ${message}\n`);
     log(`— ${scenario.title}`);
     const scenarioStarted = performance.now();
-    const comparisonsBefore = comparisons.length;
-    let own: Row[];
+    let rows: Row[];
     try {
-      own = await scenario.run({ upstream, shared, sharedPairs, log, baseline, comparisons });
+      rows = await scenario.run({ upstream, shared, log });
     } catch (error) {
       // One failing scenario must not lose the others' figures.
       log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       const why = String(error instanceof Error ? error.message : error).split('\n')[0]!;
-      own = [row(scenario.name, scenario.title, { errors: 'scenario failed', voided: why.slice(0, 200) })];
+      rows = [row(scenario.name, scenario.title, { errors: 'scenario failed', voided: why.slice(0, 200) })];
     }
-    rows.push(...own);
-    ran.push({
-      name: scenario.name,
-      rows: own,
-      comparisons: comparisons.slice(comparisonsBefore),
-      seconds: (performance.now() - scenarioStarted) / 1_000,
-    });
+    ran.push({ name: scenario.name, rows, seconds: (performance.now() - scenarioStarted) / 1_000 });
   }
 } finally {
   await stopAll();
-  baseline?.remove();
 }
+process.stdout.write(`\n${renderTable(ran.flatMap((r) => r.rows))}\n`);
 
 const cpus = os.cpus();
-const summary = baseline
-  ? `## Before and after\n\nafter ÷ before of each build's median; "pairs" are the ratios of adjacent runs. ` +
-    `No more than 10% slower: after keeps ≥ 90% of before's req/s and spends ≤ 1.11× its server CPU per request ` +
-    `(S4: delivery p99 ≤ 1.11× before).\n\n${renderComparisons(comparisons, baseline.label)}\n\n## Every figure\n\n`
-  : '';
-process.stdout.write(`\n${summary}${renderTable(rows)}\n`);
-
-const total = elapsed();
 const run: Omit<RunInfo, 'duration'> = {
   date: new Date().toISOString(),
   commit: commitAtStart,
-  command: commandText(),
+  command: [...benchVariables(), 'npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
   scenarios: selected.map((s) => s.name),
   machine:
     `${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ` +
@@ -148,14 +108,13 @@ const run: Omit<RunInfo, 'duration'> = {
     `(median [min–max]; p99 is the median of the runs' p99); ` +
     `load generated in the parent, servers in child processes, all on this machine`,
   load: `load average (1 min) when the bench started: ${loadBefore[0]!.toFixed(2)}; ${othersText(machineBefore, machineCpu())}`,
-  notes: baseline ? [baselineLine(baseline)] : [],
+  notes: [],
 };
+const total = elapsed();
 const sections: ScenarioResults[] = ran.map((r) => ({
   scenario: r.name,
   run: { ...run, duration: `${total} in all, this scenario ${r.seconds.toFixed(0)} s` },
   rows: r.rows,
-  comparisons: r.comparisons,
-  ...(baseline && r.comparisons.length > 0 ? { baselineLabel: baseline.label } : {}),
 }));
 // Read again: the file may have changed while the run went on (another run, a checkout); the start's copy if it became unreadable.
 try {
@@ -164,71 +123,53 @@ try {
   process.stderr.write(`${(error as Error).message}; merging into the copy read at the start\n`);
 }
 writeFileSync(RESULTS, renderResults(mergeResults(previous, sections)));
+const kept = previous.filter((p) => !ran.some((r) => r.name === p.scenario)).map((p) => p.scenario);
 process.stderr.write(
-  `[${elapsed()}] wrote ${sections.map((s) => s.scenario).join(' ')} to bench/RESULTS.md, kept ${
-    previous
-      .filter((p) => !sections.some((s) => s.scenario === p.scenario))
-      .map((p) => p.scenario)
-      .join(' ') || 'nothing else'
-  }\n`,
+  `[${elapsed()}] wrote ${ran.map((r) => r.name).join(' ')} to bench/RESULTS.md, kept ${kept.join(' ') || 'nothing else'}\n`,
 );
 
 /** The commit the working tree is at, and whether the code measured differs from it. */
 function commitText(): string {
-  const dirty = execFileSync(
-    'git',
-    ['status', '--porcelain', '--', 'src', 'bench', 'scripts', 'package.json', 'package-lock.json', ':!bench/RESULTS.md'],
-    { cwd: REPO_ROOT, encoding: 'utf8' },
-  )
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  const paths = ['src', 'bench', 'scripts', 'package.json', 'package-lock.json', ':!bench/RESULTS.md'];
+  const dirty = git('status', '--porcelain', '--', ...paths)
     .split('\n')
     .filter(Boolean).length;
-  return `${headAtStart}${dirty ? ` with ${dirty} uncommitted change(s) under src/, bench/, scripts/ or in the package files` : ''}`;
+  return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ` with ${dirty} uncommitted change(s) under src/, bench/, scripts/ or in the package files` : ''}`;
 }
 
-/** The command as typed, with the bench's variables (an address's value left out: it may hold a password). */
-function commandText(): string {
-  const variables = Object.entries(process.env)
+/** The bench's variables as set, an address's value left out (it may hold a password). */
+function benchVariables(): string[] {
+  return Object.entries(process.env)
     .filter(([name]) => name.startsWith('BENCH_'))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, value]) => (/(URL|ENDPOINT)$/.test(name) ? `${name}=…` : `${name}=${value}`));
-  return [...variables, 'npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' ');
 }
 
-interface MachineCpu {
-  /** Seconds since boot, all cores: busy (user, nice, system, irq, softirq), stolen by the hypervisor, and in total. */
-  busy: number;
-  steal: number;
-  total: number;
-  /** CPU seconds of this process and of its children that have exited (gateways, upstream, npm ci…). */
-  own: number;
-  at: number;
-}
-
-/** Linux /proc figures (USER_HZ 100); NaN elsewhere. */
-function machineCpu(): MachineCpu {
+/** Seconds since boot, all cores, busy (user, nice, system, irq, softirq) and stolen by the hypervisor; `own`: this process and its exited children. */
+function machineCpu() {
+  const at = performance.now() / 1_000;
   try {
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
       .split('\n')[0]!
       .trim()
       .split(/\s+/)
       .slice(1)
       .map(Number);
-    const self = readFileSync('/proc/self/stat', 'utf8');
-    const fields = self
-      .slice(self.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    // utime, stime, cutime, cstime: fields 14–17 of stat, 11–14 after the command name.
-    const own = (fields[11]! + fields[12]! + fields[13]! + fields[14]!) / 100;
-    const busy = (user! + nice! + system! + irq! + softirq!) / 100;
-    return { busy, steal: steal! / 100, total: busy + (idle! + iowait! + steal!) / 100, own, at: performance.now() / 1_000 };
+    const [utime, stime, cutime, cstime] = procStat('self').slice(11, 15);
+    return {
+      busy: (user! + nice! + system! + irq! + softirq!) / 100,
+      steal: steal! / 100,
+      own: (utime! + stime! + cutime! + cstime!) / 100,
+      at,
+    };
   } catch {
-    return { busy: Number.NaN, steal: Number.NaN, total: Number.NaN, own: Number.NaN, at: performance.now() / 1_000 };
+    return { busy: Number.NaN, steal: Number.NaN, own: Number.NaN, at };
   }
 }
 
 /** Whether others used the machine while the bench ran: CPU not ours, and CPU the hypervisor took. */
-function othersText(before: MachineCpu, after: MachineCpu): string {
+function othersText(before: ReturnType<typeof machineCpu>, after: ReturnType<typeof machineCpu>): string {
   const seconds = after.at - before.at;
   const others = (after.busy - before.busy - (after.own - before.own)) / seconds;
   const steal = (after.steal - before.steal) / seconds;
@@ -238,14 +179,4 @@ function othersText(before: MachineCpu, after: MachineCpu): string {
     `during the run, other processes used ${others.toFixed(2)} cores on average ` +
     `and the hypervisor took ${steal.toFixed(2)} (steal): ${disturbed ? 'DISTURBED, run again when the machine is quiet' : 'quiet'}`
   );
-}
-
-function baselineLine(b: Baseline): string {
-  return [
-    `- ${b.label}: ${b.revision} "${b.subject.slice(0, 100)}${b.subject.length > 100 ? '…' : ''}", ` +
-      `checked out in a temporary worktree with its own \`npm ci\`; after: the working tree at the commit above.`,
-    `  Paired HTTP figures: both gateways running, ${SETTINGS.warmupSeconds} s warm-up each, ` +
-      `then ${SETTINGS.pairedRuns} × ${SETTINGS.runSeconds} s runs per build in turns (before-after, after-before, …); ` +
-      `S4: the raw broadcaster and both builds' gateways fan out in turns, round by round.`,
-  ].join('\n');
 }

@@ -23,7 +23,6 @@ export class ProbeTracker {
     this.probed = new Uint8Array(size);
   }
 
-  /** The fleet's sink for events whose id starts with `probe-`; others are not this tracker's. */
   note(i: number, eventId: string): void {
     if (!eventId.startsWith('probe-') || this.probed[i]) return;
     this.probed[i] = 1;

@@ -18,7 +18,6 @@ function sameJson(expected: unknown, actual: unknown): boolean {
 /** A check as plain JSON, to be rebuilt in another process (S8's load generator child). */
 export interface BodyCheckWire {
   expected: unknown;
-  /** Bytes known to be right before any answer came (`BodyCheck.exact`). */
   exact?: string;
 }
 

@@ -18,7 +18,6 @@ export interface FanoutSide {
 
 export interface SideFigures {
   size: number;
-  /** Set when the open-files limit allowed fewer subscribers than asked. */
   shortfall?: string;
   rounds: FleetRound[];
   /** Server and fleet CPU seconds over each measured round, by round. */
@@ -26,7 +25,6 @@ export interface SideFigures {
   loadgenCpu: number[];
   openSeconds: number;
   unprobed: number;
-  /** Lost, duplicated or wrong deliveries in the warm-up rounds. */
   warmupErrors: number;
   failures: number;
   processes: number;
@@ -56,7 +54,6 @@ async function openSide(side: FanoutSide, processes: number): Promise<Open> {
   };
 }
 
-/** Sizes in order; returns, per side (in `sides` order), its figures per size. */
 export async function fanoutInTurns(
   sides: FanoutSide[],
   sizes: Array<{ size: number; shortfall?: string }>,

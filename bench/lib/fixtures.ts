@@ -60,7 +60,6 @@ const CATALOG = NAMES.map((productName, i) => ({
   productSku: `SKU-${String(i).padStart(4, '0')}`,
 }));
 
-/** Product `i` of the catalogue (12 products, wrapping), as a line of `quantity`. */
 export const line = (i: number, quantity: number): ProductLine => ({ ...CATALOG[i % CATALOG.length]!, quantity });
 
 const STATUSES = ['active', 'pending', 'completed'];

@@ -1,5 +1,3 @@
-/* What the bench parent and its fleet processes (fleet-worker-main.ts) say to each other over IPC. */
-
 export type WorkerRequest = { seq: number } & (
   | { op: 'grow'; target: number }
   | { op: 'probe-reset' }

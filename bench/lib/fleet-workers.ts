@@ -5,25 +5,9 @@ import { monotonicMs, type WorkerReply, type WorkerRequest } from './fleet-proto
 import type { RoundResult } from './delivery.js';
 import type { Posted } from './webhooks.js';
 
-export interface FleetRound extends RoundResult {
-  /** Highest event-loop utilisation of a fleet process over its deliveries of the round (0–1). */
-  loadgenElu: number;
-}
-
-export interface WorkerFleet {
-  readonly size: number;
-  /** Subscribers whose connection failed or closed unexpectedly. */
-  readonly failures: number;
-  readonly processes: number;
-  /** Opens subscribers until there are `target`. */
-  grow(target: number): Promise<void>;
-  probeAll(post: (id: string) => Promise<unknown>, timeoutMs?: number): Promise<number>;
-  /** One event to everyone: `post` sends it; latencies run from the moment the POST was issued. */
-  round(eventId: string, status: string, post: () => Promise<Posted>, timeoutMs?: number): Promise<FleetRound>;
-  /** CPU seconds the fleet processes have used so far. */
-  cpuSeconds(): number;
-  close(): Promise<void>;
-}
+/** `loadgenElu`: the highest event-loop utilisation of a fleet process over its deliveries of the round (0–1). */
+export type FleetRound = RoundResult & { loadgenElu: number };
+export type WorkerFleet = Awaited<ReturnType<typeof startWorkerFleet>>;
 
 type Reply = Extract<WorkerReply, { seq: number }>;
 type Request = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'seq'> : never) : never;
@@ -75,7 +59,7 @@ async function startProcess(
 }
 
 /** `processes` fleet processes of `kind` subscribers of the server at `httpUrl` (graphql-ws at /graphql, raw at /). */
-export async function startWorkerFleet(httpUrl: string, kind: 'graphql-ws' | 'raw', processes: number): Promise<WorkerFleet> {
+export async function startWorkerFleet(httpUrl: string, kind: 'graphql-ws' | 'raw', processes: number) {
   let signalled = 0;
   let wake: () => void = () => {};
   const onEvent = () => {
@@ -101,13 +85,13 @@ export async function startWorkerFleet(httpUrl: string, kind: 'graphql-ws' | 'ra
       return workers.reduce((sum, w) => sum + w.failures, 0);
     },
     processes,
-    async grow(target) {
+    async grow(target: number) {
       // Subscriber i lives in process i mod N.
       await Promise.all(
         workers.map((w, k) => w.ask({ op: 'grow', target: Math.floor(target / processes) + (k < target % processes ? 1 : 0) })),
       );
     },
-    async probeAll(post, timeoutMs = 60_000) {
+    async probeAll(post: (id: string) => Promise<unknown>, timeoutMs = 60_000) {
       await all({ op: 'probe-reset' });
       signalled = 0;
       const deadline = performance.now() + timeoutMs;
@@ -118,7 +102,8 @@ export async function startWorkerFleet(httpUrl: string, kind: 'graphql-ws' | 'ra
       const counts = await all({ op: 'probe-count' });
       return size() - counts.reduce((sum, r) => sum + (r.probed ?? 0), 0);
     },
-    async round(eventId, status, post, timeoutMs = 20_000) {
+    /** One event to everyone: `post` sends it; latencies run from the moment the POST was issued. */
+    async round(eventId: string, status: string, post: () => Promise<Posted>, timeoutMs = 20_000): Promise<FleetRound> {
       await all({ op: 'arm', eventId, status });
       signalled = 0;
       // performance.now() of this process, on the machine's monotonic clock.

@@ -7,7 +7,6 @@ import { webhookSender, type WebhookTransaction } from './webhooks.js';
 
 const STEP_MS = 1_000;
 const SERIES_KIND = 6;
-/** `first` of the measured queries. */
 export const PAGE = 50;
 
 export interface SeriesEvent {

@@ -10,7 +10,7 @@ export const SETTINGS = {
   warmupSeconds: Number(process.env.BENCH_WARMUP_S ?? 1),
   runSeconds: Number(process.env.BENCH_RUN_S ?? 3),
   runs: 3,
-  /** Runs of each side when two builds take turns (paired.ts); even, so each side goes first equally often. */
+  /** S1's rounds in turns with the bare hop; even, so each side goes first equally often. */
   pairedRuns: Number(process.env.BENCH_PAIRED_RUNS ?? 6),
 };
 
@@ -22,13 +22,18 @@ export interface RequestCase {
 }
 
 export interface HttpTarget {
-  /** Base address of the server, e.g. http://127.0.0.1:4000. */
   url: string;
   method: 'GET' | 'POST' | 'PUT';
   headers: Record<string, string>;
   cases: RequestCase[];
   /** Requests in flight at once; @default BENCH_CONNECTIONS */
   connections?: number;
+}
+
+/** What a run watches besides its answers: the upstream's calls, the measured child's CPU. */
+export interface Watch {
+  upstream?: Upstream;
+  server?: Child;
 }
 
 export interface RunFigures {
@@ -136,17 +141,14 @@ export async function closedLoop(target: HttpTarget, inFlight: number, seconds: 
   };
 }
 
-/** One target measured step by step, so two targets can take turns (paired.ts); measureHttp runs it straight through. */
+/** One target measured step by step, so two targets can take turns (S1); measureHttp runs it straight through. */
 export interface HttpSession {
-  /** A run whose figures are dropped (errors still count). */
   warmUp(): Promise<void>;
-  /** One measured run. */
   run(): Promise<RunFigures>;
-  /** The figures of every run so far. */
   result(): Measurement;
 }
 
-export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; server?: Child } = {}): HttpSession {
+export function httpSession(target: HttpTarget, watch: Watch = {}): HttpSession {
   const counters: Counters = { mismatches: 0, statuses: new Map() };
   let non2xx = 0;
   let connection = 0;
@@ -213,16 +215,17 @@ export function httpSession(target: HttpTarget, watch: { upstream?: Upstream; se
   };
 }
 
-export async function measureHttp(target: HttpTarget, watch: { upstream?: Upstream; server?: Child } = {}): Promise<Measurement> {
+/** A warm-up, then SETTINGS.runs runs; `afterWarmUp` reads what the runs are to be measured against. */
+export async function measureHttp(target: HttpTarget, watch: Watch = {}, afterWarmUp?: () => Promise<unknown>): Promise<Measurement> {
   const session = httpSession(target, watch);
   await session.warmUp();
+  await afterWarmUp?.();
   for (let run = 0; run < SETTINGS.runs; run += 1) await session.run();
   return session.result();
 }
 
 export const APOLLO_CLIENT_ACCEPT = 'application/graphql-response+json,application/json;q=0.9';
 
-/** A GraphQL POST target. */
 export function graphqlTarget(
   url: string,
   path: string,

@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { answers200, spawnNode, type Child, type Placement } from './children.js';
+import { spawnNode, type Child, type Placement } from './children.js';
 import { BodyCheck, type BodyCheckWire } from './expect.js';
-import type { HttpTarget } from './http-load.js';
+import type { HttpTarget, Watch } from './http-load.js';
 import { loadGenerator, type ClosedLoopRun, type GeneratedRun, type LoadGenerator } from './open-loop.js';
-import { contractCalls, type Upstream } from './servers.js';
+import { contractCalls } from './servers.js';
 import { pace, type PacedWebhook, type PacerRun } from './webhook-pacer.js';
 
 /** The generator process, where `placement` says (pinning.ts). */
@@ -13,8 +13,6 @@ export function startLoadGenerator(placement: Placement = {}): Promise<Child> {
   return spawnNode({
     name: 'S8 load generator',
     entry: 'bench/lib/load-generator.ts',
-    env: {},
-    ready: answers200('/readyz'),
     ...placement,
   });
 }
@@ -44,15 +42,8 @@ export async function remoteGenerator(generator: Child, target: HttpTarget): Pro
   };
 }
 
-export interface Watch {
-  upstream?: Upstream;
-  server?: Child;
-}
-
 export interface OpenLoopRun extends GeneratedRun {
-  /** Measured child's CPU per answer, in µs (NaN without a child). */
   serverCpuUs: number;
-  /** Upstream contract calls ÷ requests, when an upstream was given. */
   callsPerRequest: number | undefined;
 }
 
@@ -73,7 +64,6 @@ export async function measuredOpenLoop(generator: LoadGenerator, rate: number, s
   return { ...run, serverCpuUs, callsPerRequest };
 }
 
-/** One closed-loop run, with the server's CPU over it. */
 export async function measuredClosedLoop(generator: LoadGenerator, inFlight: number, seconds: number, server: Child): Promise<CapacityRun> {
   const cpuBefore = server.cpuSeconds();
   const run = await generator.closedLoop(inFlight, seconds);
@@ -81,7 +71,6 @@ export async function measuredClosedLoop(generator: LoadGenerator, inFlight: num
   return { ...run, serverCores: used / run.seconds, serverCpuUs: (used / Math.max(1, run.answered)) * 1e6 };
 }
 
-/** An HttpTarget as JSON: its checks as BodyCheckWire. */
 export interface WireTarget {
   url: string;
   method: HttpTarget['method'];

@@ -9,31 +9,9 @@ export const LATE_MS = 2;
 const DRAIN_MS = 2_000;
 
 export type OpenLoopErrors = HttpErrors;
-
-/** What the generator saw of one open-loop run. */
-export interface GeneratedRun {
-  /** Requests the schedule held (rate × seconds); all of them are sent. */
-  scheduled: number;
-  /** Latency percentiles of the 2xx answers, from scheduled send to last byte, in ms. */
-  p50: number;
-  p99: number;
-  p999: number;
-  max: number;
-  /** Sends that left more than LATE_MS after their scheduled time, and the largest delay of any send, in ms. */
-  late: number;
-  maxSendLagMs: number;
-  errors: OpenLoopErrors;
-  /** Event-loop utilisation of the generating process over the run. */
-  loadgenElu: number;
-}
-
+export type LoadGenerator = ReturnType<typeof loadGenerator>;
+export type GeneratedRun = Awaited<ReturnType<LoadGenerator['openLoop']>>;
 export type { ClosedLoopRun };
-
-export interface LoadGenerator {
-  openLoop(rate: number, seconds: number): Promise<GeneratedRun>;
-  closedLoop(inFlight: number, seconds: number): Promise<ClosedLoopRun>;
-  close(): Promise<void>;
-}
 
 export function onSchedule(rate: number, total: number, fire: (n: number, at: number) => void): Promise<void> {
   const intervalMs = 1_000 / rate;
@@ -50,7 +28,7 @@ export function onSchedule(rate: number, total: number, fire: (n: number, at: nu
 }
 
 /** One target over a pool of its own, kept between runs (connections stay warm). */
-export function loadGenerator(target: HttpTarget): LoadGenerator {
+export function loadGenerator(target: HttpTarget) {
   // Enough connections that a stall of the server, not a lack of sockets, is what queues requests.
   // Timeouts well past any answer S8 expects, so a server that stops answering ends a closed loop too.
   const pool = new Pool(target.url, { connections: 256, pipelining: 1, headersTimeout: 10_000, bodyTimeout: 10_000 });
@@ -75,7 +53,11 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
     );
   }
 
-  async function openLoop(rate: number, seconds: number): Promise<GeneratedRun> {
+  /**
+   * `scheduled` requests (rate × seconds), all sent; p50…max of the 2xx answers from scheduled send to last byte, ms;
+   * `late`: sends that left more than LATE_MS after their time; `maxSendLagMs`: the largest delay of any send.
+   */
+  async function openLoop(rate: number, seconds: number) {
     const scheduled = Math.max(1, Math.round(rate * seconds));
     const latencies: number[] = [];
     const errors = errorsOf(0, 0, 0, 0);
@@ -121,5 +103,9 @@ export function loadGenerator(target: HttpTarget): LoadGenerator {
     };
   }
 
-  return { openLoop, closedLoop: (inFlight, seconds) => closedLoop(target, inFlight, seconds), close: () => pool.close() };
+  return {
+    openLoop,
+    closedLoop: (inFlight: number, seconds: number) => closedLoop(target, inFlight, seconds),
+    close: () => pool.close(),
+  };
 }

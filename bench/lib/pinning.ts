@@ -8,7 +8,6 @@ export const GENERATOR_NICE = -15;
 
 export interface S8Placement {
   pinned: boolean;
-  /** Where each process ran, or why nothing was pinned, for the notes. */
   text: string;
   /** The gateway and the bare hop, measured alike. */
   server: Placement;
@@ -51,7 +50,6 @@ function cores(wanted: boolean): { why: string } | { server: number; load: numbe
   return { server: cpus[0]!, load: cpus[1]! };
 }
 
-/** S8's placement. */
 export function planPlacement(wanted: boolean): S8Placement {
   const found = cores(wanted);
   const serverNice = { nice: SERVER_NICE };

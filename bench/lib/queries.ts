@@ -20,7 +20,6 @@ export const SINGLE_BY_ID_QUERY =
   'query ($id: ID!) { transaction(id: $id) { transactionId customerId status total ' +
   'products { productId productName productPrice quantity } } }';
 
-/** One GraphQL request per rotated id, each with its own expected answer. */
 export const rotatedSingleCases = () =>
   ROTATED_IDS.map((id) => ({
     query: SINGLE_BY_ID_QUERY,

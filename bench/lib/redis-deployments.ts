@@ -12,7 +12,6 @@ export interface RedisDeployment {
   kind: RedisKind;
   /** The gateway's variables naming it, with a key prefix of its own for `label`. */
   env(label: string): Record<string, string>;
-  /** CPU seconds (user + system) each redis-server has used so far, as its INFO says. */
   serverCpuSeconds(): Promise<number[]>;
   stop(): Promise<void>;
 }
@@ -29,7 +28,6 @@ function client(url: string): Redis {
   return redis;
 }
 
-/** A section of the server's INFO, field by field. */
 async function redisInfo(url: string, section: string): Promise<Map<string, string>> {
   const redis = client(url);
   try {
@@ -48,7 +46,6 @@ async function startRedis(args: string[] = []): Promise<RedisChild> {
     name: 'redis-server',
     entry: 'bench/lib/redis-main.ts',
     args,
-    env: {},
     async ready(url) {
       const redis = client(toRedis(url));
       try {

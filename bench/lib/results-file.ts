@@ -1,35 +1,34 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { renderComparisons, renderTable, type Comparison, type Row } from './table.js';
+import { z } from 'zod';
+import { renderTable, ROW_KEYS, type Row } from './table.js';
 
-/** The run that measured a section: what a reader needs to weigh its figures. */
-export interface RunInfo {
-  /** ISO date and time the run ended. */
-  date: string;
+const text = z.string();
+/** The run that measured a section: what a reader needs to weigh its figures (rendered by renderSection). */
+const RUN = z.object({
+  date: text,
   /** Short commit of the working tree when the run began, with a remark if it had uncommitted changes. */
-  commit: string;
-  /** The command as typed, with the BENCH_* variables that were set. */
-  command: string;
+  commit: text,
+  command: text,
   /** Every scenario of that run, in order: some share figures (S7 reads S1's). */
-  scenarios: string[];
-  /** The run's whole time, and this scenario's own. */
-  duration: string;
-  machine: string;
-  node: string;
-  /** The HTTP load settings. */
-  http: string;
-  /** The machine's load when the run started and while it ran. */
-  load: string;
-  /** Anything else a reader must know of that run (a baseline, a caveat), one item a line. */
-  notes: string[];
-}
-
+  scenarios: z.array(text),
+  duration: text,
+  machine: text,
+  node: text,
+  http: text,
+  load: text,
+  /** Anything else a reader must know of that run (a caveat), one item a line. */
+  notes: z.array(text),
+});
+const ROW = z.object(Object.fromEntries(ROW_KEYS.map((key) => [key, text])) as Record<(typeof ROW_KEYS)[number], typeof text>).extend({
+  voided: text.optional(),
+});
+/** Parsed in this key order, so what is read back renders the same text. */
+const SECTION = z.object({ scenario: text, run: RUN, rows: z.array(ROW) });
+export type RunInfo = z.infer<typeof RUN>;
 export interface ScenarioResults {
   scenario: string;
   run: RunInfo;
   rows: Row[];
-  /** With `--baseline`: this scenario's before/after figures, and the baseline's label. */
-  comparisons: Comparison[];
-  baselineLabel?: string;
 }
 
 const MARK = 'bench-results';
@@ -76,14 +75,10 @@ function renderSection(s: ScenarioResults): string {
     `- load: ${r.load}`,
     ...r.notes.map((note) => `- ${note}`),
   ].join('\n');
-  const comparisons =
-    s.comparisons.length > 0
-      ? `\n\nBefore and after (after ÷ before of each build's median):\n\n${renderComparisons(s.comparisons, s.baselineLabel ?? 'before')}`
-      : '';
   // Checked and in one key order, so what is read back renders the same text. JSON never holds ">"
   // outside its strings, so escaping it there keeps "-->" out of the comment.
   const data = JSON.stringify(checkSection(s), null, 1).replace(/>/g, '\\u003e');
-  return `${header}\n\n<!-- ${MARK}\n${data}\n-->\n\n${renderTable(s.rows)}${comparisons}`;
+  return `${header}\n\n<!-- ${MARK}\n${data}\n-->\n\n${renderTable(s.rows)}`;
 }
 
 /** The sections written by `renderResults`; a clear error when the text holds figures in another form. */
@@ -114,54 +109,15 @@ export function editedOutsideData(text: string, sections: ScenarioResults[]): st
   return sections.filter((s) => !text.includes(renderSection(s))).map((s) => s.scenario);
 }
 
-/** The file's sections; none when it does not exist yet. */
 export function readResults(path: string): ScenarioResults[] {
   return existsSync(path) ? parseResults(readFileSync(path, 'utf8')) : [];
 }
 
-/** What a section holds, in the key order it is written in: 's' a string, [shape] a list, a trailing '?' an optional key. */
-type Shape = 's' | [Shape] | { [key: string]: Shape };
-const ROW: Shape = Object.fromEntries(
-  [...['scenario', 'variant', 'value', 'p99', 'ratio', 'target', 'calls', 'errors', 'notes'], 'voided?'].map((k) => [k, 's']),
-);
-const COMPARISON: Shape = Object.fromEntries(['scenario', 'what', 'before', 'after', 'ratio', 'verdict'].map((k) => [k, 's']));
-const RUN: Shape = {
-  date: 's',
-  commit: 's',
-  command: 's',
-  scenarios: ['s'],
-  duration: 's',
-  machine: 's',
-  node: 's',
-  http: 's',
-  load: 's',
-  notes: ['s'],
-};
-const SECTION: Shape = { scenario: 's', run: RUN, rows: [ROW], comparisons: [COMPARISON], 'baselineLabel?': 's' };
-
-/** `value` checked against `shape` and rebuilt in its key order, so what is read back renders the same text. */
-function checked(value: unknown, shape: Shape, where: string): unknown {
-  const fail = (what: string) => new Error(`bench/RESULTS.md: ${where} must be ${what}, got ${JSON.stringify(value)?.slice(0, 80)}`);
-  if (shape === 's') {
-    if (typeof value !== 'string') throw fail('a string');
-    return value;
-  }
-  if (Array.isArray(shape)) {
-    if (!Array.isArray(value)) throw fail('a list');
-    return value.map((item, i) => checked(item, shape[0], `${where}[${i}]`));
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail('an object');
-  const record = value as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(shape)) {
-    const name = key.replace(/\?$/, '');
-    if (key.endsWith('?') && record[name] === undefined) continue;
-    out[name] = checked(record[name], inner, `${where}.${name}`);
-  }
-  return out;
-}
-
 function checkSection(value: unknown): ScenarioResults {
+  const parsed = SECTION.safeParse(value);
+  if (parsed.success) return parsed.data;
   const scenario = (value as { scenario?: unknown } | null)?.scenario;
-  return checked(value, SECTION, `a ${MARK} block${typeof scenario === 'string' ? ` of ${scenario}` : ''}`) as ScenarioResults;
+  const where = `a ${MARK} block${typeof scenario === 'string' ? ` of ${scenario}` : ''}`;
+  const [first] = parsed.error.issues;
+  throw new Error(`bench/RESULTS.md: ${where}: ${first?.path.join('.')}: ${first?.message}`);
 }

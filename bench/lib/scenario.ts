@@ -1,22 +1,13 @@
-import type { Build } from './baseline.js';
 import type { Child } from './children.js';
 import type { Measurement } from './http-load.js';
-import type { Paired } from './paired.js';
 import type { Upstream } from './servers.js';
-import type { Comparison, Row } from './table.js';
+import type { Row } from './table.js';
 
 export interface ScenarioContext {
-  /** The one contract upstream every scenario goes through. */
   upstream: Upstream;
   /** Figures a later scenario may reuse, e.g. S7 compares Apollo with S1/S2's gateway figures. */
   shared: Map<string, Measurement>;
-  /** With `baseline`: the before/after pairs behind some of `shared`'s figures, by the same key. */
-  sharedPairs: Map<string, Paired>;
   log(message: string): void;
-  /** `--baseline <revision>`: scenarios that support it also measure this revision's gateway, in turns with the working tree's. */
-  baseline?: Build;
-  /** Before/after figures for the summary table; scenarios add to it when `baseline` is set. */
-  comparisons: Comparison[];
 }
 
 export interface Scenario {
@@ -26,7 +17,7 @@ export interface Scenario {
 }
 
 /** Runs `use` with a started child and stops the child whatever happens. */
-export async function withChild<T, C extends Child = Child>(start: Promise<C>, use: (child: C) => Promise<T>): Promise<T> {
+export async function withChild<T, C extends Pick<Child, 'stop'> = Child>(start: Promise<C>, use: (child: C) => Promise<T>): Promise<T> {
   const child = await start;
   try {
     return await use(child);
@@ -36,8 +27,11 @@ export async function withChild<T, C extends Child = Child>(start: Promise<C>, u
 }
 
 /** Runs `use` with children started one after the other, and stops every one started whatever happens. */
-export async function withChildren<T>(starts: Array<() => Promise<Child>>, use: (children: Child[]) => Promise<T>): Promise<T> {
-  const children: Child[] = [];
+export async function withChildren<T, C extends Pick<Child, 'stop'> = Child>(
+  starts: Array<() => Promise<C>>,
+  use: (children: C[]) => Promise<T>,
+): Promise<T> {
+  const children: C[] = [];
   try {
     for (const start of starts) children.push(await start());
     return await use(children);

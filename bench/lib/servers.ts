@@ -1,9 +1,7 @@
 import path from 'node:path';
-import { CURRENT, type Build } from './baseline.js';
-import { answers200, sleep, spawnNode, type Child, type Placement } from './children.js';
+import { spec } from '../../src/config/spec.js';
+import { sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
-
-/* The processes under test: the contract upstream, gateway variants, S7's peers and the raw ws baseline. */
 
 export const CLIENT_KEY = 'bench-key';
 
@@ -30,7 +28,6 @@ export const variantLabel = (v: Variant): string =>
   ].join(', ');
 
 export interface Upstream extends Child {
-  /** Calls per contract route since it started. */
   stats(): Promise<Record<string, number>>;
 }
 
@@ -39,8 +36,7 @@ export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?:
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
     entry: 'bench/lib/contract-upstream.ts',
     args: delayMs > 0 ? [`--delay-ms=${delayMs}`] : [],
-    env: {},
-    ready: answers200('/__ready'),
+    ready: '/__ready',
     ...placement,
   });
   return {
@@ -63,11 +59,11 @@ export async function startGateway(
   upstreamUrl: string,
   variant: Variant,
   extraEnv: Record<string, string> = {},
-  build: Build = CURRENT,
   placement: Placement = {},
 ): Promise<Child> {
   const env: Record<string, string | undefined> = {
-    ...Object.fromEntries(build.variables.map((name) => [name, undefined])),
+    // Every configuration variable unset first, so the shell cannot change a variant.
+    ...Object.fromEntries(Object.keys(spec).map((name) => [name, undefined])),
     // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
     NODE_ENV: 'production',
     // The bench's webhook senders (bench/lib/webhooks.ts) do not sign.
@@ -79,10 +75,7 @@ export async function startGateway(
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_SECOND: '0',
     CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
-    // BENCH_OTLP_ENDPOINT=<address>: tracing on, for the builds that have it (the variable is unset above like every other).
-    ...(process.env.BENCH_OTLP_ENDPOINT && build.variables.includes('OTEL_EXPORTER_OTLP_ENDPOINT')
-      ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT }
-      : {}),
+    ...(process.env.BENCH_OTLP_ENDPOINT ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
     ...extraEnv,
   };
   const flags = {
@@ -92,23 +85,19 @@ export async function startGateway(
     'response-cache': variant.responseCache,
   };
   const args = Object.entries(flags).flatMap(([flag, value]) => (value ? [`--${flag}=${value}`] : []));
-  const name = `gateway ${build.label} (${variantLabel(variant)})`;
-  // BENCH_CPU_PROF=<folder>: every gateway child writes a V8 CPU profile there when it stops, one subfolder per build.
-  // BENCH_CPU_PROF_INTERVAL=<µs>: a finer sampling interval than V8's 1,000 µs, for short runs.
+  const name = `gateway (${variantLabel(variant)})`;
   const interval = process.env.BENCH_CPU_PROF_INTERVAL ? [`--cpu-prof-interval=${process.env.BENCH_CPU_PROF_INTERVAL}`] : [];
   const profile = process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF, build.revision ?? 'after')}`, ...interval]
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`, ...interval]
     : [];
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await spawnNode({
         name,
-        root: build.root,
         entry: 'bench/lib/gateway-main.ts',
         args,
         env,
         nodeFlags: ['--expose-gc', ...profile],
-        ready: answers200('/readyz'),
         ...(profile.length ? { stopGraceMs: 15_000 } : {}),
         ...placement,
       });
@@ -155,13 +144,12 @@ export async function startBareHop(upstreamUrl: string, placement: Placement = {
     name: 'bare proxy hop',
     entry: 'bench/lib/bare-hop-main.ts',
     env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY },
-    ready: answers200('/readyz'),
     ...placement,
   });
 }
 
 export async function startRawWs(): Promise<Child> {
-  return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts', env: {}, ready: answers200('/readyz') });
+  return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts' });
 }
 
 export interface MemoryReading {

@@ -6,9 +6,7 @@ const BATCH = 200;
 
 export interface Fleet {
   readonly size: number;
-  /** Subscribers whose connection failed or closed unexpectedly. */
   readonly failures: number;
-  /** Opens subscribers until `size` reaches `target`. */
   grow(target: number): Promise<void>;
   close(): Promise<void>;
 }

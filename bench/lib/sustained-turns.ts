@@ -12,30 +12,6 @@ const QUIET_MS = 5_000;
 export const CAP_MS = 120_000;
 const PREFIX = 's5_';
 
-export interface TurnResult {
-  seconds: number;
-  answers: PacedWebhook[];
-  acceptedCount: number;
-  /** Deliveries of accepted webhooks, first copies only: at most acceptedCount × subscribers. */
-  reachedAccepted: number;
-  reachedOthers: number;
-  delivered: number;
-  lost: number;
-  late: number;
-  duplicates: number;
-  foreign: number;
-  /** Delivery lags (pacer's send → receipt here), ms, unsorted. */
-  lags: Float64Array;
-  /** First POST → last delivery, s. */
-  deliverySeconds: number;
-  drained: boolean;
-  stillArriving: boolean;
-  /** The server's CPU in cores and this process's event-loop utilisation over the turn, and the turn's length in s. */
-  cores: number;
-  receiverElu: number;
-  busySeconds: number;
-}
-
 interface TurnState {
   prefix: string;
   total: number;
@@ -49,23 +25,11 @@ interface TurnState {
   lastArrival: number;
 }
 
-export interface Side {
-  label: string;
-  server: Child;
-  raw: boolean;
-  subscribers: number;
-  /** Subscribers never reached by a probe, at the opening. */
-  unprobed: number;
-  /** Messages that were not events, and events of a turn already closed. */
-  readonly wrong: number;
-  readonly strays: number;
-  readonly failures: number;
-  turn(pacer: Child, rate: number, seconds: number, turnIndex: number): Promise<TurnResult>;
-  close(): Promise<void>;
-}
+export type Side = Awaited<ReturnType<typeof openSide>>;
+export type TurnResult = Awaited<ReturnType<Side['turn']>>;
 
 /** Opens `subscribers` subscribers of `server` (a gateway, or the raw broadcaster) and probes every one. */
-export async function openSide(label: string, server: Child, raw: boolean, subscribers: number, log: (m: string) => void): Promise<Side> {
+export async function openSide(label: string, server: Child, raw: boolean, subscribers: number, log: (m: string) => void) {
   let current: TurnState | undefined;
   let wrong = 0;
   let strays = 0;
@@ -95,7 +59,8 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
     raw ? probeSender.postRaw('/broadcast', rawMessage(id, statusFor(0))) : probeSender.post(id, 0),
   );
 
-  async function turn(pacer: Child, rate: number, seconds: number, turnIndex: number): Promise<TurnResult> {
+  /** One turn of webhooks; `lags`: each delivery's from the pacer's send to its receipt here (ms, unsorted). */
+  async function turn(pacer: Child, rate: number, seconds: number, turnIndex: number) {
     const total = rate * seconds;
     const t: TurnState = {
       prefix: `${PREFIX}${turnIndex}_`,
@@ -182,7 +147,9 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
     server,
     raw,
     subscribers,
+    /** Subscribers never reached by a probe, at the opening. */
     unprobed,
+    /** Messages that were not events, and events of a turn already closed. */
     get wrong() {
       return wrong;
     },
@@ -193,7 +160,7 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
       return fleet.failures;
     },
     turn,
-    async close() {
+    async stop() {
       await fleet.close();
       await probeSender.close();
     },

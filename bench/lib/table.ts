@@ -1,81 +1,53 @@
 import type { HttpErrors, Measurement } from './http-load.js';
 import { fmt } from './stats.js';
 
-/* The one results table: a row per scenario and variant. */
+/** A row's cells in the table's order; `value` is req/s (median [min–max]) for HTTP rows, the scenario's own figures otherwise. */
+export const ROW_KEYS = ['scenario', 'variant', 'value', 'p99', 'ratio', 'target', 'calls', 'errors', 'notes'] as const;
+const HEADER = ['scenario', 'variant', 'req/s (median [range]) or figures', 'p99 ms', 'ratio', 'target', 'upstream calls/query'];
 
-export interface Row {
-  scenario: string;
-  variant: string;
-  /** req/s (median [min–max]) for HTTP rows; the scenario's own figures, with units, otherwise. */
-  value: string;
-  p99: string;
-  ratio: string;
-  /** The target and whether it is met. */
-  target: string;
-  calls: string;
-  errors: string;
-  notes: string;
+export type Row = Record<(typeof ROW_KEYS)[number], string> & {
   /** Why the figures cannot be trusted (errors, skipped); shown as VOID. */
   voided?: string;
-}
+};
 
 /** A row with every cell not given empty. */
 export const row = (scenario: string, variant: string, cells: Partial<Row> = {}): Row => ({
+  ...(Object.fromEntries(ROW_KEYS.map((key) => [key, ''])) as Row),
   scenario,
   variant,
-  value: '',
-  p99: '',
-  ratio: '',
-  target: '',
-  calls: '',
-  errors: '',
-  notes: '',
   ...cells,
 });
-
-const HEADER = [
-  'scenario',
-  'variant',
-  'req/s (median [range]) or figures',
-  'p99 ms',
-  'ratio',
-  'target',
-  'upstream calls/query',
-  'errors',
-  'notes',
-];
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function renderTable(rows: Row[]): string {
-  const lines = [`| ${HEADER.join(' | ')} |`, `|${HEADER.map(() => '---').join('|')}|`];
+  const header = [...HEADER, 'errors', 'notes'];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
   for (const r of rows) {
     const value = r.voided ? `VOID (${r.voided}) ${r.value ? `~~${r.value}~~` : ''}`.trim() : r.value;
     const ratio = r.voided && r.ratio ? `VOID ~~${r.ratio}~~` : r.ratio;
-    lines.push(`| ${[r.scenario, r.variant, value, r.p99, ratio, r.target, r.calls, r.errors, r.notes].map(cell).join(' | ')} |`);
+    lines.push(`| ${ROW_KEYS.map((key) => cell(key === 'value' ? value : key === 'ratio' ? ratio : r[key])).join(' | ')} |`);
   }
   return lines.join('\n');
 }
 
 export const verdict = (ok: boolean): string => (ok ? 'PASS' : 'FAIL');
 
-export const rpsText = (m: Measurement): string => `${fmt(m.rps.median)} [${fmt(m.rps.min)}–${fmt(m.rps.max)}]`;
-
 export function errorsText(e: HttpErrors): string {
   if (e.total === 0) return '0';
   const parts = [
-    e.non2xx && `${e.non2xx} non-2xx`,
-    e.mismatches && `${e.mismatches} mismatched`,
-    e.connection && `${e.connection} conn`,
-    e.timeouts && `${e.timeouts} timeouts`,
-  ];
-  return parts.filter(Boolean).join(', ');
+    [e.non2xx, 'non-2xx'],
+    [e.mismatches, 'mismatched'],
+    [e.connection, 'conn'],
+    [e.timeouts, 'timeouts'],
+  ] as const;
+  return parts.flatMap(([n, what]) => (n ? [`${n} ${what}`] : [])).join(', ');
 }
 
 /** A row for one HTTP measurement; `ratio`/`target` are filled by the scenario. */
 export function httpRow(scenario: string, variant: string, m: Measurement, extra: Partial<Row> = {}): Row {
   return row(scenario, variant, {
-    value: rpsText(m),
+    value: `${fmt(m.rps.median)} [${fmt(m.rps.min)}–${fmt(m.rps.max)}]`,
     p99: fmt(m.p99),
     calls: m.callsPerQuery === undefined ? '' : fmt(m.callsPerQuery, 2),
     errors: errorsText(m.errors),
@@ -85,25 +57,6 @@ export function httpRow(scenario: string, variant: string, m: Measurement, extra
   });
 }
 
-/** "0.62×" of a over b, or n/a. */
+/** a ÷ b, or NaN when b is not positive. */
 export const ratioOf = (a: number, b: number): number => (b > 0 ? a / b : Number.NaN);
 export const times = (x: number): string => `${fmt(x, 2)}×`;
-
-/** One before/after figure for the summary above the table (`--baseline`). */
-export interface Comparison {
-  scenario: string;
-  what: string;
-  before: string;
-  after: string;
-  /** after ÷ before, in words. */
-  ratio: string;
-  /** Within the limit: PASS, FAIL (where), or VOID (errors). */
-  verdict: string;
-}
-
-export function renderComparisons(comparisons: Comparison[], baselineLabel: string): string {
-  const header = ['scenario', 'what', baselineLabel, 'after', 'after ÷ before', 'no more than 10% slower'];
-  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
-  for (const c of comparisons) lines.push(`| ${[c.scenario, c.what, c.before, c.after, c.ratio, c.verdict].map(cell).join(' | ')} |`);
-  return lines.join('\n');
-}

@@ -1,13 +1,11 @@
-import { CURRENT } from '../lib/baseline.js';
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
-import { httpSession, type HttpSession, type HttpTarget, type Measurement } from '../lib/http-load.js';
-import { hopCells, measureWithHop, pairedComparison, pairedOf, pairedRows } from '../lib/paired.js';
+import { httpSession, SETTINGS, type HttpSession, type HttpTarget, type Measurement, type RunFigures } from '../lib/http-load.js';
 import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
-import { withChild, withChildren } from '../lib/scenario.js';
+import { withChild } from '../lib/scenario.js';
 import { startBareHop, startGateway, type Variant } from '../lib/servers.js';
-import { fmt } from '../lib/stats.js';
-import { httpRow, type Row } from '../lib/table.js';
+import { fmt, median } from '../lib/stats.js';
+import { httpRow, times, type Row } from '../lib/table.js';
 
 /** Long enough that no entry expires while S1 runs, so every measured answer is a hit. */
 const CACHE_HOUR_MS = 3_600_000;
@@ -88,43 +86,50 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
 const missText = (m: Measurement): string =>
   m.callsPerQuery !== undefined && m.callsPerQuery > 0.005 ? `; NOT all cache hits (${fmt(m.callsPerQuery, 3)} upstream calls/answer)` : '';
 
-/** One gateway of the variant per build, each shape in turns with the hop (and with the other build's, with a baseline). */
 async function measureGroup(ctx: ScenarioContext, hop: HttpSession, { variant, shapes }: (typeof GROUPS)[number]): Promise<Row[]> {
-  const { upstream, log, baseline } = ctx;
-  const builds = baseline ? [baseline, CURRENT] : [CURRENT];
-  return withChildren(
-    builds.map((build) => () => startGateway(upstream.url, variant, {}, build)),
-    async (gateways) => {
-      const rows: Row[] = [];
-      for (const shape of shapes) {
-        log(`${shape.what}: in turns with the hop${baseline ? `, ${baseline.label} and after` : ''}`);
-        const sides = await measureWithHop(
-          hop,
-          gateways.map((g) => httpSession(shape.of(g.url), { upstream, server: g })),
-        );
-        const cellsOf = (side: (typeof sides)[number], goal?: number) => {
-          const cells = hopCells(side.against, side.m, goal);
-          return { ...cells, ratio: `${cells.ratio}${shape.hits ? missText(side.m) : ''}` };
-        };
-        const after = sides.at(-1)!;
-        if (shape.key) ctx.shared.set(shape.key, after.m);
-        if (!baseline) {
-          rows.push({ ...httpRow('S1', shape.what, after.m), ...cellsOf(after, shape.goal) });
-          continue;
-        }
-        const before = sides[0]!;
-        const p = pairedOf(
-          before.m,
-          after.m,
-          before.rounds.map((r) => r[2]!.rps / r[1]!.rps),
-        );
-        if (shape.key) ctx.sharedPairs.set(shape.key, p);
-        rows.push(...pairedRows('S1', shape.what, p, baseline, { before: cellsOf(before), after: cellsOf(after, shape.goal) }));
-        ctx.comparisons.push(pairedComparison('S1', shape.what, p));
-      }
-      return rows;
-    },
-  );
+  const { upstream, log } = ctx;
+  return withChild(startGateway(upstream.url, variant), async (gateway) => {
+    const rows: Row[] = [];
+    for (const shape of shapes) {
+      log(`${shape.what}: in turns with the hop`);
+      const session = httpSession(shape.of(gateway.url), { upstream, server: gateway });
+      rows.push(await againstHop(hop, session, shape.what, shape.goal, shape.hits));
+      if (shape.key) ctx.shared.set(shape.key, session.result());
+    }
+    return rows;
+  });
+}
+
+/** Above this event-loop utilisation of the parent, the load generator, not the server, set the pace. */
+const LOADGEN_SATURATED = 0.95;
+const cpuPerAnswer = (f: RunFigures) => (f.serverCores ?? Number.NaN) / f.rps;
+
+/** `subject` warmed up, then BENCH_PAIRED_RUNS rounds of a hop run and a subject run (hop first, then subject first, …); its row. */
+async function againstHop(hop: HttpSession, subject: HttpSession, what: string, goal?: number, hits = false): Promise<Row> {
+  await subject.warmUp();
+  const hopErrorsBefore = hop.result().errors.total;
+  const rounds: Array<{ hop: RunFigures; subject: RunFigures }> = [];
+  for (let round = 0; round < SETTINGS.pairedRuns; round += 1) {
+    const first = round % 2 === 0 ? await hop.run() : await subject.run();
+    const second = round % 2 === 0 ? await subject.run() : await hop.run();
+    rounds.push(round % 2 === 0 ? { hop: first, subject: second } : { hop: second, subject: first });
+  }
+  const hopErrors = hop.result().errors.total - hopErrorsBefore;
+  const m = subject.result();
+  const rps = rounds.map((r) => r.subject.rps / r.hop.rps);
+  const ratio = [
+    `${times(median(rps))} hop (rounds ${fmt(Math.min(...rps), 2)}–${fmt(Math.max(...rps), 2)})`,
+    `CPU/answer ${fmt(m.cpuPerRequestUs)} µs, ${times(median(rounds.map((r) => cpuPerAnswer(r.subject) / cpuPerAnswer(r.hop))))} the hop's`,
+    rounds.some((r) => r.subject.loadgenElu > LOADGEN_SATURATED) && 'load generator saturated in its runs: a lower bound',
+    rounds.some((r) => r.hop.loadgenElu > LOADGEN_SATURATED) && "load generator saturated in the hop's runs: an upper bound",
+  ].filter(Boolean);
+  const clean = m.errors.total === 0 && hopErrors === 0;
+  return {
+    ...httpRow('S1', what, m),
+    ratio: `${ratio.join('; ')}${hits ? missText(m) : ''}`,
+    target: goal === undefined ? '' : `≥ ${goal}× hop: ${clean ? (median(rps) >= goal ? 'met' : 'NOT met') : 'VOID (errors)'}`,
+    ...(hopErrors > 0 ? { voided: `the bare hop had ${hopErrors} errors in these rounds` } : {}),
+  };
 }
 
 export const s1: Scenario = {
@@ -138,22 +143,15 @@ export const s1: Scenario = {
       log('bare proxy hop: warm-up');
       await hop.warmUp();
       log('the upstream straight: in turns with the hop');
-      const [direct] = await measureWithHop(hop, [
-        httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }), { upstream, server: upstream }),
-      ]);
-      const rows: Row[] = [
-        {
-          ...httpRow(
-            'S1',
-            'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)',
-            direct!.m,
-          ),
-          ...hopCells(direct!.against, direct!.m),
-        },
+      const direct = httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }), { upstream, server: upstream });
+      const rows = [
+        await againstHop(
+          hop,
+          direct,
+          'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)',
+        ),
       ];
-      for (const group of GROUPS) {
-        rows.push(...(await measureGroup(ctx, hop, group)));
-      }
+      for (const group of GROUPS) rows.push(...(await measureGroup(ctx, hop, group)));
       const h = hop.result();
       const hopRow = httpRow('S1', 'bare Node proxy hop GET /transactions/{id} (the reference: one more HTTP hop, no gateway work)', h, {
         ratio: `1× (reference); CPU/answer ${fmt(h.cpuPerRequestUs)} µs; ${h.runs.length} runs, in turns with each figure below`,

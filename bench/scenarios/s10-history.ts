@@ -3,7 +3,7 @@ import pg from 'pg';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { parseWebhookText, type TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { createPostgresHistory } from '../../src/postgres/postgres-history.js';
-import { cpuSecondsBetween, cpuSecondsOf, cpuSecondsOfProcesses, type Child } from '../lib/children.js';
+import { cpuSecondsBetween, cpuSecondsOf, cpuSecondsOfProcesses, sleep, type Child } from '../lib/children.js';
 import {
   historySeries,
   historyTotal,
@@ -18,8 +18,8 @@ import {
   type SeriesEvent,
 } from '../lib/history-series.js';
 import { BodyCheck } from '../lib/expect.js';
-import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession } from '../lib/http-load.js';
-import type { Scenario, ScenarioContext } from '../lib/scenario.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, measureHttp } from '../lib/http-load.js';
+import { withChildren, type Scenario, type ScenarioContext } from '../lib/scenario.js';
 import { CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { row, httpRow, verdict, type Row } from '../lib/table.js';
@@ -39,10 +39,7 @@ const SIZES: Record<Where, number[]> = {
 const largest = (where: Where) => SIZES[where].at(-1)!;
 
 /** One memory figure of both sides at 0 and after each size. */
-interface Growth {
-  on: number[];
-  off: number[];
-}
+type Growth = Record<'on' | 'off', number[]>;
 
 /** The measured gateways hold the whole series (the default bound is 100 000), with room for it in their heap past 300 000. */
 const historyEnv = (where: Where): Record<string, string> => ({
@@ -59,11 +56,7 @@ const mb = (bytes: number) => `${bytes >= 0 ? '+' : ''}${fmt(bytes / 2 ** 20, 1)
 
 /** The marginal figure: between the two largest sizes, or from 0 when one size is given. */
 const marginal = (where: Where, g: Growth) => perTransaction(where, g, SIZES[where].length - 1, SIZES[where].length);
-const grown = (list: number[]) =>
-  list
-    .slice(1)
-    .map((v) => mb(v - list[0]!))
-    .join(' / ');
+const grown = ([first, ...after]: number[]) => after.map((v) => mb(v - first!)).join(' / ');
 const stepsText = (where: Where, what: string, g: Growth, withOff = true) => {
   const steps = SIZES[where].map((to, k) => `${fmt(pointsOf(where)[k]!)} → ${fmt(to)}: ${fmt(perTransaction(where, g, k, k + 1))} B`);
   return `${what} per transaction ${steps.join(', ')} (history on ${grown(g.on)}${withOff ? `, off ${grown(g.off)}` : ''})`;
@@ -86,17 +79,10 @@ interface FillTarget {
 const SAMPLE = 20_000;
 /** Transactions whose webhooks warm up the HISTORY=off gateway before its first measured step. */
 const WARM_UP = 5_000;
-/** Transactions made and filled at a time. */
 const FILL_CHUNK = 50_000;
 
-interface FillStep extends FillResult {
-  /** The gateway's CPU per webhook over the step (/proc), µs, what it applied after answering included. */
-  gatewayUs: number;
-  /** The store's CPU per webhook over the step, µs (PostgreSQL; 0 in process). */
-  storeUs: number;
-}
-
-async function fillStep({ gateway, settle, storeCpu }: FillTarget, events: SeriesEvent[], size: number): Promise<FillStep> {
+/** The gateway's CPU per webhook over the step (/proc, what it applied after answering included) and the store's (0 in process), µs. */
+async function fillStep({ gateway, settle, storeCpu }: FillTarget, events: SeriesEvent[], size: number) {
   const cpu = gateway.cpuSeconds();
   const store = storeCpu?.();
   const result = await postEvents(gateway.url, events);
@@ -105,24 +91,17 @@ async function fillStep({ gateway, settle, storeCpu }: FillTarget, events: Serie
   return { ...result, gatewayUs: ((gateway.cpuSeconds() - cpu) / result.webhooks) * 1e6, storeUs: (storeSeconds / result.webhooks) * 1e6 };
 }
 
+/** Once the history holds `size`, or its count has not moved for 10 s. */
 async function settled(gatewayUrl: string, size: number): Promise<void> {
-  let last: number | string = -1;
-  let still = Date.now();
-  for (;;) {
+  for (let last: number | string = -1, still = Date.now(); ; await sleep(200)) {
     const held = await historyTotal(gatewayUrl);
-    if (held === size) return;
-    if (held !== last) {
-      last = held;
-      still = Date.now();
-    } else if (Date.now() - still > 10_000) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    if (held === size || (held === last && Date.now() - still > 10_000)) return;
+    if (held !== last) [last, still] = [held, Date.now()];
   }
 }
 
-interface Fills {
-  on: FillStep[];
-  off: FillStep[];
-}
+type FillStep = Awaited<ReturnType<typeof fillStep>>;
+type Fills = Record<'on' | 'off', FillStep[]>;
 
 async function fillBoth(
   ctx: ScenarioContext,
@@ -163,7 +142,6 @@ async function fillBoth(
 
 const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
 
-/** The fill's figures. */
 function fillRow(where: Where, fills: Fills, held: number | string): Row {
   const webhooks = fills.on.reduce((n, f) => n + f.webhooks, 0);
   const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
@@ -209,35 +187,19 @@ function fillRow(where: Where, fills: Fills, held: number | string): Row {
   });
 }
 
+type StoreCpu = () => Promise<Map<number, number>>;
 const readVariant = (where: Where, pendingOnly: boolean) =>
   `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) ` +
   `{ nodes { transactionId status total lastUpdated products { productId quantity } } }, ${where}, ${fmt(largest(where))} held`;
 
-async function reads(
-  ctx: ScenarioContext,
-  gateway: Child,
-  where: Where,
-  pendingOnly: boolean,
-  series: HistorySeries,
-  storeCpu?: () => Promise<Map<number, number>>,
-): Promise<Row> {
-  const query = pendingOnly ? RECENT_PENDING_QUERY : RECENT_QUERY;
-  const cases = [{ query, check: series.recentCheck(largest(where), pendingOnly) }];
+async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pendingOnly: boolean, series: HistorySeries, storeCpu?: StoreCpu) {
+  const cases = [{ query: pendingOnly ? RECENT_PENDING_QUERY : RECENT_QUERY, check: series.recentCheck(largest(where), pendingOnly) }];
   const target = graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases, APOLLO_CLIENT_ACCEPT);
-  let storeUs: number | undefined;
-  const measure = async (connections?: number) => {
-    const session = httpSession(connections ? { ...target, connections } : target, { server: gateway });
-    await session.warmUp();
-    const before = await storeCpu?.();
-    for (let run = 0; run < 3; run += 1) await session.run();
-    const result = session.result();
-    // The closed loop's only: what the store's processes used over its runs, per request.
-    if (before && storeCpu && !connections)
-      storeUs = (cpuSecondsBetween(before, await storeCpu()) / result.runs.reduce((n, r) => n + r.requests, 0)) * 1e6;
-    return result;
-  };
-  const m = await measure();
-  const alone = await measure(1);
+  let before: Map<number, number> | undefined;
+  const m = await measureHttp(target, { server: gateway }, async () => void (before = await storeCpu?.()));
+  // The closed loop's only: what the store's processes used over its runs, per request.
+  const storeUs = before && storeCpu && (cpuSecondsBetween(before, await storeCpu()) / m.runs.reduce((n, r) => n + r.requests, 0)) * 1e6;
+  const alone = await measureHttp({ ...target, connections: 1 }, { server: gateway });
   ctx.log(`${where}${pendingOnly ? ', status filter' : ''}: ${fmt(m.rps.median)} req/s; one at a time p99 ${fmt(alone.p99, 1)} ms`);
   const errors = m.errors.total + alone.errors.total > 0;
   const row = httpRow('S10', readVariant(where, pendingOnly), m, {
@@ -256,7 +218,6 @@ const statsVariant = (where: Where) =>
   `and the top 10 products by quantity and by amount (${fmt(SERIES_PRODUCTS)} distinct products), ` +
   `${where}, ${fmt(largest(where))} held`;
 
-/** A dashboard's week by hour, closed loop, one read at a time. */
 async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries): Promise<Row> {
   const until = Math.ceil(Date.now() / HOUR) * HOUR;
   const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };
@@ -284,15 +245,10 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   }
   // One at a time, as dashboards refreshing now and then ask: the p99 is a read's own time, not a queue's.
   const cases = [{ query: STATS_QUERY, variables, check: new BodyCheck(first) }];
-  const session = httpSession(
-    { ...graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases, APOLLO_CLIENT_ACCEPT), connections: 1 },
-    { server: gateway },
-  );
-  await session.warmUp();
-  await metric(gateway, 'nodejs_eventloop_lag_max_seconds');
-  for (let run = 0; run < 3; run += 1) await session.run();
+  const target = { ...graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, cases, APOLLO_CLIENT_ACCEPT), connections: 1 };
+  // The gateway's longest event-loop delay since the last scrape: scraped after the warm-up, read after the runs.
+  const m = await measureHttp(target, { server: gateway }, () => metric(gateway, 'nodejs_eventloop_lag_max_seconds'));
   const loopMaxMs = (await metric(gateway, 'nodejs_eventloop_lag_max_seconds')) * 1_000;
-  const m = session.result();
   ctx.log(`${where}, week by hour: ${fmt(m.rps.median)} req/s, p99 ${fmt(m.p99, 1)} ms, event loop max delay ${fmt(loopMaxMs, 1)} ms`);
   const met = m.p99 <= 50 && loopMaxMs <= 20;
   const row = httpRow('S10', statsVariant(where), m, {
@@ -311,7 +267,7 @@ async function readRows(
   where: Where,
   series: HistorySeries,
   held: number | string,
-  storeCpu?: () => Promise<Map<number, number>>,
+  storeCpu?: StoreCpu,
 ): Promise<Row[]> {
   if (held !== largest(where)) {
     return [readVariant(where, false), readVariant(where, true), statsVariant(where)].map((v) => notMeasured(v, notHeld(where, held)));
@@ -323,10 +279,7 @@ async function readRows(
   ];
 }
 
-const notMeasured = (variant: string, why: string): Row =>
-  row('S10', variant, {
-    voided: why,
-  });
+const notMeasured = (variant: string, why: string): Row => row('S10', variant, { voided: why });
 
 /** `value` is the marginal figure, between the two largest sizes. */
 function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
@@ -340,19 +293,22 @@ function memoryRow(where: Where, what: string, value: string, notes: string[], h
 }
 
 async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
-  const on = await startGateway(ctx.upstream.url, {}, historyEnv('in process'));
-  const off = await startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...historyEnv('in process') });
-  try {
+  const env = historyEnv('in process');
+  const starts = [() => startGateway(ctx.upstream.url, {}, env), () => startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...env })];
+  return withChildren(starts, async ([on, off]) => {
     const heap: Growth = { on: [], off: [] };
     const rss: Growth = { on: [], off: [] };
-    const fills = await fillBoth(ctx, 'in process', { gateway: on }, { gateway: off }, series, async () => {
-      for (const side of ['on', 'off'] as const) {
-        const reading = await memoryAfterGc(side === 'on' ? on : off);
+    const fills = await fillBoth(ctx, 'in process', { gateway: on! }, { gateway: off! }, series, async () => {
+      for (const [side, gateway] of [
+        ['on', on!],
+        ['off', off!],
+      ] as const) {
+        const reading = await memoryAfterGc(gateway);
         heap[side].push(reading.heap);
         rss[side].push(reading.rss);
       }
     });
-    const held = await historyTotal(on.url);
+    const held = await historyTotal(on!.url);
     const rows = [
       fillRow('in process', fills, held),
       memoryRow(
@@ -367,10 +323,8 @@ async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<R
         held,
       ),
     ];
-    return [...rows, ...(await readRows(ctx, on, 'in process', series, held))];
-  } finally {
-    await Promise.all([on.stop(), off.stop()]);
-  }
+    return [...rows, ...(await readRows(ctx, on!, 'in process', series, held))];
+  });
 }
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -407,12 +361,7 @@ const FILL_BATCH = 500;
 
 function besideTheGateway(databaseUrl: string) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  const store = createPostgresHistory(pool, {
-    retentionMs: 7 * 24 * HOUR,
-    defaultCurrency: 'EUR',
-    soldStatuses: [],
-    sweepEveryMs: 24 * HOUR,
-  });
+  const store = createPostgresHistory(pool, { retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], sweepEveryMs: 24 * HOUR });
   const toEvent = ({ id, transaction, at }: SeriesEvent): TransactionUpdateEvent => {
     const request = buildWebhookRequest({ form: 'enveloped', id, transaction, at });
     const result = parseWebhookText(request.body, { receivedAt: new Date().toISOString(), madeId: id });
@@ -441,25 +390,28 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
   url.pathname = `/${name}`;
   const databaseUrl = url.toString();
   try {
-    const on = await startGateway(ctx.upstream.url, {}, { DATABASE_URL: databaseUrl, ...historyEnv('PostgreSQL') });
-    const off = await startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...historyEnv('PostgreSQL') });
-    try {
+    const env = historyEnv('PostgreSQL');
+    const starts = [
+      () => startGateway(ctx.upstream.url, {}, { DATABASE_URL: databaseUrl, ...env }),
+      () => startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...env }),
+    ];
+    return await withChildren(starts, async ([on, off]) => {
       // The HISTORY=off gateway keeps nothing in the database: its side stays 0.
       const bytes: Growth = { on: [], off: [] };
       const beside = besideTheGateway(databaseUrl);
       const target = {
-        gateway: on,
-        settle: (size: number) => settled(on.url, size),
+        gateway: on!,
+        settle: (size: number) => settled(on!.url, size),
         bulk: beside.fill,
         storeCpu: () => cpuSecondsOfProcesses('postgres'),
       };
-      const fills = await fillBoth(ctx, 'PostgreSQL', target, { gateway: off }, series, async () => {
+      const fills = await fillBoth(ctx, 'PostgreSQL', target, { gateway: off! }, series, async () => {
         await asAdmin((client) => client.query('VACUUM ANALYZE'), databaseUrl);
         bytes.on.push(await historyBytes(databaseUrl));
         bytes.off.push(0);
       });
       await beside.close();
-      const held = await historyTotal(on.url);
+      const held = await historyTotal(on!.url);
       const rows = [
         fillRow('PostgreSQL', fills, held),
         memoryRow(
@@ -474,10 +426,8 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
           held,
         ),
       ];
-      return [...rows, ...(await readRows(ctx, on, 'PostgreSQL', series, held, () => backendsCpu(name)))];
-    } finally {
-      await Promise.all([on.stop(), off.stop()]);
-    }
+      return [...rows, ...(await readRows(ctx, on!, 'PostgreSQL', series, held, () => backendsCpu(name)))];
+    });
   } finally {
     await asAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   }

@@ -1,12 +1,10 @@
 import { openFilesLimit, subscribersAllowed } from '../lib/delivery.js';
-import { fanoutInTurns, type FanoutSide, type SideFigures } from '../lib/fanout-turns.js';
+import { fanoutInTurns, type SideFigures } from '../lib/fanout-turns.js';
 import type { FleetRound } from '../lib/fleet-workers.js';
 import { withChildren, type Scenario } from '../lib/scenario.js';
 import { startGateway, startRawWs } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { row, times, verdict, type Row } from '../lib/table.js';
-import { CURRENT, type Build } from '../lib/baseline.js';
-import { SLOWER_LIMIT } from '../lib/paired.js';
 
 const ASKED = [5_000, 20_000];
 const ROUNDS = 6;
@@ -31,7 +29,6 @@ function perRound(
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
 }
 const p99At = (f: SideFigures, r: number) => f.rounds[r]!.p99;
-const cpuAt = (f: SideFigures, r: number) => f.serverCpu[r]!;
 
 function errorsText(f: SideFigures): string {
   const sum = (pick: (r: FleetRound) => number) => f.rounds.reduce((total, r) => total + pick(r), 0);
@@ -68,98 +65,50 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
   });
 }
 
-/** `before`: the baseline's figures beside these, with `--baseline`; `label`: the build, then. */
-function gatewayRow(
-  sharing: Sharing,
-  label: string,
-  f: SideFigures,
-  raw: SideFigures,
-  before: SideFigures | undefined,
-  judged: boolean,
-): Row {
+function gatewayRow(sharing: Sharing, f: SideFigures, raw: SideFigures, judged: boolean): Row {
   const vsRaw = perRound(f, raw, p99At);
-  const cpuVsRaw = median(f.serverCpu) / median(raw.serverCpu);
   const rawClean = errorsOf(raw) === 0;
-  const errors = errorsOf(f);
   const saturated = [f, raw].some((x) => medianOf(x, (r) => r.loadgenElu) > SATURATED_ELU);
-  const versus = before ? perRound(f, before, p99At) : undefined;
-  const clean = errors === 0 && (before ? errorsOf(before) === 0 : true);
   const goal = `p99 ≤ ${TARGET_VS_RAW}× raw's${f.shortfall ? ` (at ${fmt(f.size)}: open-files limit)` : ''}`;
-  const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers${label}`, f, [
-    `server CPU per fan-out ${times(cpuVsRaw)} the raw broadcaster's`,
+  const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers`, f, [
+    `server CPU per fan-out ${times(median(f.serverCpu) / median(raw.serverCpu))} the raw broadcaster's`,
   ]);
   const goalVerdict =
-    errors > 0 || !rawClean
+    errorsOf(f) > 0 || !rawClean
       ? 'VOID (errors)'
       : `${verdict(vsRaw.median <= TARGET_VS_RAW)}${saturated ? ' (load generator saturated: a bound)' : ''}`;
   return {
     ...row,
-    ratio: [
-      `${times(vsRaw.median)} raw p99 (rounds ${fmt(vsRaw.min, 2)}–${fmt(vsRaw.max, 2)})${rawClean ? '' : ' VOID: raw had errors'}`,
-      versus && `after/before p99 ${times(versus.median)} (rounds ${fmt(versus.min, 2)}–${fmt(versus.max, 2)})`,
-    ]
-      .filter(Boolean)
-      .join('; '),
-    target: [
-      judged && `${goal} ${goalVerdict}`,
-      versus && `after p99 ≤ ${fmt(1 / SLOWER_LIMIT, 2)}× before ${clean ? verdict(versus.median <= 1 / SLOWER_LIMIT) : 'VOID'}`,
-    ]
-      .filter(Boolean)
-      .join('; '),
+    ratio: `${times(vsRaw.median)} raw p99 (rounds ${fmt(vsRaw.min, 2)}–${fmt(vsRaw.max, 2)})${rawClean ? '' : ' VOID: raw had errors'}`,
+    target: judged ? `${goal} ${goalVerdict}` : '',
   };
 }
 
 export const s4: Scenario = {
   name: 'S4',
   title: 'subscription fan-out',
-  async run({ upstream, log, baseline, comparisons }) {
+  async run({ upstream, log }) {
     const sizes = ASKED.map((asked) => subscribersAllowed(asked));
     for (const { shortfall } of sizes) if (shortfall) log(`open-files limit ${openFilesLimit()}: ${shortfall}`);
     const largest = Math.max(...sizes.map((s) => s.size));
-    const builds = baseline ? [baseline, CURRENT] : [CURRENT];
     const rows: Row[] = [];
     for (const sharing of ['on', 'off'] as const) {
-      const label = (build: Build) => `gateway, sharing ${sharing}${baseline ? ` — ${build.label}` : ''}`;
-      const starts = [() => startRawWs(), ...builds.map((build) => () => startGateway(upstream.url, { sharing }, {}, build))];
-      const figures = await withChildren(starts, (children) => {
-        const sides: FanoutSide[] = children.map((server, k) =>
-          k === 0 ? { label: 'raw ws broadcast', server, kind: 'raw' } : { label: label(builds[k - 1]!), server, kind: 'graphql-ws' },
-        );
-        return fanoutInTurns(sides, sizes, ROUNDS, log);
-      });
-      const [raw, ...gateways] = figures as [SideFigures[], ...SideFigures[][]];
+      const [raw, gateway] = await withChildren([() => startRawWs(), () => startGateway(upstream.url, { sharing })], ([rawWs, server]) =>
+        fanoutInTurns(
+          [
+            { label: 'raw ws broadcast', server: rawWs!, kind: 'raw' },
+            { label: `gateway, sharing ${sharing}`, server: server!, kind: 'graphql-ws' },
+          ],
+          sizes,
+          ROUNDS,
+          log,
+        ),
+      );
       sizes.forEach(({ size }, s) => {
-        const rawF = raw[s]!;
         rows.push(
-          baseRow(
-            `raw ws broadcast (baseline), ${fmt(size)} clients, in turns with the sharing-${sharing} gateway${baseline ? 's' : ''}`,
-            rawF,
-            [],
-          ),
+          baseRow(`raw ws broadcast (baseline), ${fmt(size)} clients, in turns with the sharing-${sharing} gateway`, raw![s]!, []),
+          gatewayRow(sharing, gateway![s]!, raw![s]!, sharing === 'on' && size === largest),
         );
-        builds.forEach((build, b) => {
-          const f = gateways[b]![s]!;
-          const before = baseline && build === CURRENT ? gateways[0]![s] : undefined;
-          const judged = sharing === 'on' && size === largest;
-          rows.push(gatewayRow(sharing, baseline ? ` — ${build.label}` : '', f, rawF, before, judged));
-          if (before && sharing === 'on' && size === largest) {
-            const versus = perRound(f, before, p99At);
-            const cpu = perRound(f, before, cpuAt);
-            const clean = errorsOf(f) === 0 && errorsOf(before) === 0;
-            comparisons.push({
-              scenario: 'S4',
-              what: `one webhook → ${fmt(size)} graphql-ws subscribers, sharing on: POST→delivery p99 (server CPU per fan-out)`,
-              before: `${fmt(medianOf(before, (r) => r.p99))} ms (${fmt(median(before.serverCpu) * 1_000)} ms)`,
-              after: `${fmt(medianOf(f, (r) => r.p99))} ms (${fmt(median(f.serverCpu) * 1_000)} ms)`,
-              ratio: `p99 ${times(versus.median)} (rounds ${fmt(versus.min, 2)}–${fmt(versus.max, 2)}); CPU ${times(cpu.median)}`,
-              verdict: clean
-                ? versus.median <= 1 / SLOWER_LIMIT
-                  ? 'PASS'
-                  : `FAIL (p99 ${fmt((versus.median - 1) * 100)}% higher)`
-                : 'VOID (errors)',
-            });
-          }
-        });
       });
     }
     return rows;

@@ -2,8 +2,8 @@ import { redisServerOnPath } from '../../test/helpers/redis-server.js';
 import { sleep, type Child } from '../lib/children.js';
 import { fdsNeeded, openFilesLimit } from '../lib/delivery.js';
 import { historyTotal } from '../lib/history-series.js';
-import { redisKindsFrom, startRedisDeployment, type RedisDeployment, type RedisKind } from '../lib/redis-deployments.js';
-import { withChild, type Scenario } from '../lib/scenario.js';
+import { redisKindsFrom, startRedisDeployment, type RedisDeployment } from '../lib/redis-deployments.js';
+import { withChild, withChildren, type Scenario } from '../lib/scenario.js';
 import { startLoadGenerator } from '../lib/load-generator.js';
 import { startGateway, startRawWs } from '../lib/servers.js';
 import { fmt, percentile, percentiles } from '../lib/stats.js';
@@ -31,11 +31,8 @@ const turnErrors = (t: TurnResult) => t.lost + t.late + t.duplicates + t.foreign
 function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnResult): Row {
   const sum = (pick: (t: TurnResult) => number) => turns.reduce((n, t) => n + pick(t), 0);
   const warmUpErrors = warmUp ? turnErrors(warmUp) : 0;
-  const seconds = sum((t) => t.seconds);
-  const busySeconds = sum((t) => t.busySeconds);
-  const acceptedCount = sum((t) => t.acceptedCount);
-  const reachedAccepted = sum((t) => t.reachedAccepted);
-  const reachedOthers = sum((t) => t.reachedOthers);
+  const [seconds, busySeconds, acceptedCount] = [sum((t) => t.seconds), sum((t) => t.busySeconds), sum((t) => t.acceptedCount)];
+  const [reachedAccepted, reachedOthers] = [sum((t) => t.reachedAccepted), sum((t) => t.reachedOthers)];
   const [lost, late, duplicates, foreign] = [sum((t) => t.lost), sum((t) => t.late), sum((t) => t.duplicates), sum((t) => t.foreign)];
   const answers = turns.flatMap((t) => t.answers);
   const unanswered = answers.filter((a) => a.status === 0).length;
@@ -53,8 +50,19 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
     [50, 99, 100],
   );
   const expected = acceptedCount * side.subscribers;
-  const errors =
-    lost + late + duplicates + side.wrong + side.strays + foreign + rejected + unanswered + side.unprobed + side.failures + warmUpErrors;
+  const problems = {
+    lost,
+    'undelivered at the cap': late,
+    dup: duplicates,
+    'non-200': rejected,
+    unanswered,
+    'wrong msgs': side.wrong,
+    'unknown ids': foreign + side.strays,
+    unprobed: side.unprobed,
+    'conn failures': side.failures,
+    'in the warm-up turn': warmUpErrors,
+  };
+  const errors = Object.values(problems).reduce((n, count) => n + count, 0);
   const ok = errors === 0 && percentile(answerMs, 99) <= 50;
   const timed = (f: (t: TurnResult) => number) => sum((t) => f(t) * t.busySeconds) / busySeconds;
   const drained = turns.every((t) => t.drained);
@@ -70,19 +78,8 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
     errors:
       errors === 0
         ? '0'
-        : [
-            lost && `lost ${lost}`,
-            late && `undelivered at the cap ${late}`,
-            duplicates && `dup ${duplicates}`,
-            rejected && `non-200 ${rejected}`,
-            unanswered && `unanswered ${unanswered}`,
-            side.wrong && `wrong msgs ${side.wrong}`,
-            (foreign || side.strays) && `unknown ids ${foreign + side.strays}`,
-            side.unprobed && `unprobed ${side.unprobed}`,
-            side.failures && `conn failures ${side.failures}`,
-            warmUpErrors && `in the warm-up turn ${warmUpErrors}`,
-          ]
-            .filter(Boolean)
+        : Object.entries(problems)
+            .flatMap(([what, count]) => (count ? [`${what} ${count}`] : []))
             .join(', '),
     notes: [
       `delivery lag p50 ${fmt(lagP50!)} / p99 ${fmt(lagP99!)} / max ${fmt(lagMax!)} ms`,
@@ -170,31 +167,30 @@ async function inTurns<T>(
   log: (m: string) => void,
   use: (measured: Measured[]) => Promise<T>,
 ): Promise<T> {
-  const servers: Child[] = [];
-  const sides: Side[] = [];
-  try {
-    for (const contender of contenders) servers.push(await startGateway(upstreamUrl, {}, contender.env));
-    for (const [index, contender] of contenders.entries())
-      sides.push(await openSide(contender.label, servers[index]!, false, SUBSCRIBERS, log));
-    const measured: Measured[] = [];
-    for (const [index, contender] of contenders.entries()) {
-      const warmUp = await sides[index]!.turn(pacer, RATE, WARMUP_SECONDS, 1_000 + index);
-      measured.push({ contender, side: sides[index]!, server: servers[index]!, warmUp, turns: [], redisCpu: [] });
-    }
-    for (let round = 0; round < ROUNDS; round += 1) {
-      for (const m of round % 2 === 0 ? measured : [...measured].reverse()) {
-        const before = await m.contender.redis?.serverCpuSeconds();
-        m.turns.push(await m.side.turn(pacer, RATE, TURN_SECONDS, round * measured.length + measured.indexOf(m)));
-        const after = await m.contender.redis?.serverCpuSeconds();
-        if (before && after) m.redisCpu = after.map((seconds, node) => (m.redisCpu[node] ?? 0) + seconds - before[node]!);
-        await sleep(500);
-      }
-    }
-    return await use(measured);
-  } finally {
-    for (const side of sides.reverse()) await side.close();
-    for (const server of servers.reverse()) await server.stop();
-  }
+  return withChildren(
+    contenders.map((contender) => () => startGateway(upstreamUrl, {}, contender.env)),
+    (servers) =>
+      withChildren(
+        contenders.map((contender, index) => () => openSide(contender.label, servers[index]!, false, SUBSCRIBERS, log)),
+        async (sides) => {
+          const measured: Measured[] = [];
+          for (const [index, contender] of contenders.entries()) {
+            const warmUp = await sides[index]!.turn(pacer, RATE, WARMUP_SECONDS, 1_000 + index);
+            measured.push({ contender, side: sides[index]!, server: servers[index]!, warmUp, turns: [], redisCpu: [] });
+          }
+          for (let round = 0; round < ROUNDS; round += 1) {
+            for (const m of round % 2 === 0 ? measured : [...measured].reverse()) {
+              const before = await m.contender.redis?.serverCpuSeconds();
+              m.turns.push(await m.side.turn(pacer, RATE, TURN_SECONDS, round * measured.length + measured.indexOf(m)));
+              const after = await m.contender.redis?.serverCpuSeconds();
+              if (before && after) m.redisCpu = after.map((seconds, node) => (m.redisCpu[node] ?? 0) + seconds - before[node]!);
+              await sleep(500);
+            }
+          }
+          return await use(measured);
+        },
+      ),
+  );
 }
 
 /** A measured gateway's row; with Redis, the notes say what its Redis spent per webhook. */
@@ -262,17 +258,6 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
   });
 }
 
-/** Starts each kind of Redis asked for, runs `use`, and stops every server started, whatever happens. */
-async function withRedisDeployments<T>(kinds: readonly RedisKind[], use: (deployments: RedisDeployment[]) => Promise<T>): Promise<T> {
-  const deployments: RedisDeployment[] = [];
-  try {
-    for (const kind of kinds) deployments.push(await startRedisDeployment(kind));
-    return await use(deployments);
-  } finally {
-    for (const deployment of deployments) await deployment.stop();
-  }
-}
-
 export const s5: Scenario = {
   name: 'S5',
   title: 'sustained events',
@@ -298,18 +283,20 @@ export const s5: Scenario = {
         return [onRow, offRow, historyRow('in process', on!, off!, onRow, offRow, await historyTotal(on!.server.url))];
       });
       if (redisKinds.length > 0 && redisServerOnPath()) {
-        rows.push(...(await withRedisDeployments(redisKinds, (deployments) => redisTurns(upstream.url, pacer, deployments, log))));
+        rows.push(
+          ...(await withChildren(
+            redisKinds.map((kind) => () => startRedisDeployment(kind)),
+            (deployments) => redisTurns(upstream.url, pacer, deployments, log),
+          )),
+        );
       } else if (redisKinds.length > 0) {
         rows.push(row('S5', 'history on − off, Redis', { voided: 'no redis-server on PATH' }));
       }
-      const raw = await withChild(startRawWs(), async (server) => {
-        const side = await openSide('raw', server, true, SUBSCRIBERS, log);
-        try {
-          return sideRow(side, [await side.turn(pacer, RATE, RAW_SECONDS, 0)], 'raw ws broadcast (baseline)');
-        } finally {
-          await side.close();
-        }
-      });
+      const raw = await withChild(startRawWs(), (server) =>
+        withChild(openSide('raw', server, true, SUBSCRIBERS, log), async (side) =>
+          sideRow(side, [await side.turn(pacer, RATE, RAW_SECONDS, 0)], 'raw ws broadcast (baseline)'),
+        ),
+      );
       return [...rows, raw];
     });
   },

@@ -1,7 +1,5 @@
-import type { Build } from '../lib/baseline.js';
 import type { BodyCheck } from '../lib/expect.js';
-import { APOLLO_CLIENT_ACCEPT, graphqlTarget, httpSession, measureHttp, type Measurement } from '../lib/http-load.js';
-import { measurePaired, pairedComparison, pairedRows, type Paired } from '../lib/paired.js';
+import { APOLLO_CLIENT_ACCEPT, graphqlTarget, measureHttp, type Measurement } from '../lib/http-load.js';
 import * as q from '../lib/queries.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
 import { CLIENT_KEY, PEERS, startGateway, startPeer, type PeerName } from '../lib/servers.js';
@@ -51,7 +49,7 @@ const cpuText = (m: Measurement) => (Number.isFinite(m.cpuPerRequestUs) ? `${fmt
 export const s7: Scenario = {
   name: 'S7',
   title: 'peers: Apollo Server 5, Mercurius, Hive Gateway (OpenAPI)',
-  async run({ upstream, shared, sharedPairs, log, baseline, comparisons }) {
+  async run({ upstream, shared, log }) {
     // peers[peer][shape]
     const peers = {} as Record<PeerName, Measurement[]>;
     for (const peer of PEER_ORDER) {
@@ -65,92 +63,46 @@ export const s7: Scenario = {
         return results;
       });
     }
-    const gatewayTarget = (url: string, shape: (typeof SHAPES)[number]) => targetOf(url, '/graphql', shape.gateway);
-    const reused = new Set(
-      SHAPES.filter((s) => (baseline ? sharedPairs.has(s.sharedKey) : shared.has(s.sharedKey))).map((s) => s.sharedKey),
-    );
+    const reused = new Set(SHAPES.filter((s) => shared.has(s.sharedKey)).map((s) => s.sharedKey));
     const missing = SHAPES.filter((s) => !reused.has(s.sharedKey));
-    if (missing.length > 0 && baseline) {
-      await withChild(startGateway(upstream.url, {}, {}, baseline), (before) =>
-        withChild(startGateway(upstream.url, {}), async (after) => {
-          for (const shape of missing) {
-            log(`gateway ${baseline.label} and after in turns: ${shape.label}`);
-            const [b, a] = [before, after].map((g) => httpSession(gatewayTarget(g.url, shape), { upstream, server: g }));
-            const p = await measurePaired(b!, a!);
-            sharedPairs.set(shape.sharedKey, p);
-            shared.set(shape.sharedKey, p.after);
-          }
-        }),
-      );
-    } else if (missing.length > 0) {
+    if (missing.length > 0) {
       await withChild(startGateway(upstream.url, {}), async (gateway) => {
         for (const shape of missing) {
           log(`gateway (not measured earlier in this run): ${shape.label}`);
-          shared.set(shape.sharedKey, await measureHttp(gatewayTarget(gateway.url, shape), { upstream, server: gateway }));
+          const target = targetOf(gateway.url, '/graphql', shape.gateway);
+          shared.set(shape.sharedKey, await measureHttp(target, { upstream, server: gateway }));
         }
       });
     }
-    const rows: Row[] = [];
-    SHAPES.forEach((shape, i) => {
+    return SHAPES.flatMap((shape, i) => {
       const ours = shared.get(shape.sharedKey)!;
-      const pair: Paired | undefined = baseline ? sharedPairs.get(shape.sharedKey) : undefined;
-      for (const peer of PEER_ORDER) {
-        const theirs = peers[peer][i]!;
-        rows.push(
-          httpRow('S7', `${PEERS[peer].name}: ${shape.label}`, theirs, {
-            ratio: `gateway ${times(ratioOf(ours.rps.median, theirs.rps.median))} this peer`,
-          }),
-        );
-      }
-      rows.push(...gatewayRows(shape, ours, peers, i, pair, reused.has(shape.sharedKey), baseline));
-      if (pair && baseline) {
-        const from = reused.has(shape.sharedKey) ? ' (the S1 measurement above)' : '';
-        comparisons.push(pairedComparison('S7', `gateway GraphQL (defaults): ${shape.label}${from}`, pair));
-      }
+      const peerRows = PEER_ORDER.map((peer) =>
+        httpRow('S7', `${PEERS[peer].name}: ${shape.label}`, peers[peer][i]!, {
+          ratio: `gateway ${times(ratioOf(ours.rps.median, peers[peer][i]!.rps.median))} this peer`,
+        }),
+      );
+      const from = reused.has(shape.sharedKey) ? ' (the S1/S2 measurement)' : '';
+      return [...peerRows, httpRow('S7', `gateway (defaults): ${shape.label}${from}`, ours, againstBest(shape, ours, peers, i))];
     });
-    return rows;
   },
 };
 
-/** The gateway against the best clean peer of one shape: one row, or before/after rows with `--baseline`. */
-function gatewayRows(
-  shape: (typeof SHAPES)[number],
-  ours: Measurement,
-  peers: Record<PeerName, Measurement[]>,
-  i: number,
-  pair: Paired | undefined,
-  reused: boolean,
-  baseline: Build | undefined,
-): Row[] {
+/** The gateway's cells against the best clean peer of one shape. */
+function againstBest(shape: (typeof SHAPES)[number], m: Measurement, peers: Record<PeerName, Measurement[]>, i: number): Partial<Row> {
   const clean = PEER_ORDER.filter((p) => peers[p][i]!.errors.total === 0);
   const best = clean.sort((a, b) => peers[b][i]!.rps.median - peers[a][i]!.rps.median)[0];
   const voidedPeers = PEER_ORDER.filter((p) => !clean.includes(p)).map((p) => PEERS[p].name);
-  const against = (m: Measurement) => {
-    if (!best)
-      return {
-        ratio: 'n/a',
-        target: `≥ ${shape.target}× the best peer: no peer without errors`,
-        notes: '',
-        voided: 'every peer had errors',
-      };
-    const theirs = peers[best][i]!;
-    const ratio = ratioOf(m.rps.median, theirs.rps.median);
-    const skipped = voidedPeers.length ? `; not compared (errors): ${voidedPeers.join(', ')}` : '';
-    return {
-      ratio: `${times(ratio)} the best peer (${PEERS[best].name})`,
-      target: `≥ ${shape.target}× the best peer: ${verdict(ratio >= shape.target && m.errors.total === 0)}`,
-      notes:
-        `CPU per request ${cpuText(m)}, ${times(ratioOf(m.cpuPerRequestUs, theirs.cpuPerRequestUs))} ` +
-        `the best peer's ${cpuText(theirs)}${skipped}; ${m.notes.join('; ')}`,
-      ...(m.errors.total > 0 ? { voided: 'gateway figure had errors' } : {}),
-    };
+  if (!best)
+    return { ratio: 'n/a', target: `≥ ${shape.target}× the best peer: no peer without errors`, notes: '', voided: 'every peer had errors' };
+  const theirs = peers[best][i]!;
+  const ratio = ratioOf(m.rps.median, theirs.rps.median);
+  const skipped = voidedPeers.length ? `; not compared (errors): ${voidedPeers.join(', ')}` : '';
+  return {
+    ratio: `${times(ratio)} the best peer (${PEERS[best].name})`,
+    target: `≥ ${shape.target}× the best peer: ${verdict(ratio >= shape.target && m.errors.total === 0)}`,
+    notes:
+      `CPU per request ${cpuText(m)}, ${times(ratioOf(m.cpuPerRequestUs, theirs.cpuPerRequestUs))} ` +
+      `the best peer's ${cpuText(theirs)}${skipped}; ${m.notes.join('; ')}`,
+    ...(m.errors.total > 0 ? { voided: 'gateway figure had errors' } : {}),
   };
-  const from = reused ? ' (the S1/S2 measurement)' : '';
-  if (!pair || !baseline) return [httpRow('S7', `gateway (defaults): ${shape.label}${from}`, ours, against(ours))];
-  const before = against(pair.before);
-  const after = against(pair.after);
-  return pairedRows('S7', `gateway (defaults): ${shape.label}${from}`, pair, baseline, {
-    before: { ratio: before.ratio, notes: before.notes },
-    after: { ratio: after.ratio, target: after.target, notes: after.notes },
-  });
 }

@@ -1,6 +1,5 @@
-import { niceOf, type Child } from '../lib/children.js';
-import { CURRENT } from '../lib/baseline.js';
-import { SETTINGS, type HttpTarget } from '../lib/http-load.js';
+import { procStat, type Child } from '../lib/children.js';
+import { SETTINGS, type HttpTarget, type Watch } from '../lib/http-load.js';
 import {
   measuredClosedLoop,
   measuredOpenLoop,
@@ -8,7 +7,6 @@ import {
   startLoadGenerator,
   type CapacityRun,
   type OpenLoopRun,
-  type Watch,
 } from '../lib/load-generator.js';
 import { LATE_MS, type LoadGenerator, type OpenLoopErrors } from '../lib/open-loop.js';
 import { planPlacement, type S8Placement } from '../lib/pinning.js';
@@ -29,6 +27,7 @@ const PIN = (process.env.BENCH_S8_PIN ?? 'on') !== 'off';
 /** Requests in flight while the capacity is measured: far more than the upstream's delay needs at any rate one core carries. */
 const CAPACITY_IN_FLIGHT = 64;
 const GOAL_P99_ADDED_MS = 2;
+const niceOf = (pid: number) => Number(procStat(pid)[16]);
 /** Below this share of its core while the closed loop saturated it, the gateway was not what bounded the capacity. */
 const BOUND_CORES = 0.9;
 /** Late sends above this share of a round void it: its p99 would be the generator's, not the server's. */
@@ -87,7 +86,6 @@ async function measureRounds(paths: Path[], rate: number, log: (message: string)
 }
 
 const ms = (value: number) => fmt(value, 2);
-/** Every count of `all` summed. */
 const summed = (all: OpenLoopErrors[]): OpenLoopErrors => {
   const sum = (key: keyof OpenLoopErrors) => all.reduce((total, e) => total + e[key], 0);
   return {
@@ -209,7 +207,7 @@ export const s8: Scenario = {
     return withChild(startLoadGenerator(placement.generator), (generatorChild) =>
       withChild(startUpstream({ delayMs: DELAY_MS, placement: placement.upstream }), (upstream) =>
         withChild(startBareHop(upstream.url, placement.server), (bare) =>
-          withChild(startGateway(upstream.url, { cacheTtlMs: 0 }, {}, CURRENT, placement.server), async (gateway) => {
+          withChild(startGateway(upstream.url, { cacheTtlMs: 0 }, {}, placement.server), async (gateway) => {
             // What each got: `nice` runs a child at the bench's own priority where raising it is not allowed.
             const priority =
               `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, ` +
