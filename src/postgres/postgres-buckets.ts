@@ -292,13 +292,22 @@ export function coveringBuckets(since: number, until: number, now = Number.POSIT
 
 /**
  * The CTE `sums`: quantity and amount of each `key` (columns of `table`) over the covering buckets, those with a sale
- * left. The parameters are readStats'.
+ * left. `perCurrency` adds the CTE `currencies`, those the range's transactions are in (its intervals' N: fields), and
+ * sums only when they are more than one (a condition PostgreSQL tests once, before it reads a bucket): in one currency a
+ * product's sales are its sales overall, which readStats reads anyway. The parameters are readStats'.
  */
-const summed = (table: string, key: string) =>
+const summed = (table: string, key: string, perCurrency = false) =>
   `WITH covering AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $8::int[]) AS c(level, since, until, sign))
+   ${
+     perCurrency
+       ? `, currencies AS (SELECT DISTINCT split_part(field, ':', 2) AS currency FROM history_bucket_totals
+            WHERE account = $9 AND level = $4 AND start >= $5 AND start < $6 AND field LIKE 'N:%' AND value > 0)`
+       : ''
+   }
    , sums AS (
      SELECT ${key}, sum(c.sign * p.quantity) AS quantity, sum(c.sign * p.amount) AS amount
        FROM covering c CROSS JOIN LATERAL (${perBucket(table, `${key}, quantity, amount`, '$9')}) p
+      ${perCurrency ? 'WHERE (SELECT count(*) FROM currencies) > 1' : ''}
       GROUP BY ${key} HAVING sum(c.sign * p.quantity) > 0 OR sum(c.sign * p.amount) > 0)`;
 
 /**
@@ -316,7 +325,7 @@ const ranked = (sums: string, partition = '') =>
  * (at its interval) that names them, found among the last few buckets for a product sold lately, else by one index probe. The
  * parameters are readStats'.
  */
-const withNames = (fields: string) =>
+const withNames = (fields: string, also = '') =>
   `, newest AS (
      SELECT DISTINCT ON (product_id) product_id, name FROM history_bucket_products
       WHERE account = $9 AND level = $4 AND start >= greatest($5::bigint, $7::bigint) AND start < $6 AND name IS NOT NULL
@@ -324,7 +333,7 @@ const withNames = (fields: string) =>
       ORDER BY product_id, start DESC)
    SELECT json_agg(json_build_array(${fields}, coalesce(n.name, (SELECT x.name FROM history_bucket_products x
             WHERE x.account = $9 AND x.level = $4 AND x.product_id = l.product_id AND x.start >= $5 AND x.start < $6
-              AND x.name IS NOT NULL ORDER BY x.start DESC LIMIT 1)))) AS products
+              AND x.name IS NOT NULL ORDER BY x.start DESC LIMIT 1)))) AS products${also}
      FROM listed l LEFT JOIN newest n ON n.product_id = l.product_id`;
 
 /**
@@ -365,13 +374,16 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
        ${withNames('l.product_id, l.quantity, l.amount')}`,
       parameters,
     ),
-    pool.query<{ products: Array<[currency: string, productId: string, quantity: number, amount: number, name: string | null]> | null }>(
-      `${summed('history_bucket_currency_products', 'currency, product_id')}
+    pool.query<{
+      products: Array<[currency: string, productId: string, quantity: number, amount: number, name: string | null]> | null;
+      only: string | null;
+    }>(
+      `${summed('history_bucket_currency_products', 'currency, product_id', true)}
        , listed AS (
          SELECT currency, product_id, quantity, amount FROM (${ranked('sums', 'PARTITION BY currency')}) t
          UNION SELECT currency, product_id, quantity, amount FROM sums
           WHERE product_id IN (SELECT product_id FROM sums WHERE amount <> 0 GROUP BY product_id HAVING count(*) > 1))
-       ${withNames('l.currency, l.product_id, l.quantity, l.amount')}`,
+       ${withNames('l.currency, l.product_id, l.quantity, l.amount', ', (SELECT min(currency) FROM currencies HAVING count(*) = 1) AS only')}`,
       parameters,
     ),
   ]);
@@ -394,10 +406,13 @@ export async function readStats(pool: Pool, query: StatsQuery, now: number): Pro
     }
     currency.sold = Math.round(entry.totalSold * 1_000_000);
   }
-  for (const [currency, productId, quantity, amount, name] of inCurrencies.rows[0]?.products ?? []) {
+  const { products: inCurrency, only } = inCurrencies.rows[0] ?? { products: null, only: null };
+  for (const [currency, productId, quantity, amount, name] of inCurrency ?? []) {
     sumsOf(currencies, currency).products.set(productId, { quantity, amount });
     names.set(productId, shownName(name));
   }
+  if (only !== null)
+    for (const [productId, { quantity, amount }] of products) sumsOf(currencies, only).products.set(productId, { quantity, amount });
   return { ...stats, products: productTotals(products), byCurrency: currencyStats(currencies, names) };
 }
 
