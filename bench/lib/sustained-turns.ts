@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { sleep, type Child } from './children.js';
 import { ProbeTracker } from './delivery.js';
-import { eventIdOf, liteFleet, rawFleet, type Fleet } from './subscribers.js';
+import { eventIdOf, liteFleet, rawFleet } from './subscribers.js';
 import { runPacer } from './load-generator.js';
 import { nowAbsolute, rawMessage, type PacedWebhook } from './webhook-pacer.js';
 import { statusFor, webhookSender, type WebhookSender } from './webhooks.js';
@@ -51,7 +51,7 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
     if (t.counts[k]! < 255) t.counts[k]! += 1;
     t.delivered += 1;
   };
-  const fleet: Fleet = raw ? rawFleet(server.url, sink) : liteFleet(server.url, sink);
+  const fleet = raw ? rawFleet(server.url, sink) : liteFleet(server.url, sink);
   const probeSender: WebhookSender = webhookSender(server.url, 1);
   log(`${label}: opening ${subscribers} subscribers`);
   await fleet.grow(subscribers);
