@@ -281,49 +281,51 @@ async function readRows(
 
 const notMeasured = (variant: string, why: string): Row => row('S10', variant, { voided: why });
 
-/** `value` is the marginal figure, between the two largest sizes. */
-function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
-  return row('S10', `memory per stored transaction, ${where}: ${what}`, {
-    value: `${value} per transaction (${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))})`,
-    target: 'measured and stated',
-    errors: '0',
-    notes: notes.join('; '),
-    ...(held === largest(where) ? {} : { voided: notHeld(where, held) }),
-  });
-}
-
-async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
-  const env = historyEnv('in process');
-  const starts = [() => startGateway(ctx.upstream.url, {}, env), () => startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...env })];
+/** One store's rows: the fill, the memory per stored transaction, then the reads; `database`: PostgreSQL's, made for this run. */
+async function storeRows(ctx: ScenarioContext, series: HistorySeries, database?: { name: string; url: string }): Promise<Row[]> {
+  const where: Where = database ? 'PostgreSQL' : 'in process';
+  const env = historyEnv(where);
+  const starts = [
+    () => startGateway(ctx.upstream.url, {}, { ...(database ? { DATABASE_URL: database.url } : {}), ...env }),
+    () => startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...env }),
+  ];
   return withChildren(starts, async ([on, off]) => {
-    const heap: Growth = { on: [], off: [] };
-    const rss: Growth = { on: [], off: [] };
-    const fills = await fillBoth(ctx, 'in process', { gateway: on! }, { gateway: off! }, series, async () => {
-      for (const [side, gateway] of [
-        ['on', on!],
-        ['off', off!],
-      ] as const) {
-        const reading = await memoryAfterGc(gateway);
-        heap[side].push(reading.heap);
-        rss[side].push(reading.rss);
-      }
-    });
+    // The HISTORY=off gateway keeps nothing in the database: its side stays 0 there.
+    const figures = (database ? ['tables and indexes'] : ['heap', 'RSS']).map((what): [string, Growth] => [what, { on: [], off: [] }]);
+    const snapshot = async () => {
+      if (database) await asAdmin((client) => client.query('VACUUM ANALYZE'), database.url);
+      const [a, b] = database
+        ? [[await historyBytes(database.url)], [0]]
+        : [await memoryAfterGc(on!), await memoryAfterGc(off!)].map((r) => [r.heap, r.rss]);
+      figures.forEach(([, g], k) => {
+        g.on.push(a![k]!);
+        g.off.push(b![k]!);
+      });
+    };
+    const beside = database && besideTheGateway(database.url);
+    const target: FillTarget = beside
+      ? { gateway: on!, settle: (size) => settled(on!.url, size), bulk: beside.fill, storeCpu: () => cpuSecondsOfProcesses('postgres') }
+      : { gateway: on! };
+    const fills = await fillBoth(ctx, where, target, { gateway: off! }, series, snapshot);
+    await beside?.close();
     const held = await historyTotal(on!.url);
-    const rows = [
-      fillRow('in process', fills, held),
-      memoryRow(
-        'in process',
-        'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks',
-        `heap ${fmt(marginal('in process', heap))} B, RSS ${fmt(marginal('in process', rss))} B`,
-        [
-          stepsText('in process', 'heap', heap),
-          stepsText('in process', 'RSS', rss),
-          'one transaction a second of event time: the per-minute statistics grow with it',
-        ],
-        held,
-      ),
-    ];
-    return [...rows, ...(await readRows(ctx, on!, 'in process', series, held))];
+    const what = database
+      ? "the history's tables and indexes (pg_total_relation_size, after VACUUM ANALYZE)"
+      : 'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks';
+    const value = figures.map(([name, g]) => `${database ? '' : `${name} `}${fmt(marginal(where, g))} B`).join(', ');
+    const memory = row('S10', `memory per stored transaction, ${where}: ${what}`, {
+      value: `${value} per transaction (${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))})`,
+      target: 'measured and stated',
+      errors: '0',
+      notes: [
+        ...figures.map(([name, g]) => stepsText(where, name, g, !database)),
+        ...(database ? [`at the end ${fmt(figures[0]![1].on.at(-1)! / 2 ** 20, 1)} MB`] : []),
+        `one transaction a second of event time: the per-minute ${database ? 'sums' : 'statistics'} grow with it`,
+      ].join('; '),
+      ...(held === largest(where) ? {} : { voided: notHeld(where, held) }),
+    });
+    const storeCpu = database && (() => backendsCpu(database.name));
+    return [fillRow(where, fills, held), memory, ...(await readRows(ctx, on!, where, series, held, storeCpu))];
   });
 }
 
@@ -388,46 +390,8 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
   }
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
   try {
-    const env = historyEnv('PostgreSQL');
-    const starts = [
-      () => startGateway(ctx.upstream.url, {}, { DATABASE_URL: databaseUrl, ...env }),
-      () => startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...env }),
-    ];
-    return await withChildren(starts, async ([on, off]) => {
-      // The HISTORY=off gateway keeps nothing in the database: its side stays 0.
-      const bytes: Growth = { on: [], off: [] };
-      const beside = besideTheGateway(databaseUrl);
-      const target = {
-        gateway: on!,
-        settle: (size: number) => settled(on!.url, size),
-        bulk: beside.fill,
-        storeCpu: () => cpuSecondsOfProcesses('postgres'),
-      };
-      const fills = await fillBoth(ctx, 'PostgreSQL', target, { gateway: off! }, series, async () => {
-        await asAdmin((client) => client.query('VACUUM ANALYZE'), databaseUrl);
-        bytes.on.push(await historyBytes(databaseUrl));
-        bytes.off.push(0);
-      });
-      await beside.close();
-      const held = await historyTotal(on!.url);
-      const rows = [
-        fillRow('PostgreSQL', fills, held),
-        memoryRow(
-          'PostgreSQL',
-          "the history's tables and indexes (pg_total_relation_size, after VACUUM ANALYZE)",
-          `${fmt(marginal('PostgreSQL', bytes))} B`,
-          [
-            stepsText('PostgreSQL', 'tables and indexes', bytes, false),
-            `at the end ${fmt(bytes.on.at(-1)! / 2 ** 20, 1)} MB`,
-            'one transaction a second of event time: the per-minute sums grow with it',
-          ],
-          held,
-        ),
-      ];
-      return [...rows, ...(await readRows(ctx, on!, 'PostgreSQL', series, held, () => backendsCpu(name)))];
-    });
+    return await storeRows(ctx, series, { name, url: url.toString() });
   } finally {
     await asAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   }
@@ -439,6 +403,6 @@ export const s10: Scenario = {
   async run(ctx) {
     // Each store its series: the newest event dated now (to the second), the oldest as many seconds before as it holds.
     const seriesOf = (where: Where) => historySeries(largest(where), Math.floor(Date.now() / 1_000) * 1_000, randomUUID().slice(0, 8));
-    return [...(await inProcess(ctx, seriesOf('in process'))), ...(await inPostgres(ctx, seriesOf('PostgreSQL')))];
+    return [...(await storeRows(ctx, seriesOf('in process'))), ...(await inPostgres(ctx, seriesOf('PostgreSQL')))];
   },
 };
