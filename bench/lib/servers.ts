@@ -5,16 +5,12 @@ import { UPSTREAM_KEY } from './contract-upstream.js';
 
 export const CLIENT_KEY = 'bench-key';
 
+/** Each absent: the gateway's own default (coalescing, sharing, compiled execution on, cache off, the response cache on: it acts only with CACHE_TTL_MS). */
 export interface Variant {
-  /** @default the gateway's own, on */
   coalesce?: 'on' | 'off';
-  /** @default the gateway's own, 0 (off) */
   cacheTtlMs?: number;
-  /** @default the gateway's own, on */
   sharing?: 'on' | 'off';
-  /** @default the gateway's own, on */
   compiledExecution?: 'on' | 'off';
-  /** @default the gateway's own, on (it acts only with CACHE_TTL_MS) */
   responseCache?: 'on' | 'off';
 }
 
@@ -152,13 +148,10 @@ export async function startRawWs(): Promise<Child> {
   return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts' });
 }
 
-export interface MemoryReading {
-  rss: number;
-  heap: number;
-}
+export type MemoryReading = Awaited<ReturnType<typeof memoryAfterGc>>;
 
 /** A gateway's RSS and V8 heap used, read from /metrics after forced GCs (SIGUSR2, see child-preload.ts): live data, not garbage. */
-export async function memoryAfterGc(gateway: Child): Promise<MemoryReading> {
+export async function memoryAfterGc(gateway: Child) {
   for (let k = 0; k < 3; k += 1) {
     gateway.signal('SIGUSR2');
     await sleep(400);
@@ -166,16 +159,10 @@ export async function memoryAfterGc(gateway: Child): Promise<MemoryReading> {
   return { rss: await metric(gateway, 'process_resident_memory_bytes'), heap: await metric(gateway, 'nodejs_heap_size_used_bytes') };
 }
 
-/** Garbage collections a gateway has run so far, all kinds together (prom-client's nodejs_gc_duration_seconds). */
-export interface GcTotals {
-  count: number;
-  seconds: number;
-  /** Collections that took more than 1 ms, and more than 10 ms (the histogram's bounds around the latency S8 judges). */
-  over1ms: number;
-  over10ms: number;
-}
+/** Garbage collections a gateway has run so far, all kinds together (prom-client's nodejs_gc_duration_seconds), and how many took over 1 ms and 10 ms. */
+export type GcTotals = Awaited<ReturnType<typeof gcTotals>>;
 
-export async function gcTotals(child: Child): Promise<GcTotals> {
+export async function gcTotals(child: Child) {
   const text = await (await fetch(`${child.url}/metrics`)).text();
   const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((total, m) => total + Number(m[1]), 0);
   const count = sum(/^nodejs_gc_duration_seconds_count\{[^}]*\} ([0-9.eE+-]+)$/gm);
