@@ -68,20 +68,19 @@ export function cpuSecondsOf(pid: number): number {
   }
 }
 
+/** CPU seconds of every process named `name` (its /proc comm), by pid. */
 export function cpuSecondsOfProcesses(name: string): Map<number, number> {
-  const seconds = new Map<number, number>();
-  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-    const comm = (() => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-      } catch {
-        return undefined;
-      }
-    })();
-    const used = comm === name ? cpuSecondsOf(Number(pid)) : Number.NaN;
-    if (!Number.isNaN(used)) seconds.set(Number(pid), used);
-  }
-  return seconds;
+  const named = (pid: string) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
+    } catch {
+      return false;
+    }
+  };
+  const pids = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && named(entry))
+    .map(Number);
+  return new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)] as const).filter(([, used]) => !Number.isNaN(used)));
 }
 
 export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
@@ -160,7 +159,6 @@ export function spawnIpcChild(entry: string, args: string[]) {
   const child = spawnChild({ name: entry, entry, args }, {});
   return { process: child, output: child.output, cpuSeconds: () => cpuSecondsOf(child.pid ?? -1), stop: () => stopProcess(child) };
 }
-export type IpcChild = ReturnType<typeof spawnIpcChild>;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
