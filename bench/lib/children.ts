@@ -19,7 +19,6 @@ export interface Child {
 }
 
 const running = new Set<ChildProcess>();
-const graceMs = new WeakMap<ChildProcess, number>();
 
 export function killAllNow(): void {
   for (const child of running) child.kill('SIGKILL');
@@ -33,7 +32,7 @@ async function stopProcess(child: ChildProcess): Promise<void> {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     // The gateway's graceful shutdown may wait for connections; the bench does not.
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs.get(child) ?? 1_500);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 1_500);
     await exited;
     clearTimeout(timer);
   }
@@ -98,8 +97,6 @@ export interface SpawnOptions {
   /** A path that answers 200 once the child serves, or a check of its own; polled every 50 ms for up to 30 s. @default '/readyz' */
   ready?: string | ((url: string) => Promise<boolean>);
   nodeFlags?: string[];
-  /** Time from SIGTERM to SIGKILL on stop (a child writing a CPU profile at exit needs more). @default 1500 */
-  stopGraceMs?: number;
   /** CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts). */
   cpus?: string;
   /** Nice value to start the child at (every thread of it, through `nice -n`; lower runs first). */
@@ -119,7 +116,6 @@ function spawnChild(options: SpawnOptions, env: Record<string, string | undefine
   const [command, ...args] = [...prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
   const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   running.add(child);
-  if (options.stopGraceMs !== undefined) graceMs.set(child, options.stopGraceMs);
   let tail = '';
   const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
   child.stdout!.on('data', keep);

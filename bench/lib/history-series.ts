@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { BodyCheck } from './expect.js';
 import { uuid, type ProductLine } from './fixtures.js';
-import { CLIENT_KEY } from './servers.js';
+import { askGateway } from './servers.js';
 import { percentiles } from './stats.js';
 import { webhookSender, type WebhookTransaction } from './webhooks.js';
 
@@ -145,11 +145,7 @@ export async function postEvents(gatewayUrl: string, events: SeriesEvent[], inFl
 
 /** How many transactions the gateway's history holds (`totalCount`), or why it could not say (HISTORY=off answers an error). */
 export async function historyTotal(gatewayUrl: string): Promise<number | string> {
-  const response = await fetch(`${gatewayUrl}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
-    body: JSON.stringify({ query: '{ recentTransactions(first: 0) { totalCount } }' }),
-  });
-  const body = (await response.json()) as { data?: { recentTransactions?: { totalCount: number } }; errors?: Array<{ message: string }> };
-  return body.data?.recentTransactions?.totalCount ?? body.errors?.[0]?.message ?? `status ${response.status}`;
+  const { status, text } = await askGateway(gatewayUrl, '{ recentTransactions(first: 0) { totalCount } }');
+  const body = JSON.parse(text) as { data?: { recentTransactions?: { totalCount: number } }; errors?: Array<{ message: string }> };
+  return body.data?.recentTransactions?.totalCount ?? body.errors?.[0]?.message ?? `status ${status}`;
 }

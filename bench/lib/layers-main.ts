@@ -5,6 +5,7 @@ import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 import { APOLLO_CLIENT_ACCEPT } from './http-load.js';
 import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
+import { gatewayEnv } from './servers.js';
 import { ALL_PERMISSIONS, keyIdentity } from '../../src/auth/permissions.js';
 
 // The built dist/, as deployed and as the bench's gateways run (gateway-main.ts says why).
@@ -23,16 +24,7 @@ const READS = Number(process.env.BENCH_S9_READS ?? 8_000);
 const ROUNDS = Number(process.env.BENCH_S9_ROUNDS ?? 5);
 const IN_FLIGHT = 32;
 
-const env = {
-  NODE_ENV: 'production',
-  BACKEND: 'rest',
-  UPSTREAM_URL: upstreamUrl,
-  UPSTREAM_API_KEY: UPSTREAM_KEY,
-  API_KEYS: 'bench-key',
-  LOG_LEVEL: 'silent',
-  RATE_LIMIT_PER_SECOND: '0',
-  WEBHOOK_UNSIGNED: 'allow',
-};
+const env = gatewayEnv(upstreamUrl);
 const config = loadConfig(env);
 const credential = { authorization: 'bench-key', identity: keyIdentity('bench-key', ALL_PERMISSIONS) };
 const { upstream } = config;

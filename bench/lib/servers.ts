@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { spec } from '../../src/config/spec.js';
 import { sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
@@ -51,60 +50,57 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
   return total;
 }
 
+/** What the bench's gateways run with, as deployed (layers-main.ts assembles S9's from it too). */
+export const gatewayEnv = (upstreamUrl: string) => ({
+  // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
+  NODE_ENV: 'production',
+  // The bench's webhook senders (bench/lib/webhooks.ts) do not sign.
+  WEBHOOK_UNSIGNED: 'allow',
+  BACKEND: 'rest',
+  UPSTREAM_URL: upstreamUrl,
+  UPSTREAM_API_KEY: UPSTREAM_KEY,
+  API_KEYS: CLIENT_KEY,
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_PER_SECOND: '0',
+});
+
 export async function startGateway(
   upstreamUrl: string,
   variant: Variant,
   extraEnv: Record<string, string> = {},
   placement: Placement = {},
 ): Promise<Child> {
-  const env: Record<string, string | undefined> = {
-    // Every configuration variable unset first, so the shell cannot change a variant.
-    ...Object.fromEntries(Object.keys(spec).map((name) => [name, undefined])),
-    // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
-    NODE_ENV: 'production',
-    // The bench's webhook senders (bench/lib/webhooks.ts) do not sign.
-    WEBHOOK_UNSIGNED: 'allow',
-    BACKEND: 'rest',
-    UPSTREAM_URL: upstreamUrl,
-    UPSTREAM_API_KEY: UPSTREAM_KEY,
-    API_KEYS: CLIENT_KEY,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_SECOND: '0',
-    CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
-    ...(process.env.BENCH_OTLP_ENDPOINT ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
-    ...extraEnv,
-  };
   const flags = {
     coalesce: variant.coalesce,
     sharing: variant.sharing,
     'compiled-execution': variant.compiledExecution,
     'response-cache': variant.responseCache,
   };
-  const args = Object.entries(flags).flatMap(([flag, value]) => (value ? [`--${flag}=${value}`] : []));
-  const name = `gateway (${variantLabel(variant)})`;
-  const interval = process.env.BENCH_CPU_PROF_INTERVAL ? [`--cpu-prof-interval=${process.env.BENCH_CPU_PROF_INTERVAL}`] : [];
-  const profile = process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`, ...interval]
-    : [];
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await spawnNode({
-        name,
-        entry: 'bench/lib/gateway-main.ts',
-        args,
-        env,
-        nodeFlags: ['--expose-gc', ...profile],
-        ...(profile.length ? { stopGraceMs: 15_000 } : {}),
-        ...placement,
-      });
-    } catch (error) {
-      if (attempt >= 4) throw error;
-      process.stderr.write(
-        `  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`,
-      );
-      await sleep(10_000);
-    }
-  }
+  return spawnNode({
+    name: `gateway (${variantLabel(variant)})`,
+    entry: 'bench/lib/gateway-main.ts',
+    args: Object.entries(flags).flatMap(([flag, value]) => (value ? [`--${flag}=${value}`] : [])),
+    env: {
+      // Every configuration variable unset first, so the shell cannot change a variant.
+      ...Object.fromEntries(Object.keys(spec).map((name) => [name, undefined])),
+      ...gatewayEnv(upstreamUrl),
+      CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
+      ...(process.env.BENCH_OTLP_ENDPOINT ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
+      ...extraEnv,
+    },
+    nodeFlags: ['--expose-gc'],
+    ...placement,
+  });
+}
+
+/** A GraphQL document POSTed to a gateway's /graphql with the client key: the answer's status and body. */
+export async function askGateway(url: string, query: string, variables?: Record<string, unknown>) {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: response.status, text: await response.text() };
 }
 
 /** S7's peers: each a child process over the same upstream, with the same client key check (bench/peers/). */

@@ -20,7 +20,7 @@ import {
 import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, measureHttp } from '../lib/http-load.js';
 import { withChildren, type Scenario, type ScenarioContext } from '../lib/scenario.js';
-import { CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
+import { askGateway, CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { row, httpRow, verdict, type Row } from '../lib/table.js';
 
@@ -221,12 +221,7 @@ const statsVariant = (where: Where) =>
 async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries): Promise<Row> {
   const until = Math.ceil(Date.now() / HOUR) * HOUR;
   const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };
-  const response = await fetch(`${gateway.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
-    body: JSON.stringify({ query: STATS_QUERY, variables }),
-  });
-  const first = (await response.json()) as {
+  const first = JSON.parse((await askGateway(gateway.url, STATS_QUERY, variables)).text) as {
     data?: { transactionStats: { count: number; intervals: unknown[]; topProductsByQuantity: unknown[]; topProductsByAmount: unknown[] } };
   };
   const stats = first.data?.transactionStats;

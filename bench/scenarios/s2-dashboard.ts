@@ -2,7 +2,7 @@ import type { BodyCheck } from '../lib/expect.js';
 import { graphqlTarget, measureHttp } from '../lib/http-load.js';
 import { BATCH_DISTINCT, BATCH_IDS, BATCH_QUERY, batchCheck, FLEET_QUERY, fleetCheck } from '../lib/queries.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
-import { CLIENT_KEY, contractCalls, startGateway, type Upstream, type Variant } from '../lib/servers.js';
+import { askGateway, CLIENT_KEY, contractCalls, startGateway, type Upstream, type Variant } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { httpRow, verdict, type Row } from '../lib/table.js';
 
@@ -13,15 +13,16 @@ const VARIANTS: Array<{ label: string; variant: Variant; key?: string }> = [
 ];
 
 /** Upstream calls of one query sent alone; NaN when its answer is wrong. */
-async function callsAlone(url: string, upstream: Upstream, body: string, check: BodyCheck): Promise<number> {
+async function callsAlone(
+  url: string,
+  upstream: Upstream,
+  query: string,
+  variables: Record<string, unknown> | undefined,
+  check: BodyCheck,
+) {
   const before = await upstream.stats();
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
-    body,
-  });
-  const ok = response.status === 200 && check.matches(await response.text());
-  return ok ? contractCalls(before, await upstream.stats()) : Number.NaN;
+  const { status, text } = await askGateway(url, query, variables);
+  return status === 200 && check.matches(text) ? contractCalls(before, await upstream.stats()) : Number.NaN;
 }
 
 export const s2: Scenario = {
@@ -52,12 +53,7 @@ export const s2: Scenario = {
         for (const shape of shapes) {
           log(`${shape.label}, ${label}`);
           // Before any load: on a fresh gateway the cache (if on) is cold, so this is the query's own cost.
-          const alone = await callsAlone(
-            gateway.url,
-            upstream,
-            JSON.stringify({ query: shape.query, variables: shape.variables }),
-            shape.check(),
-          );
+          const alone = await callsAlone(gateway.url, upstream, shape.query, shape.variables, shape.check());
           const m = await measureHttp(
             graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: shape.query, variables: shape.variables, check: shape.check() }]),
             { upstream, server: gateway },
