@@ -67,14 +67,6 @@ const notHeld = (where: Where, held: number | string) =>
   `${where}: the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} ` +
   `of the ${fmt(largest(where))} transactions posted`;
 
-interface FillTarget {
-  gateway: Child;
-  settle?: (size: number) => Promise<void>;
-  bulk?: (events: SeriesEvent[]) => Promise<void>;
-  /** CPU seconds used so far by what keeps the history outside the gateway (PostgreSQL's processes), by pid. */
-  storeCpu?: () => Map<number, number>;
-}
-
 /** Transactions of each step whose webhooks are measured: the last ones before the size. */
 const SAMPLE = 20_000;
 /** Transactions whose webhooks warm up the HISTORY=off gateway before its first measured step. */
@@ -82,11 +74,11 @@ const WARM_UP = 5_000;
 const FILL_CHUNK = 50_000;
 
 /** The gateway's CPU per webhook over the step (/proc, what it applied after answering included) and the store's (0 in process), µs. */
-async function fillStep({ gateway, settle, storeCpu }: FillTarget, events: SeriesEvent[], size: number) {
+async function fillStep(gateway: Child, events: SeriesEvent[], settle?: () => Promise<void>, storeCpu?: () => Map<number, number>) {
   const cpu = gateway.cpuSeconds();
   const store = storeCpu?.();
   const result = await postEvents(gateway.url, events);
-  await settle?.(size);
+  await settle?.();
   const storeSeconds = store && storeCpu ? cpuSecondsBetween(store, storeCpu()) : 0;
   return { ...result, gatewayUs: ((gateway.cpuSeconds() - cpu) / result.webhooks) * 1e6, storeUs: (storeSeconds / result.webhooks) * 1e6 };
 }
@@ -102,43 +94,6 @@ async function settled(gatewayUrl: string, size: number): Promise<void> {
 
 type FillStep = Awaited<ReturnType<typeof fillStep>>;
 type Fills = Record<'on' | 'off', FillStep[]>;
-
-async function fillBoth(
-  ctx: ScenarioContext,
-  where: Where,
-  on: FillTarget,
-  off: FillTarget,
-  series: HistorySeries,
-  snapshot: () => Promise<void>,
-): Promise<Fills> {
-  const fills: Fills = { on: [], off: [] };
-  await snapshot();
-  let from = 0;
-  for (const size of SIZES[where]) {
-    // At most half of the size: the first half of the first step warms both gateways up.
-    const measuredFrom = Math.max(from, size - Math.min(SAMPLE, size / 2));
-    if (measuredFrom > from) {
-      // The HISTORY=off gateway warms up on the fill's first events, as history on does on the whole fill: else its
-      // first measured step would be a cold start's, and on − off the difference between a cold and a warm gateway.
-      if (from === 0) await postEvents(off.gateway.url, series.events(0, Math.min(measuredFrom, WARM_UP)));
-      ctx.log(`${where}: filling to ${fmt(measuredFrom)} transactions${on.bulk ? ', beside the gateway' : ', history on only'}`);
-      // In chunks: millions of events at once would not fit this process's heap.
-      for (let at = from; at < measuredFrom; at += FILL_CHUNK) {
-        const filling = series.events(at, Math.min(at + FILL_CHUNK, measuredFrom));
-        if (on.bulk) await on.bulk(filling);
-        else await postEvents(on.gateway.url, filling);
-      }
-      await on.settle?.(measuredFrom);
-    }
-    const events = series.events(measuredFrom, size);
-    ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks measured on history on, then off`);
-    fills.on.push(await fillStep(on, events, size));
-    fills.off.push(await fillStep(off, events, size));
-    await snapshot();
-    from = size;
-  }
-  return fills;
-}
 
 const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
 
@@ -297,11 +252,35 @@ async function storeRows(ctx: ScenarioContext, series: HistorySeries, database?:
         g.off.push(b![k]!);
       });
     };
+    // In PostgreSQL: the transactions before the measured ones applied beside the gateway, a step ended once the history holds it.
     const beside = database && besideTheGateway(database.url);
-    const target: FillTarget = beside
-      ? { gateway: on!, settle: (size) => settled(on!.url, size), bulk: beside.fill, storeCpu: () => cpuSecondsOfProcesses('postgres') }
-      : { gateway: on! };
-    const fills = await fillBoth(ctx, where, target, { gateway: off! }, series, snapshot);
+    const settle = async (size: number) => void (beside && (await settled(on!.url, size)));
+    const postgresCpu = beside ? () => cpuSecondsOfProcesses('postgres') : undefined;
+    const fills: Fills = { on: [], off: [] };
+    await snapshot();
+    let from = 0;
+    for (const size of SIZES[where]) {
+      // At most half of the size: the first half of the first step warms both gateways up.
+      const measuredFrom = Math.max(from, size - Math.min(SAMPLE, size / 2));
+      if (measuredFrom > from) {
+        // The HISTORY=off gateway warms up on the fill's first events, as history on does on the whole fill: else its
+        // first measured step would be a cold start's, and on − off the difference between a cold and a warm gateway.
+        if (from === 0) await postEvents(off!.url, series.events(0, Math.min(measuredFrom, WARM_UP)));
+        ctx.log(`${where}: filling to ${fmt(measuredFrom)} transactions${beside ? ', beside the gateway' : ', history on only'}`);
+        // In chunks: millions of events at once would not fit this process's heap.
+        for (let at = from; at < measuredFrom; at += FILL_CHUNK) {
+          const filling = series.events(at, Math.min(at + FILL_CHUNK, measuredFrom));
+          await (beside ? beside.fill(filling) : postEvents(on!.url, filling));
+        }
+        await settle(measuredFrom);
+      }
+      const events = series.events(measuredFrom, size);
+      ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks measured on history on, then off`);
+      fills.on.push(await fillStep(on!, events, () => settle(size), postgresCpu));
+      fills.off.push(await fillStep(off!, events));
+      await snapshot();
+      from = size;
+    }
     await beside?.close();
     const held = await historyTotal(on!.url);
     const what = database
