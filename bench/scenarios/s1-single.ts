@@ -1,8 +1,7 @@
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
 import { httpSession, SETTINGS, type HttpSession, type HttpTarget, type Measurement, type RunFigures } from '../lib/http-load.js';
 import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
-import type { Scenario, ScenarioContext } from '../lib/scenario.js';
-import { withChild } from '../lib/scenario.js';
+import { withChild, type Scenario, type ScenarioContext } from '../lib/scenario.js';
 import { startBareHop, startGateway, type Variant } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { httpRow, times, type Row } from '../lib/table.js';
@@ -27,58 +26,38 @@ interface Shape {
   key?: string;
 }
 
+const GQL = 'gateway GraphQL transaction(id: $id)';
+const REST = 'gateway REST GET /transactions/{id}';
+const HITS = 'cache hits (CACHE_TTL_MS 1 h)';
+const BROWSER = "a browser's request (Origin)";
+
 /** One gateway per variant, its shapes measured one after the other, each in turns with the hop. */
 const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
   {
     variant: { cacheTtlMs: 0 },
     shapes: [
-      { what: 'gateway REST GET /transactions/{id} (passthrough), cache off', goal: 0.8, of: gatewayRest },
+      { what: `${REST} (passthrough), cache off`, goal: 0.8, of: gatewayRest },
       // Judged in S7 against Mercurius on the same upstream, the peer ahead of us; shown here against the hop for reading.
-      { what: 'gateway GraphQL transaction(id: $id), cache off', of: gatewayGraphql, key: 'S1 graphql cache off' },
-      {
-        what: "gateway GraphQL transaction(id: $id), cache off, a browser's request (Origin)",
-        of: browserGraphql,
-        key: 'S1 graphql browser',
-      },
+      { what: `${GQL}, cache off`, of: gatewayGraphql, key: 'S1 graphql cache off' },
+      { what: `${GQL}, cache off, ${BROWSER}`, of: browserGraphql, key: 'S1 graphql browser' },
     ],
   },
   {
     // The warm-up sends the 60 ids in order before anything else, so the measured runs find every id cached.
     variant: { cacheTtlMs: CACHE_HOUR_MS },
     shapes: [
-      {
-        what: 'gateway GraphQL transaction(id: $id), cache hits (CACHE_TTL_MS 1 h)',
-        goal: 1.5,
-        of: gatewayGraphql,
-        hits: true,
-        key: 'S1 graphql cache on',
-      },
-      {
-        what: "gateway GraphQL transaction(id: $id), cache hits (CACHE_TTL_MS 1 h), a browser's request (Origin)",
-        of: browserGraphql,
-        hits: true,
-      },
-      { what: 'gateway REST GET /transactions/{id}, cache hits (CACHE_TTL_MS 1 h)', goal: 2, of: gatewayRest, hits: true },
+      { what: `${GQL}, ${HITS}`, goal: 1.5, of: gatewayGraphql, hits: true, key: 'S1 graphql cache on' },
+      { what: `${GQL}, ${HITS}, ${BROWSER}`, of: browserGraphql, hits: true },
+      { what: `${REST}, ${HITS}`, goal: 2, of: gatewayRest, hits: true },
     ],
   },
   {
     variant: { cacheTtlMs: 0, compiledExecution: 'off' },
-    shapes: [
-      {
-        what: 'gateway GraphQL transaction(id: $id), cache off, compiled execution off (graphql-js executes every request)',
-        of: gatewayGraphql,
-      },
-    ],
+    shapes: [{ what: `${GQL}, cache off, compiled execution off (graphql-js executes every request)`, of: gatewayGraphql }],
   },
   {
     variant: { cacheTtlMs: CACHE_HOUR_MS, responseCache: 'off' },
-    shapes: [
-      {
-        what: 'gateway GraphQL transaction(id: $id), cache hits, response cache off (entity cache only: executed every time)',
-        of: gatewayGraphql,
-        hits: true,
-      },
-    ],
+    shapes: [{ what: `${GQL}, cache hits, response cache off (entity cache only: executed every time)`, of: gatewayGraphql, hits: true }],
   },
 ];
 

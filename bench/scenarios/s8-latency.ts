@@ -11,8 +11,7 @@ import {
 import { LATE_MS, type LoadGenerator } from '../lib/open-loop.js';
 import { planPlacement, type S8Placement } from '../lib/pinning.js';
 import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
-import type { Scenario } from '../lib/scenario.js';
-import { withChild } from '../lib/scenario.js';
+import { withChild, type Scenario } from '../lib/scenario.js';
 import { gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { row, errorsText, verdict, type Row } from '../lib/table.js';
