@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildDist } from '../scripts/build.js';
@@ -7,7 +7,7 @@ import { killAllNow, procStat, REPO_ROOT, stopAll } from './lib/children.js';
 import { SETTINGS, type Measurement } from './lib/http-load.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
-import { editedOutsideData, mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
+import { mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
 import { renderTable, row, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
@@ -51,13 +51,6 @@ try {
 } catch (error) {
   process.stderr.write(`${(error as Error).message}\n`);
   process.exit(2);
-}
-const edited = existsSync(RESULTS) ? editedOutsideData(readFileSync(RESULTS, 'utf8'), previous) : [];
-if (edited.length > 0) {
-  process.stderr.write(
-    `bench/RESULTS.md: the heading or table of ${edited.join(' ')} differs from its bench-results JSON; ` +
-      `the file will be written from the JSON (stop now and edit it there to keep the change)\n`,
-  );
 }
 
 const started = performance.now();

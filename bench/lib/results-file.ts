@@ -104,11 +104,6 @@ export function parseResults(text: string): ScenarioResults[] {
   return sections;
 }
 
-/** Scenarios whose heading or table in `text` is not what their JSON renders: an edit there that the next run will not keep. */
-export function editedOutsideData(text: string, sections: ScenarioResults[]): string[] {
-  return sections.filter((s) => !text.includes(renderSection(s))).map((s) => s.scenario);
-}
-
 export function readResults(path: string): ScenarioResults[] {
   return existsSync(path) ? parseResults(readFileSync(path, 'utf8')) : [];
 }
