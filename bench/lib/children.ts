@@ -6,17 +6,7 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./child-preload.ts', import.meta.url));
 
-export interface Child {
-  name: string;
-  pid: number;
-  url: string;
-  port: number;
-  output(): string;
-  cpuSeconds(): number;
-  /** SIGUSR2: a forced garbage collection (child-preload.ts). */
-  signal(name: NodeJS.Signals): void;
-  stop(): Promise<void>;
-}
+export type Child = Awaited<ReturnType<typeof spawnNode>>;
 
 const running = new Set<ChildProcess>();
 
@@ -125,18 +115,19 @@ function spawnChild(options: SpawnOptions, env: Record<string, string | undefine
 }
 
 /** Starts a server child on a free loopback port (env PORT, HOST) and waits until it is ready. */
-export async function spawnNode(options: SpawnOptions): Promise<Child> {
+export async function spawnNode(options: SpawnOptions) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawnChild(options, { ...options.env, PORT: String(port), HOST: '127.0.0.1' });
-  const handle: Child = {
+  const handle = {
     name: options.name,
     pid: child.pid ?? -1,
     url,
     port,
     output: child.output,
     cpuSeconds: () => cpuSecondsOf(child.pid ?? -1),
-    signal: (name) => void child.kill(name),
+    /** SIGUSR2: a forced garbage collection (child-preload.ts). */
+    signal: (name: NodeJS.Signals): void => void child.kill(name),
     stop: () => stopProcess(child),
   };
   const ready = typeof options.ready === 'function' ? options.ready : answers200(options.ready ?? '/readyz');
