@@ -14,18 +14,12 @@ export const SETTINGS = {
   pairedRuns: Number(process.env.BENCH_PAIRED_RUNS ?? 6),
 };
 
-/** One request shape; several rotate (each client takes the next in turn). */
-export interface RequestCase {
-  path: string;
-  body?: string;
-  check: BodyCheck;
-}
-
+/** `cases`: request shapes that rotate (each client takes the next in turn). */
 export interface HttpTarget {
   url: string;
   method: 'GET' | 'POST' | 'PUT';
   headers: Record<string, string>;
-  cases: RequestCase[];
+  cases: Array<{ path: string; body?: string; check: BodyCheck }>;
   /** Requests in flight at once; @default BENCH_CONNECTIONS */
   connections?: number;
 }
@@ -49,10 +43,7 @@ export const errorsOf = (non2xx: number, mismatches: number, connection: number,
   total: non2xx + mismatches + connection + timeouts,
 });
 
-interface Counters {
-  mismatches: number;
-  statuses: Map<number, number>;
-}
+type Counters = { mismatches: number; statuses: Map<number, number> };
 
 async function once(target: HttpTarget, seconds: number, counters: Counters) {
   let next = 0;
