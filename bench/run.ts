@@ -55,7 +55,6 @@ try {
 
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1_000).toFixed(0)} s`;
-/** Each scenario's own rows and time, by the scenario that ran them. */
 const ran: { name: string; rows: Row[]; seconds: number }[] = [];
 const shared = new Map<string, Measurement>();
 const loadBefore = os.loadavg();

@@ -8,7 +8,6 @@ import { loadGenerator, type LoadGenerator } from './open-loop.js';
 import { contractCalls } from './servers.js';
 import { pace, type PacedWebhook, type PacerRun } from './webhook-pacer.js';
 
-/** The generator process, where `placement` says (pinning.ts). */
 export function startLoadGenerator(placement: Placement = {}): Promise<Child> {
   return spawnNode({
     name: 'S8 load generator',

@@ -53,7 +53,6 @@ export function mergeResults(previous: ScenarioResults[], run: ScenarioResults[]
   return [...kept, ...run].sort((a, b) => scenarioOrder(a.scenario, b.scenario));
 }
 
-/** S2 before S10; names without a number after those with one. */
 function scenarioOrder(a: string, b: string): number {
   const number = (name: string) => Number(/^S(\d+)$/i.exec(name)?.[1] ?? Number.POSITIVE_INFINITY);
   return number(a) - number(b) || a.localeCompare(b);

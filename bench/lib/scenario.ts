@@ -16,7 +16,6 @@ export interface Scenario {
   run(ctx: ScenarioContext): Promise<Row[]>;
 }
 
-/** Runs `use` with a started child and stops the child whatever happens. */
 export async function withChild<T, C extends { stop(): Promise<unknown> } = Child>(
   start: Promise<C>,
   use: (child: C) => Promise<T>,
