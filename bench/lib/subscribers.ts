@@ -6,15 +6,6 @@ const BATCH = 200;
 
 const wsUrl = (httpUrl: string, path: string) => `${httpUrl.replace(/^http/, 'ws')}${path}`;
 
-/** Opens `count` subscribers from `from` on, BATCH at a time; `open(i)` resolves once subscriber i is connected. */
-async function inBatches(from: number, count: number, open: (i: number) => Promise<void>, failed: Set<number>): Promise<void> {
-  for (let start = from; start < from + count; start += BATCH) {
-    await Promise.all(
-      Array.from({ length: Math.min(BATCH, from + count - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))),
-    );
-  }
-}
-
 /** `handshake(i)`: subscriber i's first message after open (connection_init) and the one after the first answer (subscribe). */
 function socketFleet(options: {
   url: string;
@@ -59,7 +50,13 @@ function socketFleet(options: {
     get failures() {
       return failed.size;
     },
-    grow: (target: number) => inBatches(sockets.length, target - sockets.length, open, failed),
+    /** Opens subscribers up to `target`, BATCH at a time. */
+    async grow(target: number) {
+      for (let start = sockets.length; start < target; start += BATCH) {
+        const batch = Array.from({ length: Math.min(BATCH, target - start) }, (_, k) => start + k);
+        await Promise.all(batch.map((i) => open(i).catch(() => void failed.add(i))));
+      }
+    },
     async close() {
       closing = true;
       const all = sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise((r) => ws.once('close', r))));
