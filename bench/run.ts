@@ -124,9 +124,8 @@ process.stderr.write(
 function commitText(): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
   const paths = ['src', 'bench', 'scripts', 'package.json', 'package-lock.json', ':!bench/RESULTS.md'];
-  const dirty = git('status', '--porcelain', '--', ...paths)
-    .split('\n')
-    .filter(Boolean).length;
+  const status = git('status', '--porcelain', '--', ...paths);
+  const dirty = status ? status.split('\n').length : 0;
   return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ` with ${dirty} uncommitted change(s) under src/, bench/, scripts/ or in the package files` : ''}`;
 }
 
@@ -142,12 +141,8 @@ function benchVariables(): string[] {
 function machineCpu() {
   const at = performance.now() / 1_000;
   try {
-    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]!
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
+    const cpu = /^cpu\s+(.*)$/m.exec(readFileSync('/proc/stat', 'utf8'))![1]!;
+    const [user, nice, system, , , irq, softirq, steal] = cpu.split(/\s+/).map(Number);
     const [utime, stime, cutime, cstime] = procStat('self').slice(11, 15);
     return {
       busy: (user! + nice! + system! + irq! + softirq!) / 100,
