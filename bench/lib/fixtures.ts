@@ -75,19 +75,15 @@ export const vendings = Array.from({ length: 50 }, (_, n) => ({
 }));
 
 /** The planogram view of a vending's products (the contract does not show its shape; this is one plausible grid). */
-export function planogram(products: ProductLine[]): unknown {
-  const rows: Array<{ row: number; columns: unknown[] }> = [];
-  products.forEach((p, i) => {
-    const row = Math.floor(i / 4);
-    (rows[row] ??= { row: row + 1, columns: [] }).columns.push({
-      column: (i % 4) + 1,
-      productId: p.productId,
-      capacity: 10,
-      stock: p.quantity,
-    });
-  });
-  return { layout: 'grid', rows };
-}
+export const planogram = (products: ProductLine[]) => ({
+  layout: 'grid',
+  rows: Array.from({ length: Math.ceil(products.length / 4) }, (_, row) => ({
+    row: row + 1,
+    columns: products
+      .slice(row * 4, row * 4 + 4)
+      .map((p, k) => ({ column: k + 1, productId: p.productId, capacity: 10, stock: p.quantity })),
+  })),
+});
 
 /** The gateway's documented total: Σ productPrice × quantity. */
 export const totalOf = (t: Transaction): number => t.products.reduce((sum, p) => sum + p.productPrice * p.quantity, 0);
