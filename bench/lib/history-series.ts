@@ -99,8 +99,10 @@ export const RECENT_PENDING_QUERY =
 
 export type FillResult = Awaited<ReturnType<typeof postEvents>>;
 
-/** Posts `events` to a gateway, `inFlight` at a time over kept-alive connections; answer times as the sender saw them. */
-/** `failed`: answers other than 200 and webhooks never answered, once retried; `retried`: 503 answers the sender came back after. */
+/**
+ * Posts `events` to a gateway, `inFlight` at a time over kept-alive connections; answer times as the sender saw them.
+ * `failed`: answers other than 200 and webhooks never answered, once retried; `retried`: 503 answers the sender came back after.
+ */
 export async function postEvents(gatewayUrl: string, events: SeriesEvent[], inFlight = 32) {
   const sender = webhookSender(gatewayUrl, inFlight);
   const ms = new Array<number>(events.length);
