@@ -219,34 +219,25 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
       ? [{ label: 'gateway, REDIS_URL (events in Redis), HISTORY=off', env: { ...redis.env('s5-off'), HISTORY: 'off' }, redis }]
       : []),
   ]);
-  if (!(openFilesLimit() >= fdsNeeded(contenders.length * SUBSCRIBERS))) {
-    const voided = `ulimit -n ${openFilesLimit()} < ${fdsNeeded(contenders.length * SUBSCRIBERS)} needed`;
-    return [row('S5', `Redis: ${deployments.map((d) => d.kind).join(', ')}`, { voided })];
-  }
+  const voided = tooFewFiles(contenders.length);
+  if (voided) return [row('S5', `Redis: ${deployments.map((d) => d.kind).join(', ')}`, { voided })];
   const measured = await measuredRows(upstreamUrl, pacer, contenders, log);
   // The single Redis's pair, when it ran, comes first (deployments keep the order of REDIS_KINDS).
   const [on, off] = deployments[0]?.kind === 'single' ? measured : [];
-  const others = measured.filter((m) => m.contender.redis?.kind !== 'single');
-  return [
-    ...(on && off ? [on.row, off.row, historyRow('Redis', on, off)] : []),
-    ...others.flatMap((m) => [
-      m.row,
-      ...(on
-        ? [
-            differenceRow(
-              m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis',
-              m,
-              on,
-              false,
-              {
-                notes: 'both history on, in the same turns, at the same offered load',
-              },
-            ),
-          ]
-        : []),
-    ]),
-  ];
+  const rows = on && off ? [on.row, off.row, historyRow('Redis', on, off)] : [];
+  for (const m of measured.filter((m) => m.contender.redis?.kind !== 'single')) {
+    const what = m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis';
+    const notes = 'both history on, in the same turns, at the same offered load';
+    rows.push(m.row, ...(on ? [differenceRow(what, m, on, false, { notes })] : []));
+  }
+  return rows;
 }
+
+/** Why `gateways` gateways' subscribers cannot all be open at once in this process, if they cannot. */
+const tooFewFiles = (gateways: number) =>
+  openFilesLimit() >= fdsNeeded(gateways * SUBSCRIBERS)
+    ? undefined
+    : `ulimit -n ${openFilesLimit()} < ${fdsNeeded(gateways * SUBSCRIBERS)} needed`;
 
 export const s5: Scenario = {
   name: 'S5',
@@ -254,15 +245,9 @@ export const s5: Scenario = {
   async run({ upstream, log }) {
     // Read here, not when the module loads: a wrong value stops S5, not a run that does not include it.
     const redisKinds = redisKindsFrom(process.env.BENCH_S5_REDIS);
-    const limit = openFilesLimit();
     // Two gateways' subscribers are open at once in this process.
-    if (!(limit >= fdsNeeded(2 * SUBSCRIBERS))) {
-      return [
-        row('S5', `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`, {
-          voided: `ulimit -n ${limit} < ${fdsNeeded(2 * SUBSCRIBERS)} needed`,
-        }),
-      ];
-    }
+    const voided = tooFewFiles(2);
+    if (voided) return [row('S5', `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`, { voided })];
     return withChild(startLoadGenerator(), async (pacer) => {
       const inProcess: Contender[] = [
         { label: 'gateway, defaults (history on, in process)', env: {} },
