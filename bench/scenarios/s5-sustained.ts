@@ -65,6 +65,7 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
   const errors = Object.values(problems).reduce((n, count) => n + count, 0);
   const ok = errors === 0 && percentile(answerMs, 99) <= 50;
   const timed = (f: (t: TurnResult) => number) => sum((t) => f(t) * t.busySeconds) / busySeconds;
+  const [cores, receiverElu] = [timed((t) => t.cores), timed((t) => t.receiverElu)];
   const drained = turns.every((t) => t.drained);
   const turnsText = turns.length > 1 ? ` (${turns.length} turns of ${fmt(turns[0]!.seconds)} s)` : '';
   return row('S5', `${what}: ${RATE} webhooks/s × ${fmt(seconds)} s${turnsText} → ${fmt(side.subscribers)} subscribers`, {
@@ -90,10 +91,7 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
         : turns.some((t) => t.stillArriving)
           ? `wait capped ${CAP_MS / 1_000} s after the sending while deliveries still arrived`
           : 'deliveries stopped before all arrived',
-      `server CPU ${fmt(
-        timed((t) => t.cores),
-        2,
-      )} cores; receiver ELU ${fmt(timed((t) => t.receiverElu) * 100)}%${turns.some((t) => t.receiverElu > 0.95) ? ' (saturated)' : ''}`,
+      `server CPU ${fmt(cores, 2)} cores; receiver ELU ${fmt(receiverElu * 100)}%${turns.some((t) => t.receiverElu > 0.95) ? ' (saturated)' : ''}`,
     ]
       .filter(Boolean)
       .join('; '),
