@@ -22,11 +22,9 @@ export const variantLabel = (v: Variant): string =>
     `response cache ${v.responseCache ?? 'on'}`,
   ].join(', ');
 
-export interface Upstream extends Child {
-  stats(): Promise<Record<string, number>>;
-}
+export type Upstream = Awaited<ReturnType<typeof startUpstream>>;
 
-export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}): Promise<Upstream> {
+export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}) {
   const child = await spawnNode({
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
     entry: 'bench/lib/contract-upstream.ts',
@@ -36,10 +34,7 @@ export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?:
   });
   return {
     ...child,
-    async stats() {
-      const response = await fetch(`${child.url}/__stats`);
-      return (await response.json()) as Record<string, number>;
-    },
+    stats: async () => (await (await fetch(`${child.url}/__stats`)).json()) as Record<string, number>,
   };
 }
 
@@ -93,12 +88,18 @@ export async function startGateway(
   });
 }
 
-/** A GraphQL document POSTed to a gateway's /graphql with the client key: the answer's status and body. */
-export async function askGateway(url: string, query: string, variables?: Record<string, unknown>) {
-  const response = await fetch(`${url}/graphql`, {
+/** A GraphQL document POSTed to a gateway's /graphql (or a peer's `path`) with the client key: the answer's status and body. */
+export async function askGateway(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  { path = '/graphql', timeoutMs = 60_000 } = {},
+) {
+  const response = await fetch(`${url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
     body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   return { status: response.status, text: await response.text() };
 }
@@ -117,16 +118,7 @@ export async function startPeer(peer: PeerName, upstreamUrl: string): Promise<Ch
     name,
     entry,
     env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY, API_KEYS: CLIENT_KEY, NODE_ENV: 'production' },
-    async ready(url) {
-      const response = await fetch(`${url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
-        body: '{"query":"{ __typename }"}',
-        signal: AbortSignal.timeout(1_000),
-      });
-      await response.arrayBuffer();
-      return response.status === 200;
-    },
+    ready: async (url) => (await askGateway(url, '{ __typename }', undefined, { path, timeoutMs: 1_000 })).status === 200,
   });
 }
 
