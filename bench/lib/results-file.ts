@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { renderTable, ROW_KEYS, type Row } from './table.js';
+import { renderTable, ROW_KEYS } from './table.js';
 
 const text = z.string();
 /** The run that measured a section: what a reader needs to weigh its figures (rendered by renderSection). */
@@ -25,11 +25,7 @@ const ROW = z.object(Object.fromEntries(ROW_KEYS.map((key) => [key, text])) as R
 /** Parsed in this key order, so what is read back renders the same text. */
 const SECTION = z.object({ scenario: text, run: RUN, rows: z.array(ROW) });
 export type RunInfo = z.infer<typeof RUN>;
-export interface ScenarioResults {
-  scenario: string;
-  run: RunInfo;
-  rows: Row[];
-}
+export type ScenarioResults = z.infer<typeof SECTION>;
 
 const MARK = 'bench-results';
 const BLOCK = new RegExp(`<!-- ${MARK}\\n([\\s\\S]*?)\\n-->`, 'g');
