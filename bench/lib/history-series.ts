@@ -33,11 +33,7 @@ function product(k: number, quantity: number): ProductLine {
     quantity,
   };
 }
-const productsOf = (i: number): ProductLine[] => [
-  product(i, 1 + (i % 3)),
-  product(i + 667, 1 + ((i + 1) % 3)),
-  product(i + 1_334, 1 + ((i + 2) % 3)),
-];
+const productsOf = (i: number): ProductLine[] => [0, 1, 2].map((k) => product(i + 667 * k, 1 + ((i + k) % 3)));
 
 /** A series of up to `size` transactions, the newest dated `newestAt` (ms); `tag` keeps its event ids apart from another run's. */
 export function historySeries(size: number, newestAt: number, tag: string) {

@@ -60,6 +60,10 @@ const scope = () => {
   made.credential = credential;
   return made;
 };
+const viaUndici = async (id: string) => {
+  const answer = await pool.request({ method: 'GET', path: `/transactions/${id}`, headers: { authorization: UPSTREAM_KEY } });
+  return JSON.parse(await answer.body.text()) as unknown;
+};
 const viaClient = async (id: string) =>
   JSON.parse((await client.send({ method: 'GET', path: `/transactions/${id}`, authorization: UPSTREAM_KEY })).text) as unknown;
 
@@ -105,13 +109,7 @@ const DEPLOYED = '+ coalescing (the backend as deployed)';
 
 /** In the order each adds to the one before it; the GraphQL rows each add to the deployed backend; yoga alone stands alone. */
 const LAYERS: Layer[] = [
-  [
-    UNDICI,
-    async (id) => {
-      const answer = await pool.request({ method: 'GET', path: `/transactions/${id}`, headers: { authorization: UPSTREAM_KEY } });
-      return JSON.parse(await answer.body.text()) as unknown;
-    },
-  ],
+  [UNDICI, viaUndici],
   [CLIENT, viaClient, UNDICI],
   [GUARDS, (id) => limit.run(() => breaker.run(() => viaClient(id)), undefined, upstream.timeoutMs), CLIENT],
   [BACKEND, (id) => bare.app.upstream.getTransaction(id, credential, scope()), GUARDS],
