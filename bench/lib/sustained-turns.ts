@@ -52,8 +52,6 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
   const probeSender = webhookSender(server.url, 1);
   // unprobed: subscribers never reached by a probe at the opening; wrong: messages that were not events; strays: events of a closed turn.
   const side = {
-    label,
-    server,
     raw,
     subscribers,
     unprobed: 0,
