@@ -1,7 +1,7 @@
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
 import { httpSession, SETTINGS, type HttpSession, type HttpTarget, type Measurement, type RunFigures } from '../lib/http-load.js';
 import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
-import { withChild, type Scenario, type ScenarioContext } from '../lib/scenario.js';
+import { withChild, type Scenario } from '../lib/scenario.js';
 import { startBareHop, startGateway, type Variant } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { httpRow, times, type Row } from '../lib/table.js';
@@ -65,20 +65,6 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
 const missText = (m: Measurement): string =>
   m.callsPerQuery !== undefined && m.callsPerQuery > 0.005 ? `; NOT all cache hits (${fmt(m.callsPerQuery, 3)} upstream calls/answer)` : '';
 
-async function measureGroup(ctx: ScenarioContext, hop: HttpSession, { variant, shapes }: (typeof GROUPS)[number]): Promise<Row[]> {
-  const { upstream, log } = ctx;
-  return withChild(startGateway(upstream.url, variant), async (gateway) => {
-    const rows: Row[] = [];
-    for (const shape of shapes) {
-      log(`${shape.what}: in turns with the hop`);
-      const session = httpSession(shape.of(gateway.url), { upstream, server: gateway });
-      rows.push(await againstHop(hop, session, shape.what, shape.goal, shape.hits));
-      if (shape.key) ctx.shared.set(shape.key, session.result());
-    }
-    return rows;
-  });
-}
-
 /** Above this event-loop utilisation of the parent, the load generator, not the server, set the pace. */
 const LOADGEN_SATURATED = 0.95;
 const cpuPerAnswer = (f: RunFigures) => (f.serverCores ?? Number.NaN) / f.rps;
@@ -130,7 +116,16 @@ export const s1: Scenario = {
           'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)',
         ),
       ];
-      for (const group of GROUPS) rows.push(...(await measureGroup(ctx, hop, group)));
+      for (const { variant, shapes } of GROUPS) {
+        await withChild(startGateway(upstream.url, variant), async (gateway) => {
+          for (const shape of shapes) {
+            log(`${shape.what}: in turns with the hop`);
+            const session = httpSession(shape.of(gateway.url), { upstream, server: gateway });
+            rows.push(await againstHop(hop, session, shape.what, shape.goal, shape.hits));
+            if (shape.key) ctx.shared.set(shape.key, session.result());
+          }
+        });
+      }
       const h = hop.result();
       const hopRow = httpRow('S1', 'bare Node proxy hop GET /transactions/{id} (the reference: one more HTTP hop, no gateway work)', h, {
         ratio: `1× (reference); CPU/answer ${fmt(h.cpuPerRequestUs)} µs; ${h.runs.length} runs, in turns with each figure below`,
