@@ -48,11 +48,8 @@ function note(i: number, data: Buffer): void {
   const at = monotonicMs();
   let update: { eventId?: unknown; status?: unknown } | undefined;
   try {
-    const message = JSON.parse(data.toString()) as {
-      id?: string;
-      type?: string;
-      payload?: { errors?: unknown; data?: { transactionUpdated?: { eventId?: unknown; status?: unknown } } };
-    };
+    type Next = { id?: string; type?: string; payload?: { errors?: unknown; data?: { transactionUpdated?: typeof update } } };
+    const message = JSON.parse(data.toString()) as Next;
     const ours = kind === 'raw' || message.id === ids[i];
     if (message.type === 'next' && ours && !message.payload?.errors) update = message.payload?.data?.transactionUpdated;
   } catch {
