@@ -3,25 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { clusterHealthy } from '../../test/helpers/redis-cluster.js';
 import { waitForAsync } from '../../test/helpers/redis-process.js';
-import { freePort, spawnNode, type Child } from './children.js';
+import { freePort, spawnNode } from './children.js';
 
 export type RedisKind = 'single' | 'replica' | 'cluster';
 export const REDIS_KINDS: readonly RedisKind[] = ['single', 'replica', 'cluster'];
 
-interface RedisChild extends Child {
-  redisUrl: string;
-  /** Redis's CPU seconds (user + system) as INFO reports them: cpuSeconds() is the wrapper process's, not the server's. */
-  serverCpuSeconds(): Promise<number>;
-}
-
-function client(url: string): Redis {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => {});
-  return redis;
-}
+type RedisChild = Awaited<ReturnType<typeof startRedis>>;
 
 async function redisInfo(url: string, section: string): Promise<Map<string, string>> {
-  const redis = client(url);
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
   try {
     await redis.connect();
     const lines = (await redis.info(section)).split('\r\n').filter((l) => l.includes(':'));
@@ -32,26 +23,16 @@ async function redisInfo(url: string, section: string): Promise<Map<string, stri
 }
 
 /** One redis-server held by a Node child (redis-main.ts); `args`: a replica's `--replicaof`, a cluster node's options. */
-async function startRedis(args: string[] = []): Promise<RedisChild> {
+async function startRedis(args: string[] = []) {
   const toRedis = (httpUrl: string) => httpUrl.replace(/^http:/, 'redis:');
-  const child = await spawnNode({
-    name: 'redis-server',
-    entry: 'bench/lib/redis-main.ts',
-    args,
-    async ready(url) {
-      const redis = client(toRedis(url));
-      try {
-        await redis.connect();
-        return (await redis.ping()) === 'PONG';
-      } finally {
-        redis.disconnect();
-      }
-    },
-  });
+  // Ready once it answers INFO.
+  const ready = async (url: string) => (await redisInfo(toRedis(url), 'server')).size > 0;
+  const child = await spawnNode({ name: 'redis-server', entry: 'bench/lib/redis-main.ts', args, ready });
   const redisUrl = toRedis(child.url);
   return {
     ...child,
     redisUrl,
+    /** Redis's CPU seconds (user + system) as INFO reports them: cpuSeconds() is the wrapper process's, not the server's. */
     async serverCpuSeconds() {
       const cpu = await redisInfo(redisUrl, 'cpu');
       return Number(cpu.get('used_cpu_user')) + Number(cpu.get('used_cpu_sys'));
