@@ -16,8 +16,6 @@ export type WebhookTransaction = Pick<Transaction, 'transactionId' | 'status' | 
 export const statusFor = (n: number): string => (n % 2 === 0 ? 'pending' : 'completed');
 
 /** `post(id, n)`: fixture transaction `n % 200` under envelope id `id`, its status derived from `n`; `postRaw`: a body as is. */
-export type WebhookSender = ReturnType<typeof webhookSender>;
-
 export function webhookSender(baseUrl: string, connections = 16) {
   const pool = new Pool(baseUrl, { connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
   async function send(path: string, body: string, headers: Record<string, string>): Promise<Posted> {
