@@ -32,15 +32,12 @@ const BOUND_CORES = 0.9;
 /** Late sends above this share of a round void it: its p99 would be the generator's, not the server's. */
 const LATE_SHARE_LIMIT = 0.01;
 
-interface Path {
-  what: string;
-  generator: LoadGenerator;
-  watch: Watch;
-  runs: OpenLoopRun[];
-  warmUpErrors: HttpErrors[];
-  /** The gateway's garbage collections over each measured run (its /metrics; the hop has none). */
-  gc?: GcTotals[];
+/** A path of the rounds, driven from the generator process; `gc`: the gateway's collections over each measured run (the hop has none). */
+async function newPath(what: string, generatorChild: Child, target: HttpTarget, watch: Watch, gc?: GcTotals[]) {
+  const generator = await remoteGenerator(generatorChild, target);
+  return { what, generator, watch, runs: [] as OpenLoopRun[], warmUpErrors: [] as HttpErrors[], gc };
 }
+type Path = Awaited<ReturnType<typeof newPath>>;
 
 /** The pinned gateway's req/s for S8's request, closed loop: a warm-up, then SETTINGS.runs runs, the median. */
 async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (message: string) => void) {
@@ -185,14 +182,8 @@ export const s8: Scenario = {
             const priority =
               `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, ` +
               `generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
-            const path = async (what: string, target: HttpTarget, server: Child, gc?: GcTotals[]): Promise<Path> => ({
-              what,
-              generator: await remoteGenerator(generatorChild, target),
-              watch: { upstream, server },
-              runs: [],
-              warmUpErrors: [],
-              ...(gc ? { gc } : {}),
-            });
+            const path = (what: string, target: HttpTarget, server: Child, gc?: GcTotals[]) =>
+              newPath(what, generatorChild, target, { upstream, server }, gc);
             const hop = await path('bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', restTarget(bare.url), bare);
             const rest = await path('gateway REST GET /transactions/{id}, cache off', gatewayRest(gateway.url), gateway, []);
             const graphql = await path(
