@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildDist } from '../scripts/build.js';
@@ -7,7 +7,7 @@ import { killAllNow, procStat, REPO_ROOT, stopAll } from './lib/children.js';
 import { SETTINGS, type Measurement } from './lib/http-load.js';
 import type { Scenario } from './lib/scenario.js';
 import { startUpstream } from './lib/servers.js';
-import { editedOutsideData, mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
+import { mergeResults, readResults, renderResults, type RunInfo, type ScenarioResults } from './lib/results-file.js';
 import { renderTable, row, type Row } from './lib/table.js';
 import { s1 } from './scenarios/s1-single.js';
 import { s2 } from './scenarios/s2-dashboard.js';
@@ -52,17 +52,9 @@ try {
   process.stderr.write(`${(error as Error).message}\n`);
   process.exit(2);
 }
-const edited = existsSync(RESULTS) ? editedOutsideData(readFileSync(RESULTS, 'utf8'), previous) : [];
-if (edited.length > 0) {
-  process.stderr.write(
-    `bench/RESULTS.md: the heading or table of ${edited.join(' ')} differs from its bench-results JSON; ` +
-      `the file will be written from the JSON (stop now and edit it there to keep the change)\n`,
-  );
-}
 
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1_000).toFixed(0)} s`;
-/** Each scenario's own rows and time, by the scenario that ran them. */
 const ran: { name: string; rows: Row[]; seconds: number }[] = [];
 const shared = new Map<string, Measurement>();
 const loadBefore = os.loadavg();
@@ -132,9 +124,8 @@ process.stderr.write(
 function commitText(): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
   const paths = ['src', 'bench', 'scripts', 'package.json', 'package-lock.json', ':!bench/RESULTS.md'];
-  const dirty = git('status', '--porcelain', '--', ...paths)
-    .split('\n')
-    .filter(Boolean).length;
+  const status = git('status', '--porcelain', '--', ...paths);
+  const dirty = status ? status.split('\n').length : 0;
   return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ` with ${dirty} uncommitted change(s) under src/, bench/, scripts/ or in the package files` : ''}`;
 }
 
@@ -150,12 +141,8 @@ function benchVariables(): string[] {
 function machineCpu() {
   const at = performance.now() / 1_000;
   try {
-    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]!
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
+    const cpu = /^cpu\s+(.*)$/m.exec(readFileSync('/proc/stat', 'utf8'))![1]!;
+    const [user, nice, system, , , irq, softirq, steal] = cpu.split(/\s+/).map(Number);
     const [utime, stime, cutime, cstime] = procStat('self').slice(11, 15);
     return {
       busy: (user! + nice! + system! + irq! + softirq!) / 100,

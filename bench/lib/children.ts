@@ -6,20 +6,9 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PRELOAD = fileURLToPath(new URL('./child-preload.ts', import.meta.url));
 
-export interface Child {
-  name: string;
-  pid: number;
-  url: string;
-  port: number;
-  output(): string;
-  cpuSeconds(): number;
-  /** SIGUSR2: a forced garbage collection (child-preload.ts). */
-  signal(name: NodeJS.Signals): void;
-  stop(): Promise<void>;
-}
+export type Child = Awaited<ReturnType<typeof spawnNode>>;
 
 const running = new Set<ChildProcess>();
-const graceMs = new WeakMap<ChildProcess, number>();
 
 export function killAllNow(): void {
   for (const child of running) child.kill('SIGKILL');
@@ -33,7 +22,7 @@ async function stopProcess(child: ChildProcess): Promise<void> {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     // The gateway's graceful shutdown may wait for connections; the bench does not.
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs.get(child) ?? 1_500);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 1_500);
     await exited;
     clearTimeout(timer);
   }
@@ -68,20 +57,19 @@ export function cpuSecondsOf(pid: number): number {
   }
 }
 
+/** CPU seconds of every process named `name` (its /proc comm), by pid. */
 export function cpuSecondsOfProcesses(name: string): Map<number, number> {
-  const seconds = new Map<number, number>();
-  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-    const comm = (() => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-      } catch {
-        return undefined;
-      }
-    })();
-    const used = comm === name ? cpuSecondsOf(Number(pid)) : Number.NaN;
-    if (!Number.isNaN(used)) seconds.set(Number(pid), used);
-  }
-  return seconds;
+  const named = (pid: string) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
+    } catch {
+      return false;
+    }
+  };
+  const pids = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && named(entry))
+    .map(Number);
+  return new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)] as const).filter(([, used]) => !Number.isNaN(used)));
 }
 
 export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
@@ -99,8 +87,6 @@ export interface SpawnOptions {
   /** A path that answers 200 once the child serves, or a check of its own; polled every 50 ms for up to 30 s. @default '/readyz' */
   ready?: string | ((url: string) => Promise<boolean>);
   nodeFlags?: string[];
-  /** Time from SIGTERM to SIGKILL on stop (a child writing a CPU profile at exit needs more). @default 1500 */
-  stopGraceMs?: number;
   /** CPUs the child (every thread of it) may run on, a `taskset -c` list such as "0"; the caller checks taskset exists (pinning.ts). */
   cpus?: string;
   /** Nice value to start the child at (every thread of it, through `nice -n`; lower runs first). */
@@ -120,7 +106,6 @@ function spawnChild(options: SpawnOptions, env: Record<string, string | undefine
   const [command, ...args] = [...prefix, process.execPath, ...nodeArgs] as [string, ...string[]];
   const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   running.add(child);
-  if (options.stopGraceMs !== undefined) graceMs.set(child, options.stopGraceMs);
   let tail = '';
   const keep = (chunk: Buffer) => (tail = (tail + chunk.toString('utf8')).slice(-4_000));
   child.stdout!.on('data', keep);
@@ -130,18 +115,19 @@ function spawnChild(options: SpawnOptions, env: Record<string, string | undefine
 }
 
 /** Starts a server child on a free loopback port (env PORT, HOST) and waits until it is ready. */
-export async function spawnNode(options: SpawnOptions): Promise<Child> {
+export async function spawnNode(options: SpawnOptions) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawnChild(options, { ...options.env, PORT: String(port), HOST: '127.0.0.1' });
-  const handle: Child = {
+  const handle = {
     name: options.name,
     pid: child.pid ?? -1,
     url,
     port,
     output: child.output,
     cpuSeconds: () => cpuSecondsOf(child.pid ?? -1),
-    signal: (name) => void child.kill(name),
+    /** SIGUSR2: a forced garbage collection (child-preload.ts). */
+    signal: (name: NodeJS.Signals): void => void child.kill(name),
     stop: () => stopProcess(child),
   };
   const ready = typeof options.ready === 'function' ? options.ready : answers200(options.ready ?? '/readyz');
@@ -160,7 +146,6 @@ export function spawnIpcChild(entry: string, args: string[]) {
   const child = spawnChild({ name: entry, entry, args }, {});
   return { process: child, output: child.output, cpuSeconds: () => cpuSecondsOf(child.pid ?? -1), stop: () => stopProcess(child) };
 }
-export type IpcChild = ReturnType<typeof spawnIpcChild>;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

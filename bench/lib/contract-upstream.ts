@@ -18,15 +18,8 @@ const EMPTY = json({});
 function buildAnswers(): Map<string, [Route, Buffer]> {
   const answers = new Map<string, [Route, Buffer]>();
   for (const t of transactions) answers.set(`/transactions/${t.transactionId}`, ['GET /transactions/{id}', json({ data: t })]);
-  const views = {
-    flat: (v: (typeof vendings)[number]) => v,
-    planogram: (v: (typeof vendings)[number]) => ({ ...v, products: planogram(v.products) }),
-  };
-  for (const [query, view] of [
-    ['', views.flat],
-    ['?products=flat', views.flat],
-    ['?products=planogram', views.planogram],
-  ] as const) {
+  for (const query of ['', '?products=flat', '?products=planogram']) {
+    const view = (v: (typeof vendings)[number]) => (query.endsWith('planogram') ? { ...v, products: planogram(v.products) } : v);
     answers.set(`/vendings${query}`, ['GET /vendings', json({ data: vendings.map(view) })]);
     for (const v of vendings) answers.set(`/vendings/${v.vendingId}${query}`, ['GET /vendings/{id}', json({ data: view(v) })]);
   }

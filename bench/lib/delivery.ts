@@ -2,18 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { sleep } from './children.js';
 import { fmt } from './stats.js';
 
-export interface RoundResult {
-  p50: number;
-  p99: number;
-  last: number;
-  missing: number;
-  duplicates: number;
-  wrong: number;
-  answerMs: number;
-  answerStatus: number;
-}
+export const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
-/** Which subscribers of an in-process fleet (S5) got a probe event. */
+/** Which subscribers of a fleet got a probe event. */
 export class ProbeTracker {
   private done: (() => void) | undefined;
   private probed: Uint8Array;

@@ -15,12 +15,6 @@ function sameJson(expected: unknown, actual: unknown): boolean {
   return expected === actual;
 }
 
-/** A check as plain JSON, to be rebuilt in another process (S8's load generator child). */
-export interface BodyCheckWire {
-  expected: unknown;
-  exact?: string;
-}
-
 export class BodyCheck {
   private readonly confirmed: string[] = [];
   private exactBytes: string | undefined;
@@ -36,11 +30,12 @@ export class BodyCheck {
     return check;
   }
 
-  static fromWire(wire: BodyCheckWire): BodyCheck {
+  /** A check rebuilt from toWire's JSON in another process (S8's load generator child). */
+  static fromWire(wire: ReturnType<BodyCheck['toWire']>): BodyCheck {
     return wire.exact === undefined ? new BodyCheck(wire.expected) : BodyCheck.exact(wire.exact);
   }
 
-  toWire(): BodyCheckWire {
+  toWire(): { expected: unknown; exact?: string } {
     return this.exactBytes === undefined ? { expected: this.expected } : { expected: this.expected, exact: this.exactBytes };
   }
 

@@ -16,21 +16,6 @@ export interface Transaction {
   [extra: string]: unknown;
 }
 
-export interface Vending {
-  vendingId: string;
-  status: string;
-  online: boolean;
-  enabled: boolean;
-  address: string;
-  building: string;
-  countryCode: string;
-  currencyCode: string;
-  identifier: string;
-  posId: string;
-  products: ProductLine[];
-  [extra: string]: unknown;
-}
-
 /** UUID-shaped (the contract's identifiers are strings shown as UUIDs), stable per (kind, n). */
 export const uuid = (kind: number, n: number): string => {
   const hex = (kind * 1_000_003 + n).toString(16).padStart(12, '0');
@@ -74,7 +59,7 @@ export const transactions: Transaction[] = Array.from({ length: 200 }, (_, n) =>
   createdAt: new Date(Date.UTC(2026, 0, 1 + (n % 28), 8, n % 60)).toISOString(),
 }));
 
-export const vendings: Vending[] = Array.from({ length: 50 }, (_, n) => ({
+export const vendings = Array.from({ length: 50 }, (_, n) => ({
   vendingId: uuid(4, n),
   status: n % 10 === 9 ? 'maintenance' : 'active',
   online: n % 7 !== 3,
@@ -90,19 +75,15 @@ export const vendings: Vending[] = Array.from({ length: 50 }, (_, n) => ({
 }));
 
 /** The planogram view of a vending's products (the contract does not show its shape; this is one plausible grid). */
-export function planogram(products: ProductLine[]): unknown {
-  const rows: Array<{ row: number; columns: unknown[] }> = [];
-  products.forEach((p, i) => {
-    const row = Math.floor(i / 4);
-    (rows[row] ??= { row: row + 1, columns: [] }).columns.push({
-      column: (i % 4) + 1,
-      productId: p.productId,
-      capacity: 10,
-      stock: p.quantity,
-    });
-  });
-  return { layout: 'grid', rows };
-}
+export const planogram = (products: ProductLine[]) => ({
+  layout: 'grid',
+  rows: Array.from({ length: Math.ceil(products.length / 4) }, (_, row) => ({
+    row: row + 1,
+    columns: products
+      .slice(row * 4, row * 4 + 4)
+      .map((p, k) => ({ column: k + 1, productId: p.productId, capacity: 10, stock: p.quantity })),
+  })),
+});
 
 /** The gateway's documented total: Σ productPrice × quantity. */
 export const totalOf = (t: Transaction): number => t.products.reduce((sum, p) => sum + p.productPrice * p.quantity, 0);

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { BodyCheck } from './expect.js';
 import { uuid, type ProductLine } from './fixtures.js';
-import { CLIENT_KEY } from './servers.js';
+import { askGateway } from './servers.js';
 import { percentiles } from './stats.js';
 import { webhookSender, type WebhookTransaction } from './webhooks.js';
 
@@ -15,14 +15,7 @@ export interface SeriesEvent {
   at: Date;
 }
 
-export interface HistorySeries {
-  /** The events of transactions [from, to), in series order (each transaction's pending first). */
-  events(from: number, to: number): SeriesEvent[];
-  /** The answer to RECENT_QUERY (or RECENT_PENDING_QUERY with `pendingOnly`) once transactions [0, count) are in. */
-  recentCheck(count: number, pendingOnly?: boolean): BodyCheck;
-  /** How many of transactions [0, count) were last updated in [since, until) (ms): STATS_QUERY's `count`. */
-  countBetween(count: number, since: number, until: number): number;
-}
+export type HistorySeries = ReturnType<typeof historySeries>;
 
 const finalStatus = (i: number): string => (i % 4 === 0 ? 'pending' : i % 4 === 3 ? 'failed' : 'completed');
 /** Distinct products sold over the series: what the statistics' top products sort (an operator's range). */
@@ -40,14 +33,10 @@ function product(k: number, quantity: number): ProductLine {
     quantity,
   };
 }
-const productsOf = (i: number): ProductLine[] => [
-  product(i, 1 + (i % 3)),
-  product(i + 667, 1 + ((i + 1) % 3)),
-  product(i + 1_334, 1 + ((i + 2) % 3)),
-];
+const productsOf = (i: number): ProductLine[] => [0, 1, 2].map((k) => product(i + 667 * k, 1 + ((i + k) % 3)));
 
 /** A series of up to `size` transactions, the newest dated `newestAt` (ms); `tag` keeps its event ids apart from another run's. */
-export function historySeries(size: number, newestAt: number, tag: string): HistorySeries {
+export function historySeries(size: number, newestAt: number, tag: string) {
   const start = newestAt - size * STEP_MS;
   const pendingAt = (i: number) => start + i * STEP_MS;
   const lastUpdated = (i: number) => pendingAt(i) + (i % 4 === 0 ? 0 : STEP_MS / 2);
@@ -68,7 +57,8 @@ export function historySeries(size: number, newestAt: number, tag: string): Hist
     };
   };
   return {
-    events(from, to) {
+    /** The events of transactions [from, to), in series order (each transaction's pending first). */
+    events(from: number, to: number) {
       const out: SeriesEvent[] = [];
       for (let i = from; i < to; i += 1) {
         out.push({ id: `s10-${tag}-${i}-p`, transaction: transaction(i, 'pending'), at: new Date(pendingAt(i)) });
@@ -76,12 +66,14 @@ export function historySeries(size: number, newestAt: number, tag: string): Hist
       }
       return out;
     },
-    countBetween(count, since, until) {
+    /** How many of transactions [0, count) were last updated in [since, until) (ms): STATS_QUERY's `count`. */
+    countBetween(count: number, since: number, until: number) {
       let n = 0;
       for (let i = 0; i < count; i += 1) if (lastUpdated(i) >= since && lastUpdated(i) < until) n += 1;
       return n;
     },
-    recentCheck(count, pendingOnly = false) {
+    /** The answer to RECENT_QUERY (or RECENT_PENDING_QUERY with `pendingOnly`) once transactions [0, count) are in. */
+    recentCheck(count: number, pendingOnly = false) {
       const nodes = [];
       for (let i = count - 1; i >= 0 && nodes.length < PAGE; i -= 1) if (!pendingOnly || finalStatus(i) === 'pending') nodes.push(node(i));
       return new BodyCheck({ data: { recentTransactions: { nodes } } });
@@ -101,19 +93,13 @@ export const STATS_QUERY =
 export const RECENT_PENDING_QUERY =
   `query RecentPending { recentTransactions(first: ${PAGE}, status: ["pending"]) ` + `{ nodes { ${NODE_FIELDS} } } }`;
 
-export interface FillResult {
-  webhooks: number;
-  seconds: number;
-  /** Answers other than 200 and webhooks never answered, once retried where the gateway said 503. */
-  failed: number;
-  /** 503 answers the sender came back after (each webhook answered 200 in the end counts as delivered). */
-  retried: number;
-  p50: number;
-  p99: number;
-}
+export type FillResult = Awaited<ReturnType<typeof postEvents>>;
 
-/** Posts `events` to a gateway, `inFlight` at a time over kept-alive connections; answer times as the sender saw them. */
-export async function postEvents(gatewayUrl: string, events: SeriesEvent[], inFlight = 32): Promise<FillResult> {
+/**
+ * Posts `events` to a gateway, `inFlight` at a time over kept-alive connections; answer times as the sender saw them.
+ * `failed`: answers other than 200 and webhooks never answered, once retried; `retried`: 503 answers the sender came back after.
+ */
+export async function postEvents(gatewayUrl: string, events: SeriesEvent[], inFlight = 32) {
   const sender = webhookSender(gatewayUrl, inFlight);
   const ms = new Array<number>(events.length);
   let failed = 0;
@@ -157,11 +143,7 @@ export async function postEvents(gatewayUrl: string, events: SeriesEvent[], inFl
 
 /** How many transactions the gateway's history holds (`totalCount`), or why it could not say (HISTORY=off answers an error). */
 export async function historyTotal(gatewayUrl: string): Promise<number | string> {
-  const response = await fetch(`${gatewayUrl}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
-    body: JSON.stringify({ query: '{ recentTransactions(first: 0) { totalCount } }' }),
-  });
-  const body = (await response.json()) as { data?: { recentTransactions?: { totalCount: number } }; errors?: Array<{ message: string }> };
-  return body.data?.recentTransactions?.totalCount ?? body.errors?.[0]?.message ?? `status ${response.status}`;
+  const { status, text } = await askGateway(gatewayUrl, '{ recentTransactions(first: 0) { totalCount } }');
+  const body = JSON.parse(text) as { data?: { recentTransactions?: { totalCount: number } }; errors?: Array<{ message: string }> };
+  return body.data?.recentTransactions?.totalCount ?? body.errors?.[0]?.message ?? `status ${status}`;
 }

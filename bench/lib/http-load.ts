@@ -14,18 +14,12 @@ export const SETTINGS = {
   pairedRuns: Number(process.env.BENCH_PAIRED_RUNS ?? 6),
 };
 
-/** One request shape; several rotate (each client takes the next in turn). */
-export interface RequestCase {
-  path: string;
-  body?: string;
-  check: BodyCheck;
-}
-
+/** `cases`: request shapes that rotate (each client takes the next in turn). */
 export interface HttpTarget {
   url: string;
   method: 'GET' | 'POST' | 'PUT';
   headers: Record<string, string>;
-  cases: RequestCase[];
+  cases: Array<{ path: string; body?: string; check: BodyCheck }>;
   /** Requests in flight at once; @default BENCH_CONNECTIONS */
   connections?: number;
 }
@@ -36,38 +30,12 @@ export interface Watch {
   server?: Child;
 }
 
-export interface RunFigures {
-  rps: number;
-  p99: number;
-  requests: number;
-  /** Upstream contract calls during the run ÷ requests, when an upstream was given. */
-  callsPerQuery: number | undefined;
-  /** CPU used by the measured child over the run, in cores (1 = one core busy). */
-  serverCores: number | undefined;
-  /** Event-loop utilisation of this (load generating) process over the run. */
-  loadgenElu: number;
-}
+export type HttpErrors = ReturnType<typeof errorsOf>;
+export type HttpSession = ReturnType<typeof httpSession>;
+export type RunFigures = Awaited<ReturnType<HttpSession['run']>>;
+export type Measurement = ReturnType<HttpSession['result']>;
 
-export interface HttpErrors {
-  non2xx: number;
-  mismatches: number;
-  connection: number;
-  timeouts: number;
-  total: number;
-}
-
-export interface Measurement {
-  runs: RunFigures[];
-  rps: { median: number; min: number; max: number };
-  p99: number;
-  callsPerQuery: number | undefined;
-  /** Median over the runs of the measured child's CPU time per request, in µs (NaN without a child). */
-  cpuPerRequestUs: number;
-  errors: HttpErrors;
-  notes: string[];
-}
-
-export const errorsOf = (non2xx: number, mismatches: number, connection: number, timeouts: number): HttpErrors => ({
+export const errorsOf = (non2xx: number, mismatches: number, connection: number, timeouts: number) => ({
   non2xx,
   mismatches,
   connection,
@@ -75,10 +43,7 @@ export const errorsOf = (non2xx: number, mismatches: number, connection: number,
   total: non2xx + mismatches + connection + timeouts,
 });
 
-interface Counters {
-  mismatches: number;
-  statuses: Map<number, number>;
-}
+type Counters = { mismatches: number; statuses: Map<number, number> };
 
 async function once(target: HttpTarget, seconds: number, counters: Counters) {
   let next = 0;
@@ -118,15 +83,7 @@ async function once(target: HttpTarget, seconds: number, counters: Counters) {
 }
 
 /** What a closed loop of `inFlight` requests carried: checked 2xx answers per second (S8's capacity). */
-export interface ClosedLoopRun {
-  rps: number;
-  answered: number;
-  seconds: number;
-  errors: HttpErrors;
-  loadgenElu: number;
-}
-
-export async function closedLoop(target: HttpTarget, inFlight: number, seconds: number): Promise<ClosedLoopRun> {
+export async function closedLoop(target: HttpTarget, inFlight: number, seconds: number) {
   const counters: Counters = { mismatches: 0, statuses: new Map() };
   const elu = performance.eventLoopUtilization();
   const result = await once({ ...target, connections: inFlight }, seconds, counters);
@@ -142,13 +99,7 @@ export async function closedLoop(target: HttpTarget, inFlight: number, seconds: 
 }
 
 /** One target measured step by step, so two targets can take turns (S1); measureHttp runs it straight through. */
-export interface HttpSession {
-  warmUp(): Promise<void>;
-  run(): Promise<RunFigures>;
-  result(): Measurement;
-}
-
-export function httpSession(target: HttpTarget, watch: Watch = {}): HttpSession {
+export function httpSession(target: HttpTarget, watch: Watch = {}) {
   const counters: Counters = { mismatches: 0, statuses: new Map() };
   let non2xx = 0;
   let connection = 0;
@@ -158,40 +109,36 @@ export function httpSession(target: HttpTarget, watch: Watch = {}): HttpSession 
     connection += result.errors - result.timeouts;
     timeouts += result.timeouts;
   };
-  const runs: RunFigures[] = [];
+  /** `serverCores`: the measured child's CPU over a run; `callsPerQuery`: the upstream's contract calls ÷ requests. */
+  const runs: Array<{ rps: number; p99: number; requests: number; callsPerQuery?: number; serverCores?: number; loadgenElu: number }> = [];
+  async function run() {
+    const before = watch.upstream ? await watch.upstream.stats() : undefined;
+    const cpuBefore = watch.server?.cpuSeconds();
+    const elu = performance.eventLoopUtilization();
+    const started = performance.now();
+    const result = await once(target, SETTINGS.runSeconds, counters);
+    const elapsed = (performance.now() - started) / 1_000;
+    const loadgenElu = performance.eventLoopUtilization(elu).utilization;
+    const serverCores = watch.server ? (watch.server.cpuSeconds() - (cpuBefore ?? 0)) / elapsed : undefined;
+    tally(result);
+    let callsPerQuery: number | undefined;
+    if (watch.upstream && before) {
+      // Requests in flight when the run stopped still make their upstream calls: let them land, and
+      // divide by requests sent (completed + those), not completed, or short runs overstate the cost.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, Math.max(250, 2 * result.latency.p99))));
+      const sent = (result.requests as { sent?: number }).sent ?? result.requests.total;
+      callsPerQuery = contractCalls(before, await watch.upstream.stats()) / Math.max(1, sent);
+    }
+    const [requests, p99] = [result.requests.total, result.latency.p99];
+    const figures = { rps: requests / result.duration, p99, requests, callsPerQuery, serverCores, loadgenElu };
+    runs.push(figures);
+    return figures;
+  }
   return {
     async warmUp() {
       tally(await once(target, SETTINGS.warmupSeconds, counters));
     },
-    async run() {
-      const before = watch.upstream ? await watch.upstream.stats() : undefined;
-      const cpuBefore = watch.server?.cpuSeconds();
-      const elu = performance.eventLoopUtilization();
-      const started = performance.now();
-      const result = await once(target, SETTINGS.runSeconds, counters);
-      const elapsed = (performance.now() - started) / 1_000;
-      const loadgenElu = performance.eventLoopUtilization(elu).utilization;
-      const serverCores = watch.server ? (watch.server.cpuSeconds() - (cpuBefore ?? 0)) / elapsed : undefined;
-      tally(result);
-      let callsPerQuery: number | undefined;
-      if (watch.upstream && before) {
-        // Requests in flight when the run stopped still make their upstream calls: let them land, and
-        // divide by requests sent (completed + those), not completed, or short runs overstate the cost.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, Math.max(250, 2 * result.latency.p99))));
-        const sent = (result.requests as { sent?: number }).sent ?? result.requests.total;
-        callsPerQuery = contractCalls(before, await watch.upstream.stats()) / Math.max(1, sent);
-      }
-      const figures = {
-        rps: result.requests.total / result.duration,
-        p99: result.latency.p99,
-        requests: result.requests.total,
-        callsPerQuery,
-        serverCores,
-        loadgenElu,
-      };
-      runs.push(figures);
-      return figures;
-    },
+    run,
     result() {
       const rpsValues = runs.map((r) => r.rps);
       const notes: string[] = [];
@@ -216,7 +163,7 @@ export function httpSession(target: HttpTarget, watch: Watch = {}): HttpSession 
 }
 
 /** A warm-up, then SETTINGS.runs runs; `afterWarmUp` reads what the runs are to be measured against. */
-export async function measureHttp(target: HttpTarget, watch: Watch = {}, afterWarmUp?: () => Promise<unknown>): Promise<Measurement> {
+export async function measureHttp(target: HttpTarget, watch: Watch = {}, afterWarmUp?: () => Promise<unknown>) {
   const session = httpSession(target, watch);
   await session.warmUp();
   await afterWarmUp?.();

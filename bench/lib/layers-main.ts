@@ -5,6 +5,7 @@ import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 import { APOLLO_CLIENT_ACCEPT } from './http-load.js';
 import { ROTATED_IDS, SINGLE_BY_ID_QUERY } from './queries.js';
+import { gatewayEnv } from './servers.js';
 import { ALL_PERMISSIONS, keyIdentity } from '../../src/auth/permissions.js';
 
 // The built dist/, as deployed and as the bench's gateways run (gateway-main.ts says why).
@@ -23,16 +24,7 @@ const READS = Number(process.env.BENCH_S9_READS ?? 8_000);
 const ROUNDS = Number(process.env.BENCH_S9_ROUNDS ?? 5);
 const IN_FLIGHT = 32;
 
-const env = {
-  NODE_ENV: 'production',
-  BACKEND: 'rest',
-  UPSTREAM_URL: upstreamUrl,
-  UPSTREAM_API_KEY: UPSTREAM_KEY,
-  API_KEYS: 'bench-key',
-  LOG_LEVEL: 'silent',
-  RATE_LIMIT_PER_SECOND: '0',
-  WEBHOOK_UNSIGNED: 'allow',
-};
+const env = gatewayEnv(upstreamUrl);
 const config = loadConfig(env);
 const credential = { authorization: 'bench-key', identity: keyIdentity('bench-key', ALL_PERMISSIONS) };
 const { upstream } = config;
@@ -67,6 +59,10 @@ const scope = () => {
   const made = newScope('bench', deployed.logger, config.upstreamCallsPerRequest);
   made.credential = credential;
   return made;
+};
+const viaUndici = async (id: string) => {
+  const answer = await pool.request({ method: 'GET', path: `/transactions/${id}`, headers: { authorization: UPSTREAM_KEY } });
+  return JSON.parse(await answer.body.text()) as unknown;
 };
 const viaClient = async (id: string) =>
   JSON.parse((await client.send({ method: 'GET', path: `/transactions/${id}`, authorization: UPSTREAM_KEY })).text) as unknown;
@@ -113,13 +109,7 @@ const DEPLOYED = '+ coalescing (the backend as deployed)';
 
 /** In the order each adds to the one before it; the GraphQL rows each add to the deployed backend; yoga alone stands alone. */
 const LAYERS: Layer[] = [
-  [
-    UNDICI,
-    async (id) => {
-      const answer = await pool.request({ method: 'GET', path: `/transactions/${id}`, headers: { authorization: UPSTREAM_KEY } });
-      return JSON.parse(await answer.body.text()) as unknown;
-    },
-  ],
+  [UNDICI, viaUndici],
   [CLIENT, viaClient, UNDICI],
   [GUARDS, (id) => limit.run(() => breaker.run(() => viaClient(id)), undefined, upstream.timeoutMs), CLIENT],
   [BACKEND, (id) => bare.app.upstream.getTransaction(id, credential, scope()), GUARDS],

@@ -2,13 +2,12 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnNode, type Child, type Placement } from './children.js';
-import { BodyCheck, type BodyCheckWire } from './expect.js';
+import { BodyCheck } from './expect.js';
 import type { HttpTarget, Watch } from './http-load.js';
-import { loadGenerator, type ClosedLoopRun, type GeneratedRun, type LoadGenerator } from './open-loop.js';
+import { loadGenerator, type LoadGenerator } from './open-loop.js';
 import { contractCalls } from './servers.js';
 import { pace, type PacedWebhook, type PacerRun } from './webhook-pacer.js';
 
-/** The generator process, where `placement` says (pinning.ts). */
 export function startLoadGenerator(placement: Placement = {}): Promise<Child> {
   return spawnNode({
     name: 'S8 load generator',
@@ -36,25 +35,17 @@ export const runPacer = (generator: Child, run: PacerRun): Promise<PacedWebhook[
 export async function remoteGenerator(generator: Child, target: HttpTarget): Promise<LoadGenerator> {
   const { id } = await post<{ id: number }>(generator, '/targets', { target: toWire(target) });
   return {
-    openLoop: (rate, seconds) => post<GeneratedRun>(generator, '/open', { id, rate, seconds }, seconds),
-    closedLoop: (inFlight, seconds) => post<ClosedLoopRun>(generator, '/closed', { id, inFlight, seconds }, seconds),
+    openLoop: (rate, seconds) => post(generator, '/open', { id, rate, seconds }, seconds),
+    closedLoop: (inFlight, seconds) => post(generator, '/closed', { id, inFlight, seconds }, seconds),
     close: () => post<unknown>(generator, '/close', { id }).then(() => undefined),
   };
 }
 
-export interface OpenLoopRun extends GeneratedRun {
-  serverCpuUs: number;
-  callsPerRequest: number | undefined;
-}
-
-export interface CapacityRun extends ClosedLoopRun {
-  /** Measured child's CPU over the run, in cores (near 1 when pinned to a core it had to itself: CPU bound). */
-  serverCores: number;
-  serverCpuUs: number;
-}
+export type OpenLoopRun = Awaited<ReturnType<typeof measuredOpenLoop>>;
+export type CapacityRun = Awaited<ReturnType<typeof measuredClosedLoop>>;
 
 /** One open-loop run at `rate`, with the server's CPU and the upstream's calls over it. */
-export async function measuredOpenLoop(generator: LoadGenerator, rate: number, seconds: number, watch: Watch): Promise<OpenLoopRun> {
+export async function measuredOpenLoop(generator: LoadGenerator, rate: number, seconds: number, watch: Watch) {
   const before = watch.upstream ? await watch.upstream.stats() : undefined;
   const cpuBefore = watch.server?.cpuSeconds() ?? Number.NaN;
   const run = await generator.openLoop(rate, seconds);
@@ -64,28 +55,22 @@ export async function measuredOpenLoop(generator: LoadGenerator, rate: number, s
   return { ...run, serverCpuUs, callsPerRequest };
 }
 
-export async function measuredClosedLoop(generator: LoadGenerator, inFlight: number, seconds: number, server: Child): Promise<CapacityRun> {
+export async function measuredClosedLoop(generator: LoadGenerator, inFlight: number, seconds: number, server: Child) {
   const cpuBefore = server.cpuSeconds();
   const run = await generator.closedLoop(inFlight, seconds);
   const used = server.cpuSeconds() - cpuBefore;
+  // serverCores: near 1 when pinned to a core it had to itself, CPU bound.
   return { ...run, serverCores: used / run.seconds, serverCpuUs: (used / Math.max(1, run.answered)) * 1e6 };
 }
 
-export interface WireTarget {
-  url: string;
-  method: HttpTarget['method'];
-  headers: Record<string, string>;
-  cases: Array<{ path: string; body?: string; check: BodyCheckWire }>;
-}
-
-export const toWire = (target: HttpTarget): WireTarget => ({
+export const toWire = (target: HttpTarget) => ({
   url: target.url,
   method: target.method,
   headers: target.headers,
   cases: target.cases.map((c) => ({ path: c.path, ...(c.body === undefined ? {} : { body: c.body }), check: c.check.toWire() })),
 });
 
-const fromWire = (wire: WireTarget): HttpTarget => ({
+const fromWire = (wire: ReturnType<typeof toWire>): HttpTarget => ({
   ...wire,
   cases: wire.cases.map((c) => ({ ...c, check: BodyCheck.fromWire(c.check) })),
 });
@@ -107,7 +92,7 @@ export function startLoadGeneratorServer(port: number, host: string): void {
   const routes: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
     '/targets': async (body) => {
       const id = nextId++;
-      generators.set(id, loadGenerator(fromWire(body.target as WireTarget)));
+      generators.set(id, loadGenerator(fromWire(body.target as ReturnType<typeof toWire>)));
       return { id };
     },
     '/open': (body) => generator(body.id).openLoop(Number(body.rate), Number(body.seconds)),

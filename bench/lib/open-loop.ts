@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { closedLoop, errorsOf, type ClosedLoopRun, type HttpErrors, type HttpTarget } from './http-load.js';
+import { closedLoop, errorsOf, type HttpErrors, type HttpTarget } from './http-load.js';
 import { percentiles } from './stats.js';
 
 /** A send leaving more than this after its scheduled time is late: the generator, not the server, kept it. */
@@ -8,10 +8,7 @@ export const LATE_MS = 2;
 /** After the last scheduled send, answers still missing this long are counted as timeouts. */
 const DRAIN_MS = 2_000;
 
-export type OpenLoopErrors = HttpErrors;
 export type LoadGenerator = ReturnType<typeof loadGenerator>;
-export type GeneratedRun = Awaited<ReturnType<LoadGenerator['openLoop']>>;
-export type { ClosedLoopRun };
 
 export function onSchedule(rate: number, total: number, fire: (n: number, at: number) => void): Promise<void> {
   const intervalMs = 1_000 / rate;
@@ -34,7 +31,7 @@ export function loadGenerator(target: HttpTarget) {
   const pool = new Pool(target.url, { connections: 256, pipelining: 1, headersTimeout: 10_000, bodyTimeout: 10_000 });
 
   /** Sends case `i`; `done` gets the answer's time, or undefined for an error (already counted in `errors`). */
-  function send(i: number, errors: OpenLoopErrors, done: (at: number | undefined) => void): void {
+  function send(i: number, errors: HttpErrors, done: (at: number | undefined) => void): void {
     const chosen = target.cases[i % target.cases.length]!;
     pool.request({ method: target.method, path: chosen.path, headers: target.headers, body: chosen.body }).then(
       async (answer) => {

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Placement } from './children.js';
 
@@ -6,14 +6,7 @@ import type { Placement } from './children.js';
 export const SERVER_NICE = -10;
 export const GENERATOR_NICE = -15;
 
-export interface S8Placement {
-  pinned: boolean;
-  text: string;
-  /** The gateway and the bare hop, measured alike. */
-  server: Placement;
-  upstream: Placement;
-  generator: Placement;
-}
+export type S8Placement = ReturnType<typeof planPlacement>;
 
 /** The CPUs this process may run on (Linux `Cpus_allowed_list`, e.g. "0-1,4"), in order; undefined where unknown. */
 export function allowedCpus(): number[] | undefined {
@@ -31,42 +24,36 @@ export function allowedCpus(): number[] | undefined {
   }
 }
 
-function hasTaskset(): boolean {
-  try {
-    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Why S8 cannot pin here, or the two cores: the first two CPUs this process may use. */
-function cores(wanted: boolean): { why: string } | { server: number; load: number } {
-  if (!wanted) return { why: 'BENCH_S8_PIN=off' };
+/** Where S8's processes run: the gateway and the bare hop alike (`server`), the upstream and the generator on the other core. */
+export function planPlacement(wanted: boolean): {
+  pinned: boolean;
+  text: string;
+  server: Placement;
+  upstream: Placement;
+  generator: Placement;
+} {
   const cpus = allowedCpus();
-  if (!cpus) return { why: 'the usable cores are unknown here (no /proc/self/status)' };
-  if (cpus.length < 2) return { why: `this process may use ${cpus.length} core, pinning needs 2` };
-  if (!hasTaskset()) return { why: 'taskset (util-linux) is not installed' };
-  return { server: cpus[0]!, load: cpus[1]! };
-}
-
-export function planPlacement(wanted: boolean): S8Placement {
-  const found = cores(wanted);
-  const serverNice = { nice: SERVER_NICE };
-  if ('why' in found) {
-    return {
-      pinned: false,
-      text: `UNPINNED (${found.why}): every process on any core`,
-      server: serverNice,
-      upstream: serverNice,
-      generator: { nice: GENERATOR_NICE },
-    };
+  const why = !wanted
+    ? 'BENCH_S8_PIN=off'
+    : !cpus
+      ? 'the usable cores are unknown here (no /proc/self/status)'
+      : cpus.length < 2
+        ? `this process may use ${cpus.length} core, pinning needs 2`
+        : spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status !== 0
+          ? 'taskset (util-linux) is not installed'
+          : undefined;
+  const server = { nice: SERVER_NICE };
+  if (why || !cpus) {
+    const text = `UNPINNED (${why}): every process on any core`;
+    return { pinned: false, text, server, upstream: server, generator: { nice: GENERATOR_NICE } };
   }
+  // The first two CPUs this process may use.
+  const [core, load] = [String(cpus[0]), String(cpus[1])];
   return {
     pinned: true,
-    text: `pinned with taskset: the server under test on core ${found.server}, the load generator and the upstream on core ${found.load}`,
-    server: { cpus: String(found.server), ...serverNice },
-    upstream: { cpus: String(found.load), ...serverNice },
-    generator: { cpus: String(found.load), nice: GENERATOR_NICE },
+    text: `pinned with taskset: the server under test on core ${core}, the load generator and the upstream on core ${load}`,
+    server: { cpus: core, ...server },
+    upstream: { cpus: load, ...server },
+    generator: { cpus: load, nice: GENERATOR_NICE },
   };
 }

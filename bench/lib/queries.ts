@@ -60,13 +60,9 @@ export const batchCheck = () =>
   new BodyCheck({
     data: {
       transactions: BATCH_IDS.map((id) => {
-        const t = transactions.find((x) => x.transactionId === id)!;
-        return {
-          transactionId: t.transactionId,
-          status: t.status,
-          total: totalOf(t),
-          products: t.products.map(({ productId, quantity }) => ({ productId, quantity })),
-        };
+        const t = transactionById.get(id)!;
+        const products = t.products.map(({ productId, quantity }) => ({ productId, quantity }));
+        return { transactionId: t.transactionId, status: t.status, total: totalOf(t), products };
       }),
     },
   });
@@ -83,18 +79,9 @@ export const fleetCheck = () =>
     data: {
       vendings: { totalCount: vendings.length },
       ...Object.fromEntries(
-        FLEET.map((v, i) => [
-          `v${i}`,
-          {
-            vendingId: v.vendingId,
-            identifier: v.identifier,
-            status: v.status,
-            online: v.online,
-            enabled: v.enabled,
-            address: v.address,
-            productCount: v.products.length,
-          },
-        ]),
+        FLEET.map(({ vendingId, identifier, status, online, enabled, address, products }, i) => {
+          return [`v${i}`, { vendingId, identifier, status, online, enabled, address, productCount: products.length }];
+        }),
       ),
     },
   });

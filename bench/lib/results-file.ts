@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { renderTable, ROW_KEYS, type Row } from './table.js';
+import { renderTable, ROW_KEYS } from './table.js';
 
 const text = z.string();
 /** The run that measured a section: what a reader needs to weigh its figures (rendered by renderSection). */
@@ -25,11 +25,7 @@ const ROW = z.object(Object.fromEntries(ROW_KEYS.map((key) => [key, text])) as R
 /** Parsed in this key order, so what is read back renders the same text. */
 const SECTION = z.object({ scenario: text, run: RUN, rows: z.array(ROW) });
 export type RunInfo = z.infer<typeof RUN>;
-export interface ScenarioResults {
-  scenario: string;
-  run: RunInfo;
-  rows: Row[];
-}
+export type ScenarioResults = z.infer<typeof SECTION>;
 
 const MARK = 'bench-results';
 const BLOCK = new RegExp(`<!-- ${MARK}\\n([\\s\\S]*?)\\n-->`, 'g');
@@ -53,7 +49,6 @@ export function mergeResults(previous: ScenarioResults[], run: ScenarioResults[]
   return [...kept, ...run].sort((a, b) => scenarioOrder(a.scenario, b.scenario));
 }
 
-/** S2 before S10; names without a number after those with one. */
 function scenarioOrder(a: string, b: string): number {
   const number = (name: string) => Number(/^S(\d+)$/i.exec(name)?.[1] ?? Number.POSITIVE_INFINITY);
   return number(a) - number(b) || a.localeCompare(b);
@@ -102,11 +97,6 @@ export function parseResults(text: string): ScenarioResults[] {
   const twice = names.find((name, i) => names.indexOf(name) !== i);
   if (twice) throw new Error(`bench/RESULTS.md has two sections for ${twice}: a scenario's rows come from one run`);
   return sections;
-}
-
-/** Scenarios whose heading or table in `text` is not what their JSON renders: an edit there that the next run will not keep. */
-export function editedOutsideData(text: string, sections: ScenarioResults[]): string[] {
-  return sections.filter((s) => !text.includes(renderSection(s))).map((s) => s.scenario);
 }
 
 export function readResults(path: string): ScenarioResults[] {

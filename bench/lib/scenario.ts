@@ -16,8 +16,10 @@ export interface Scenario {
   run(ctx: ScenarioContext): Promise<Row[]>;
 }
 
-/** Runs `use` with a started child and stops the child whatever happens. */
-export async function withChild<T, C extends Pick<Child, 'stop'> = Child>(start: Promise<C>, use: (child: C) => Promise<T>): Promise<T> {
+export async function withChild<T, C extends { stop(): Promise<unknown> } = Child>(
+  start: Promise<C>,
+  use: (child: C) => Promise<T>,
+): Promise<T> {
   const child = await start;
   try {
     return await use(child);
@@ -27,7 +29,7 @@ export async function withChild<T, C extends Pick<Child, 'stop'> = Child>(start:
 }
 
 /** Runs `use` with children started one after the other, and stops every one started whatever happens. */
-export async function withChildren<T, C extends Pick<Child, 'stop'> = Child>(
+export async function withChildren<T, C extends { stop(): Promise<unknown> } = Child>(
   starts: Array<() => Promise<C>>,
   use: (children: C[]) => Promise<T>,
 ): Promise<T> {

@@ -1,20 +1,15 @@
-import path from 'node:path';
 import { spec } from '../../src/config/spec.js';
 import { sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
 export const CLIENT_KEY = 'bench-key';
 
+/** Each absent: the gateway's own default (coalescing, sharing, compiled execution on, cache off, the response cache on: it acts only with CACHE_TTL_MS). */
 export interface Variant {
-  /** @default the gateway's own, on */
   coalesce?: 'on' | 'off';
-  /** @default the gateway's own, 0 (off) */
   cacheTtlMs?: number;
-  /** @default the gateway's own, on */
   sharing?: 'on' | 'off';
-  /** @default the gateway's own, on */
   compiledExecution?: 'on' | 'off';
-  /** @default the gateway's own, on (it acts only with CACHE_TTL_MS) */
   responseCache?: 'on' | 'off';
 }
 
@@ -27,11 +22,9 @@ export const variantLabel = (v: Variant): string =>
     `response cache ${v.responseCache ?? 'on'}`,
   ].join(', ');
 
-export interface Upstream extends Child {
-  stats(): Promise<Record<string, number>>;
-}
+export type Upstream = Awaited<ReturnType<typeof startUpstream>>;
 
-export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}): Promise<Upstream> {
+export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?: number; placement?: Placement } = {}) {
   const child = await spawnNode({
     name: delayMs > 0 ? `contract upstream (answers after ${delayMs} ms)` : 'contract upstream',
     entry: 'bench/lib/contract-upstream.ts',
@@ -41,10 +34,7 @@ export async function startUpstream({ delayMs = 0, placement = {} }: { delayMs?:
   });
   return {
     ...child,
-    async stats() {
-      const response = await fetch(`${child.url}/__stats`);
-      return (await response.json()) as Record<string, number>;
-    },
+    stats: async () => (await (await fetch(`${child.url}/__stats`)).json()) as Record<string, number>,
   };
 }
 
@@ -55,60 +45,63 @@ export function contractCalls(before: Record<string, number>, after: Record<stri
   return total;
 }
 
+/** What the bench's gateways run with, as deployed (layers-main.ts assembles S9's from it too). */
+export const gatewayEnv = (upstreamUrl: string) => ({
+  // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
+  NODE_ENV: 'production',
+  // The bench's webhook senders (bench/lib/webhooks.ts) do not sign.
+  WEBHOOK_UNSIGNED: 'allow',
+  BACKEND: 'rest',
+  UPSTREAM_URL: upstreamUrl,
+  UPSTREAM_API_KEY: UPSTREAM_KEY,
+  API_KEYS: CLIENT_KEY,
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_PER_SECOND: '0',
+});
+
 export async function startGateway(
   upstreamUrl: string,
   variant: Variant,
   extraEnv: Record<string, string> = {},
   placement: Placement = {},
 ): Promise<Child> {
-  const env: Record<string, string | undefined> = {
-    // Every configuration variable unset first, so the shell cannot change a variant.
-    ...Object.fromEntries(Object.keys(spec).map((name) => [name, undefined])),
-    // As deployed, and as the Apollo peer runs: graphql-js skips its development-only checks.
-    NODE_ENV: 'production',
-    // The bench's webhook senders (bench/lib/webhooks.ts) do not sign.
-    WEBHOOK_UNSIGNED: 'allow',
-    BACKEND: 'rest',
-    UPSTREAM_URL: upstreamUrl,
-    UPSTREAM_API_KEY: UPSTREAM_KEY,
-    API_KEYS: CLIENT_KEY,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_SECOND: '0',
-    CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
-    ...(process.env.BENCH_OTLP_ENDPOINT ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
-    ...extraEnv,
-  };
   const flags = {
     coalesce: variant.coalesce,
     sharing: variant.sharing,
     'compiled-execution': variant.compiledExecution,
     'response-cache': variant.responseCache,
   };
-  const args = Object.entries(flags).flatMap(([flag, value]) => (value ? [`--${flag}=${value}`] : []));
-  const name = `gateway (${variantLabel(variant)})`;
-  const interval = process.env.BENCH_CPU_PROF_INTERVAL ? [`--cpu-prof-interval=${process.env.BENCH_CPU_PROF_INTERVAL}`] : [];
-  const profile = process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`, ...interval]
-    : [];
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await spawnNode({
-        name,
-        entry: 'bench/lib/gateway-main.ts',
-        args,
-        env,
-        nodeFlags: ['--expose-gc', ...profile],
-        ...(profile.length ? { stopGraceMs: 15_000 } : {}),
-        ...placement,
-      });
-    } catch (error) {
-      if (attempt >= 4) throw error;
-      process.stderr.write(
-        `  gateway did not start (attempt ${attempt}), retrying in 10 s: ${String(error).split('\n').slice(0, 3).join(' | ')}\n`,
-      );
-      await sleep(10_000);
-    }
-  }
+  return spawnNode({
+    name: `gateway (${variantLabel(variant)})`,
+    entry: 'bench/lib/gateway-main.ts',
+    args: Object.entries(flags).flatMap(([flag, value]) => (value ? [`--${flag}=${value}`] : [])),
+    env: {
+      // Every configuration variable unset first, so the shell cannot change a variant.
+      ...Object.fromEntries(Object.keys(spec).map((name) => [name, undefined])),
+      ...gatewayEnv(upstreamUrl),
+      CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
+      ...(process.env.BENCH_OTLP_ENDPOINT ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
+      ...extraEnv,
+    },
+    nodeFlags: ['--expose-gc'],
+    ...placement,
+  });
+}
+
+/** A GraphQL document POSTed to a gateway's /graphql (or a peer's `path`) with the client key: the answer's status and body. */
+export async function askGateway(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  { path = '/graphql', timeoutMs = 60_000 } = {},
+) {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
+    body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  return { status: response.status, text: await response.text() };
 }
 
 /** S7's peers: each a child process over the same upstream, with the same client key check (bench/peers/). */
@@ -125,16 +118,7 @@ export async function startPeer(peer: PeerName, upstreamUrl: string): Promise<Ch
     name,
     entry,
     env: { UPSTREAM_URL: upstreamUrl, UPSTREAM_API_KEY: UPSTREAM_KEY, API_KEYS: CLIENT_KEY, NODE_ENV: 'production' },
-    async ready(url) {
-      const response = await fetch(`${url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
-        body: '{"query":"{ __typename }"}',
-        signal: AbortSignal.timeout(1_000),
-      });
-      await response.arrayBuffer();
-      return response.status === 200;
-    },
+    ready: async (url) => (await askGateway(url, '{ __typename }', undefined, { path, timeoutMs: 1_000 })).status === 200,
   });
 }
 
@@ -152,13 +136,10 @@ export async function startRawWs(): Promise<Child> {
   return spawnNode({ name: 'raw ws broadcaster', entry: 'bench/lib/raw-ws-main.ts' });
 }
 
-export interface MemoryReading {
-  rss: number;
-  heap: number;
-}
+export type MemoryReading = Awaited<ReturnType<typeof memoryAfterGc>>;
 
 /** A gateway's RSS and V8 heap used, read from /metrics after forced GCs (SIGUSR2, see child-preload.ts): live data, not garbage. */
-export async function memoryAfterGc(gateway: Child): Promise<MemoryReading> {
+export async function memoryAfterGc(gateway: Child) {
   for (let k = 0; k < 3; k += 1) {
     gateway.signal('SIGUSR2');
     await sleep(400);
@@ -166,16 +147,10 @@ export async function memoryAfterGc(gateway: Child): Promise<MemoryReading> {
   return { rss: await metric(gateway, 'process_resident_memory_bytes'), heap: await metric(gateway, 'nodejs_heap_size_used_bytes') };
 }
 
-/** Garbage collections a gateway has run so far, all kinds together (prom-client's nodejs_gc_duration_seconds). */
-export interface GcTotals {
-  count: number;
-  seconds: number;
-  /** Collections that took more than 1 ms, and more than 10 ms (the histogram's bounds around the latency S8 judges). */
-  over1ms: number;
-  over10ms: number;
-}
+/** Garbage collections a gateway has run so far, all kinds together (prom-client's nodejs_gc_duration_seconds), and how many took over 1 ms and 10 ms. */
+export type GcTotals = Awaited<ReturnType<typeof gcTotals>>;
 
-export async function gcTotals(child: Child): Promise<GcTotals> {
+export async function gcTotals(child: Child) {
   const text = await (await fetch(`${child.url}/metrics`)).text();
   const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((total, m) => total + Number(m[1]), 0);
   const count = sum(/^nodejs_gc_duration_seconds_count\{[^}]*\} ([0-9.eE+-]+)$/gm);

@@ -4,33 +4,15 @@ import { CLIENT_KEY } from './servers.js';
 export const SUBSCRIPTION = 'subscription { transactionUpdated { eventId status } }';
 const BATCH = 200;
 
-export interface Fleet {
-  readonly size: number;
-  readonly failures: number;
-  grow(target: number): Promise<void>;
-  close(): Promise<void>;
-}
-
 const wsUrl = (httpUrl: string, path: string) => `${httpUrl.replace(/^http/, 'ws')}${path}`;
 
-/** Opens `count` subscribers from `from` on, BATCH at a time; `open(i)` resolves once subscriber i is connected. */
-async function inBatches(from: number, count: number, open: (i: number) => Promise<void>, failed: Set<number>): Promise<void> {
-  for (let start = from; start < from + count; start += BATCH) {
-    await Promise.all(
-      Array.from({ length: Math.min(BATCH, from + count - start) }, (_, k) => open(start + k).catch(() => void failed.add(start + k))),
-    );
-  }
-}
-
-interface SocketFleetOptions {
+/** `handshake(i)`: subscriber i's first message after open (connection_init) and the one after the first answer (subscribe). */
+function socketFleet(options: {
   url: string;
   protocol?: string;
-  /** Subscriber i's first message after open (connection_init) and the one after the first answer (subscribe); none for raw. */
   handshake?: (i: number) => [string, string];
   sink(i: number, data: Buffer): void;
-}
-
-function socketFleet(options: SocketFleetOptions): Fleet {
+}) {
   const sockets: WebSocket[] = [];
   const failed = new Set<number>();
   let closing = false;
@@ -68,7 +50,13 @@ function socketFleet(options: SocketFleetOptions): Fleet {
     get failures() {
       return failed.size;
     },
-    grow: (target) => inBatches(sockets.length, target - sockets.length, open, failed),
+    /** Opens subscribers up to `target`, BATCH at a time. */
+    async grow(target: number) {
+      for (let start = sockets.length; start < target; start += BATCH) {
+        const batch = Array.from({ length: Math.min(BATCH, target - start) }, (_, k) => start + k);
+        await Promise.all(batch.map((i) => open(i).catch(() => void failed.add(i))));
+      }
+    },
     async close() {
       closing = true;
       const all = sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise((r) => ws.once('close', r))));
@@ -80,7 +68,7 @@ function socketFleet(options: SocketFleetOptions): Fleet {
 }
 
 /** graphql-ws subscribers; `idOf(i)`: subscriber i's subscription id (S5's are all '1', S4's and S6's a UUID each). */
-export const liteFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void, idOf = (_i: number) => '1'): Fleet =>
+export const liteFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void, idOf = (_i: number) => '1') =>
   socketFleet({
     url: wsUrl(httpUrl, '/graphql'),
     protocol: 'graphql-transport-ws',
@@ -91,8 +79,7 @@ export const liteFleet = (httpUrl: string, sink: (i: number, data: Buffer) => vo
     sink,
   });
 
-export const rawFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void): Fleet =>
-  socketFleet({ url: wsUrl(httpUrl, '/'), sink });
+export const rawFleet = (httpUrl: string, sink: (i: number, data: Buffer) => void) => socketFleet({ url: wsUrl(httpUrl, '/'), sink });
 
 /** The eventId of a graphql-ws `next` message, read without parsing the JSON; undefined for any other message. */
 export function eventIdOf(data: Buffer): string | undefined {

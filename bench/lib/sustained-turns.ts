@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { sleep, type Child } from './children.js';
 import { ProbeTracker } from './delivery.js';
-import { eventIdOf, liteFleet, rawFleet, type Fleet } from './subscribers.js';
+import { eventIdOf, liteFleet, rawFleet } from './subscribers.js';
 import { runPacer } from './load-generator.js';
 import { nowAbsolute, rawMessage, type PacedWebhook } from './webhook-pacer.js';
-import { statusFor, webhookSender, type WebhookSender } from './webhooks.js';
+import { statusFor, webhookSender } from './webhooks.js';
 
 const SENDER_CONNECTIONS = 32;
 /** After the sending: stop waiting once nothing arrived for QUIET_MS, or at the cap (bounds the bench's run time). */
@@ -12,34 +12,31 @@ const QUIET_MS = 5_000;
 export const CAP_MS = 120_000;
 const PREFIX = 's5_';
 
-interface TurnState {
-  prefix: string;
-  total: number;
-  /** counts[i * total + n]: deliveries of webhook n to subscriber i (saturating at 255); arrivedAt: the first one's time. */
-  counts: Uint8Array;
-  arrivedAt: Float64Array;
-  /** reached[n]: subscribers webhook n has reached at least once. */
-  reached: Uint32Array;
-  delivered: number;
-  foreign: number;
-  lastArrival: number;
-}
-
 export type Side = Awaited<ReturnType<typeof openSide>>;
 export type TurnResult = Awaited<ReturnType<Side['turn']>>;
 
 /** Opens `subscribers` subscribers of `server` (a gateway, or the raw broadcaster) and probes every one. */
 export async function openSide(label: string, server: Child, raw: boolean, subscribers: number, log: (m: string) => void) {
-  let current: TurnState | undefined;
-  let wrong = 0;
-  let strays = 0;
+  // counts[i * total + n]: deliveries of webhook n to subscriber i (saturating at 255); arrivedAt: the first one's time;
+  // reached[n]: subscribers webhook n has reached at least once.
+  let current: ReturnType<typeof newTurn> | undefined;
+  const newTurn = (prefix: string, total: number) => ({
+    prefix,
+    total,
+    counts: new Uint8Array(subscribers * total),
+    arrivedAt: new Float64Array(subscribers * total),
+    reached: new Uint32Array(total),
+    delivered: 0,
+    foreign: 0,
+    lastArrival: 0,
+  });
   const probes = new ProbeTracker(subscribers);
   const sink = (i: number, data: Buffer) => {
     const id = eventIdOf(data);
-    if (id === undefined) return void (wrong += 1);
+    if (id === undefined) return void (side.wrong += 1);
     if (!id.startsWith(PREFIX)) return probes.note(i, id);
     const t = current;
-    if (!t || !id.startsWith(t.prefix)) return void (strays += 1);
+    if (!t || !id.startsWith(t.prefix)) return void (side.strays += 1);
     const n = Number(id.slice(t.prefix.length));
     if (!(n >= 0 && n < t.total)) return void (t.foreign += 1);
     const k = i * t.total + n;
@@ -51,28 +48,34 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
     if (t.counts[k]! < 255) t.counts[k]! += 1;
     t.delivered += 1;
   };
-  const fleet: Fleet = raw ? rawFleet(server.url, sink) : liteFleet(server.url, sink);
-  const probeSender: WebhookSender = webhookSender(server.url, 1);
+  const fleet = raw ? rawFleet(server.url, sink) : liteFleet(server.url, sink);
+  const probeSender = webhookSender(server.url, 1);
+  // unprobed: subscribers never reached by a probe at the opening; wrong: messages that were not events; strays: events of a closed turn.
+  const side = {
+    raw,
+    subscribers,
+    unprobed: 0,
+    wrong: 0,
+    strays: 0,
+    get failures() {
+      return fleet.failures;
+    },
+    turn,
+    async stop() {
+      await fleet.close();
+      await probeSender.close();
+    },
+  };
   log(`${label}: opening ${subscribers} subscribers`);
   await fleet.grow(subscribers);
-  const unprobed = await probes.probeAll((id) =>
+  side.unprobed = await probes.probeAll((id) =>
     raw ? probeSender.postRaw('/broadcast', rawMessage(id, statusFor(0))) : probeSender.post(id, 0),
   );
 
   /** One turn of webhooks; `lags`: each delivery's from the pacer's send to its receipt here (ms, unsorted). */
   async function turn(pacer: Child, rate: number, seconds: number, turnIndex: number) {
     const total = rate * seconds;
-    const t: TurnState = {
-      prefix: `${PREFIX}${turnIndex}_`,
-      total,
-      counts: new Uint8Array(subscribers * total),
-      arrivedAt: new Float64Array(subscribers * total),
-      reached: new Uint32Array(total),
-      delivered: 0,
-      foreign: 0,
-      lastArrival: 0,
-    };
-    current = t;
+    const t = (current = newTurn(`${PREFIX}${turnIndex}_`, total));
     log(`${label}: turn ${turnIndex}, ${total} webhooks at ${rate}/s from the pacer process`);
     const elu = performance.eventLoopUtilization();
     const cpu = server.cpuSeconds();
@@ -142,27 +145,5 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
     };
   }
 
-  return {
-    label,
-    server,
-    raw,
-    subscribers,
-    /** Subscribers never reached by a probe, at the opening. */
-    unprobed,
-    /** Messages that were not events, and events of a turn already closed. */
-    get wrong() {
-      return wrong;
-    },
-    get strays() {
-      return strays;
-    },
-    get failures() {
-      return fleet.failures;
-    },
-    turn,
-    async stop() {
-      await fleet.close();
-      await probeSender.close();
-    },
-  };
+  return side;
 }

@@ -34,14 +34,8 @@ export function renderTable(rows: Row[]): string {
 export const verdict = (ok: boolean): string => (ok ? 'PASS' : 'FAIL');
 
 export function errorsText(e: HttpErrors): string {
-  if (e.total === 0) return '0';
-  const parts = [
-    [e.non2xx, 'non-2xx'],
-    [e.mismatches, 'mismatched'],
-    [e.connection, 'conn'],
-    [e.timeouts, 'timeouts'],
-  ] as const;
-  return parts.flatMap(([n, what]) => (n ? [`${n} ${what}`] : [])).join(', ');
+  const parts = [`${e.non2xx} non-2xx`, `${e.mismatches} mismatched`, `${e.connection} conn`, `${e.timeouts} timeouts`];
+  return e.total === 0 ? '0' : parts.filter((part) => !part.startsWith('0 ')).join(', ');
 }
 
 /** A row for one HTTP measurement; `ratio`/`target` are filled by the scenario. */

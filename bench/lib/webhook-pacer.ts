@@ -13,11 +13,7 @@ export interface PacerRun {
   graceMs: number;
 }
 
-export interface PacedWebhook {
-  status: number;
-  ms: number;
-  sentAt: number;
-}
+export type PacedWebhook = Awaited<ReturnType<typeof pace>>[number];
 
 export const nowAbsolute = (): number => performance.timeOrigin + performance.now();
 
@@ -25,10 +21,10 @@ export const nowAbsolute = (): number => performance.timeOrigin + performance.no
 export const rawMessage = (eventId: string, status: string, id = '1'): string =>
   JSON.stringify({ id, type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
 
-export async function pace(run: PacerRun): Promise<PacedWebhook[]> {
+export async function pace(run: PacerRun) {
   const total = run.rate * run.seconds;
   const sender = webhookSender(run.target, run.connections);
-  const results: PacedWebhook[] = Array.from({ length: total }, () => ({ status: 0, ms: Number.NaN, sentAt: Number.NaN }));
+  const results = Array.from({ length: total }, () => ({ status: 0, ms: Number.NaN, sentAt: Number.NaN }));
   let answered = 0;
   const post = (n: number): Promise<Posted> =>
     run.mode === 'raw' ? sender.postRaw('/broadcast', rawMessage(`${run.prefix}${n}`, statusFor(n))) : sender.post(`${run.prefix}${n}`, n);

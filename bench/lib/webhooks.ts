@@ -11,21 +11,12 @@ export interface Posted {
   at: number;
 }
 
-export interface WebhookSender {
-  /** Posts the update of fixture transaction `n % 200` with envelope id `id` and a status derived from `n`. */
-  post(id: string, n: number): Promise<Posted>;
-  /** Posts an update of `transaction` with envelope id `id`, dated `at` (the envelope's timestamp; default now). */
-  postUpdate(id: string, transaction: WebhookTransaction, at?: Date): Promise<Posted>;
-  /** Posts a body as is (the raw ws baseline takes the message it broadcasts). */
-  postRaw(path: string, body: string): Promise<Posted>;
-  close(): Promise<void>;
-}
-
 export type WebhookTransaction = Pick<Transaction, 'transactionId' | 'status' | 'products'>;
 
 export const statusFor = (n: number): string => (n % 2 === 0 ? 'pending' : 'completed');
 
-export function webhookSender(baseUrl: string, connections = 16): WebhookSender {
+/** `post(id, n)`: fixture transaction `n % 200` under envelope id `id`, its status derived from `n`; `postRaw`: a body as is. */
+export function webhookSender(baseUrl: string, connections = 16) {
   const pool = new Pool(baseUrl, { connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
   async function send(path: string, body: string, headers: Record<string, string>): Promise<Posted> {
     const at = performance.now();
@@ -33,17 +24,18 @@ export function webhookSender(baseUrl: string, connections = 16): WebhookSender 
     await response.body.dump();
     return { status: response.statusCode, ms: performance.now() - at, at };
   }
+  /** An update of `transaction` under envelope id `id`, dated `at` (the envelope's timestamp; default now). */
   const postUpdate = (id: string, transaction: WebhookTransaction, at?: Date) => {
     const request = buildWebhookRequest({ form: 'enveloped', id, transaction, ...(at ? { at } : {}) });
     return send('/webhooks', request.body, request.headers);
   };
   return {
-    post(id, n) {
+    post(id: string, n: number) {
       const t = transactions[n % transactions.length]!;
       return postUpdate(id, { transactionId: t.transactionId, status: statusFor(n), products: t.products });
     },
     postUpdate,
-    postRaw: (path, body) => send(path, body, { 'content-type': 'application/json' }),
+    postRaw: (path: string, body: string) => send(path, body, { 'content-type': 'application/json' }),
     // destroy, not close: after a capped wait, answers still pending are abandoned rather than awaited.
     close: () => pool.destroy(),
   };

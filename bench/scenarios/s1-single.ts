@@ -1,8 +1,7 @@
 import { UPSTREAM_KEY } from '../lib/contract-upstream.js';
 import { httpSession, SETTINGS, type HttpSession, type HttpTarget, type Measurement, type RunFigures } from '../lib/http-load.js';
 import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
-import type { Scenario, ScenarioContext } from '../lib/scenario.js';
-import { withChild } from '../lib/scenario.js';
+import { withChild, type Scenario } from '../lib/scenario.js';
 import { startBareHop, startGateway, type Variant } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { httpRow, times, type Row } from '../lib/table.js';
@@ -27,78 +26,44 @@ interface Shape {
   key?: string;
 }
 
+const GQL = 'gateway GraphQL transaction(id: $id)';
+const REST = 'gateway REST GET /transactions/{id}';
+const HITS = 'cache hits (CACHE_TTL_MS 1 h)';
+const BROWSER = "a browser's request (Origin)";
+
 /** One gateway per variant, its shapes measured one after the other, each in turns with the hop. */
 const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
   {
     variant: { cacheTtlMs: 0 },
     shapes: [
-      { what: 'gateway REST GET /transactions/{id} (passthrough), cache off', goal: 0.8, of: gatewayRest },
+      { what: `${REST} (passthrough), cache off`, goal: 0.8, of: gatewayRest },
       // Judged in S7 against Mercurius on the same upstream, the peer ahead of us; shown here against the hop for reading.
-      { what: 'gateway GraphQL transaction(id: $id), cache off', of: gatewayGraphql, key: 'S1 graphql cache off' },
-      {
-        what: "gateway GraphQL transaction(id: $id), cache off, a browser's request (Origin)",
-        of: browserGraphql,
-        key: 'S1 graphql browser',
-      },
+      { what: `${GQL}, cache off`, of: gatewayGraphql, key: 'S1 graphql cache off' },
+      { what: `${GQL}, cache off, ${BROWSER}`, of: browserGraphql, key: 'S1 graphql browser' },
     ],
   },
   {
     // The warm-up sends the 60 ids in order before anything else, so the measured runs find every id cached.
     variant: { cacheTtlMs: CACHE_HOUR_MS },
     shapes: [
-      {
-        what: 'gateway GraphQL transaction(id: $id), cache hits (CACHE_TTL_MS 1 h)',
-        goal: 1.5,
-        of: gatewayGraphql,
-        hits: true,
-        key: 'S1 graphql cache on',
-      },
-      {
-        what: "gateway GraphQL transaction(id: $id), cache hits (CACHE_TTL_MS 1 h), a browser's request (Origin)",
-        of: browserGraphql,
-        hits: true,
-      },
-      { what: 'gateway REST GET /transactions/{id}, cache hits (CACHE_TTL_MS 1 h)', goal: 2, of: gatewayRest, hits: true },
+      { what: `${GQL}, ${HITS}`, goal: 1.5, of: gatewayGraphql, hits: true, key: 'S1 graphql cache on' },
+      { what: `${GQL}, ${HITS}, ${BROWSER}`, of: browserGraphql, hits: true },
+      { what: `${REST}, ${HITS}`, goal: 2, of: gatewayRest, hits: true },
     ],
   },
   {
     variant: { cacheTtlMs: 0, compiledExecution: 'off' },
-    shapes: [
-      {
-        what: 'gateway GraphQL transaction(id: $id), cache off, compiled execution off (graphql-js executes every request)',
-        of: gatewayGraphql,
-      },
-    ],
+    shapes: [{ what: `${GQL}, cache off, compiled execution off (graphql-js executes every request)`, of: gatewayGraphql }],
   },
   {
     variant: { cacheTtlMs: CACHE_HOUR_MS, responseCache: 'off' },
-    shapes: [
-      {
-        what: 'gateway GraphQL transaction(id: $id), cache hits, response cache off (entity cache only: executed every time)',
-        of: gatewayGraphql,
-        hits: true,
-      },
-    ],
+    shapes: [{ what: `${GQL}, cache hits, response cache off (entity cache only: executed every time)`, of: gatewayGraphql, hits: true }],
   },
 ];
 
 /** Upstream calls in the measured runs of a variant that should have answered every request from its cache. */
 const missText = (m: Measurement): string =>
   m.callsPerQuery !== undefined && m.callsPerQuery > 0.005 ? `; NOT all cache hits (${fmt(m.callsPerQuery, 3)} upstream calls/answer)` : '';
-
-async function measureGroup(ctx: ScenarioContext, hop: HttpSession, { variant, shapes }: (typeof GROUPS)[number]): Promise<Row[]> {
-  const { upstream, log } = ctx;
-  return withChild(startGateway(upstream.url, variant), async (gateway) => {
-    const rows: Row[] = [];
-    for (const shape of shapes) {
-      log(`${shape.what}: in turns with the hop`);
-      const session = httpSession(shape.of(gateway.url), { upstream, server: gateway });
-      rows.push(await againstHop(hop, session, shape.what, shape.goal, shape.hits));
-      if (shape.key) ctx.shared.set(shape.key, session.result());
-    }
-    return rows;
-  });
-}
 
 /** Above this event-loop utilisation of the parent, the load generator, not the server, set the pace. */
 const LOADGEN_SATURATED = 0.95;
@@ -151,7 +116,16 @@ export const s1: Scenario = {
           'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)',
         ),
       ];
-      for (const group of GROUPS) rows.push(...(await measureGroup(ctx, hop, group)));
+      for (const { variant, shapes } of GROUPS) {
+        await withChild(startGateway(upstream.url, variant), async (gateway) => {
+          for (const shape of shapes) {
+            log(`${shape.what}: in turns with the hop`);
+            const session = httpSession(shape.of(gateway.url), { upstream, server: gateway });
+            rows.push(await againstHop(hop, session, shape.what, shape.goal, shape.hits));
+            if (shape.key) ctx.shared.set(shape.key, session.result());
+          }
+        });
+      }
       const h = hop.result();
       const hopRow = httpRow('S1', 'bare Node proxy hop GET /transactions/{id} (the reference: one more HTTP hop, no gateway work)', h, {
         ratio: `1× (reference); CPU/answer ${fmt(h.cpuPerRequestUs)} µs; ${h.runs.length} runs, in turns with each figure below`,

@@ -20,7 +20,7 @@ import {
 import { BodyCheck } from '../lib/expect.js';
 import { APOLLO_CLIENT_ACCEPT, graphqlTarget, measureHttp } from '../lib/http-load.js';
 import { withChildren, type Scenario, type ScenarioContext } from '../lib/scenario.js';
-import { CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
+import { askGateway, CLIENT_KEY, memoryAfterGc, metric, startGateway } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { row, httpRow, verdict, type Row } from '../lib/table.js';
 
@@ -67,14 +67,6 @@ const notHeld = (where: Where, held: number | string) =>
   `${where}: the history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`} ` +
   `of the ${fmt(largest(where))} transactions posted`;
 
-interface FillTarget {
-  gateway: Child;
-  settle?: (size: number) => Promise<void>;
-  bulk?: (events: SeriesEvent[]) => Promise<void>;
-  /** CPU seconds used so far by what keeps the history outside the gateway (PostgreSQL's processes), by pid. */
-  storeCpu?: () => Map<number, number>;
-}
-
 /** Transactions of each step whose webhooks are measured: the last ones before the size. */
 const SAMPLE = 20_000;
 /** Transactions whose webhooks warm up the HISTORY=off gateway before its first measured step. */
@@ -82,11 +74,11 @@ const WARM_UP = 5_000;
 const FILL_CHUNK = 50_000;
 
 /** The gateway's CPU per webhook over the step (/proc, what it applied after answering included) and the store's (0 in process), µs. */
-async function fillStep({ gateway, settle, storeCpu }: FillTarget, events: SeriesEvent[], size: number) {
+async function fillStep(gateway: Child, events: SeriesEvent[], settle?: () => Promise<void>, storeCpu?: () => Map<number, number>) {
   const cpu = gateway.cpuSeconds();
   const store = storeCpu?.();
   const result = await postEvents(gateway.url, events);
-  await settle?.(size);
+  await settle?.();
   const storeSeconds = store && storeCpu ? cpuSecondsBetween(store, storeCpu()) : 0;
   return { ...result, gatewayUs: ((gateway.cpuSeconds() - cpu) / result.webhooks) * 1e6, storeUs: (storeSeconds / result.webhooks) * 1e6 };
 }
@@ -102,43 +94,6 @@ async function settled(gatewayUrl: string, size: number): Promise<void> {
 
 type FillStep = Awaited<ReturnType<typeof fillStep>>;
 type Fills = Record<'on' | 'off', FillStep[]>;
-
-async function fillBoth(
-  ctx: ScenarioContext,
-  where: Where,
-  on: FillTarget,
-  off: FillTarget,
-  series: HistorySeries,
-  snapshot: () => Promise<void>,
-): Promise<Fills> {
-  const fills: Fills = { on: [], off: [] };
-  await snapshot();
-  let from = 0;
-  for (const size of SIZES[where]) {
-    // At most half of the size: the first half of the first step warms both gateways up.
-    const measuredFrom = Math.max(from, size - Math.min(SAMPLE, size / 2));
-    if (measuredFrom > from) {
-      // The HISTORY=off gateway warms up on the fill's first events, as history on does on the whole fill: else its
-      // first measured step would be a cold start's, and on − off the difference between a cold and a warm gateway.
-      if (from === 0) await postEvents(off.gateway.url, series.events(0, Math.min(measuredFrom, WARM_UP)));
-      ctx.log(`${where}: filling to ${fmt(measuredFrom)} transactions${on.bulk ? ', beside the gateway' : ', history on only'}`);
-      // In chunks: millions of events at once would not fit this process's heap.
-      for (let at = from; at < measuredFrom; at += FILL_CHUNK) {
-        const filling = series.events(at, Math.min(at + FILL_CHUNK, measuredFrom));
-        if (on.bulk) await on.bulk(filling);
-        else await postEvents(on.gateway.url, filling);
-      }
-      await on.settle?.(measuredFrom);
-    }
-    const events = series.events(measuredFrom, size);
-    ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks measured on history on, then off`);
-    fills.on.push(await fillStep(on, events, size));
-    fills.off.push(await fillStep(off, events, size));
-    await snapshot();
-    from = size;
-  }
-  return fills;
-}
 
 const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
 
@@ -221,22 +176,13 @@ const statsVariant = (where: Where) =>
 async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, series: HistorySeries): Promise<Row> {
   const until = Math.ceil(Date.now() / HOUR) * HOUR;
   const variables = { since: new Date(until - WEEK).toISOString(), until: new Date(until).toISOString() };
-  const response = await fetch(`${gateway.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
-    body: JSON.stringify({ query: STATS_QUERY, variables }),
-  });
-  const first = (await response.json()) as {
+  const first = JSON.parse((await askGateway(gateway.url, STATS_QUERY, variables)).text) as {
     data?: { transactionStats: { count: number; intervals: unknown[]; topProductsByQuantity: unknown[]; topProductsByAmount: unknown[] } };
   };
   const stats = first.data?.transactionStats;
   const expected = series.countBetween(largest(where), until - WEEK, until);
-  if (
-    stats?.count !== expected ||
-    stats.intervals.length !== 168 ||
-    stats.topProductsByQuantity.length !== 10 ||
-    stats.topProductsByAmount.length !== 10
-  ) {
+  const shape = [stats?.count, stats?.intervals.length, stats?.topProductsByQuantity.length, stats?.topProductsByAmount.length];
+  if (shape.join() !== [expected, 168, 10, 10].join()) {
     return notMeasured(
       statsVariant(where),
       `the first answer is not the series' week (count ${stats?.count ?? 'none'}, expected ${expected}): ` +
@@ -260,70 +206,87 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   };
 }
 
-/** The reads' rows, without and with the status filter, then the week's statistics; VOID when the history is not whole. */
-async function readRows(
-  ctx: ScenarioContext,
-  gateway: Child,
-  where: Where,
-  series: HistorySeries,
-  held: number | string,
-  storeCpu?: StoreCpu,
-): Promise<Row[]> {
-  if (held !== largest(where)) {
-    return [readVariant(where, false), readVariant(where, true), statsVariant(where)].map((v) => notMeasured(v, notHeld(where, held)));
-  }
-  return [
-    await reads(ctx, gateway, where, false, series, storeCpu),
-    await reads(ctx, gateway, where, true, series, storeCpu),
-    await statsReads(ctx, gateway, where, series),
-  ];
-}
-
 const notMeasured = (variant: string, why: string): Row => row('S10', variant, { voided: why });
 
-/** `value` is the marginal figure, between the two largest sizes. */
-function memoryRow(where: Where, what: string, value: string, notes: string[], held: number | string): Row {
-  return row('S10', `memory per stored transaction, ${where}: ${what}`, {
-    value: `${value} per transaction (${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))})`,
-    target: 'measured and stated',
-    errors: '0',
-    notes: notes.join('; '),
-    ...(held === largest(where) ? {} : { voided: notHeld(where, held) }),
-  });
-}
-
-async function inProcess(ctx: ScenarioContext, series: HistorySeries): Promise<Row[]> {
-  const env = historyEnv('in process');
-  const starts = [() => startGateway(ctx.upstream.url, {}, env), () => startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...env })];
+/** One store's rows: the fill, the memory per stored transaction, then the reads; `database`: PostgreSQL's, made for this run. */
+async function storeRows(ctx: ScenarioContext, series: HistorySeries, database?: { name: string; url: string }): Promise<Row[]> {
+  const where: Where = database ? 'PostgreSQL' : 'in process';
+  const env = historyEnv(where);
+  const starts = [
+    () => startGateway(ctx.upstream.url, {}, { ...(database ? { DATABASE_URL: database.url } : {}), ...env }),
+    () => startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...env }),
+  ];
   return withChildren(starts, async ([on, off]) => {
-    const heap: Growth = { on: [], off: [] };
-    const rss: Growth = { on: [], off: [] };
-    const fills = await fillBoth(ctx, 'in process', { gateway: on! }, { gateway: off! }, series, async () => {
-      for (const [side, gateway] of [
-        ['on', on!],
-        ['off', off!],
-      ] as const) {
-        const reading = await memoryAfterGc(gateway);
-        heap[side].push(reading.heap);
-        rss[side].push(reading.rss);
+    // The HISTORY=off gateway keeps nothing in the database: its side stays 0 there.
+    const figures = (database ? ['tables and indexes'] : ['heap', 'RSS']).map((what): [string, Growth] => [what, { on: [], off: [] }]);
+    const snapshot = async () => {
+      if (database) await asAdmin((client) => client.query('VACUUM ANALYZE'), database.url);
+      const [a, b] = database
+        ? [[await historyBytes(database.url)], [0]]
+        : [await memoryAfterGc(on!), await memoryAfterGc(off!)].map((r) => [r.heap, r.rss]);
+      figures.forEach(([, g], k) => {
+        g.on.push(a![k]!);
+        g.off.push(b![k]!);
+      });
+    };
+    // In PostgreSQL: the transactions before the measured ones applied beside the gateway, a step ended once the history holds it.
+    const beside = database && besideTheGateway(database.url);
+    const settle = async (size: number) => void (beside && (await settled(on!.url, size)));
+    const postgresCpu = beside ? () => cpuSecondsOfProcesses('postgres') : undefined;
+    const fills: Fills = { on: [], off: [] };
+    await snapshot();
+    let from = 0;
+    for (const size of SIZES[where]) {
+      // At most half of the size: the first half of the first step warms both gateways up.
+      const measuredFrom = Math.max(from, size - Math.min(SAMPLE, size / 2));
+      if (measuredFrom > from) {
+        // The HISTORY=off gateway warms up on the fill's first events, as history on does on the whole fill: else its
+        // first measured step would be a cold start's, and on − off the difference between a cold and a warm gateway.
+        if (from === 0) await postEvents(off!.url, series.events(0, Math.min(measuredFrom, WARM_UP)));
+        ctx.log(`${where}: filling to ${fmt(measuredFrom)} transactions${beside ? ', beside the gateway' : ', history on only'}`);
+        // In chunks: millions of events at once would not fit this process's heap.
+        for (let at = from; at < measuredFrom; at += FILL_CHUNK) {
+          const filling = series.events(at, Math.min(at + FILL_CHUNK, measuredFrom));
+          await (beside ? beside.fill(filling) : postEvents(on!.url, filling));
+        }
+        await settle(measuredFrom);
       }
-    });
+      const events = series.events(measuredFrom, size);
+      ctx.log(`${where}: to ${fmt(size)} transactions, ${fmt(events.length)} webhooks measured on history on, then off`);
+      fills.on.push(await fillStep(on!, events, () => settle(size), postgresCpu));
+      fills.off.push(await fillStep(off!, events));
+      await snapshot();
+      from = size;
+    }
+    await beside?.close();
     const held = await historyTotal(on!.url);
-    const rows = [
-      fillRow('in process', fills, held),
-      memoryRow(
-        'in process',
-        'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks',
-        `heap ${fmt(marginal('in process', heap))} B, RSS ${fmt(marginal('in process', rss))} B`,
-        [
-          stepsText('in process', 'heap', heap),
-          stepsText('in process', 'RSS', rss),
-          'one transaction a second of event time: the per-minute statistics grow with it',
-        ],
-        held,
-      ),
+    const what = database
+      ? "the history's tables and indexes (pg_total_relation_size, after VACUUM ANALYZE)"
+      : 'V8 heap used and RSS after forced GCs, net of a HISTORY=off gateway given the same webhooks';
+    const value = figures.map(([name, g]) => `${database ? '' : `${name} `}${fmt(marginal(where, g))} B`).join(', ');
+    const memory = row('S10', `memory per stored transaction, ${where}: ${what}`, {
+      value: `${value} per transaction (${fmt(pointsOf(where).at(-2)!)} → ${fmt(largest(where))})`,
+      target: 'measured and stated',
+      errors: '0',
+      notes: [
+        ...figures.map(([name, g]) => stepsText(where, name, g, !database)),
+        ...(database ? [`at the end ${fmt(figures[0]![1].on.at(-1)! / 2 ** 20, 1)} MB`] : []),
+        `one transaction a second of event time: the per-minute ${database ? 'sums' : 'statistics'} grow with it`,
+      ].join('; '),
+      ...(held === largest(where) ? {} : { voided: notHeld(where, held) }),
+    });
+    if (held !== largest(where)) {
+      const unread = [readVariant(where, false), readVariant(where, true), statsVariant(where)];
+      return [fillRow(where, fills, held), memory, ...unread.map((v) => notMeasured(v, notHeld(where, held)))];
+    }
+    const storeCpu = database && (() => backendsCpu(database.name));
+    return [
+      fillRow(where, fills, held),
+      memory,
+      await reads(ctx, on!, where, false, series, storeCpu),
+      await reads(ctx, on!, where, true, series, storeCpu),
+      await statsReads(ctx, on!, where, series),
     ];
-    return [...rows, ...(await readRows(ctx, on!, 'in process', series, held))];
   });
 }
 
@@ -388,46 +351,8 @@ async function inPostgres(ctx: ScenarioContext, series: HistorySeries): Promise<
   }
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
   try {
-    const env = historyEnv('PostgreSQL');
-    const starts = [
-      () => startGateway(ctx.upstream.url, {}, { DATABASE_URL: databaseUrl, ...env }),
-      () => startGateway(ctx.upstream.url, {}, { HISTORY: 'off', ...env }),
-    ];
-    return await withChildren(starts, async ([on, off]) => {
-      // The HISTORY=off gateway keeps nothing in the database: its side stays 0.
-      const bytes: Growth = { on: [], off: [] };
-      const beside = besideTheGateway(databaseUrl);
-      const target = {
-        gateway: on!,
-        settle: (size: number) => settled(on!.url, size),
-        bulk: beside.fill,
-        storeCpu: () => cpuSecondsOfProcesses('postgres'),
-      };
-      const fills = await fillBoth(ctx, 'PostgreSQL', target, { gateway: off! }, series, async () => {
-        await asAdmin((client) => client.query('VACUUM ANALYZE'), databaseUrl);
-        bytes.on.push(await historyBytes(databaseUrl));
-        bytes.off.push(0);
-      });
-      await beside.close();
-      const held = await historyTotal(on!.url);
-      const rows = [
-        fillRow('PostgreSQL', fills, held),
-        memoryRow(
-          'PostgreSQL',
-          "the history's tables and indexes (pg_total_relation_size, after VACUUM ANALYZE)",
-          `${fmt(marginal('PostgreSQL', bytes))} B`,
-          [
-            stepsText('PostgreSQL', 'tables and indexes', bytes, false),
-            `at the end ${fmt(bytes.on.at(-1)! / 2 ** 20, 1)} MB`,
-            'one transaction a second of event time: the per-minute sums grow with it',
-          ],
-          held,
-        ),
-      ];
-      return [...rows, ...(await readRows(ctx, on!, 'PostgreSQL', series, held, () => backendsCpu(name)))];
-    });
+    return await storeRows(ctx, series, { name, url: url.toString() });
   } finally {
     await asAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   }
@@ -439,6 +364,6 @@ export const s10: Scenario = {
   async run(ctx) {
     // Each store its series: the newest event dated now (to the second), the oldest as many seconds before as it holds.
     const seriesOf = (where: Where) => historySeries(largest(where), Math.floor(Date.now() / 1_000) * 1_000, randomUUID().slice(0, 8));
-    return [...(await inProcess(ctx, seriesOf('in process'))), ...(await inPostgres(ctx, seriesOf('PostgreSQL')))];
+    return [...(await storeRows(ctx, seriesOf('in process'))), ...(await inPostgres(ctx, seriesOf('PostgreSQL')))];
   },
 };

@@ -1,8 +1,7 @@
-import type { BodyCheck } from '../lib/expect.js';
 import { graphqlTarget, measureHttp } from '../lib/http-load.js';
 import { BATCH_DISTINCT, BATCH_IDS, BATCH_QUERY, batchCheck, FLEET_QUERY, fleetCheck } from '../lib/queries.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
-import { CLIENT_KEY, contractCalls, startGateway, type Upstream, type Variant } from '../lib/servers.js';
+import { askGateway, CLIENT_KEY, contractCalls, startGateway, type Variant } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { httpRow, verdict, type Row } from '../lib/table.js';
 
@@ -11,18 +10,6 @@ const VARIANTS: Array<{ label: string; variant: Variant; key?: string }> = [
   { label: 'coalesce off, cache off', variant: { coalesce: 'off' } },
   { label: 'cache on (5 s)', variant: { cacheTtlMs: 5_000 } },
 ];
-
-/** Upstream calls of one query sent alone; NaN when its answer is wrong. */
-async function callsAlone(url: string, upstream: Upstream, body: string, check: BodyCheck): Promise<number> {
-  const before = await upstream.stats();
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: CLIENT_KEY },
-    body,
-  });
-  const ok = response.status === 200 && check.matches(await response.text());
-  return ok ? contractCalls(before, await upstream.stats()) : Number.NaN;
-}
 
 export const s2: Scenario = {
   name: 'S2',
@@ -42,7 +29,6 @@ export const s2: Scenario = {
         name: 'fleet',
         label: 'fleet: vendings{totalCount} + 20 vending aliases',
         query: FLEET_QUERY,
-        variables: undefined,
         check: fleetCheck,
         target: 1,
       },
@@ -51,13 +37,11 @@ export const s2: Scenario = {
       await withChild(startGateway(upstream.url, variant), async (gateway) => {
         for (const shape of shapes) {
           log(`${shape.label}, ${label}`);
-          // Before any load: on a fresh gateway the cache (if on) is cold, so this is the query's own cost.
-          const alone = await callsAlone(
-            gateway.url,
-            upstream,
-            JSON.stringify({ query: shape.query, variables: shape.variables }),
-            shape.check(),
-          );
+          // Upstream calls of the query sent alone (NaN for a wrong answer), before any load: on a fresh gateway the cache (if on) is
+          // cold, so this is the query's own cost.
+          const before = await upstream.stats();
+          const { status, text } = await askGateway(gateway.url, shape.query, shape.variables);
+          const alone = status === 200 && shape.check().matches(text) ? contractCalls(before, await upstream.stats()) : Number.NaN;
           const m = await measureHttp(
             graphqlTarget(gateway.url, '/graphql', CLIENT_KEY, [{ query: shape.query, variables: shape.variables, check: shape.check() }]),
             { upstream, server: gateway },

@@ -13,47 +13,29 @@ const TARGET_VS_RAW = 1.5;
 /** A fleet process this busy over its deliveries may itself have held them back: the figure is then a bound. */
 const SATURATED_ELU = 0.95;
 
-type Sharing = 'on' | 'off';
-
-const errorsOf = (f: SideFigures) =>
-  f.rounds.reduce((sum, r) => sum + r.missing + r.duplicates + r.wrong, 0) + f.unprobed + f.warmupErrors + f.failures;
 const medianOf = (f: SideFigures, pick: (r: FleetRound) => number) => median(f.rounds.map(pick));
 const pct = (x: number) => `${fmt(x * 100)}%`;
-/** Per round r, a ÷ b of the rounds measured next to each other: median and range. */
-function perRound(
-  a: SideFigures,
-  b: SideFigures,
-  pick: (f: SideFigures, r: number) => number,
-): { median: number; min: number; max: number } {
-  const ratios = a.rounds.map((_, r) => pick(a, r) / pick(b, r));
-  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
-}
-const p99At = (f: SideFigures, r: number) => f.rounds[r]!.p99;
-
-function errorsText(f: SideFigures): string {
+function errorsOf(f: SideFigures) {
   const sum = (pick: (r: FleetRound) => number) => f.rounds.reduce((total, r) => total + pick(r), 0);
-  return errorsOf(f) === 0
-    ? '0'
-    : `missing ${sum((r) => r.missing)}, dup ${sum((r) => r.duplicates)}, wrong ${sum((r) => r.wrong)}, ` +
-        `unprobed ${f.unprobed}, warm-up ${f.warmupErrors}, conn failures ${f.failures}`;
+  const [missing, dup, wrong] = [sum((r) => r.missing), sum((r) => r.duplicates), sum((r) => r.wrong)];
+  const total = missing + dup + wrong + f.unprobed + f.warmupErrors + f.failures;
+  const text = `missing ${missing}, dup ${dup}, wrong ${wrong}, unprobed ${f.unprobed}, warm-up ${f.warmupErrors}, conn failures ${f.failures}`;
+  return { total, text: total === 0 ? '0' : text };
 }
 
 function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
   const p99s = f.rounds.map((r) => r.p99);
   const cpuMs = median(f.serverCpu) * 1_000;
-  const elu = medianOf(f, (r) => r.loadgenElu);
+  const [elu, answerMs] = [medianOf(f, (r) => r.loadgenElu), medianOf(f, (r) => r.answerMs)];
   return row('S4', variant, {
     value:
       `POST→delivery p50 ${fmt(medianOf(f, (r) => r.p50))} ms, p99 ${fmt(median(p99s))} ms ` +
       `[${fmt(Math.min(...p99s))}–${fmt(Math.max(...p99s))}], last ${fmt(medianOf(f, (r) => r.last))} ms`,
     p99: fmt(median(p99s)),
-    errors: errorsText(f),
+    errors: errorsOf(f).text,
     notes: [
       `${f.rounds.length} rounds (median), in turns`,
-      `webhook answered in ${fmt(
-        medianOf(f, (r) => r.answerMs),
-        1,
-      )} ms`,
+      `webhook answered in ${fmt(answerMs, 1)} ms`,
       `opened in ${fmt(f.openSeconds, 1)} s`,
       `server CPU per fan-out ${fmt(cpuMs)} ms (${fmt((cpuMs * 1_000) / f.size, 1)} µs/subscriber)`,
       `loadgen: ${f.processes} fleet processes, CPU per fan-out ${fmt(median(f.loadgenCpu) * 1_000)} ms, ` +
@@ -61,20 +43,22 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
       ...notes,
       ...(f.shortfall ? [f.shortfall] : []),
     ].join('; '),
-    ...(errorsOf(f) > 0 ? { voided: 'lost, duplicated or wrong deliveries' } : {}),
+    ...(errorsOf(f).total > 0 ? { voided: 'lost, duplicated or wrong deliveries' } : {}),
   });
 }
 
-function gatewayRow(sharing: Sharing, f: SideFigures, raw: SideFigures, judged: boolean): Row {
-  const vsRaw = perRound(f, raw, p99At);
-  const rawClean = errorsOf(raw) === 0;
+function gatewayRow(sharing: string, f: SideFigures, raw: SideFigures, judged: boolean): Row {
+  // Per round, the gateway's p99 over raw's of the round next to it.
+  const ratios = f.rounds.map((r, k) => r.p99 / raw.rounds[k]!.p99);
+  const vsRaw = { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
+  const rawClean = errorsOf(raw).total === 0;
   const saturated = [f, raw].some((x) => medianOf(x, (r) => r.loadgenElu) > SATURATED_ELU);
   const goal = `p99 ≤ ${TARGET_VS_RAW}× raw's${f.shortfall ? ` (at ${fmt(f.size)}: open-files limit)` : ''}`;
   const row = baseRow(`gateway, subscription sharing ${sharing}, ${fmt(f.size)} subscribers`, f, [
     `server CPU per fan-out ${times(median(f.serverCpu) / median(raw.serverCpu))} the raw broadcaster's`,
   ]);
   const goalVerdict =
-    errorsOf(f) > 0 || !rawClean
+    errorsOf(f).total > 0 || !rawClean
       ? 'VOID (errors)'
       : `${verdict(vsRaw.median <= TARGET_VS_RAW)}${saturated ? ' (load generator saturated: a bound)' : ''}`;
   return {

@@ -65,6 +65,7 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
   const errors = Object.values(problems).reduce((n, count) => n + count, 0);
   const ok = errors === 0 && percentile(answerMs, 99) <= 50;
   const timed = (f: (t: TurnResult) => number) => sum((t) => f(t) * t.busySeconds) / busySeconds;
+  const [cores, receiverElu] = [timed((t) => t.cores), timed((t) => t.receiverElu)];
   const drained = turns.every((t) => t.drained);
   const turnsText = turns.length > 1 ? ` (${turns.length} turns of ${fmt(turns[0]!.seconds)} s)` : '';
   return row('S5', `${what}: ${RATE} webhooks/s × ${fmt(seconds)} s${turnsText} → ${fmt(side.subscribers)} subscribers`, {
@@ -90,10 +91,7 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
         : turns.some((t) => t.stillArriving)
           ? `wait capped ${CAP_MS / 1_000} s after the sending while deliveries still arrived`
           : 'deliveries stopped before all arrived',
-      `server CPU ${fmt(
-        timed((t) => t.cores),
-        2,
-      )} cores; receiver ELU ${fmt(timed((t) => t.receiverElu) * 100)}%${turns.some((t) => t.receiverElu > 0.95) ? ' (saturated)' : ''}`,
+      `server CPU ${fmt(cores, 2)} cores; receiver ELU ${fmt(receiverElu * 100)}%${turns.some((t) => t.receiverElu > 0.95) ? ' (saturated)' : ''}`,
     ]
       .filter(Boolean)
       .join('; '),
@@ -102,7 +100,7 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
 }
 
 /** What `a` adds to a webhook's answer over `b` (on − off, or one Redis deployment over another), pooled and round by round. */
-function differenceRow(variant: string, a: Measured, b: Measured, aRow: Row, bRow: Row, judged: boolean, extra: Partial<Row> = {}): Row {
+function differenceRow(variant: string, a: Measured, b: Measured, judged: boolean, extra: Partial<Row> = {}): Row {
   const q = (turns: TurnResult[], p: number) => percentile(answerTimes(turns), p * 100);
   const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmt(Math.abs(ms), 2)}`;
   const [p50A, p50B, p99A, p99B] = [q(a.turns, 0.5), q(b.turns, 0.5), q(a.turns, 0.99), q(b.turns, 0.99)];
@@ -111,7 +109,7 @@ function differenceRow(variant: string, a: Measured, b: Measured, aRow: Row, bRo
   // Rounds that disagree by more than the budget say the machine's noise, not the history, decides the verdict.
   const spread = Math.max(...byRound) - Math.min(...byRound);
   const noisy = spread > HISTORY_BUDGET_MS ? ` (the rounds differ by ${fmt(spread, 2)} ms: noise of that size)` : '';
-  const voided = aRow.voided || bRow.voided ? 'a side had errors' : extra.voided;
+  const voided = a.row.voided || b.row.voided ? 'a side had errors' : extra.voided;
   const rounds = judged
     ? `p99 on − off by round: ${byRound.map(signed).join(', ')} ms`
     : `p50 / p99 difference by round: ${a.turns.map((t, r) => `${signed(q([t], 0.5) - q([b.turns[r]!], 0.5))} / ${signed(byRound[r]!)}`).join(', ')} ms`;
@@ -128,8 +126,9 @@ function differenceRow(variant: string, a: Measured, b: Measured, aRow: Row, bRo
 }
 
 /** History on − off: its row, VOID when the history-on gateway's history held nothing after the turns. */
-const historyRow = (where: string, on: Measured, off: Measured, onRow: Row, offRow: Row, held: number | string) =>
-  differenceRow(`history on − off, ${where}`, on, off, onRow, offRow, true, {
+function historyRow(where: string, on: Measured, off: Measured): Row {
+  const held = on.held;
+  return differenceRow(`history on − off, ${where}`, on, off, true, {
     notes:
       `answer times as the pacer process measures them (POST sent → answer read), ` +
       `after a ${WARMUP_SECONDS} s warm-up turn each (not counted); ` +
@@ -142,41 +141,34 @@ const historyRow = (where: string, on: Measured, off: Measured, onRow: Row, offR
             `${where === 'Redis' ? ' with REDIS_URL' : ''}`,
         }),
   });
-
-/** A gateway to measure: its row's label and the variables it starts with; `redis`: the deployment it writes to. */
-interface Contender {
-  label: string;
-  env: Record<string, string>;
-  redis?: RedisDeployment;
 }
 
-/** A contender's measured turns, with its Redis's CPU over them (seconds, by server). */
-interface Measured {
-  contender: Contender;
-  side: Side;
-  server: Child;
-  warmUp: TurnResult;
-  turns: TurnResult[];
-  redisCpu: number[];
-}
+/** A gateway to measure: its row's label, the variables it starts with and the Redis deployment it writes to. */
+type Contender = { label: string; env: Record<string, string>; redis?: RedisDeployment };
+type Measured = Awaited<ReturnType<typeof inTurns>>[number] & { row: Row };
 
-async function inTurns<T>(
-  upstreamUrl: string,
-  pacer: Child,
-  contenders: Contender[],
-  log: (m: string) => void,
-  use: (measured: Measured[]) => Promise<T>,
-): Promise<T> {
+/** Every contender's gateway and subscribers, a warm-up turn each, then ROUNDS rounds of a turn each, the order flipping. */
+async function inTurns(upstreamUrl: string, pacer: Child, contenders: Contender[], log: (m: string) => void) {
   return withChildren(
     contenders.map((contender) => () => startGateway(upstreamUrl, {}, contender.env)),
     (servers) =>
       withChildren(
         contenders.map((contender, index) => () => openSide(contender.label, servers[index]!, false, SUBSCRIBERS, log)),
         async (sides) => {
-          const measured: Measured[] = [];
+          const measured = [];
           for (const [index, contender] of contenders.entries()) {
             const warmUp = await sides[index]!.turn(pacer, RATE, WARMUP_SECONDS, 1_000 + index);
-            measured.push({ contender, side: sides[index]!, server: servers[index]!, warmUp, turns: [], redisCpu: [] });
+            // redisCpu: its Redis's CPU seconds over the measured turns, by server; held: what its history holds after them.
+            const turns: TurnResult[] = [];
+            measured.push({
+              contender,
+              side: sides[index]!,
+              server: servers[index]!,
+              warmUp,
+              turns,
+              redisCpu: [] as number[],
+              held: 0 as number | string,
+            });
           }
           for (let round = 0; round < ROUNDS; round += 1) {
             for (const m of round % 2 === 0 ? measured : [...measured].reverse()) {
@@ -187,25 +179,28 @@ async function inTurns<T>(
               await sleep(500);
             }
           }
-          return await use(measured);
+          for (const m of measured) m.held = await historyTotal(m.server.url);
+          return measured;
         },
       ),
   );
 }
 
-/** A measured gateway's row; with Redis, the notes say what its Redis spent per webhook. */
-function measuredRow(m: Measured): Row {
-  const row = sideRow(m.side, m.turns, m.contender.label, m.warmUp);
-  if (m.redisCpu.length === 0) return row;
-  const webhooks = m.turns.reduce((n, t) => n + t.answers.length, 0);
-  const perWebhook = (seconds: number) => `${fmt((seconds * 1_000) / webhooks, 3)} ms`;
-  const total = m.redisCpu.reduce((a, b) => a + b, 0);
-  const redis =
-    m.redisCpu.length > 1
-      ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, ` +
-        `the busiest ${perWebhook(Math.max(...m.redisCpu))}`
-      : `Redis CPU ${perWebhook(total)} per webhook`;
-  return { ...row, notes: `${row.notes}; ${redis} (INFO, over the turns)` };
+/** The contenders measured in turns, each with its row; with Redis, the notes say what its Redis spent per webhook. */
+async function measuredRows(...args: Parameters<typeof inTurns>): Promise<Measured[]> {
+  return (await inTurns(...args)).map((m) => {
+    const row = sideRow(m.side, m.turns, m.contender.label, m.warmUp);
+    if (m.redisCpu.length === 0) return { ...m, row };
+    const webhooks = m.turns.reduce((n, t) => n + t.answers.length, 0);
+    const perWebhook = (seconds: number) => `${fmt((seconds * 1_000) / webhooks, 3)} ms`;
+    const total = m.redisCpu.reduce((a, b) => a + b, 0);
+    const redis =
+      m.redisCpu.length > 1
+        ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, ` +
+          `the busiest ${perWebhook(Math.max(...m.redisCpu))}`
+        : `Redis CPU ${perWebhook(total)} per webhook`;
+    return { ...m, row: { ...row, notes: `${row.notes}; ${redis} (INFO, over the turns)` } };
+  });
 }
 
 const REDIS_LABELS = {
@@ -222,41 +217,25 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
       ? [{ label: 'gateway, REDIS_URL (events in Redis), HISTORY=off', env: { ...redis.env('s5-off'), HISTORY: 'off' }, redis }]
       : []),
   ]);
-  if (!(openFilesLimit() >= fdsNeeded(contenders.length * SUBSCRIBERS))) {
-    const voided = `ulimit -n ${openFilesLimit()} < ${fdsNeeded(contenders.length * SUBSCRIBERS)} needed`;
-    return [row('S5', `Redis: ${deployments.map((d) => d.kind).join(', ')}`, { voided })];
+  const voided = tooFewFiles(contenders.length);
+  if (voided) return [row('S5', `Redis: ${deployments.map((d) => d.kind).join(', ')}`, { voided })];
+  const measured = await measuredRows(upstreamUrl, pacer, contenders, log);
+  // The single Redis's pair, when it ran, comes first (deployments keep the order of REDIS_KINDS).
+  const [on, off] = deployments[0]?.kind === 'single' ? measured : [];
+  const rows = on && off ? [on.row, off.row, historyRow('Redis', on, off)] : [];
+  for (const m of measured.filter((m) => m.contender.redis?.kind !== 'single')) {
+    const what = m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis';
+    const notes = 'both history on, in the same turns, at the same offered load';
+    rows.push(m.row, ...(on ? [differenceRow(what, m, on, false, { notes })] : []));
   }
-  return inTurns(upstreamUrl, pacer, contenders, log, async (measured) => {
-    const rows = measured.map(measuredRow);
-    const single = measured.findIndex((m) => m.contender.redis?.kind === 'single' && m.contender.env.HISTORY === undefined);
-    const out: Row[] = [];
-    if (single >= 0) {
-      const held = await historyTotal(measured[single]!.server.url);
-      out.push(
-        rows[single]!,
-        rows[single + 1]!,
-        historyRow('Redis', measured[single]!, measured[single + 1]!, rows[single]!, rows[single + 1]!, held),
-      );
-    }
-    for (const [index, m] of measured.entries()) {
-      if (m.contender.redis?.kind === 'single') continue;
-      out.push(rows[index]!);
-      if (single >= 0)
-        out.push(
-          differenceRow(
-            m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis',
-            m,
-            measured[single]!,
-            rows[index]!,
-            rows[single]!,
-            false,
-            { notes: 'both history on, in the same turns, at the same offered load' },
-          ),
-        );
-    }
-    return out;
-  });
+  return rows;
 }
+
+/** Why `gateways` gateways' subscribers cannot all be open at once in this process, if they cannot. */
+const tooFewFiles = (gateways: number) =>
+  openFilesLimit() >= fdsNeeded(gateways * SUBSCRIBERS)
+    ? undefined
+    : `ulimit -n ${openFilesLimit()} < ${fdsNeeded(gateways * SUBSCRIBERS)} needed`;
 
 export const s5: Scenario = {
   name: 'S5',
@@ -264,24 +243,16 @@ export const s5: Scenario = {
   async run({ upstream, log }) {
     // Read here, not when the module loads: a wrong value stops S5, not a run that does not include it.
     const redisKinds = redisKindsFrom(process.env.BENCH_S5_REDIS);
-    const limit = openFilesLimit();
     // Two gateways' subscribers are open at once in this process.
-    if (!(limit >= fdsNeeded(2 * SUBSCRIBERS))) {
-      return [
-        row('S5', `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`, {
-          voided: `ulimit -n ${limit} < ${fdsNeeded(2 * SUBSCRIBERS)} needed`,
-        }),
-      ];
-    }
+    const voided = tooFewFiles(2);
+    if (voided) return [row('S5', `${RATE} webhooks/s → ${SUBSCRIBERS} subscribers`, { voided })];
     return withChild(startLoadGenerator(), async (pacer) => {
       const inProcess: Contender[] = [
         { label: 'gateway, defaults (history on, in process)', env: {} },
         { label: 'gateway, HISTORY=off', env: { HISTORY: 'off' } },
       ];
-      const rows = await inTurns(upstream.url, pacer, inProcess, log, async ([on, off]) => {
-        const [onRow, offRow] = [measuredRow(on!), measuredRow(off!)];
-        return [onRow, offRow, historyRow('in process', on!, off!, onRow, offRow, await historyTotal(on!.server.url))];
-      });
+      const [on, off] = await measuredRows(upstream.url, pacer, inProcess, log);
+      const rows = [on!.row, off!.row, historyRow('in process', on!, off!)];
       if (redisKinds.length > 0 && redisServerOnPath()) {
         rows.push(
           ...(await withChildren(

@@ -4,7 +4,6 @@ import { withChild, type Scenario } from '../lib/scenario.js';
 import { memoryAfterGc, startGateway, type MemoryReading } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
 import { row, verdict } from '../lib/table.js';
-import { webhookSender } from '../lib/webhooks.js';
 
 const FROM = 5_000;
 const TO = 20_000;
@@ -17,14 +16,12 @@ export const s6: Scenario = {
     const { size: to, shortfall } = subscribersAllowed(TO);
     if (shortfall) log(shortfall);
     const variant = `idle subscribers ${fmt(FROM)} → ${fmt(to)}, defaults`;
-    return withChild(startGateway(upstream.url, {}), async (gateway) => {
-      const fleet = await startWorkerFleet(gateway.url, 'graphql-ws', fleetProcesses(to));
-      const sender = webhookSender(gateway.url, 2);
-      try {
+    return withChild(startGateway(upstream.url, {}), (gateway) =>
+      withChild(startWorkerFleet(gateway.url, 'graphql-ws', fleetProcesses(to)), async (fleet) => {
         const readAt = async (size: number): Promise<[MemoryReading, number]> => {
           log(`${fmt(size)} subscribers`);
           await fleet.grow(size);
-          const unprobed = await fleet.probeAll((id) => sender.post(id, 0));
+          const unprobed = await fleet.probeAll();
           return [await memoryAfterGc(gateway), unprobed];
         };
         const [low, unprobedLow] = await readAt(FROM);
@@ -50,10 +47,7 @@ export const s6: Scenario = {
             ...(errors > 0 ? { voided: 'subscribers failed' } : Number.isNaN(rssKb) ? { voided: 'metrics missing' } : {}),
           }),
         ];
-      } finally {
-        await fleet.close();
-        await sender.close();
-      }
-    });
+      }),
+    );
   },
 };

@@ -1,5 +1,5 @@
 import { procStat, type Child } from '../lib/children.js';
-import { SETTINGS, type HttpTarget, type Watch } from '../lib/http-load.js';
+import { errorsOf, SETTINGS, type HttpErrors, type HttpTarget, type Watch } from '../lib/http-load.js';
 import {
   measuredClosedLoop,
   measuredOpenLoop,
@@ -8,11 +8,10 @@ import {
   type CapacityRun,
   type OpenLoopRun,
 } from '../lib/load-generator.js';
-import { LATE_MS, type LoadGenerator, type OpenLoopErrors } from '../lib/open-loop.js';
+import { LATE_MS, type LoadGenerator } from '../lib/open-loop.js';
 import { planPlacement, type S8Placement } from '../lib/pinning.js';
 import { gatewayGraphql, gatewayRest, restTarget } from '../lib/queries.js';
-import type { Scenario } from '../lib/scenario.js';
-import { withChild } from '../lib/scenario.js';
+import { withChild, type Scenario } from '../lib/scenario.js';
 import { gcTotals, startBareHop, startGateway, startUpstream, type GcTotals } from '../lib/servers.js';
 import { fmt, median } from '../lib/stats.js';
 import { row, errorsText, verdict, type Row } from '../lib/table.js';
@@ -33,29 +32,20 @@ const BOUND_CORES = 0.9;
 /** Late sends above this share of a round void it: its p99 would be the generator's, not the server's. */
 const LATE_SHARE_LIMIT = 0.01;
 
-interface Path {
-  what: string;
-  generator: LoadGenerator;
-  watch: Watch;
-  runs: OpenLoopRun[];
-  warmUpErrors: OpenLoopErrors[];
-  /** The gateway's garbage collections over each measured run (its /metrics; the hop has none). */
-  gc?: GcTotals[];
+/** A path of the rounds, driven from the generator process; `gc`: the gateway's collections over each measured run (the hop has none). */
+async function newPath(what: string, generatorChild: Child, target: HttpTarget, watch: Watch, gc?: GcTotals[]) {
+  const generator = await remoteGenerator(generatorChild, target);
+  return { what, generator, watch, runs: [] as OpenLoopRun[], warmUpErrors: [] as HttpErrors[], gc };
 }
-
-interface Capacity {
-  runs: CapacityRun[];
-  warmUpErrors: OpenLoopErrors;
-  rps: number;
-}
+type Path = Awaited<ReturnType<typeof newPath>>;
 
 /** The pinned gateway's req/s for S8's request, closed loop: a warm-up, then SETTINGS.runs runs, the median. */
-async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (message: string) => void): Promise<Capacity> {
+async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (message: string) => void) {
   log(
     `capacity: closed loop, ${CAPACITY_IN_FLIGHT} in flight, ` +
       `${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s`,
   );
-  const warmUpErrors = (await generator.closedLoop(CAPACITY_IN_FLIGHT, SETTINGS.warmupSeconds)).errors;
+  const warmUp = await generator.closedLoop(CAPACITY_IN_FLIGHT, SETTINGS.warmupSeconds);
   const runs: CapacityRun[] = [];
   for (let run = 0; run < SETTINGS.runs; run += 1)
     runs.push(await measuredClosedLoop(generator, CAPACITY_IN_FLIGHT, SETTINGS.runSeconds, gateway));
@@ -64,7 +54,7 @@ async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (m
     `capacity: ${fmt(rps)} req/s (${runs.map((r) => fmt(r.rps)).join(', ')}), ` +
       `gateway ${fmt(median(runs.map((r) => r.serverCores)), 2)} cores`,
   );
-  return { runs, warmUpErrors, rps };
+  return { runs, errors: [warmUp.errors, ...runs.map((r) => r.errors)], rps };
 }
 
 /** Round after round, each path warmed up then measured in turn at `rate`; the order flips every round. */
@@ -86,74 +76,62 @@ async function measureRounds(paths: Path[], rate: number, log: (message: string)
 }
 
 const ms = (value: number) => fmt(value, 2);
-const summed = (all: OpenLoopErrors[]): OpenLoopErrors => {
-  const sum = (key: keyof OpenLoopErrors) => all.reduce((total, e) => total + e[key], 0);
-  return {
-    non2xx: sum('non2xx'),
-    mismatches: sum('mismatches'),
-    connection: sum('connection'),
-    timeouts: sum('timeouts'),
-    total: sum('total'),
-  };
+const summed = (all: HttpErrors[]) => {
+  const sum = (key: keyof HttpErrors) => all.reduce((total, e) => total + e[key], 0);
+  return errorsOf(sum('non2xx'), sum('mismatches'), sum('connection'), sum('timeouts'));
 };
-const allErrorsOf = (p: Path): OpenLoopErrors[] => [...p.warmUpErrors, ...p.runs.map((r) => r.errors)];
-const errorCount = (all: OpenLoopErrors[]): number => summed(all).total;
+const allErrorsOf = (p: Path) => [...p.warmUpErrors, ...p.runs.map((r) => r.errors)];
 const lateOf = (p: Path): number => p.runs.reduce((sum, r) => sum + r.late, 0);
-const behindSchedule = (p: Path): boolean => p.runs.some((r) => r.late > LATE_SHARE_LIMIT * r.scheduled);
 
 function voidOf(path: Path, hop: Path | undefined): string | undefined {
-  const reasons: string[] = [];
-  const hopErrors = hop ? errorCount(allErrorsOf(hop)) > 0 : false;
-  if (errorCount(allErrorsOf(path)) > 0 || hopErrors) reasons.push(hopErrors ? "errors (the hop's count too)" : 'errors');
-  const sides: Array<[Path | undefined, string]> = [
-    [path, 'this path'],
-    [hop, 'the hop'],
-  ];
-  const behind = sides.filter((side): side is [Path, string] => side[0] !== undefined && behindSchedule(side[0]));
-  if (behind.length > 0)
-    reasons.push(
+  const hopErrors = hop !== undefined && summed(allErrorsOf(hop)).total > 0;
+  const sides = [[path, 'this path'] as const, ...(hop ? [[hop, 'the hop'] as const] : [])];
+  const behind = sides.filter(([p]) => p.runs.some((r) => r.late > LATE_SHARE_LIMIT * r.scheduled));
+  const reasons = [
+    (hopErrors || summed(allErrorsOf(path)).total > 0) && (hopErrors ? "errors (the hop's count too)" : 'errors'),
+    behind.length > 0 &&
       `generator behind schedule: ${behind.map(([p, where]) => `${lateOf(p)} sends > ${LATE_MS} ms late on ${where}`).join(', ')}`,
-    );
+  ].filter(Boolean);
   return reasons.length > 0 ? reasons.join('; ') : undefined;
 }
 
+/** An S8 row, the capacity's or a path's: its errors summed, the notes that apply joined. */
+const s8Row = (what: string, errors: HttpErrors[], voided: string | undefined, cells: Partial<Row>, notes: Array<string | false>) =>
+  row('S8', what, { ...cells, errors: errorsText(summed(errors)), notes: notes.filter(Boolean).join('; '), ...(voided ? { voided } : {}) });
+
 function pathRow(path: Path, hop: Path | undefined, rate: number, setting: string, placement: S8Placement): Row {
-  const pick = (key: 'p50' | 'p99' | 'p999') => median(path.runs.map((r) => r[key]));
-  const added = (key: 'p50' | 'p99' | 'p999') => median(path.runs.map((r, i) => r[key] - hop!.runs[i]![key]));
+  const medianOf = (pick: (r: OpenLoopRun, i: number) => number) => median(path.runs.map(pick));
+  const perRound = (pick: (r: OpenLoopRun, i: number) => number | string) => path.runs.map(pick).join(', ');
+  const pick = (key: 'p50' | 'p99' | 'p999') => medianOf((r) => r[key]);
+  const added = (key: 'p50' | 'p99' | 'p999') => medianOf((r, i) => r[key] - hop!.runs[i]![key]);
   const voided = voidOf(path, hop);
-  const sends = path.runs.reduce((sum, r) => sum + r.scheduled, 0);
-  const notes = [
-    // Every row says it when the servers were not pinned; the capacity row gives the placement either way.
-    ...(placement.pinned ? [] : [placement.text]),
-    `${ROUNDS} rounds × ${SECONDS} s at ${fmt(rate)} req/s (${setting}), ${fmt(path.runs[0]?.scheduled ?? 0)} sends each, ` +
-      `upstream answers after ${DELAY_MS} ms`,
-    `p99 per round ${path.runs.map((r) => ms(r.p99)).join(', ')} ms`,
-    ...(hop
-      ? [
-          `p99 added per round ${path.runs.map((r, i) => ms(r.p99 - hop.runs[i]!.p99)).join(', ')} ms`,
-          `p99.9 added per round ${path.runs.map((r, i) => ms(r.p999 - hop.runs[i]!.p999)).join(', ')} ms`,
-        ]
-      : []),
-    `max ${ms(Math.max(...path.runs.map((r) => r.max)))} ms`,
-    `generator: ${fmt(lateOf(path))} of ${fmt(sends)} sends left > ${LATE_MS} ms late ` +
-      `(per round ${path.runs.map((r) => r.late).join(', ')}; a round voids above ${LATE_SHARE_LIMIT * 100}%), ` +
-      `max send lag ${ms(Math.max(...path.runs.map((r) => r.maxSendLagMs)))} ms, ` +
-      `ELU ${fmt(median(path.runs.map((r) => r.loadgenElu)) * 100)}%`,
-    `server CPU ${fmt(median(path.runs.map((r) => r.serverCpuUs)))} µs/request, ` +
-      `${fmt((median(path.runs.map((r) => r.serverCpuUs)) * rate) / 1e4)}% of a core`,
-    ...(path.gc ? [gcText(path.gc)] : []),
-  ];
-  const addedP99 = hop ? added('p99') : Number.NaN;
-  return row('S8', path.what, {
+  const cpuUs = medianOf((r) => r.serverCpuUs);
+  const cells = {
     value: `p50 ${ms(pick('p50'))} / p99 ${ms(pick('p99'))} / p99.9 ${ms(pick('p999'))} ms`,
     p99: ms(pick('p99')),
-    ratio: hop ? `added p50 ${ms(added('p50'))} / p99 ${ms(addedP99)} / p99.9 ${ms(added('p999'))} ms` : '',
-    target: hop ? `p99 added ≤ ${GOAL_P99_ADDED_MS} ms: ${voided ? 'VOID' : verdict(addedP99 <= GOAL_P99_ADDED_MS)}` : '',
-    calls: fmt(median(path.runs.map((r) => r.callsPerRequest ?? Number.NaN)), 2),
-    errors: errorsText(summed(allErrorsOf(path))),
-    notes: notes.join('; '),
-    ...(voided ? { voided } : {}),
-  });
+    ratio: hop ? `added p50 ${ms(added('p50'))} / p99 ${ms(added('p99'))} / p99.9 ${ms(added('p999'))} ms` : '',
+    target: hop ? `p99 added ≤ ${GOAL_P99_ADDED_MS} ms: ${voided ? 'VOID' : verdict(added('p99') <= GOAL_P99_ADDED_MS)}` : '',
+    calls: fmt(
+      medianOf((r) => r.callsPerRequest ?? Number.NaN),
+      2,
+    ),
+  };
+  return s8Row(path.what, allErrorsOf(path), voided, cells, [
+    // Every row says it when the servers were not pinned; the capacity row gives the placement either way.
+    !placement.pinned && placement.text,
+    `${ROUNDS} rounds × ${SECONDS} s at ${fmt(rate)} req/s (${setting}), ${fmt(path.runs[0]?.scheduled ?? 0)} sends each, ` +
+      `upstream answers after ${DELAY_MS} ms`,
+    `p99 per round ${perRound((r) => ms(r.p99))} ms`,
+    !!hop && `p99 added per round ${perRound((r, i) => ms(r.p99 - hop.runs[i]!.p99))} ms`,
+    !!hop && `p99.9 added per round ${perRound((r, i) => ms(r.p999 - hop.runs[i]!.p999))} ms`,
+    `max ${ms(Math.max(...path.runs.map((r) => r.max)))} ms`,
+    `generator: ${fmt(lateOf(path))} of ${fmt(path.runs.reduce((sum, r) => sum + r.scheduled, 0))} sends left > ${LATE_MS} ms late ` +
+      `(per round ${perRound((r) => r.late)}; a round voids above ${LATE_SHARE_LIMIT * 100}%), ` +
+      `max send lag ${ms(Math.max(...path.runs.map((r) => r.maxSendLagMs)))} ms, ` +
+      `ELU ${fmt(medianOf((r) => r.loadgenElu) * 100)}%`,
+    `server CPU ${fmt(cpuUs)} µs/request, ${fmt((cpuUs * rate) / 1e4)}% of a core`,
+    !!path.gc && gcText(path.gc),
+  ]);
 }
 
 /** The gateway's collections over the measured runs, from its prom-client histogram (bounds 1 ms and 10 ms). */
@@ -166,34 +144,26 @@ function gcText(gc: GcTotals[]): string {
   );
 }
 
-function capacityRow(capacity: Capacity, rate: number, placement: S8Placement, priority: string): Row {
-  const errors = [capacity.warmUpErrors, ...capacity.runs.map((r) => r.errors)];
+function capacityRow(capacity: Awaited<ReturnType<typeof measureCapacity>>, rate: number, placement: S8Placement, priority: string): Row {
   const rps = capacity.runs.map((r) => r.rps);
-  const notes = [
+  const cores = median(capacity.runs.map((r) => r.serverCores));
+  const voided = summed(capacity.errors).total > 0 ? 'errors' : undefined;
+  const what = 'capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)';
+  return s8Row(what, capacity.errors, voided, { value: `${fmt(capacity.rps)} [${fmt(Math.min(...rps))}–${fmt(Math.max(...rps))}]` }, [
     placement.text,
     priority,
     `closed loop, ${CAPACITY_IN_FLIGHT} requests in flight, ` +
       `${SETTINGS.runs} × ${SETTINGS.runSeconds} s after ${SETTINGS.warmupSeconds} s of warm-up`,
-    `gateway CPU ${fmt(median(capacity.runs.map((r) => r.serverCores)), 2)} cores, ` +
-      `${fmt(median(capacity.runs.map((r) => r.serverCpuUs)))} µs/request`,
+    `gateway CPU ${fmt(cores, 2)} cores, ${fmt(median(capacity.runs.map((r) => r.serverCpuUs)))} µs/request`,
     // Saturated by the closed loop, a gateway with its core to itself uses all of it; less means others took the rest.
-    ...(median(capacity.runs.map((r) => r.serverCores)) < BOUND_CORES
-      ? [
-          `CAPACITY LOW: the saturated gateway used less than ${BOUND_CORES} of a core, ` +
-            `other processes took the rest, so the rate is lower than the gateway's half`,
-        ]
-      : []),
+    cores < BOUND_CORES &&
+      `CAPACITY LOW: the saturated gateway used less than ${BOUND_CORES} of a core, ` +
+        `other processes took the rest, so the rate is lower than the gateway's half`,
     `generator ELU ${fmt(median(capacity.runs.map((r) => r.loadgenElu)) * 100)}%`,
     FIXED_RATE === undefined
       ? `the open-loop rate is ${LOAD_SHARE * 100}% of the median: ${fmt(rate)} req/s`
       : `the open-loop rate is BENCH_S8_RATE's ${fmt(rate)} req/s, ${fmt((rate / capacity.rps) * 100)}% of the median`,
-  ];
-  return row('S8', 'capacity: gateway GraphQL transaction(id), cache off, closed loop (sets the open-loop rate)', {
-    value: `${fmt(capacity.rps)} [${fmt(Math.min(...rps))}–${fmt(Math.max(...rps))}]`,
-    errors: errorsText(summed(errors)),
-    notes: notes.join('; '),
-    ...(errorCount(errors) > 0 ? { voided: 'errors' } : {}),
-  });
+  ]);
 }
 
 export const s8: Scenario = {
@@ -212,14 +182,8 @@ export const s8: Scenario = {
             const priority =
               `nice: gateway ${niceOf(gateway.pid)}, hop ${niceOf(bare.pid)}, upstream ${niceOf(upstream.pid)}, ` +
               `generator ${niceOf(generatorChild.pid)} (asked ${placement.server.nice}, ${placement.generator.nice} for the generator)`;
-            const path = async (what: string, target: HttpTarget, server: Child, gc?: GcTotals[]): Promise<Path> => ({
-              what,
-              generator: await remoteGenerator(generatorChild, target),
-              watch: { upstream, server },
-              runs: [],
-              warmUpErrors: [],
-              ...(gc ? { gc } : {}),
-            });
+            const path = (what: string, target: HttpTarget, server: Child, gc?: GcTotals[]) =>
+              newPath(what, generatorChild, target, { upstream, server }, gc);
             const hop = await path('bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', restTarget(bare.url), bare);
             const rest = await path('gateway REST GET /transactions/{id}, cache off', gatewayRest(gateway.url), gateway, []);
             const graphql = await path(

@@ -3,14 +3,7 @@ import { promisify } from 'node:util';
 import { REPO_ROOT } from '../lib/children.js';
 import type { Scenario } from '../lib/scenario.js';
 import { fmt, median } from '../lib/stats.js';
-import { row, type Row } from '../lib/table.js';
-
-interface Layer {
-  name: string;
-  /** The layer this one adds to; none for one that stands alone. */
-  over?: string;
-  rounds: number[];
-}
+import { row } from '../lib/table.js';
 
 export const s9: Scenario = {
   name: 'S9',
@@ -23,22 +16,18 @@ export const s9: Scenario = {
       timeout: 600_000,
       maxBuffer: 1 << 20,
     });
-    const layers = JSON.parse(stdout.trim().split('\n').at(-1)!) as Layer[];
-    const rows: Row[] = [];
+    // Each layer's CPU per read by round; `over`: the layer it adds to, none for one that stands alone.
+    const layers = JSON.parse(stdout.trim().split('\n').at(-1)!) as Array<{ name: string; over?: string; rounds: number[] }>;
     const byName = new Map(layers.map((layer) => [layer.name, median(layer.rounds)]));
-    for (const layer of layers) {
-      const us = median(layer.rounds);
-      const over = layer.over === undefined ? undefined : byName.get(layer.over);
-      rows.push(
-        row('S9', layer.name, {
-          value: `${fmt(us, 1)} µs CPU per read`,
-          ratio: over === undefined ? 'by itself' : `adds ${fmt(us - over, 1)} µs`,
-          calls: '1.00',
-          errors: '0',
-          notes: `rounds ${layer.rounds.map((r) => fmt(r, 0)).join(', ')} µs`,
-        }),
-      );
-    }
-    return rows;
+    return layers.map((layer) => {
+      const [us, over] = [byName.get(layer.name)!, layer.over === undefined ? undefined : byName.get(layer.over)];
+      return row('S9', layer.name, {
+        value: `${fmt(us, 1)} µs CPU per read`,
+        ratio: over === undefined ? 'by itself' : `adds ${fmt(us - over, 1)} µs`,
+        calls: '1.00',
+        errors: '0',
+        notes: `rounds ${layer.rounds.map((r) => fmt(r, 0)).join(', ')} µs`,
+      });
+    });
   },
 };

@@ -1,14 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  editedOutsideData,
-  mergeResults,
-  parseResults,
-  renderResults,
-  type RunInfo,
-  type ScenarioResults,
-} from '../../bench/lib/results-file.js';
+import { mergeResults, parseResults, renderResults, type RunInfo, type ScenarioResults } from '../../bench/lib/results-file.js';
 import type { Row } from '../../bench/lib/table.js';
 
 /*
@@ -149,13 +142,5 @@ describe('bench/RESULTS.md', () => {
       expect(s.rows.length).toBeGreaterThan(0);
     }
     expect(renderResults(sections)).toBe(file);
-    expect(editedOutsideData(file, sections)).toEqual([]);
-  });
-
-  it('names a section whose table was edited by hand, which the next run would not keep', () => {
-    const sections = parseResults(previousFile);
-    const edited = previousFile.replace('| 1,800 [1,700–1,900] |', '| 1,900 [1,700–1,900] |');
-    expect(editedOutsideData(edited, sections)).toEqual(['S1']);
-    expect(editedOutsideData(previousFile, sections)).toEqual([]);
   });
 });
