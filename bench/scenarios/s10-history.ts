@@ -323,7 +323,8 @@ async function backendsCpu(database: string): Promise<Map<number, number>> {
 const FILL_BATCH = 500;
 
 function besideTheGateway(databaseUrl: string) {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  // Pipelined, as the gateway's pool is (src/postgres/postgres-database.ts): the store gives a connection statements together.
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, pipeline: true });
   const store = createPostgresHistory(pool, { retentionMs: WEEK, defaultCurrency: 'EUR', soldStatuses: [], sweepEveryMs: 24 * HOUR });
   const toEvent = ({ id, transaction, at }: SeriesEvent): TransactionUpdateEvent => {
     const request = buildWebhookRequest({ form: 'enveloped', id, transaction, at });

@@ -86,6 +86,7 @@ interface Worked<T> {
   writes: Array<Promise<unknown>>;
 }
 
+/** `pool` pipelines (createPostgresPool): a transaction gives its connection statements together. */
 export function createPostgresHistory(pool: Pool, options: PostgresHistoryOptions): PostgresHistory {
   const now = options.now ?? Date.now;
   const sold = new Set(options.soldStatuses);
