@@ -7,6 +7,7 @@ import {
   keepSending,
   senderReport,
   liveSubscriber,
+  deliveryReport,
   receivedExactlyOnce,
   stopWatching,
   subscriptionState,
@@ -165,7 +166,8 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
         readiness.map((watch) => watch.seen.filter((status) => status === 503).length),
       );
       expect(sender.refused).toBeGreaterThan(0);
-      expect(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)).toBe(true);
+      if (!(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)))
+        expect.fail(`subscribers: ${deliveryReport(subscribers, sender.accepted)}`);
       // Each on the connection it started with.
       for (const subscriber of subscribers) expect(await subscriptionState(subscriber)).toBe('open');
       await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
