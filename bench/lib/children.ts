@@ -57,6 +57,10 @@ export function cpuSecondsOf(pid: number): number {
   }
 }
 
+/** CPU seconds of each of `pids` still running, by pid. */
+export const cpuSecondsOfPids = (pids: readonly number[]): Map<number, number> =>
+  new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)] as const).filter(([, used]) => !Number.isNaN(used)));
+
 /** CPU seconds of every process named `name` (its /proc comm), by pid. */
 export function cpuSecondsOfProcesses(name: string): Map<number, number> {
   const named = (pid: string) => {
@@ -66,10 +70,11 @@ export function cpuSecondsOfProcesses(name: string): Map<number, number> {
       return false;
     }
   };
-  const pids = readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry) && named(entry))
-    .map(Number);
-  return new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)] as const).filter(([, used]) => !Number.isNaN(used)));
+  return cpuSecondsOfPids(
+    readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry) && named(entry))
+      .map(Number),
+  );
 }
 
 export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {

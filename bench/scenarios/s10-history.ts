@@ -3,7 +3,7 @@ import pg from 'pg';
 import { buildWebhookRequest } from '../../src/events/webhook-request.js';
 import { parseWebhookText, type TransactionUpdateEvent } from '../../src/events/normalize.js';
 import { createPostgresHistory } from '../../src/postgres/postgres-history.js';
-import { cpuSecondsBetween, cpuSecondsOf, cpuSecondsOfProcesses, sleep, type Child } from '../lib/children.js';
+import { cpuSecondsBetween, cpuSecondsOfPids, cpuSecondsOfProcesses, sleep, type Child } from '../lib/children.js';
 import {
   historySeries,
   historyTotal,
@@ -316,7 +316,7 @@ async function backendsCpu(database: string): Promise<Map<number, number>> {
   const { rows } = await asAdmin((client) =>
     client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]),
   );
-  return new Map(rows.map(({ pid }) => [pid, cpuSecondsOf(pid)] as const).filter(([, used]) => !Number.isNaN(used)));
+  return cpuSecondsOfPids(rows.map(({ pid }) => pid));
 }
 
 /** Events applied in one database transaction by the fill beside the gateway. */
