@@ -20,9 +20,13 @@ import { backoffDelay } from '../timing/backoff.js';
  * reconnections. On a cluster the commands go through ioredis' Cluster (each
  * to the master of its key's slot, following MOVED and failovers); the
  * appends are one node's connection, to the master of the event log's slot
- * (WAIT counts the writes of its own connection); the live channel is one
- * node's connection, any node, since a cluster sends every PUBLISH to every
- * node, masters and replicas.
+ * (WAIT counts the writes of its own connection), and so is the live
+ * channel: a cluster passes a PUBLISH on to its other nodes only after the
+ * append it came with has gone to the replica, so a master that dies between
+ * the two takes with it the news of an event it kept, while a listener on
+ * another node stays connected and never asks the log what it missed. On the
+ * master, the listener's connection ends with it, and the log fills the gap
+ * as after any reconnection.
  *
  * A Redis that stops answering without closing its connections (paused,
  * overloaded, a network that drops packets) would otherwise hold every caller
@@ -212,13 +216,13 @@ function cluster(
   return {
     commands,
     // MOVED too: the slot's master moved, and the connection follows it.
-    appends: clusterAppends(commands, target.nodes, logKey, {
+    appends: slotMasterConnection(commands, target.nodes, logKey, {
       ...bounded,
       ...access,
       ...FAIL_FAST,
       reconnectOnError: (error) => (/^(READONLY|MOVED) /.test(error.message) ? 1 : false),
     }),
-    tail: clusterTail(commands, target.nodes, { ...bounded, ...access, ...WAIT_OUT }),
+    tail: slotMasterConnection(commands, target.nodes, logKey, { ...bounded, ...access, ...WAIT_OUT }),
   };
 }
 
@@ -227,45 +231,20 @@ function nodeOptions({ retryStrategy: _retry, ...rest }: RedisOptions): NonNulla
 }
 
 /**
- * The live channel on a cluster: one connection to one node; when it closes
- * (that node died) the next attempt goes to the next node the cluster knows
- * (the seeds until it knows any), so the channel comes back whichever node
- * is lost, and the event log fills the gap as after any reconnection.
+ * A connection of its own to the master of the event log's slot (`logKey` is
+ * in it), for the appends and for the live channel. It follows that master:
+ * once the cluster knows its slots, and whenever the connection closes (a
+ * failover, or MOVED or READONLY ended it: reconnectOnError), the next attempt
+ * goes to the slot's master as the cluster knows it then.
  */
-function clusterTail(commands: Cluster, seeds: ReadonlyArray<{ host: string; port: number }>, options: RedisOptions): Redis {
-  const first = seeds[0]!;
-  const tail = new Redis({ ...options, host: first.host, port: first.port });
-  let turn = 0;
-  tail.on('close', () => {
-    const known = commands
-      .nodes('all')
-      .map(({ options: { host, port } }) => ({ host, port }))
-      .filter((node): node is { host: string; port: number } => node.host !== undefined && node.port !== undefined);
-    const candidates = known.length > 0 ? known : seeds;
-    turn = (turn + 1) % candidates.length;
-    const next = candidates[turn]!;
-    // ioredis reads host and port from its options on every attempt (StandaloneConnector keeps this very object).
-    tail.options.host = next.host;
-    tail.options.port = next.port;
-  });
-  return tail;
-}
-
-/**
- * The appends on a cluster: one connection, to the master of the event log's
- * slot (`logKey` is in it). It follows that master: once the cluster knows
- * its slots, and whenever the connection closes (a failover, or MOVED or
- * READONLY ended it: reconnectOnError), the next attempt goes to the slot's
- * master as the cluster knows it then.
- */
-function clusterAppends(
+function slotMasterConnection(
   commands: Cluster,
   seeds: ReadonlyArray<{ host: string; port: number }>,
   logKey: string,
   options: RedisOptions,
 ): Redis {
   const first = seeds[0]!;
-  const appends = new Redis({ ...options, host: first.host, port: first.port });
+  const connection = new Redis({ ...options, host: first.host, port: first.port });
   let slot: number | undefined;
   /** Points the next attempt at the slot's master; whether that moved it. */
   const follow = (): boolean => {
@@ -273,10 +252,10 @@ function clusterAppends(
     if (!master) return false;
     const colon = master.lastIndexOf(':');
     const [host, port] = [master.slice(0, colon), Number(master.slice(colon + 1))];
-    if (appends.options.host === host && appends.options.port === port) return false;
+    if (connection.options.host === host && connection.options.port === port) return false;
     // ioredis reads host and port from its options on every attempt (StandaloneConnector keeps this very object).
-    appends.options.host = host;
-    appends.options.port = port;
+    connection.options.host = host;
+    connection.options.port = port;
     return true;
   };
   commands.on('ready', () => {
@@ -284,14 +263,14 @@ function clusterAppends(
       .cluster('KEYSLOT', logKey)
       .then((answer) => {
         slot = Number(answer);
-        if (follow()) appends.disconnect(true);
+        if (follow()) connection.disconnect(true);
       })
       .catch(() => {
         // Asked again on the cluster's next ready.
       });
   });
-  appends.on('close', () => void follow());
-  return appends;
+  connection.on('close', () => void follow());
+  return connection;
 }
 
 export function createRedisClients(target: RedisTarget, options: RedisClientsOptions): RedisClients {

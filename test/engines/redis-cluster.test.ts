@@ -15,7 +15,7 @@ import {
   wentDownAndUp,
 } from '../helpers/redis-failover.js';
 import { startTestRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.js';
-import { ask, infoField } from '../helpers/redis-process.js';
+import { ask, infoField, waitForAsync } from '../helpers/redis-process.js';
 import { deliverWebhook } from '../helpers/redis-deployment.js';
 import { redisServerOnPath } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -42,8 +42,10 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     await cluster?.close();
   }, 30_000);
 
-  async function deployment(env: Record<string, string> = {}): Promise<{ prefix: string; a: RunningGateway; b: RunningGateway }> {
-    const prefix = `cluster-${randomUUID().slice(0, 8)}:`;
+  async function deployment(
+    env: Record<string, string> = {},
+    prefix = `cluster-${randomUUID().slice(0, 8)}:`,
+  ): Promise<{ prefix: string; a: RunningGateway; b: RunningGateway }> {
     const started = await Promise.all([0, 1].map(() => startGateway({ REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: prefix, ...env })));
     gateways.push(...started);
     for (const gateway of started) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
@@ -80,6 +82,22 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     expect(await client.exists(redisKeys(prefix).eventPosition(accepted[3]!, undefined))).toBe(1);
     expect(master.running()).toBe(true);
     await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
+  });
+
+  /** How many connections listen to the deployment's live channel on the node at `port` (PUBSUB NUMSUB counts that node's own). */
+  const listenersOn = async (port: number, prefix: string) =>
+    Number((await ask(port, (client) => client.pubsub('NUMSUB', redisKeys(prefix).channel)))[1]);
+
+  it("listens to the live channel on the event log's master, which a failover takes down with every event it published", async () => {
+    // A cluster passes a PUBLISH on to its other nodes after the append has gone to the replica: a master killed between
+    // the two leaves an acknowledged event that a listener on another node never hears of, on a connection that stays up.
+    // On the master itself, the connection ends with the master, and the log fills in what it missed.
+    let prefix: string;
+    do prefix = `cluster-${randomUUID().slice(0, 8)}:`;
+    while ((await cluster.masterOf(redisKeys(prefix).stream)) === cluster.nodes[0]);
+    await deployment({}, prefix);
+    const master = await cluster.masterOf(redisKeys(prefix).stream);
+    expect(await waitForAsync(async () => (await listenersOn(master.port, prefix)) === 2, 10_000, 100)).toBe(true);
   });
 
   it("refuses to start on a cluster whose event log's master evicts keys, naming REDIS_CLUSTER_NODES", async () => {
@@ -143,7 +161,8 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
       await master.kill();
       // Its replica takes the slots over (cluster-node-timeout 2 s, then an election).
       await cluster.waitHealthy(45_000);
-      expect((await cluster.masterOf(redisKeys(prefix).stream)).port).not.toBe(master.port);
+      const promoted = await cluster.masterOf(redisKeys(prefix).stream);
+      expect(promoted.port).not.toBe(master.port);
       const sentBy = sender.accepted.length;
       if (!(await waitFor(() => sender.accepted.length >= sentBy + 10, 20_000))) expect.fail(await senderReport(sender, [a, b]));
       // An instance that could not write said 503 (one whose writes all landed after the promotion may have had no reason to), and both are
@@ -168,6 +187,8 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
       expect(sender.refused).toBeGreaterThan(0);
       if (!(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)))
         expect.fail(`subscribers: ${deliveryReport(subscribers, sender.accepted)}`);
+      // Both instances listen on the promoted master now.
+      expect(await waitForAsync(async () => (await listenersOn(promoted.port, prefix)) === 2, 10_000, 100)).toBe(true);
       // Each on the connection it started with.
       for (const subscriber of subscribers) expect(await subscriptionState(subscriber)).toBe('open');
       await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
