@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { spec } from '../../src/config/spec.js';
 import { sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
@@ -83,10 +84,13 @@ export async function startGateway(
       ...(process.env.BENCH_OTLP_ENDPOINT ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
       ...extraEnv,
     },
-    nodeFlags: ['--expose-gc'],
+    nodeFlags: ['--expose-gc', ...cpuProfile()],
     ...placement,
   });
 }
+
+/** BENCH_CPU_PROF=<folder>: each gateway child writes its V8 CPU profile there when it stops (children.ts waits longer for it). */
+const cpuProfile = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : []);
 
 /** A GraphQL document POSTed to a gateway's /graphql (or a peer's `path`) with the client key: the answer's status and body. */
 export async function askGateway(
