@@ -52,11 +52,11 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
     ],
   },
   {
-    variant: { cacheTtlMs: 0, compiledExecution: 'off' },
+    variant: { cacheTtlMs: 0, compiledExecution: false },
     shapes: [{ what: `${GQL}, cache off, compiled execution off (graphql-js executes every request)`, of: gatewayGraphql }],
   },
   {
-    variant: { cacheTtlMs: CACHE_HOUR_MS, responseCache: 'off' },
+    variant: { cacheTtlMs: CACHE_HOUR_MS, responseCache: false },
     shapes: [{ what: `${GQL}, cache hits, response cache off (entity cache only: executed every time)`, of: gatewayGraphql, hits: true }],
   },
 ];

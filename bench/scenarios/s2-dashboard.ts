@@ -7,7 +7,7 @@ import { httpRow, verdict, type Row } from '../lib/table.js';
 
 const VARIANTS: Array<{ label: string; variant: Variant; key?: string }> = [
   { label: 'defaults (coalesce on, cache off)', variant: {}, key: 'S2' },
-  { label: 'coalesce off, cache off', variant: { coalesce: 'off' } },
+  { label: 'coalesce off, cache off', variant: { coalesce: false } },
   { label: 'cache on (5 s)', variant: { cacheTtlMs: 5_000 } },
 ];
 

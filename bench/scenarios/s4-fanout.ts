@@ -77,16 +77,18 @@ export const s4: Scenario = {
     const largest = Math.max(...sizes.map((s) => s.size));
     const rows: Row[] = [];
     for (const sharing of ['on', 'off'] as const) {
-      const [raw, gateway] = await withChildren([() => startRawWs(), () => startGateway(upstream.url, { sharing })], ([rawWs, server]) =>
-        fanoutInTurns(
-          [
-            { label: 'raw ws broadcast', server: rawWs!, kind: 'raw' },
-            { label: `gateway, sharing ${sharing}`, server: server!, kind: 'graphql-ws' },
-          ],
-          sizes,
-          ROUNDS,
-          log,
-        ),
+      const [raw, gateway] = await withChildren(
+        [() => startRawWs(), () => startGateway(upstream.url, { subscriptionSharing: sharing === 'on' })],
+        ([rawWs, server]) =>
+          fanoutInTurns(
+            [
+              { label: 'raw ws broadcast', server: rawWs!, kind: 'raw' },
+              { label: `gateway, sharing ${sharing}`, server: server!, kind: 'graphql-ws' },
+            ],
+            sizes,
+            ROUNDS,
+            log,
+          ),
       );
       sizes.forEach(({ size }, s) => {
         rows.push(
