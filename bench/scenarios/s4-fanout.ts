@@ -41,9 +41,9 @@ function baseRow(variant: string, f: SideFigures, notes: string[]): Row {
       `loadgen: ${f.processes} fleet processes, CPU per fan-out ${fmt(median(f.loadgenCpu) * 1_000)} ms, ` +
         `ELU ${pct(elu)} (busiest process over its deliveries)${elu > SATURATED_ELU ? ', saturated' : ''}`,
       ...notes,
-      ...(f.shortfall ? [f.shortfall] : []),
-    ].join('; '),
-    ...(errorsOf(f).total > 0 ? { voided: 'lost, duplicated or wrong deliveries' } : {}),
+      f.shortfall,
+    ],
+    voided: errorsOf(f).total > 0 ? 'lost, duplicated or wrong deliveries' : undefined,
   });
 }
 
