@@ -164,12 +164,9 @@ async function measuredRows(...args: Parameters<typeof inTurns>): Promise<Measur
     if (m.redisCpu.length === 0) return { ...m, row };
     const webhooks = m.turns.reduce((n, t) => n + t.answers.length, 0);
     const perWebhook = (seconds: number) => `${fmt((seconds * 1_000) / webhooks, 3)} ms`;
-    const total = m.redisCpu.reduce((a, b) => a + b, 0);
-    const redis =
-      m.redisCpu.length > 1
-        ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, ` +
-          `the busiest ${perWebhook(Math.max(...m.redisCpu))}`
-        : `Redis CPU ${perWebhook(total)} per webhook`;
+    const servers =
+      m.redisCpu.length > 1 ? ` over its ${m.redisCpu.length} servers, the busiest ${perWebhook(Math.max(...m.redisCpu))}` : '';
+    const redis = `Redis CPU ${perWebhook(m.redisCpu.reduce((a, b) => a + b, 0))} per webhook${servers}`;
     return { ...m, row: { ...row, notes: `${row.notes}; ${redis} (INFO, over the turns)` } };
   });
 }

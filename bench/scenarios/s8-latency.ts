@@ -43,18 +43,15 @@ type GcRuns = Array<[before: GcTotals, after: GcTotals]>;
 /** The pinned gateway's req/s for S8's request, closed loop: a warm-up, then SETTINGS.runs runs, the median. */
 async function measureCapacity(generator: LoadGenerator, gateway: Child, log: (message: string) => void) {
   log(
-    `capacity: closed loop, ${CAPACITY_IN_FLIGHT} in flight, ` +
-      `${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s`,
+    `capacity: closed loop, ${CAPACITY_IN_FLIGHT} in flight, ${SETTINGS.warmupSeconds} s warm-up + ${SETTINGS.runs} × ${SETTINGS.runSeconds} s`,
   );
   const warmUp = await generator.closedLoop(CAPACITY_IN_FLIGHT, SETTINGS.warmupSeconds);
   const runs: CapacityRun[] = [];
   for (let run = 0; run < SETTINGS.runs; run += 1)
     runs.push(await measuredClosedLoop(generator, CAPACITY_IN_FLIGHT, SETTINGS.runSeconds, gateway));
   const rps = median(runs.map((r) => r.rps));
-  log(
-    `capacity: ${fmt(rps)} req/s (${runs.map((r) => fmt(r.rps)).join(', ')}), ` +
-      `gateway ${fmt(median(runs.map((r) => r.serverCores)), 2)} cores`,
-  );
+  const cores = median(runs.map((r) => r.serverCores));
+  log(`capacity: ${fmt(rps)} req/s (${runs.map((r) => fmt(r.rps)).join(', ')}), gateway ${fmt(cores, 2)} cores`);
   return { runs, errors: [warmUp.errors, ...runs.map((r) => r.errors)], rps };
 }
 
