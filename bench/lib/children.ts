@@ -129,7 +129,6 @@ export async function spawnNode(options: SpawnOptions) {
     pid: child.pid ?? -1,
     url,
     port,
-    output: child.output,
     cpuSeconds: () => cpuSecondsOf(child.pid ?? -1),
     /** SIGUSR2: a forced garbage collection (child-preload.ts). */
     signal: (name: NodeJS.Signals): void => void child.kill(name),
