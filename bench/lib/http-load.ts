@@ -127,10 +127,9 @@ export function httpSession(target: HttpTarget, watch: Watch = {}) {
       const sent = (result.requests as { sent?: number }).sent ?? result.requests.total;
       callsPerQuery = contractCalls(before, await watch.upstream.stats()) / Math.max(1, sent);
     }
-    const [requests, p99] = [result.requests.total, result.latency.p99];
-    const figures = { rps: requests / result.duration, p99, requests, callsPerQuery, serverCores, loadgenElu };
-    runs.push(figures);
-    return figures;
+    const requests = result.requests.total;
+    runs.push({ rps: requests / result.duration, p99: result.latency.p99, requests, callsPerQuery, serverCores, loadgenElu });
+    return runs.at(-1)!;
   }
   return {
     async warmUp() {
