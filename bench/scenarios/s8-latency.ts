@@ -31,6 +31,7 @@ const niceOf = (pid: number) => Number(procStat(pid)[16]);
 const BOUND_CORES = 0.9;
 /** Late sends above this share of a round void it: its p99 would be the generator's, not the server's. */
 const LATE_SHARE_LIMIT = 0.01;
+const GRAPHQL_PATH = "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)";
 
 /** A path of the rounds, driven from the generator process; `gc`: the gateway's totals before and after each measured run (the hop has none). */
 async function newPath(what: string, generatorChild: Child, target: HttpTarget, watch: Watch, gc?: GcRuns) {
@@ -179,12 +180,7 @@ export const s8: Scenario = {
               newPath(what, generatorChild, target, { upstream, server }, gc);
             const hop = await path('bare Node proxy hop GET /transactions/{id} (baseline: no gateway work)', restTarget(bare.url), bare);
             const rest = await path('gateway REST GET /transactions/{id}, cache off', gatewayRest(gateway.url), gateway, []);
-            const graphql = await path(
-              "gateway GraphQL transaction(id) with variables, cache off, Apollo Client's default Accept (S8's request)",
-              gatewayGraphql(gateway.url),
-              gateway,
-              [],
-            );
+            const graphql = await path(GRAPHQL_PATH, gatewayGraphql(gateway.url), gateway, []);
             const capacity = await measureCapacity(graphql.generator, gateway, log);
             const rate = FIXED_RATE ?? Math.max(1, Math.round(capacity.rps * LOAD_SHARE));
             const setting = FIXED_RATE === undefined ? `${LOAD_SHARE * 100}% of the capacity` : 'BENCH_S8_RATE';
