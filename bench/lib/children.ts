@@ -21,8 +21,8 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
-    // The gateway's graceful shutdown may wait for connections; the bench does not.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 1_500);
+    // The gateway's graceful shutdown may wait for connections; the bench does not, unless a CPU profile is being written (servers.ts).
+    const timer = setTimeout(() => child.kill('SIGKILL'), process.env.BENCH_CPU_PROF ? 15_000 : 1_500);
     await exited;
     clearTimeout(timer);
   }
@@ -129,7 +129,6 @@ export async function spawnNode(options: SpawnOptions) {
     pid: child.pid ?? -1,
     url,
     port,
-    output: child.output,
     cpuSeconds: () => cpuSecondsOf(child.pid ?? -1),
     /** SIGUSR2: a forced garbage collection (child-preload.ts). */
     signal: (name: NodeJS.Signals): void => void child.kill(name),

@@ -3,7 +3,6 @@ import type { Child } from './children.js';
 import { fleetProcesses } from './delivery.js';
 import { startWorkerFleet, type FleetRound } from './fleet-workers.js';
 import { withChildren } from './scenario.js';
-import { rawMessage } from './webhook-pacer.js';
 import { statusFor, webhookSender } from './webhooks.js';
 
 /** Rounds before the measured ones, not counted: the first fan-outs of a process run unoptimised code. */
@@ -33,14 +32,11 @@ export type SideFigures = ReturnType<typeof newFigures>;
 
 async function openSide(side: FanoutSide, processes: number) {
   const fleet = await startWorkerFleet(side.server.url, side.kind, processes);
-  const sender = webhookSender(side.server.url, 2);
+  const sender = webhookSender(side.server.url, 2, side.kind === 'raw');
   return {
     side,
     fleet,
-    post: (id: string, n: number) =>
-      side.kind === 'raw'
-        ? sender.postRaw('/broadcast', rawMessage(id, statusFor(n), '00000000-0000-4000-8000-000000000000'))
-        : sender.post(id, n),
+    post: (id: string, n: number) => sender.post(id, n, '00000000-0000-4000-8000-000000000000'),
     stop: () => Promise.all([fleet.stop(), sender.close()]),
   };
 }

@@ -3,8 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { sleep } from './children.js';
 import { monotonicMs, ProbeTracker } from './delivery.js';
 import { liteFleet, rawFleet } from './subscribers.js';
-import { rawMessage } from './webhook-pacer.js';
-import { statusFor, webhookSender } from './webhooks.js';
+import { webhookSender } from './webhooks.js';
 
 export type Request =
   | { op: 'grow'; target: number }
@@ -31,7 +30,7 @@ const [url, kind] = process.argv.slice(2) as [string, 'graphql-ws' | 'raw'];
 /** The subscription id each subscriber sent: a new UUID each, as graphql-ws clients make them. */
 const ids: string[] = [];
 const fleet = kind === 'raw' ? rawFleet(url, note) : liteFleet(url, note, (i) => (ids[i] = randomUUID()));
-const sender = webhookSender(url, 1);
+const sender = webhookSender(url, 1, kind === 'raw');
 let probes = new ProbeTracker(0);
 
 // The round: the event expected and, per subscriber, when it arrived (0: not yet).
@@ -77,11 +76,7 @@ async function handle(request: Request): Promise<Partial<Reply>> {
       return {};
     case 'probe':
       probes = new ProbeTracker(fleet.size);
-      return {
-        unprobed: await probes.probeAll((id) =>
-          kind === 'raw' ? sender.postRaw('/broadcast', rawMessage(id, statusFor(0), randomUUID())) : sender.post(id, 0),
-        ),
-      };
+      return { unprobed: await probes.probeAll((id) => sender.post(id, 0, randomUUID())) };
     case 'arm':
       received.fill(0);
       expected = request;

@@ -93,8 +93,6 @@ export const STATS_QUERY =
 export const RECENT_PENDING_QUERY =
   `query RecentPending { recentTransactions(first: ${PAGE}, status: ["pending"]) ` + `{ nodes { ${NODE_FIELDS} } } }`;
 
-export type FillResult = Awaited<ReturnType<typeof postEvents>>;
-
 /**
  * Posts `events` to a gateway, `inFlight` at a time over kept-alive connections; answer times as the sender saw them.
  * `failed`: answers other than 200 and webhooks never answered, once retried; `retried`: 503 answers the sender came back after.

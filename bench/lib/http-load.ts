@@ -43,19 +43,25 @@ export const errorsOf = (non2xx: number, mismatches: number, connection: number,
   total: non2xx + mismatches + connection + timeouts,
 });
 
-type Counters = { mismatches: number; statuses: Map<number, number> };
+/** Errors of several runs together. */
+export function sumErrors(all: HttpErrors[]): HttpErrors {
+  const sum = (key: keyof HttpErrors) => all.reduce((total, e) => total + e[key], 0);
+  return errorsOf(sum('non2xx'), sum('mismatches'), sum('connection'), sum('timeouts'));
+}
 
-async function once(target: HttpTarget, seconds: number, counters: Counters) {
+/** One autocannon run and its errors; non-2xx statuses are counted into `statuses`. */
+async function once(target: HttpTarget, seconds: number, statuses = new Map<number, number>()) {
   let next = 0;
+  let mismatches = 0;
   // The case index a client is on; autocannon types the context as a bare object.
   type Context = { i?: number };
   const verify = (status: number, body: string, context: object) => {
     if (status < 200 || status >= 300) {
-      counters.statuses.set(status, (counters.statuses.get(status) ?? 0) + 1);
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
       return;
     }
     const check = target.cases[(context as Context).i ?? 0]!.check;
-    if (!check.matches(body)) counters.mismatches += 1;
+    if (!check.matches(body)) mismatches += 1;
   };
   const single = target.cases.length === 1;
   const requests: autocannon.Request[] = single
@@ -73,22 +79,21 @@ async function once(target: HttpTarget, seconds: number, counters: Counters) {
           onResponse: verify,
         },
       ];
-  return autocannon({
+  const result = await autocannon({
     url: target.url,
     connections: target.connections ?? SETTINGS.connections,
     duration: seconds,
     headers: target.headers,
     requests,
   });
+  return { result, errors: errorsOf(result.non2xx, mismatches, result.errors - result.timeouts, result.timeouts) };
 }
 
 /** What a closed loop of `inFlight` requests carried: checked 2xx answers per second (S8's capacity). */
 export async function closedLoop(target: HttpTarget, inFlight: number, seconds: number) {
-  const counters: Counters = { mismatches: 0, statuses: new Map() };
   const elu = performance.eventLoopUtilization();
-  const result = await once({ ...target, connections: inFlight }, seconds, counters);
-  const answered = result['2xx'] - counters.mismatches;
-  const errors = errorsOf(result.non2xx, counters.mismatches, result.errors - result.timeouts, result.timeouts);
+  const { result, errors } = await once({ ...target, connections: inFlight }, seconds);
+  const answered = result['2xx'] - errors.mismatches;
   return {
     rps: answered / result.duration,
     answered,
@@ -100,15 +105,8 @@ export async function closedLoop(target: HttpTarget, inFlight: number, seconds: 
 
 /** One target measured step by step, so two targets can take turns (S1); measureHttp runs it straight through. */
 export function httpSession(target: HttpTarget, watch: Watch = {}) {
-  const counters: Counters = { mismatches: 0, statuses: new Map() };
-  let non2xx = 0;
-  let connection = 0;
-  let timeouts = 0;
-  const tally = (result: autocannon.Result) => {
-    non2xx += result.non2xx;
-    connection += result.errors - result.timeouts;
-    timeouts += result.timeouts;
-  };
+  const statuses = new Map<number, number>();
+  const errors: HttpErrors[] = [];
   /** `serverCores`: the measured child's CPU over a run; `callsPerQuery`: the upstream's contract calls ÷ requests. */
   const runs: Array<{ rps: number; p99: number; requests: number; callsPerQuery?: number; serverCores?: number; loadgenElu: number }> = [];
   async function run() {
@@ -116,11 +114,11 @@ export function httpSession(target: HttpTarget, watch: Watch = {}) {
     const cpuBefore = watch.server?.cpuSeconds();
     const elu = performance.eventLoopUtilization();
     const started = performance.now();
-    const result = await once(target, SETTINGS.runSeconds, counters);
+    const { result, errors: runErrors } = await once(target, SETTINGS.runSeconds, statuses);
     const elapsed = (performance.now() - started) / 1_000;
     const loadgenElu = performance.eventLoopUtilization(elu).utilization;
     const serverCores = watch.server ? (watch.server.cpuSeconds() - (cpuBefore ?? 0)) / elapsed : undefined;
-    tally(result);
+    errors.push(runErrors);
     let callsPerQuery: number | undefined;
     if (watch.upstream && before) {
       // Requests in flight when the run stopped still make their upstream calls: let them land, and
@@ -129,14 +127,13 @@ export function httpSession(target: HttpTarget, watch: Watch = {}) {
       const sent = (result.requests as { sent?: number }).sent ?? result.requests.total;
       callsPerQuery = contractCalls(before, await watch.upstream.stats()) / Math.max(1, sent);
     }
-    const [requests, p99] = [result.requests.total, result.latency.p99];
-    const figures = { rps: requests / result.duration, p99, requests, callsPerQuery, serverCores, loadgenElu };
-    runs.push(figures);
-    return figures;
+    const requests = result.requests.total;
+    runs.push({ rps: requests / result.duration, p99: result.latency.p99, requests, callsPerQuery, serverCores, loadgenElu });
+    return runs.at(-1)!;
   }
   return {
     async warmUp() {
-      tally(await once(target, SETTINGS.warmupSeconds, counters));
+      errors.push((await once(target, SETTINGS.warmupSeconds, statuses)).errors);
     },
     run,
     result() {
@@ -148,14 +145,14 @@ export function httpSession(target: HttpTarget, watch: Watch = {}) {
       if (Number.isFinite(cores)) notes.push(`server CPU ${cores.toFixed(2)} cores, ${cpuPerRequestUs.toFixed(0)} µs/request`);
       const elu = median(runs.map((r) => r.loadgenElu));
       notes.push(`loadgen ELU ${(elu * 100).toFixed(0)}%${elu > 0.95 ? ' (load generator saturated)' : ''}`);
-      if (counters.statuses.size > 0) notes.push(`statuses ${[...counters.statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
+      if (statuses.size > 0) notes.push(`statuses ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}`);
       return {
         runs: [...runs],
         rps: { median: median(rpsValues), min: Math.min(...rpsValues), max: Math.max(...rpsValues) },
         p99: median(runs.map((r) => r.p99)),
         callsPerQuery: watch.upstream ? median(runs.map((r) => r.callsPerQuery ?? Number.NaN)) : undefined,
         cpuPerRequestUs,
-        errors: errorsOf(non2xx, counters.mismatches, connection, timeouts),
+        errors: sumErrors(errors),
         notes,
       };
     },

@@ -16,17 +16,8 @@ export interface Scenario {
   run(ctx: ScenarioContext): Promise<Row[]>;
 }
 
-export async function withChild<T, C extends { stop(): Promise<unknown> } = Child>(
-  start: Promise<C>,
-  use: (child: C) => Promise<T>,
-): Promise<T> {
-  const child = await start;
-  try {
-    return await use(child);
-  } finally {
-    await child.stop();
-  }
-}
+export const withChild = <T, C extends { stop(): Promise<unknown> } = Child>(start: Promise<C>, use: (child: C) => Promise<T>) =>
+  withChildren([() => start], ([child]) => use(child!));
 
 /** Runs `use` with children started one after the other, and stops every one started whatever happens. */
 export async function withChildren<T, C extends { stop(): Promise<unknown> } = Child>(

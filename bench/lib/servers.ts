@@ -1,26 +1,16 @@
+import { resolve } from 'node:path';
+import type { GatewayDeps } from '../../src/app/gateway-deps.js';
 import { spec } from '../../src/config/spec.js';
 import { sleep, spawnNode, type Child, type Placement } from './children.js';
 import { UPSTREAM_KEY } from './contract-upstream.js';
 
 export const CLIENT_KEY = 'bench-key';
 
-/** Each absent: the gateway's own default (coalescing, sharing, compiled execution on, cache off, the response cache on: it acts only with CACHE_TTL_MS). */
-export interface Variant {
-  coalesce?: 'on' | 'off';
-  cacheTtlMs?: number;
-  sharing?: 'on' | 'off';
-  compiledExecution?: 'on' | 'off';
-  responseCache?: 'on' | 'off';
-}
-
-export const variantLabel = (v: Variant): string =>
-  [
-    `coalesce ${v.coalesce ?? 'on'}`,
-    `cache ${v.cacheTtlMs ? `${v.cacheTtlMs} ms` : 'off'}`,
-    `sharing ${v.sharing ?? 'on'}`,
-    `compiled execution ${v.compiledExecution ?? 'on'}`,
-    `response cache ${v.responseCache ?? 'on'}`,
-  ].join(', ');
+/**
+ * createGateway's fast paths and CACHE_TTL_MS; each absent: the gateway's own default (coalescing, sharing, compiled
+ * execution on, cache off, the response cache on: it acts only with CACHE_TTL_MS).
+ */
+export type Variant = NonNullable<GatewayDeps['fastPaths']> & { cacheTtlMs?: number };
 
 export type Upstream = Awaited<ReturnType<typeof startUpstream>>;
 
@@ -65,28 +55,26 @@ export async function startGateway(
   extraEnv: Record<string, string> = {},
   placement: Placement = {},
 ): Promise<Child> {
-  const flags = {
-    coalesce: variant.coalesce,
-    sharing: variant.sharing,
-    'compiled-execution': variant.compiledExecution,
-    'response-cache': variant.responseCache,
-  };
+  const { cacheTtlMs, ...fastPaths } = variant;
   return spawnNode({
-    name: `gateway (${variantLabel(variant)})`,
+    name: `gateway ${JSON.stringify(variant)}`,
     entry: 'bench/lib/gateway-main.ts',
-    args: Object.entries(flags).flatMap(([flag, value]) => (value ? [`--${flag}=${value}`] : [])),
+    args: [JSON.stringify(fastPaths)],
     env: {
       // Every configuration variable unset first, so the shell cannot change a variant.
       ...Object.fromEntries(Object.keys(spec).map((name) => [name, undefined])),
       ...gatewayEnv(upstreamUrl),
-      CACHE_TTL_MS: variant.cacheTtlMs === undefined ? undefined : String(variant.cacheTtlMs),
+      CACHE_TTL_MS: cacheTtlMs === undefined ? undefined : String(cacheTtlMs),
       ...(process.env.BENCH_OTLP_ENDPOINT ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_ENDPOINT } : {}),
       ...extraEnv,
     },
-    nodeFlags: ['--expose-gc'],
+    nodeFlags: ['--expose-gc', ...cpuProfile()],
     ...placement,
   });
 }
+
+/** BENCH_CPU_PROF=<folder>: each gateway child writes its V8 CPU profile there when it stops (children.ts waits longer for it). */
+const cpuProfile = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : []);
 
 /** A GraphQL document POSTed to a gateway's /graphql (or a peer's `path`) with the client key: the answer's status and body. */
 export async function askGateway(

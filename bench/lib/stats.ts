@@ -1,11 +1,6 @@
 import * as hdr from 'hdr-histogram-js';
 
-/** The `p`th percentile (0–100) of latencies in ms; NaN when there are none. */
-export function percentile(valuesMs: Iterable<number>, p: number): number {
-  return percentiles(valuesMs, [p])[0]!;
-}
-
-/** Several percentiles (0–100) of one list of latencies in ms, recorded once. */
+/** Percentiles (0–100) of one list of latencies in ms, recorded once; NaN when there are none. */
 export function percentiles(valuesMs: Iterable<number>, ps: readonly number[]): number[] {
   const histogram = hdr.build({ lowestDiscernibleValue: 1, numberOfSignificantValueDigits: 3 });
   let endless = 0;

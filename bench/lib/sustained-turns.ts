@@ -3,8 +3,8 @@ import { sleep, type Child } from './children.js';
 import { ProbeTracker } from './delivery.js';
 import { eventIdOf, liteFleet, rawFleet } from './subscribers.js';
 import { runPacer } from './load-generator.js';
-import { nowAbsolute, rawMessage, type PacedWebhook } from './webhook-pacer.js';
-import { statusFor, webhookSender } from './webhooks.js';
+import { nowAbsolute, type PacedWebhook } from './webhook-pacer.js';
+import { webhookSender } from './webhooks.js';
 
 const SENDER_CONNECTIONS = 32;
 /** After the sending: stop waiting once nothing arrived for QUIET_MS, or at the cap (bounds the bench's run time). */
@@ -49,7 +49,7 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
     t.delivered += 1;
   };
   const fleet = raw ? rawFleet(server.url, sink) : liteFleet(server.url, sink);
-  const probeSender = webhookSender(server.url, 1);
+  const probeSender = webhookSender(server.url, 1, raw);
   // unprobed: subscribers never reached by a probe at the opening; wrong: messages that were not events; strays: events of a closed turn.
   const side = {
     raw,
@@ -68,9 +68,7 @@ export async function openSide(label: string, server: Child, raw: boolean, subsc
   };
   log(`${label}: opening ${subscribers} subscribers`);
   await fleet.grow(subscribers);
-  side.unprobed = await probes.probeAll((id) =>
-    raw ? probeSender.postRaw('/broadcast', rawMessage(id, statusFor(0))) : probeSender.post(id, 0),
-  );
+  side.unprobed = await probes.probeAll((id) => probeSender.post(id, 0));
 
   /** One turn of webhooks; `lags`: each delivery's from the pacer's send to its receipt here (ms, unsorted). */
   async function turn(pacer: Child, rate: number, seconds: number, turnIndex: number) {

@@ -10,12 +10,17 @@ export type Row = Record<(typeof ROW_KEYS)[number], string> & {
   voided?: string;
 };
 
+/** A row's cells as scenarios give them: `notes` may be a list, joined with "; " without its empty items; `voided` may be undefined. */
+export type Cells = Partial<Omit<Row, 'notes'>> & { notes?: string | Array<string | false | undefined> };
+
 /** A row with every cell not given empty. */
-export const row = (scenario: string, variant: string, cells: Partial<Row> = {}): Row => ({
+export const row = (scenario: string, variant: string, { notes = '', voided, ...cells }: Cells = {}): Row => ({
   ...(Object.fromEntries(ROW_KEYS.map((key) => [key, ''])) as Row),
   scenario,
   variant,
   ...cells,
+  notes: typeof notes === 'string' ? notes : notes.filter(Boolean).join('; '),
+  ...(voided ? { voided } : {}),
 });
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -39,14 +44,14 @@ export function errorsText(e: HttpErrors): string {
 }
 
 /** A row for one HTTP measurement; `ratio`/`target` are filled by the scenario. */
-export function httpRow(scenario: string, variant: string, m: Measurement, extra: Partial<Row> = {}): Row {
+export function httpRow(scenario: string, variant: string, m: Measurement, extra: Cells = {}): Row {
   return row(scenario, variant, {
     value: `${fmt(m.rps.median)} [${fmt(m.rps.min)}–${fmt(m.rps.max)}]`,
     p99: fmt(m.p99),
     calls: m.callsPerQuery === undefined ? '' : fmt(m.callsPerQuery, 2),
     errors: errorsText(m.errors),
-    notes: m.notes.join('; '),
-    ...(m.errors.total > 0 ? { voided: 'errors' } : {}),
+    notes: m.notes,
+    voided: m.errors.total > 0 ? 'errors' : undefined,
     ...extra,
   });
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { onSchedule } from './open-loop.js';
-import { statusFor, webhookSender, type Posted } from './webhooks.js';
+import { webhookSender } from './webhooks.js';
 
 export interface PacerRun {
   target: string;
@@ -17,22 +17,16 @@ export type PacedWebhook = Awaited<ReturnType<typeof pace>>[number];
 
 export const nowAbsolute = (): number => performance.timeOrigin + performance.now();
 
-/** The raw broadcaster's frame, shaped as the gateway's `next` so one sink reads both; S4 gives a UUID `id` as the gateway's. */
-export const rawMessage = (eventId: string, status: string, id = '1'): string =>
-  JSON.stringify({ id, type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
-
 export async function pace(run: PacerRun) {
   const total = run.rate * run.seconds;
-  const sender = webhookSender(run.target, run.connections);
+  const sender = webhookSender(run.target, run.connections, run.mode === 'raw');
   const results = Array.from({ length: total }, () => ({ status: 0, ms: Number.NaN, sentAt: Number.NaN }));
   let answered = 0;
-  const post = (n: number): Promise<Posted> =>
-    run.mode === 'raw' ? sender.postRaw('/broadcast', rawMessage(`${run.prefix}${n}`, statusFor(n))) : sender.post(`${run.prefix}${n}`, n);
   try {
     await onSchedule(run.rate, total, (n) => {
       const entry = results[n]!;
       entry.sentAt = nowAbsolute();
-      post(n).then(
+      sender.post(`${run.prefix}${n}`, n).then(
         (p) => {
           entry.status = p.status;
           entry.ms = p.ms;

@@ -15,8 +15,15 @@ export type WebhookTransaction = Pick<Transaction, 'transactionId' | 'status' | 
 
 export const statusFor = (n: number): string => (n % 2 === 0 ? 'pending' : 'completed');
 
-/** `post(id, n)`: fixture transaction `n % 200` under envelope id `id`, its status derived from `n`; `postRaw`: a body as is. */
-export function webhookSender(baseUrl: string, connections = 16) {
+/** The raw broadcaster's frame, shaped as the gateway's `next` so one sink reads both; S4 gives a UUID `id` as the gateway's. */
+export const rawMessage = (eventId: string, status: string, id = '1'): string =>
+  JSON.stringify({ id, type: 'next', payload: { data: { transactionUpdated: { eventId, status } } } });
+
+/**
+ * `post(id, n)`: fixture transaction `n % 200` under envelope id `id`, its status derived from `n`; to the raw broadcaster
+ * (`raw`), the frame of that event itself to /broadcast, under subscription id `subscriptionId`.
+ */
+export function webhookSender(baseUrl: string, connections = 16, raw = false) {
   const pool = new Pool(baseUrl, { connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
   async function send(path: string, body: string, headers: Record<string, string>): Promise<Posted> {
     const at = performance.now();
@@ -30,12 +37,12 @@ export function webhookSender(baseUrl: string, connections = 16) {
     return send('/webhooks', request.body, request.headers);
   };
   return {
-    post(id: string, n: number) {
+    post(id: string, n: number, subscriptionId?: string) {
+      if (raw) return send('/broadcast', rawMessage(id, statusFor(n), subscriptionId), { 'content-type': 'application/json' });
       const t = transactions[n % transactions.length]!;
       return postUpdate(id, { transactionId: t.transactionId, status: statusFor(n), products: t.products });
     },
     postUpdate,
-    postRaw: (path: string, body: string) => send(path, body, { 'content-type': 'application/json' }),
     // destroy, not close: after a capped wait, answers still pending are abandoned rather than awaited.
     close: () => pool.destroy(),
   };

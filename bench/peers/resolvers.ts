@@ -31,6 +31,15 @@ export interface VendingReads {
   getVendings(): Promise<Vending[]>;
 }
 
+/** A variable the peer's process cannot start without (each peer is a child process entry). */
+export const env = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+};
+/** Where a peer listens: the PORT and HOST the harness gives. */
+export const listenOn = { port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' };
+
 export const SCHEMA_FILE = new URL('./apollo/schema.graphql', import.meta.url);
 
 /** Transaction.total: Σ productPrice × quantity, a missing quantity counting as 1. */

@@ -30,6 +30,7 @@ const GQL = 'gateway GraphQL transaction(id: $id)';
 const REST = 'gateway REST GET /transactions/{id}';
 const HITS = 'cache hits (CACHE_TTL_MS 1 h)';
 const BROWSER = "a browser's request (Origin)";
+const DIRECT = 'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)';
 
 /** One gateway per variant, its shapes measured one after the other, each in turns with the hop. */
 const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
@@ -52,11 +53,11 @@ const GROUPS: Array<{ variant: Variant; shapes: Shape[] }> = [
     ],
   },
   {
-    variant: { cacheTtlMs: 0, compiledExecution: 'off' },
+    variant: { cacheTtlMs: 0, compiledExecution: false },
     shapes: [{ what: `${GQL}, cache off, compiled execution off (graphql-js executes every request)`, of: gatewayGraphql }],
   },
   {
-    variant: { cacheTtlMs: CACHE_HOUR_MS, responseCache: 'off' },
+    variant: { cacheTtlMs: CACHE_HOUR_MS, responseCache: false },
     shapes: [{ what: `${GQL}, cache hits, response cache off (entity cache only: executed every time)`, of: gatewayGraphql, hits: true }],
   },
 ];
@@ -109,13 +110,7 @@ export const s1: Scenario = {
       await hop.warmUp();
       log('the upstream straight: in turns with the hop');
       const direct = httpSession(restTarget(upstream.url, { authorization: UPSTREAM_KEY }), { upstream, server: upstream });
-      const rows = [
-        await againstHop(
-          hop,
-          direct,
-          'the upstream straight, GET /transactions/{id} (for reading: how far the upstream is from limiting the hop)',
-        ),
-      ];
+      const rows = [await againstHop(hop, direct, DIRECT)];
       for (const { variant, shapes } of GROUPS) {
         await withChild(startGateway(upstream.url, variant), async (gateway) => {
           for (const shape of shapes) {

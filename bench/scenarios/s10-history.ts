@@ -13,7 +13,6 @@ import {
   RECENT_QUERY,
   SERIES_PRODUCTS,
   STATS_QUERY,
-  type FillResult,
   type HistorySeries,
   type SeriesEvent,
 } from '../lib/history-series.js';
@@ -94,54 +93,51 @@ async function settled(gatewayUrl: string, size: number): Promise<void> {
 
 type FillStep = Awaited<ReturnType<typeof fillStep>>;
 type Fills = Record<'on' | 'off', FillStep[]>;
-
-const rateOf = (fills: FillResult[]) => fills.reduce((n, f) => n + f.webhooks, 0) / fills.reduce((n, f) => n + f.seconds, 0);
+const total = (list: FillStep[], key: 'webhooks' | 'seconds' | 'failed' | 'retried') => list.reduce((n, f) => n + f[key], 0);
+/** One figure of a side's steps, "a / b / c". */
+const steps = (list: FillStep[], pick: (f: FillStep) => number, digits = 1) => list.map((f) => fmt(pick(f), digits)).join(' / ');
+/** A side's rate and answer p50 by step: a closed loop's, for reading. */
+const paceText = (list: FillStep[]) =>
+  `${fmt(total(list, 'webhooks') / total(list, 'seconds'))} webhooks/s, answer p50 ${steps(list, (f) => f.p50)} ms`;
 
 function fillRow(where: Where, fills: Fills, held: number | string): Row {
-  const webhooks = fills.on.reduce((n, f) => n + f.webhooks, 0);
-  const failed = [...fills.on, ...fills.off].reduce((n, f) => n + f.failed, 0);
-  const retried = fills.on.reduce((n, f) => n + f.retried, 0);
-  const steps = (pick: (f: FillStep) => number, list: FillStep[], digits = 1) => list.map((f) => fmt(pick(f), digits)).join(' / ');
+  const failed = total(fills.on, 'failed') + total(fills.off, 'failed');
+  const retried = total(fills.on, 'retried');
   const postgres = where === 'PostgreSQL';
-  const cost = (f: FillStep, k: number) => f.gatewayUs - fills.off[k]!.gatewayUs + f.storeUs;
-  const costs = fills.on.map(cost);
+  const costs = fills.on.map((f, k) => f.gatewayUs - fills.off[k]!.gatewayUs + f.storeUs);
   const spread = Math.max(...costs) / Math.min(...costs) - 1;
   const variant =
     `applying an event, ${where}: the last ${fmt(SAMPLE)} transactions ` +
     `before each of ${SIZES[where].map((s) => fmt(s)).join(' / ')} ` +
-    `(${fmt(webhooks)} webhooks; 3 products each; pending, completed, failed), 32 in flight, to history on and to HISTORY=off`;
+    `(${fmt(total(fills.on, 'webhooks'))} webhooks; 3 products each; pending, completed, failed), 32 in flight, to history on and to HISTORY=off`;
   return row('S10', variant, {
     value:
       `the history costs ${costs.map((c) => fmt(c)).join(' / ')} µs of CPU per webhook` +
-      `${postgres ? " (the gateway's on − off plus PostgreSQL's)" : ' (gateway on − off)'}; ` +
-      `${fmt(rateOf(fills.on))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.on)} ms`,
-    p99: steps((f) => f.p99, fills.on),
+      `${postgres ? " (the gateway's on − off plus PostgreSQL's)" : ' (gateway on − off)'}; ${paceText(fills.on)}`,
+    p99: steps(fills.on, (f) => f.p99),
     target: costs.some((c) => c <= 0)
       ? 'the same at every size, within 25%: not judged ' +
         '(a cost at or below zero: the noise between the two gateways is larger than the cost)'
       : `the same at every size, within 25%: ${spread <= 0.25 ? 'met' : 'not met'} (largest ${fmt(spread * 100, 0)}% over smallest)`,
     errors: failed === 0 ? '0' : `${failed} webhooks not answered 200`,
     notes: [
-      `gateway CPU per webhook, history on ${steps((f) => f.gatewayUs, fills.on, 0)} µs, off ${steps((f) => f.gatewayUs, fills.off, 0)} µs`,
+      `gateway CPU per webhook, history on ${steps(fills.on, (f) => f.gatewayUs, 0)} µs, off ${steps(fills.off, (f) => f.gatewayUs, 0)} µs`,
       postgres
-        ? `PostgreSQL's CPU per webhook ${steps((f) => f.storeUs, fills.on, 0)} µs (its processes in /proc; ` +
+        ? `PostgreSQL's CPU per webhook ${steps(fills.on, (f) => f.storeUs, 0)} µs (its processes in /proc; ` +
           `the gateway applies what waits in batches just after the answers, and the step ends once the history holds them); ` +
           `the transactions before the measured ones were applied beside the gateway, by the same store code, in batches`
         : 'the transactions before the measured ones were posted to history on only',
-      retried > 0
-        ? `${fmt(retried)} answers 503 (the history's feed held its bound) that the senders came back after, as a sender retries`
-        : '',
-      `HISTORY=off: ${fmt(rateOf(fills.off))} webhooks/s, answer p50 ${steps((f) => f.p50, fills.off)} ms, ` +
-        `p99 ${steps((f) => f.p99, fills.off)} ms`,
+      retried > 0 &&
+        `${fmt(retried)} answers 503 (the history's feed held its bound) that the senders came back after, as a sender retries`,
+      `HISTORY=off: ${paceText(fills.off)}, p99 ${steps(fills.off, (f) => f.p99)} ms`,
       `answer times of a closed loop of 32 senders, for reading (not S5's paced rate); ` +
         `the history then holds ${typeof held === 'number' ? fmt(held) : held}`,
-    ]
-      .filter(Boolean)
-      .join('; '),
-    ...(failed > 0 ? { voided: 'webhooks failed' } : held === largest(where) ? {} : { voided: notHeld(where, held) }),
+    ],
+    voided: failed > 0 ? 'webhooks failed' : held === largest(where) ? undefined : notHeld(where, held),
   });
 }
 
+/** CPU seconds of the store's own processes, by pid. */
 type StoreCpu = () => Promise<Map<number, number>>;
 const readVariant = (where: Where, pendingOnly: boolean) =>
   `recentTransactions(first: ${PAGE}${pendingOnly ? ', status: ["pending"]' : ''}) ` +
@@ -157,13 +153,16 @@ async function reads(ctx: ScenarioContext, gateway: Child, where: Where, pending
   const alone = await measureHttp({ ...target, connections: 1 }, { server: gateway });
   ctx.log(`${where}${pendingOnly ? ', status filter' : ''}: ${fmt(m.rps.median)} req/s; one at a time p99 ${fmt(alone.p99, 1)} ms`);
   const errors = m.errors.total + alone.errors.total > 0;
-  const row = httpRow('S10', readVariant(where, pendingOnly), m, {
+  return httpRow('S10', readVariant(where, pendingOnly), m, {
     target:
       `one at a time p99 ≤ 20 ms ${errors ? 'VOID (errors)' : verdict(alone.p99 <= 20)}; ` +
       `≥ ${fmt(GOAL)} req/s ${errors ? '' : verdict(m.rps.median >= GOAL)}`,
+    notes: [
+      `one at a time: p99 ${fmt(alone.p99, 1)} ms, ${fmt(alone.rps.median)} req/s`,
+      ...m.notes,
+      storeUs !== undefined && `PostgreSQL's CPU ${fmt(storeUs)} µs/request (the gateway's connections' backends, /proc)`,
+    ],
   });
-  const store = storeUs === undefined ? '' : `; PostgreSQL's CPU ${fmt(storeUs)} µs/request (the gateway's connections' backends, /proc)`;
-  return { ...row, notes: `one at a time: p99 ${fmt(alone.p99, 1)} ms, ${fmt(alone.rps.median)} req/s; ${row.notes}${store}` };
 }
 
 const HOUR = 3_600_000;
@@ -197,13 +196,10 @@ async function statsReads(ctx: ScenarioContext, gateway: Child, where: Where, se
   const loopMaxMs = (await metric(gateway, 'nodejs_eventloop_lag_max_seconds')) * 1_000;
   ctx.log(`${where}, week by hour: ${fmt(m.rps.median)} req/s, p99 ${fmt(m.p99, 1)} ms, event loop max delay ${fmt(loopMaxMs, 1)} ms`);
   const met = m.p99 <= 50 && loopMaxMs <= 20;
-  const row = httpRow('S10', statsVariant(where), m, {
+  return httpRow('S10', statsVariant(where), m, {
     target: `p99 ≤ 50 ms and the event loop never blocked > 20 ms ${m.errors.total > 0 ? 'VOID (errors)' : verdict(met)}`,
+    notes: [...m.notes, `event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms`, `the week holds ${fmt(expected)} transactions`],
   });
-  return {
-    ...row,
-    notes: `${row.notes}; event loop max delay during the reads ${fmt(loopMaxMs, 1)} ms; the week holds ${fmt(expected)} transactions`,
-  };
 }
 
 const notMeasured = (variant: string, why: string): Row => row('S10', variant, { voided: why });
@@ -270,10 +266,10 @@ async function storeRows(ctx: ScenarioContext, series: HistorySeries, database?:
       errors: '0',
       notes: [
         ...figures.map(([name, g]) => stepsText(where, name, g, !database)),
-        ...(database ? [`at the end ${fmt(figures[0]![1].on.at(-1)! / 2 ** 20, 1)} MB`] : []),
+        !!database && `at the end ${fmt(figures[0]![1].on.at(-1)! / 2 ** 20, 1)} MB`,
         `one transaction a second of event time: the per-minute ${database ? 'sums' : 'statistics'} grow with it`,
-      ].join('; '),
-      ...(held === largest(where) ? {} : { voided: notHeld(where, held) }),
+      ],
+      voided: held === largest(where) ? undefined : notHeld(where, held),
     });
     if (held !== largest(where)) {
       const unread = [readVariant(where, false), readVariant(where, true), statsVariant(where)];

@@ -6,7 +6,7 @@ import { redisKindsFrom, startRedisDeployment, type RedisDeployment } from '../l
 import { withChild, withChildren, type Scenario } from '../lib/scenario.js';
 import { startLoadGenerator } from '../lib/load-generator.js';
 import { startGateway, startRawWs } from '../lib/servers.js';
-import { fmt, percentile, percentiles } from '../lib/stats.js';
+import { fmt, percentiles } from '../lib/stats.js';
 import { CAP_MS, openSide, type Side, type TurnResult } from '../lib/sustained-turns.js';
 import { row, verdict, type Row } from '../lib/table.js';
 
@@ -30,18 +30,11 @@ const turnErrors = (t: TurnResult) => t.lost + t.late + t.duplicates + t.foreign
 /** A side's row from its measured turns; errors in its warm-up turn void it too. */
 function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnResult): Row {
   const sum = (pick: (t: TurnResult) => number) => turns.reduce((n, t) => n + pick(t), 0);
-  const warmUpErrors = warmUp ? turnErrors(warmUp) : 0;
-  const [seconds, busySeconds, acceptedCount] = [sum((t) => t.seconds), sum((t) => t.busySeconds), sum((t) => t.acceptedCount)];
-  const [reachedAccepted, reachedOthers] = [sum((t) => t.reachedAccepted), sum((t) => t.reachedOthers)];
-  const [lost, late, duplicates, foreign] = [sum((t) => t.lost), sum((t) => t.late), sum((t) => t.duplicates), sum((t) => t.foreign)];
+  const [busySeconds, acceptedCount, reachedOthers] = [sum((t) => t.busySeconds), sum((t) => t.acceptedCount), sum((t) => t.reachedOthers)];
+  const [lost, late, duplicates] = [sum((t) => t.lost), sum((t) => t.late), sum((t) => t.duplicates)];
   const answers = turns.flatMap((t) => t.answers);
-  const unanswered = answers.filter((a) => a.status === 0).length;
-  const rejected = answers.filter((a) => a.status !== 0 && a.status !== 200).length;
-  const answerMs = answerTimes(turns);
-  const answerText = (q: number) => {
-    const v = percentile(answerMs, q * 100);
-    return Number.isFinite(v) ? fmt(v, 1) : `> ${fmt(busySeconds * 1_000)} (unanswered)`;
-  };
+  const [answerP50, answerP99] = percentiles(answerTimes(turns), [50, 99]);
+  const answerText = (ms: number) => (Number.isFinite(ms) ? fmt(ms, 1) : `> ${fmt(busySeconds * 1_000)} (unanswered)`);
   // Millions of lags (a delivery each): read in place, not copied into one array.
   const [lagP50, lagP99, lagMax] = percentiles(
     (function* () {
@@ -49,59 +42,52 @@ function sideRow(side: Side, turns: TurnResult[], what: string, warmUp?: TurnRes
     })(),
     [50, 99, 100],
   );
-  const expected = acceptedCount * side.subscribers;
   const problems = {
     lost,
     'undelivered at the cap': late,
     dup: duplicates,
-    'non-200': rejected,
-    unanswered,
+    'non-200': answers.filter((a) => a.status !== 0 && a.status !== 200).length,
+    unanswered: answers.filter((a) => a.status === 0).length,
     'wrong msgs': side.wrong,
-    'unknown ids': foreign + side.strays,
+    'unknown ids': sum((t) => t.foreign) + side.strays,
     unprobed: side.unprobed,
     'conn failures': side.failures,
-    'in the warm-up turn': warmUpErrors,
+    'in the warm-up turn': warmUp ? turnErrors(warmUp) : 0,
   };
-  const errors = Object.values(problems).reduce((n, count) => n + count, 0);
-  const ok = errors === 0 && percentile(answerMs, 99) <= 50;
+  const errors = Object.entries(problems).flatMap(([problem, count]) => (count ? [`${problem} ${count}`] : []));
   const timed = (f: (t: TurnResult) => number) => sum((t) => f(t) * t.busySeconds) / busySeconds;
-  const [cores, receiverElu] = [timed((t) => t.cores), timed((t) => t.receiverElu)];
-  const drained = turns.every((t) => t.drained);
   const turnsText = turns.length > 1 ? ` (${turns.length} turns of ${fmt(turns[0]!.seconds)} s)` : '';
-  return row('S5', `${what}: ${RATE} webhooks/s × ${fmt(seconds)} s${turnsText} → ${fmt(side.subscribers)} subscribers`, {
+  return row('S5', `${what}: ${RATE} webhooks/s × ${fmt(sum((t) => t.seconds))} s${turnsText} → ${fmt(side.subscribers)} subscribers`, {
     value:
-      `delivered ${fmt(reachedAccepted)} of ${fmt(expected)} ` +
+      `delivered ${fmt(sum((t) => t.reachedAccepted))} of ${fmt(acceptedCount * side.subscribers)} ` +
       `(${fmt(acceptedCount)} webhooks answered 200 × ${fmt(side.subscribers)}); ` +
       `lost ${fmt(lost)}, dup ${fmt(duplicates)}${late ? `, still arriving at the cap ${fmt(late)}` : ''}; ` +
-      `${fmt(sum((t) => t.delivered) / sum((t) => t.deliverySeconds))} deliveries/s; answer p50 ${answerText(0.5)} ms`,
-    p99: answerText(0.99),
-    target: side.raw ? '' : `0 lost, 0 dup, answer p99 ≤ 50 ms ${verdict(ok)}`,
-    errors:
-      errors === 0
-        ? '0'
-        : Object.entries(problems)
-            .flatMap(([what, count]) => (count ? [`${what} ${count}`] : []))
-            .join(', '),
+      `${fmt(sum((t) => t.delivered) / sum((t) => t.deliverySeconds))} deliveries/s; answer p50 ${answerText(answerP50!)} ms`,
+    p99: answerText(answerP99!),
+    target: side.raw ? '' : `0 lost, 0 dup, answer p99 ≤ 50 ms ${verdict(errors.length === 0 && answerP99! <= 50)}`,
+    errors: errors.join(', ') || '0',
     notes: [
       `delivery lag p50 ${fmt(lagP50!)} / p99 ${fmt(lagP99!)} / max ${fmt(lagMax!)} ms`,
       `offered ${fmt(RATE * side.subscribers)} deliveries/s; webhooks posted and timed by a separate pacer process`,
-      reachedOthers ? `${fmt(reachedOthers)} deliveries of webhooks not answered 200` : '',
-      drained
+      reachedOthers > 0 && `${fmt(reachedOthers)} deliveries of webhooks not answered 200`,
+      turns.every((t) => t.drained)
         ? `all delivered ${turns.map((t) => fmt(t.deliverySeconds, 1)).join(' / ')} s after each turn's first POST`
         : turns.some((t) => t.stillArriving)
           ? `wait capped ${CAP_MS / 1_000} s after the sending while deliveries still arrived`
           : 'deliveries stopped before all arrived',
-      `server CPU ${fmt(cores, 2)} cores; receiver ELU ${fmt(receiverElu * 100)}%${turns.some((t) => t.receiverElu > 0.95) ? ' (saturated)' : ''}`,
-    ]
-      .filter(Boolean)
-      .join('; '),
-    ...(errors > 0 ? { voided: 'lost, duplicated, rejected, unanswered or undelivered events' } : {}),
+      `server CPU ${fmt(
+        timed((t) => t.cores),
+        2,
+      )} cores; receiver ELU ${fmt(timed((t) => t.receiverElu) * 100)}%` +
+        `${turns.some((t) => t.receiverElu > 0.95) ? ' (saturated)' : ''}`,
+    ],
+    voided: errors.length > 0 ? 'lost, duplicated, rejected, unanswered or undelivered events' : undefined,
   });
 }
 
 /** What `a` adds to a webhook's answer over `b` (on − off, or one Redis deployment over another), pooled and round by round. */
-function differenceRow(variant: string, a: Measured, b: Measured, judged: boolean, extra: Partial<Row> = {}): Row {
-  const q = (turns: TurnResult[], p: number) => percentile(answerTimes(turns), p * 100);
+function differenceRow(variant: string, a: Measured, b: Measured, judged: boolean, notes: string, why?: string): Row {
+  const q = (turns: TurnResult[], p: number) => percentiles(answerTimes(turns), [p * 100])[0]!;
   const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmt(Math.abs(ms), 2)}`;
   const [p50A, p50B, p99A, p99B] = [q(a.turns, 0.5), q(b.turns, 0.5), q(a.turns, 0.99), q(b.turns, 0.99)];
   const delta = p99A - p99B;
@@ -109,7 +95,7 @@ function differenceRow(variant: string, a: Measured, b: Measured, judged: boolea
   // Rounds that disagree by more than the budget say the machine's noise, not the history, decides the verdict.
   const spread = Math.max(...byRound) - Math.min(...byRound);
   const noisy = spread > HISTORY_BUDGET_MS ? ` (the rounds differ by ${fmt(spread, 2)} ms: noise of that size)` : '';
-  const voided = a.row.voided || b.row.voided ? 'a side had errors' : extra.voided;
+  const voided = a.row.voided || b.row.voided ? 'a side had errors' : why;
   const rounds = judged
     ? `p99 on − off by round: ${byRound.map(signed).join(', ')} ms`
     : `p50 / p99 difference by round: ${a.turns.map((t, r) => `${signed(q([t], 0.5) - q([b.turns[r]!], 0.5))} / ${signed(byRound[r]!)}`).join(', ')} ms`;
@@ -120,27 +106,21 @@ function differenceRow(variant: string, a: Measured, b: Measured, judged: boolea
       ? `p99 on − off ≤ ${HISTORY_BUDGET_MS} ms ${voided ? 'VOID' : `${verdict(delta <= HISTORY_BUDGET_MS)}${noisy}`}`
       : 'for reading (no goal)',
     errors: voided ? '' : '0',
-    notes: `${rounds}; ${extra.notes}`,
-    ...(voided ? { voided } : {}),
+    notes: `${rounds}; ${notes}`,
+    voided,
   });
 }
 
 /** History on − off: its row, VOID when the history-on gateway's history held nothing after the turns. */
 function historyRow(where: string, on: Measured, off: Measured): Row {
-  const held = on.held;
-  return differenceRow(`history on − off, ${where}`, on, off, true, {
-    notes:
-      `answer times as the pacer process measures them (POST sent → answer read), ` +
-      `after a ${WARMUP_SECONDS} s warm-up turn each (not counted); ` +
-      `the history held ${typeof held === 'number' ? fmt(held) : held} transactions after the turns`,
-    ...(typeof held === 'number' && held > 0
-      ? {}
-      : {
-          voided:
-            `the history-on gateway's history holds ${typeof held === 'number' ? fmt(held) : `nothing readable (${held})`}` +
-            `${where === 'Redis' ? ' with REDIS_URL' : ''}`,
-        }),
-  });
+  const held = typeof on.held === 'number' ? fmt(on.held) : on.held;
+  const notes =
+    `answer times as the pacer process measures them (POST sent → answer read), ` +
+    `after a ${WARMUP_SECONDS} s warm-up turn each (not counted); the history held ${held} transactions after the turns`;
+  const empty =
+    `the history-on gateway's history holds ${typeof on.held === 'number' ? held : `nothing readable (${held})`}` +
+    `${where === 'Redis' ? ' with REDIS_URL' : ''}`;
+  return differenceRow(`history on − off, ${where}`, on, off, true, notes, typeof on.held === 'number' && on.held > 0 ? undefined : empty);
 }
 
 /** A gateway to measure: its row's label, the variables it starts with and the Redis deployment it writes to. */
@@ -153,22 +133,13 @@ async function inTurns(upstreamUrl: string, pacer: Child, contenders: Contender[
     contenders.map((contender) => () => startGateway(upstreamUrl, {}, contender.env)),
     (servers) =>
       withChildren(
-        contenders.map((contender, index) => () => openSide(contender.label, servers[index]!, false, SUBSCRIBERS, log)),
+        servers.map((server, index) => () => openSide(contenders[index]!.label, server, false, SUBSCRIBERS, log)),
         async (sides) => {
+          // redisCpu: its Redis's CPU seconds over the measured turns, by server.
           const measured = [];
-          for (const [index, contender] of contenders.entries()) {
-            const warmUp = await sides[index]!.turn(pacer, RATE, WARMUP_SECONDS, 1_000 + index);
-            // redisCpu: its Redis's CPU seconds over the measured turns, by server; held: what its history holds after them.
-            const turns: TurnResult[] = [];
-            measured.push({
-              contender,
-              side: sides[index]!,
-              server: servers[index]!,
-              warmUp,
-              turns,
-              redisCpu: [] as number[],
-              held: 0 as number | string,
-            });
+          for (const [index, side] of sides.entries()) {
+            const warmUp = await side.turn(pacer, RATE, WARMUP_SECONDS, 1_000 + index);
+            measured.push({ contender: contenders[index]!, side, warmUp, turns: [] as TurnResult[], redisCpu: [] as number[] });
           }
           for (let round = 0; round < ROUNDS; round += 1) {
             for (const m of round % 2 === 0 ? measured : [...measured].reverse()) {
@@ -179,8 +150,8 @@ async function inTurns(upstreamUrl: string, pacer: Child, contenders: Contender[
               await sleep(500);
             }
           }
-          for (const m of measured) m.held = await historyTotal(m.server.url);
-          return measured;
+          // held: what its history holds after the turns.
+          return Promise.all(measured.map(async (m, index) => ({ ...m, held: await historyTotal(servers[index]!.url) })));
         },
       ),
   );
@@ -193,12 +164,9 @@ async function measuredRows(...args: Parameters<typeof inTurns>): Promise<Measur
     if (m.redisCpu.length === 0) return { ...m, row };
     const webhooks = m.turns.reduce((n, t) => n + t.answers.length, 0);
     const perWebhook = (seconds: number) => `${fmt((seconds * 1_000) / webhooks, 3)} ms`;
-    const total = m.redisCpu.reduce((a, b) => a + b, 0);
-    const redis =
-      m.redisCpu.length > 1
-        ? `Redis CPU ${perWebhook(total)} per webhook over its ${m.redisCpu.length} servers, ` +
-          `the busiest ${perWebhook(Math.max(...m.redisCpu))}`
-        : `Redis CPU ${perWebhook(total)} per webhook`;
+    const servers =
+      m.redisCpu.length > 1 ? ` over its ${m.redisCpu.length} servers, the busiest ${perWebhook(Math.max(...m.redisCpu))}` : '';
+    const redis = `Redis CPU ${perWebhook(m.redisCpu.reduce((a, b) => a + b, 0))} per webhook${servers}`;
     return { ...m, row: { ...row, notes: `${row.notes}; ${redis} (INFO, over the turns)` } };
   });
 }
@@ -226,7 +194,7 @@ async function redisTurns(upstreamUrl: string, pacer: Child, deployments: RedisD
   for (const m of measured.filter((m) => m.contender.redis?.kind !== 'single')) {
     const what = m.contender.redis!.kind === 'replica' ? 'a Redis with a replica − one Redis' : 'a Redis Cluster − one Redis';
     const notes = 'both history on, in the same turns, at the same offered load';
-    rows.push(m.row, ...(on ? [differenceRow(what, m, on, false, { notes })] : []));
+    rows.push(m.row, ...(on ? [differenceRow(what, m, on, false, notes)] : []));
   }
   return rows;
 }

@@ -41,10 +41,8 @@ export const s6: Scenario = {
             notes: [
               `RSS ${mb(low.rss)} → ${mb(high.rss)}, heap ${mb(low.heap)} → ${mb(high.heap)} (after forced GC; read from /metrics)`,
               shortfall,
-            ]
-              .filter(Boolean)
-              .join('; '),
-            ...(errors > 0 ? { voided: 'subscribers failed' } : Number.isNaN(rssKb) ? { voided: 'metrics missing' } : {}),
+            ],
+            voided: errors > 0 ? 'subscribers failed' : Number.isNaN(rssKb) ? 'metrics missing' : undefined,
           }),
         ];
       }),

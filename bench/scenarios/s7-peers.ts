@@ -4,7 +4,7 @@ import * as q from '../lib/queries.js';
 import { withChild, type Scenario } from '../lib/scenario.js';
 import { CLIENT_KEY, PEERS, startGateway, startPeer, type PeerName } from '../lib/servers.js';
 import { fmt } from '../lib/stats.js';
-import { httpRow, ratioOf, times, verdict, type Row } from '../lib/table.js';
+import { httpRow, ratioOf, times, verdict, type Cells } from '../lib/table.js';
 
 interface Document {
   cases: () => Array<{ query: string; variables?: Record<string, unknown>; check: BodyCheck }>;
@@ -15,8 +15,7 @@ const one = (query: string, check: () => BodyCheck, variables?: Record<string, u
   cases: () => [{ query, variables, check: check() }],
 });
 
-const HAND_WRITTEN = { apollo: true, mercurius: true, hive: false } as const;
-const PEER_ORDER: PeerName[] = ['apollo', 'mercurius', 'hive'];
+const PEER_ORDER = Object.keys(PEERS) as PeerName[];
 
 const SHAPES: Array<{ label: string; sharedKey: string; target: number; gateway: Document; hive: Document }> = [
   {
@@ -57,7 +56,7 @@ export const s7: Scenario = {
         const results: Measurement[] = [];
         for (const shape of SHAPES) {
           log(`${PEERS[peer].name}: ${shape.label}`);
-          const doc = HAND_WRITTEN[peer] ? shape.gateway : shape.hive;
+          const doc = peer === 'hive' ? shape.hive : shape.gateway;
           results.push(await measureHttp(targetOf(child.url, PEERS[peer].path, doc), { upstream, server: child }));
         }
         return results;
@@ -88,7 +87,7 @@ export const s7: Scenario = {
 };
 
 /** The gateway's cells against the best clean peer of one shape. */
-function againstBest(shape: (typeof SHAPES)[number], m: Measurement, peers: Record<PeerName, Measurement[]>, i: number): Partial<Row> {
+function againstBest(shape: (typeof SHAPES)[number], m: Measurement, peers: Record<PeerName, Measurement[]>, i: number): Cells {
   const clean = PEER_ORDER.filter((p) => peers[p][i]!.errors.total === 0);
   const best = clean.sort((a, b) => peers[b][i]!.rps.median - peers[a][i]!.rps.median)[0];
   const voidedPeers = PEER_ORDER.filter((p) => !clean.includes(p)).map((p) => PEERS[p].name);
@@ -100,9 +99,10 @@ function againstBest(shape: (typeof SHAPES)[number], m: Measurement, peers: Reco
   return {
     ratio: `${times(ratio)} the best peer (${PEERS[best].name})`,
     target: `≥ ${shape.target}× the best peer: ${verdict(ratio >= shape.target && m.errors.total === 0)}`,
-    notes:
-      `CPU per request ${cpuText(m)}, ${times(ratioOf(m.cpuPerRequestUs, theirs.cpuPerRequestUs))} ` +
-      `the best peer's ${cpuText(theirs)}${skipped}; ${m.notes.join('; ')}`,
-    ...(m.errors.total > 0 ? { voided: 'gateway figure had errors' } : {}),
+    notes: [
+      `CPU per request ${cpuText(m)}, ${times(ratioOf(m.cpuPerRequestUs, theirs.cpuPerRequestUs))} the best peer's ${cpuText(theirs)}${skipped}`,
+      ...m.notes,
+    ],
+    voided: m.errors.total > 0 ? 'gateway figure had errors' : undefined,
   };
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { GraphQLError } from 'graphql';
-import { peerResolvers, SCHEMA_FILE } from '../resolvers.js';
+import { env, listenOn, peerResolvers, SCHEMA_FILE } from '../resolvers.js';
 import { VendingAPI } from './vending-api.js';
 
 /*
@@ -15,11 +15,6 @@ interface Context {
   dataSources: { api: VendingAPI };
 }
 
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-};
 const upstreamUrl = env('UPSTREAM_URL');
 const upstreamKey = env('UPSTREAM_API_KEY');
 const clientKeys = new Set(env('API_KEYS').split(','));
@@ -32,7 +27,7 @@ const server = new ApolloServer<Context>({
 });
 
 await startStandaloneServer(server, {
-  listen: { port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' },
+  listen: listenOn,
   async context({ req }) {
     if (!clientKeys.has(req.headers.authorization ?? '')) {
       throw new GraphQLError('Missing or unknown API key', { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });

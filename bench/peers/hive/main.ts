@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import { createGatewayRuntime, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { env, listenOn } from '../resolvers.js';
 import { derivedFields } from './derived-fields.js';
 import { composeVendingSupergraph } from './supergraph.js';
 
@@ -12,11 +13,6 @@ import { composeVendingSupergraph } from './supergraph.js';
  * API_KEYS from the env.
  */
 
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-};
 const clientKeys = new Set(env('API_KEYS').split(','));
 
 // The same check as the other peers: a known client key or 401, before any GraphQL work.
@@ -37,4 +33,4 @@ const gateway = createGatewayRuntime({
 });
 
 // The gateway is a request listener (it returns a promise Node does not wait for; it answers on the response).
-createServer((request, response) => void gateway(request, response)).listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
+createServer((request, response) => void gateway(request, response)).listen(listenOn);

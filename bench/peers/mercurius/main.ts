@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import mercurius from 'mercurius';
 import { Pool } from 'undici';
-import { peerResolvers, SCHEMA_FILE } from '../resolvers.js';
+import { env, listenOn, peerResolvers, SCHEMA_FILE } from '../resolvers.js';
 import { VendingClient } from './vending-client.js';
 
 /*
@@ -16,11 +16,6 @@ interface Context {
   api: VendingClient;
 }
 
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-};
 const pool = new Pool(env('UPSTREAM_URL'));
 const upstreamKey = env('UPSTREAM_API_KEY');
 const clientKeys = new Set(env('API_KEYS').split(','));
@@ -37,4 +32,4 @@ await app.register(mercurius, {
   jit: 1,
   graphiql: false,
 });
-await app.listen({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' });
+await app.listen(listenOn);
