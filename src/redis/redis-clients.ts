@@ -233,9 +233,10 @@ function nodeOptions({ retryStrategy: _retry, ...rest }: RedisOptions): NonNulla
 /**
  * A connection of its own to the master of the event log's slot (`logKey` is
  * in it), for the appends and for the live channel. It follows that master:
- * once the cluster knows its slots, and whenever the connection closes (a
- * failover, or MOVED or READONLY ended it: reconnectOnError), the next attempt
- * goes to the slot's master as the cluster knows it then.
+ * once the cluster knows its slots, whenever it looks at them again and the
+ * master moved, and whenever the connection closes (a failover, or MOVED or
+ * READONLY ended it: reconnectOnError), the next attempt goes to the slot's
+ * master as the cluster knows it then.
  */
 function slotMasterConnection(
   commands: Cluster,
@@ -268,6 +269,11 @@ function slotMasterConnection(
       .catch(() => {
         // Asked again on the cluster's next ready.
       });
+  });
+  // A master handed over by an operator (CLUSTER FAILOVER) lives on as a replica and keeps the connection up: the cluster's
+  // next look at its slots says where the master is now.
+  commands.on('refresh', () => {
+    if (follow()) connection.disconnect(true);
   });
   connection.on('close', () => void follow());
   return connection;

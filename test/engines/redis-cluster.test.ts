@@ -100,6 +100,25 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     expect(await waitForAsync(async () => (await listenersOn(master.port, prefix)) === 2, 10_000, 100)).toBe(true);
   });
 
+  it("moves its listener to the new master when an operator hands the event log's slot over (CLUSTER FAILOVER)", async () => {
+    // The old master lives on as a replica, so the listener's connection stays up there: unless it moves, a later crash
+    // of the new master could again take an acknowledged event's news with it.
+    const { prefix, a, b } = await deployment();
+    const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
+    const master = await cluster.masterOf(redisKeys(prefix).stream);
+    const replicaPort = Number(/slave0:ip=[^,]+,port=(\d+)/.exec(await ask(master.port, (client) => client.info('replication')))?.[1]);
+    await ask(replicaPort, (client) => client.cluster('FAILOVER'));
+    expect(await waitForAsync(async () => (await cluster.masterOf(redisKeys(prefix).stream)).port === replicaPort, 20_000, 100)).toBe(true);
+    await cluster.waitHealthy(45_000);
+    expect(await waitForAsync(async () => (await listenersOn(replicaPort, prefix)) === 2, 15_000, 100)).toBe(true);
+    const sender = keepSending([a, b], 'handover');
+    if (!(await waitFor(() => sender.accepted.length >= 10, 20_000))) expect.fail(await senderReport(sender, [a, b]));
+    await sender.stop();
+    if (!(await waitFor(() => receivedExactlyOnce(subscribers, sender.accepted), 15_000)))
+      expect.fail(`subscribers: ${deliveryReport(subscribers, sender.accepted)}`);
+    await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
+  }, 60_000);
+
   it("refuses to start on a cluster whose event log's master evicts keys, naming REDIS_CLUSTER_NODES", async () => {
     const prefix = `cluster-${randomUUID().slice(0, 8)}:`;
     const master = await cluster.masterOf(redisKeys(prefix).stream);
