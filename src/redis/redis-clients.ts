@@ -275,7 +275,11 @@ function slotMasterConnection(
   commands.on('refresh', () => {
     if (follow()) connection.disconnect(true);
   });
-  connection.on('close', () => void follow());
+  connection.on('close', () => {
+    // Where the cluster does not know of a new master yet, it is asked now rather than at its next periodic look, so the
+    // connection reaches a promoted replica within a reconnection or two, not seconds after the promotion.
+    if (!follow()) commands.refreshSlotsCache();
+  });
   return connection;
 }
 
