@@ -11,7 +11,9 @@ import { ReplicaNotConfirmed } from './replica-wait.js';
 
 const KINDS: Array<[RegExp, string]> = [
   [/READONLY/, 'the node is a read-only replica now (a failover demoted it, or the address names a replica)'],
-  [/\b(MOVED|ASK|CLUSTERDOWN|TRYAGAIN)\b/, "the cluster is moving the event log's slot (a failover under way)"],
+  [/\b(MOVED|ASK|TRYAGAIN)\b/, "the cluster is moving the event log's slot (a failover under way)"],
+  // Any slot without a master stops the whole cluster, the event log's slot included, whichever master died.
+  [/\bCLUSTERDOWN\b/, 'the cluster is down: a slot has no master it can reach (a failover under way)'],
   [/cluster support disabled/i, 'a node named as a cluster node is not part of a cluster (cluster support disabled)'],
   [/None of startup nodes|Failed to refresh slots cache/i, 'no node of the cluster answered'],
   [/sentinel/i, 'the Sentinels do not name a master by that name, or none of them answers'],

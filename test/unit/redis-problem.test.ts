@@ -15,7 +15,9 @@ describe('a Redis failure in words an operator acts on', () => {
       "READONLY You can't write against a read only replica.",
       'the node is a read-only replica now (a failover demoted it, or the address names a replica)',
     ],
-    ['CLUSTERDOWN The cluster is down', "the cluster is moving the event log's slot (a failover under way)"],
+    // Any slot without a master stops the whole cluster, whichever master died: not the event log's slot moving.
+    ['CLUSTERDOWN The cluster is down', 'the cluster is down: a slot has no master it can reach (a failover under way)'],
+    ['TRYAGAIN Multiple keys request during rehashing of slot', "the cluster is moving the event log's slot (a failover under way)"],
     [
       'ERR This instance has cluster support disabled',
       'a node named as a cluster node is not part of a cluster (cluster support disabled)',
