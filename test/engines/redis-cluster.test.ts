@@ -106,7 +106,7 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
     const { prefix, a, b } = await deployment();
     const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
     const master = await cluster.masterOf(redisKeys(prefix).stream);
-    const replicaPort = Number(/slave0:ip=[^,]+,port=(\d+)/.exec(await ask(master.port, (client) => client.info('replication')))?.[1]);
+    const replicaPort = await cluster.replicaPortOf(master);
     await ask(replicaPort, (client) => client.cluster('FAILOVER'));
     // A webhook sent at once meets the old master, now read-only, and then the new one: not the seconds until the cluster's
     // next periodic look at its slots (every 5 command bounds), which once cost every webhook seconds of 503.
@@ -151,7 +151,7 @@ describe.skipIf(!redisServerOnPath())('on a Redis Cluster (REDIS_CLUSTER_NODES)'
   it("answers a webhook 200 only once the replica of the event log's master holds its event, 503 while it cannot", async () => {
     const { prefix, a } = await deployment();
     const master = await cluster.masterOf(redisKeys(prefix).stream);
-    const replicaPort = Number(/slave0:ip=[^,]+,port=(\d+)/.exec(await ask(master.port, (client) => client.info('replication')))?.[1]);
+    const replicaPort = await cluster.replicaPortOf(master);
     const replicaPid = Number(infoField(await ask(replicaPort, (client) => client.info('server')), 'process_id'));
     const request = buildWebhookRequest({
       form: 'enveloped',

@@ -17,6 +17,8 @@ export interface TestRedisCluster {
   seeds: string;
   /** The node that is master of `key`'s slot now, as the live nodes see it. */
   masterOf(key: string): Promise<RedisProcess>;
+  /** The port of `master`'s (first) replica, as the master says. */
+  replicaPortOf(master: RedisProcess): Promise<number>;
   /** Resolves once every live node says cluster_state:ok, every slot has a live master and every replica is in sync. */
   waitHealthy(timeoutMs?: number): Promise<void>;
   /** A client of the whole cluster (closed by close()). */
@@ -115,6 +117,10 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
       const node = nodes.find((candidate) => candidate.port === owner?.[2][1]);
       if (!node) throw new Error(`no node holds slot ${slot}`);
       return node;
+    },
+    async replicaPortOf(master) {
+      const replication = await ask(master.port, (client) => client.info('replication'));
+      return Number(/slave0:ip=[^,]+,port=(\d+)/.exec(replication)?.[1]);
     },
     async waitHealthy(timeoutMs = 60_000) {
       if (!(await waitForAsync(healthy, timeoutMs, 100))) throw new Error('the test cluster did not become healthy');
